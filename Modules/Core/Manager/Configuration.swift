@@ -1,0 +1,38 @@
+public import Logging
+
+extension MessageManager {
+  /// How a manager is set up: its resolver, its mediums, its logger and the seed's three
+  /// error handlers.
+  public struct Configuration: Sendable {
+    /// The resolver to register with and report to.
+    public var resolver: ResolverChoice
+    /// The mediums to discover with; each plugin adds a factory (`.bluez()`, `.pulseAudio()`).
+    public var mediums: [MediumProvider]
+    /// Where the manager and its mediums log. Its level is raised to `.debug` when
+    /// ``MessageManager/setDebugLoggingEnabled(_:)`` was called with `true` beforehand.
+    public var logger: Logger
+    /// Called with `true` when the microphone cannot be used, `false` when it can again.
+    /// Runs on the manager's actor; return quickly.
+    public var microphonePermissionErrorHandler: (@Sendable (Bool) -> Void)?
+    /// Called with `true` when Bluetooth is off or missing, `false` when it is back.
+    public var bluetoothPowerErrorHandler: (@Sendable (Bool) -> Void)?
+    /// Called with `true` when Bluetooth access is refused, `false` when it is allowed again.
+    public var bluetoothPermissionErrorHandler: (@Sendable (Bool) -> Void)?
+
+    public init(
+      resolver: ResolverChoice,
+      mediums: [MediumProvider] = [],
+      logger: Logger = Logger(label: "nearby"),
+      microphonePermissionErrorHandler: (@Sendable (Bool) -> Void)? = nil,
+      bluetoothPowerErrorHandler: (@Sendable (Bool) -> Void)? = nil,
+      bluetoothPermissionErrorHandler: (@Sendable (Bool) -> Void)? = nil
+    ) {
+      self.resolver = resolver
+      self.mediums = mediums
+      self.logger = logger
+      self.microphonePermissionErrorHandler = microphonePermissionErrorHandler
+      self.bluetoothPowerErrorHandler = bluetoothPowerErrorHandler
+      self.bluetoothPermissionErrorHandler = bluetoothPermissionErrorHandler
+    }
+  }
+}

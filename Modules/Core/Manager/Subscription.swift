@@ -1,0 +1,52 @@
+/// What happens to a subscription, in order, on ``Subscription/events``.
+public enum SubscriptionEvent: Sendable, Hashable {
+  /// A message is nearby (reported once until it is lost).
+  case found(Message)
+  /// A found message is gone: out of range, unpublished or expired.
+  case lost(Message)
+  /// The subscription's TTL ran out; the stream finishes after this.
+  case expired
+}
+
+/// A subscription to nearby messages. It stays active while you keep a reference to it,
+/// until ``cancel()`` or its TTL runs out; releasing the last reference unsubscribes.
+///
+/// Keep the subscription referenced while you read ``events``: the stream does not keep
+/// it alive, and it finishes when the subscription stops.
+public final class Subscription: Sendable {
+  /// The subscription's identifier.
+  public let id: SubscriptionID
+  /// Found, lost and expired events as they happen. One reader; keeps the newest
+  /// ``SubscriptionParams/eventBufferSize`` events when not read.
+  public let events: AsyncStream<SubscriptionEvent>
+  /// Status changes: `.starting`, `.active`, then `.inactive` (the stream then finishes).
+  public var statusUpdates: AsyncStream<HandleStatus> { cell.updates }
+  /// The current status.
+  public var status: HandleStatus { cell.status }
+
+  private let manager: MessageManager
+  private let cell: StatusCell
+
+  init(
+    id: SubscriptionID, events: AsyncStream<SubscriptionEvent>, manager: MessageManager,
+    cell: StatusCell
+  ) {
+    self.id = id
+    self.events = events
+    self.manager = manager
+    self.cell = cell
+  }
+
+  /// Unsubscribes; the events stream finishes. Calling it again does nothing.
+  public func cancel() async {
+    await manager.unsubscribe(id)
+  }
+
+  deinit {
+    let manager = manager
+    let id = id
+    if cell.status != .inactive {
+      Task { await manager.unsubscribe(id) }
+    }
+  }
+}

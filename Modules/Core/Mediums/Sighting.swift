@@ -1,0 +1,31 @@
+public import Foundation
+public import Strategy
+public import Tokens
+
+/// One token heard by a medium: which token, on which medium, how strongly, and when.
+public struct Sighting: Sendable, Hashable, Codable {
+  /// The token heard.
+  public var token: Token
+  /// The medium that heard it (a single medium).
+  public var medium: DiscoveryMediums
+  /// Received signal strength in dBm, where the medium measures it (BLE).
+  public var rssi: Double?
+  /// The transmitter's advertised power at 0 m in dBm, where the frame carries it.
+  public var txPower: Int?
+  /// Signal-to-noise ratio in dB, where the medium estimates it (audio).
+  public var snr: Double?
+  /// When it was heard.
+  public var time: Date
+
+  public init(
+    token: Token, medium: DiscoveryMediums, rssi: Double? = nil, txPower: Int? = nil,
+    snr: Double? = nil, time: Date = Date()
+  ) {
+    self.token = token
+    self.medium = medium
+    self.rssi = rssi
+    self.txPower = txPower
+    self.snr = snr
+    self.time = time
+  }
+}

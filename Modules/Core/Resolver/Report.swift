@@ -1,0 +1,107 @@
+public import Foundation
+public import Strategy
+public import Tokens
+
+/// A publication as the resolver sees it.
+public struct PublicationSpec: Sendable, Hashable, Codable {
+  public var id: PublicationID
+  public var message: Message
+  public var strategy: Strategy
+  public init(id: PublicationID, message: Message, strategy: Strategy) {
+    self.id = id
+    self.message = message
+    self.strategy = strategy
+  }
+}
+
+/// A subscription as the resolver sees it: which messages it wants and how it discovers.
+public struct SubscriptionSpec: Sendable, Hashable, Codable {
+  public var id: SubscriptionID
+  /// Messages of this namespace only (`""`: the project's default namespace).
+  public var namespace: String
+  /// Messages of this type only; `nil` for every type in the namespace.
+  public var type: String?
+  public var strategy: Strategy
+  public var deviceTypes: DeviceTypes
+
+  public init(
+    id: SubscriptionID, namespace: String = "", type: String? = nil,
+    strategy: Strategy = .default, deviceTypes: DeviceTypes = .nearbyDevices
+  ) {
+    self.id = id
+    self.namespace = namespace
+    self.type = type
+    self.strategy = strategy
+    self.deviceTypes = deviceTypes
+  }
+
+  /// Whether a message passes this subscription's namespace and type filters.
+  public func accepts(_ message: Message) -> Bool {
+    message.namespace == namespace && (type == nil || type == message.type)
+  }
+}
+
+/// What a device tells its resolver: changes to its publications and subscriptions, and the
+/// tokens it has heard. Every field may be empty; an empty report just asks for directives.
+public struct Report: Sendable, Hashable, Codable {
+  public var publish: [PublicationSpec]
+  public var unpublish: [PublicationID]
+  public var subscribe: [SubscriptionSpec]
+  public var unsubscribe: [SubscriptionID]
+  public var sightings: [Sighting]
+
+  public init(
+    publish: [PublicationSpec] = [], unpublish: [PublicationID] = [],
+    subscribe: [SubscriptionSpec] = [], unsubscribe: [SubscriptionID] = [],
+    sightings: [Sighting] = []
+  ) {
+    self.publish = publish
+    self.unpublish = unpublish
+    self.subscribe = subscribe
+    self.unsubscribe = unsubscribe
+    self.sightings = sightings
+  }
+}
+
+/// What the resolver tells a device to do: transmit `token` on the `broadcast` mediums, scan
+/// on the `scan` mediums, and ask again within `tokenExpiresIn` seconds (the token rotates).
+public struct Directives: Sendable, Hashable, Codable {
+  public var token: Token
+  /// Seconds until the token rotates; report again before then.
+  public var tokenExpiresIn: Double
+  public var broadcast: DiscoveryMediums
+  public var scan: DiscoveryMediums
+
+  public init(
+    token: Token, tokenExpiresIn: Double, broadcast: DiscoveryMediums, scan: DiscoveryMediums
+  ) {
+    self.token = token
+    self.tokenExpiresIn = tokenExpiresIn
+    self.broadcast = broadcast
+    self.scan = scan
+  }
+}
+
+/// Something that happened to one of a device's subscriptions or publications.
+public enum ResolverEvent: Sendable, Hashable, Codable {
+  /// A message became nearby for the subscription (once until it is lost).
+  case found(SubscriptionID, Message)
+  /// A found message is no longer nearby, was unpublished, or expired.
+  case lost(SubscriptionID, Message)
+  /// The subscription's TTL ran out; it is gone.
+  case subscriptionExpired(SubscriptionID)
+  /// The publication's TTL ran out; it is gone.
+  case publicationExpired(PublicationID)
+}
+
+/// The resolver's answer to a report.
+public struct ReportAnswer: Sendable, Hashable, Codable {
+  public var directives: Directives
+  /// Events for the reporting device that this report caused.
+  public var events: [ResolverEvent]
+
+  public init(directives: Directives, events: [ResolverEvent]) {
+    self.directives = directives
+    self.events = events
+  }
+}

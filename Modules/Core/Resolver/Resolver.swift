@@ -1,0 +1,67 @@
+/// Turns sightings into nearness and nearness into found/lost events (contract §3).
+///
+/// Two kinds exist: in-process (the `Resolution` module's `InProcessResolver`) and the HTTP
+/// client of the resolver server. A ``MessageManager`` registers once, then reports; events
+/// for its subscriptions come back in report answers and on the ``events(for:)`` stream.
+public protocol Resolver: Sendable {
+  /// Registers a new device for the project that `apiKey` belongs to.
+  /// - Throws: ``ResolverError/invalidAPIKey`` for a key the resolver does not know.
+  func register(apiKey: String) async throws -> DeviceCredentials
+
+  /// Sends a report and returns the directives and the events it caused for this device.
+  /// - Throws: ``ResolverError`` for unknown devices, a wrong secret or an invalid report.
+  func report(_ report: Report, from device: DeviceCredentials) async throws -> ReportAnswer
+
+  /// Events for the device that did not arrive in a report answer (caused by other devices
+  /// or by time: lost, expiry). One consumer per device.
+  /// - Throws: ``ResolverError`` for unknown devices or a wrong secret.
+  func events(for device: DeviceCredentials) async throws -> AsyncStream<ResolverEvent>
+
+  /// Removes the device with its publications and subscriptions; finishes its event stream.
+  func unregister(_ device: DeviceCredentials) async throws
+}
+
+/// Why a resolver refused a call.
+public enum ResolverError: Error, Sendable, Hashable {
+  /// The API key is empty or unknown.
+  case invalidAPIKey
+  /// No such device (never registered, or unregistered).
+  case unknownDevice(DeviceID)
+  /// The device secret does not match.
+  case wrongSecret(DeviceID)
+  /// The report was malformed; the text names the field and the rule.
+  case invalidReport(String)
+  /// The resolver could not be reached or answered an error.
+  case unavailable(String)
+}
+
+extension ResolverError: CustomStringConvertible {
+  public var description: String {
+    switch self {
+    case .invalidAPIKey: "the API key is empty or unknown to the resolver"
+    case .unknownDevice(let id): "device \(id) is not registered with the resolver"
+    case .wrongSecret(let id): "wrong secret for device \(id)"
+    case .invalidReport(let why): "invalid report: \(why)"
+    case .unavailable(let why): "resolver unavailable: \(why)"
+    }
+  }
+}
+
+/// Which resolver a manager uses. Modules add static factories: `Resolution` adds
+/// `.embedded` and `.inProcess(_:)`; the server client adds `.server(_:)`.
+public struct ResolverChoice: Sendable {
+  /// A short description for logs.
+  public var name: String
+  /// Makes (or returns a shared) resolver.
+  public var make: @Sendable () async throws -> any Resolver
+
+  public init(name: String, make: @escaping @Sendable () async throws -> any Resolver) {
+    self.name = name
+    self.make = make
+  }
+
+  /// A resolver you made yourself.
+  public static func custom(_ resolver: any Resolver, name: String = "custom") -> ResolverChoice {
+    ResolverChoice(name: name) { resolver }
+  }
+}

@@ -1,0 +1,224 @@
+public import Core
+import Foundation
+public import Strategy
+public import Tokens
+
+/// An in-memory "air" that carries tokens between simulated devices, for tests, the demo and
+/// benchmarks.
+///
+/// Devices have positions; a scanning node hears a transmitting node of the same medium on
+/// another device when it is within that medium's range, the pair is not blocked, and the
+/// advert is not lost (probability ``Configuration/loss``). Every
+/// ``Configuration/advertiseInterval`` each transmitter is heard again, after
+/// ``Configuration/latency``. Changes (transmit, scan, move) are heard at once.
+public actor Air {
+  /// How the air behaves.
+  public struct Configuration: Sendable {
+    /// How often every transmitter is heard again. Default 100 ms.
+    public var advertiseInterval: Duration = .milliseconds(100)
+    /// Delay between transmission and sighting. Default none.
+    public var latency: Duration = .zero
+    /// Probability in 0...1 that one advert is not heard. Default 0.
+    public var loss: Double = 0
+    /// Range in metres of BLE. Default 10 m.
+    public var bleRange: Double = 10
+    /// Range in metres of audio. Default 5 m.
+    public var audioRange: Double = 5
+    /// Seed of the generator behind loss, so a run can be repeated.
+    public var seed: UInt64 = 0x6e65_6172_6279
+
+    public init() {}
+  }
+
+  /// A device's place, in metres.
+  public struct Position: Sendable, Hashable, CustomStringConvertible {
+    public var x: Double
+    public var y: Double
+    public init(x: Double, y: Double = 0) {
+      self.x = x
+      self.y = y
+    }
+    public static let origin = Position(x: 0)
+    public func distance(to other: Position) -> Double {
+      ((x - other.x) * (x - other.x) + (y - other.y) * (y - other.y)).squareRoot()
+    }
+    public var description: String { "(\(x), \(y))" }
+  }
+
+  private struct Node {
+    let device: String
+    let kind: DiscoveryMediums
+    var token: Token?
+    var scanning = false
+    let sightings: AsyncStream<Sighting>.Continuation
+    let status: AsyncStream<MediumStatus>.Continuation
+  }
+
+  private struct DevicePair: Hashable {
+    let first: String
+    let second: String
+    init(_ a: String, _ b: String) { (first, second) = a < b ? (a, b) : (b, a) }
+  }
+
+  private var configuration: Configuration
+  private var nodes: [Int: Node] = [:]
+  private var nextNodeID = 0
+  private var positions: [String: Position] = [:]
+  private var blocked: Set<DevicePair> = []
+  private var random: SplitMix64
+  private var loop: Task<Void, Never>?
+  /// How many adverts were heard and lost so far.
+  public private(set) var delivered = 0
+  public private(set) var dropped = 0
+
+  /// The TX power at 0 m the simulated BLE nodes advertise, in dBm.
+  public static let txPowerAt0m = -18
+  /// RSSI at 1 m in dBm; RSSI falls by 20·log10(distance) (free space).
+  public static let rssiAt1m = -59.0
+
+  public init(configuration: Configuration = Configuration()) {
+    self.configuration = configuration
+    self.random = SplitMix64(seed: configuration.seed)
+  }
+
+  deinit { loop?.cancel() }
+
+  // MARK: Topology
+
+  /// Puts a device at a position (devices start at the origin).
+  public func place(_ device: String, at position: Position) {
+    positions[device] = position
+    pulse()
+  }
+
+  /// Where a device is.
+  public func position(of device: String) -> Position { positions[device] ?? .origin }
+
+  /// Stops the two devices from hearing each other on any medium, whatever their distance.
+  public func block(_ a: String, _ b: String) { blocked.insert(DevicePair(a, b)) }
+
+  /// Undoes ``block(_:_:)``.
+  public func unblock(_ a: String, _ b: String) {
+    blocked.remove(DevicePair(a, b))
+    pulse()
+  }
+
+  /// Changes the probability that one advert is lost.
+  public func setLoss(_ loss: Double) { configuration.loss = min(max(loss, 0), 1) }
+
+  /// Reports a status on a device's medium, as a real medium would (power off, permission).
+  public func setStatus(_ status: MediumStatus, device: String, medium: DiscoveryMediums) {
+    for node in nodes.values where node.device == device && node.kind == medium {
+      node.status.yield(status)
+    }
+  }
+
+  /// Whether `hearer` can hear `speaker` on `medium` now.
+  public func canHear(_ hearer: String, _ speaker: String, on medium: DiscoveryMediums) -> Bool {
+    guard hearer != speaker, !blocked.contains(DevicePair(hearer, speaker)) else { return false }
+    let range = medium == .audio ? configuration.audioRange : configuration.bleRange
+    return position(of: hearer).distance(to: position(of: speaker)) <= range
+  }
+
+  // MARK: Mediums
+
+  /// A medium of `kind` for `device`, attached to this air.
+  public func makeMedium(device: String, kind: DiscoveryMediums) -> AirMedium {
+    let (sightings, sightingsContinuation) = AsyncStream.makeStream(
+      of: Sighting.self, bufferingPolicy: .bufferingNewest(4096))
+    let (statuses, statusContinuation) = AsyncStream.makeStream(
+      of: MediumStatus.self, bufferingPolicy: .bufferingNewest(16))
+    statusContinuation.yield(.ready)
+    let id = nextNodeID
+    nextNodeID += 1
+    nodes[id] = Node(
+      device: device, kind: kind, sightings: sightingsContinuation, status: statusContinuation)
+    startLoopIfNeeded()
+    return AirMedium(
+      air: self, node: id, device: device, kind: kind, sightings: sightings, statuses: statuses)
+  }
+
+  func transmit(node id: Int, token: Token) {
+    nodes[id]?.token = token
+    pulse()
+  }
+
+  func stopTransmitting(node id: Int) { nodes[id]?.token = nil }
+
+  func startScanning(node id: Int) {
+    guard nodes[id]?.scanning == false else { return }
+    nodes[id]?.scanning = true
+    pulse()
+  }
+
+  func stopScanning(node id: Int) { nodes[id]?.scanning = false }
+
+  func detach(node id: Int) {
+    guard let node = nodes.removeValue(forKey: id) else { return }
+    node.sightings.finish()
+    node.status.finish()
+  }
+
+  // MARK: Propagation
+
+  private func startLoopIfNeeded() {
+    guard loop == nil else { return }
+    let interval = configuration.advertiseInterval
+    loop = Task { [weak self] in
+      while !Task.isCancelled {
+        try? await Task.sleep(for: interval)
+        guard let self else { return }
+        await self.pulse()
+      }
+    }
+  }
+
+  /// One advertising round: every transmitter is heard by every scanner in reach.
+  public func pulse() {
+    let now = Date()
+    for speaker in nodes.values {
+      guard let token = speaker.token else { continue }
+      for hearer in nodes.values
+      where hearer.scanning && hearer.kind == speaker.kind
+        && canHear(hearer.device, speaker.device, on: speaker.kind)
+      {
+        if configuration.loss > 0, Double.random(in: 0..<1, using: &random) < configuration.loss {
+          dropped += 1
+          continue
+        }
+        delivered += 1
+        let distance = max(
+          position(of: hearer.device).distance(to: position(of: speaker.device)), 0.1)
+        let attenuation = 20 * log10(distance)
+        let sighting =
+          speaker.kind == .audio
+          ? Sighting(token: token, medium: .audio, snr: 30 - attenuation, time: now)
+          : Sighting(
+            token: token, medium: speaker.kind, rssi: Self.rssiAt1m - attenuation,
+            txPower: Self.txPowerAt0m, time: now)
+        if configuration.latency == .zero {
+          hearer.sightings.yield(sighting)
+        } else {
+          let (continuation, latency) = (hearer.sightings, configuration.latency)
+          Task {
+            try? await Task.sleep(for: latency)
+            continuation.yield(sighting)
+          }
+        }
+      }
+    }
+  }
+}
+
+/// A small, fast, seedable generator (SplitMix64) so that simulated loss can be replayed.
+public struct SplitMix64: RandomNumberGenerator, Sendable {
+  private var state: UInt64
+  public init(seed: UInt64) { state = seed }
+  public mutating func next() -> UInt64 {
+    state &+= 0x9e37_79b9_7f4a_7c15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
+    z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
+    return z ^ (z >> 31)
+  }
+}

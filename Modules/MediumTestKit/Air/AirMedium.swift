@@ -1,0 +1,52 @@
+public import Core
+public import Strategy
+public import Tokens
+
+/// A medium on an ``Air``: transmits and scans in memory. Made by ``Air/makeMedium(device:kind:)``
+/// or the ``Core/MediumProvider/air(_:device:medium:)`` factory.
+public final class AirMedium: Medium {
+  public let kind: DiscoveryMediums
+  public let name: String
+  public let capabilities: MediumCapabilities = [.broadcast, .scan]
+  public let sightings: AsyncStream<Sighting>
+  public let statusUpdates: AsyncStream<MediumStatus>
+  /// The simulated device this medium belongs to.
+  public let device: String
+  private let air: Air
+  private let node: Int
+
+  init(
+    air: Air, node: Int, device: String, kind: DiscoveryMediums,
+    sightings: AsyncStream<Sighting>, statuses: AsyncStream<MediumStatus>
+  ) {
+    self.air = air
+    self.node = node
+    self.device = device
+    self.kind = kind
+    self.name = "air \(kind) \(device)"
+    self.sightings = sightings
+    self.statusUpdates = statuses
+  }
+
+  public func transmit(_ token: Token) async throws { await air.transmit(node: node, token: token) }
+  public func stopTransmitting() async { await air.stopTransmitting(node: node) }
+  public func startScanning() async throws { await air.startScanning(node: node) }
+  public func stopScanning() async { await air.stopScanning(node: node) }
+  public func shutdown() async { await air.detach(node: node) }
+}
+
+extension MediumProvider {
+  /// A medium of `medium` for `device` on `air`.
+  public static func air(_ air: Air, device: String, medium: DiscoveryMediums) -> MediumProvider {
+    MediumProvider(name: "air \(medium) \(device)") { _ in
+      await air.makeMedium(device: device, kind: medium)
+    }
+  }
+
+  /// One air medium for each of `mediums` (default: BLE and audio) for `device`.
+  public static func air(
+    _ air: Air, device: String, mediums: DiscoveryMediums = .default
+  ) -> [MediumProvider] {
+    mediums.elements.map { .air(air, device: device, medium: $0) }
+  }
+}

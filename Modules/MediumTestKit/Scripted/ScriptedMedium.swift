@@ -1,0 +1,79 @@
+public import Core
+import Foundation
+public import Strategy
+import Synchronization
+public import Tokens
+
+/// A medium driven by the test: it hears what the test says it hears (``hear(_:rssi:)``),
+/// reports the statuses the test sets, and remembers what the manager asked of it.
+public final class ScriptedMedium: Medium {
+  public let kind: DiscoveryMediums
+  public let name: String
+  public let capabilities: MediumCapabilities
+  public let sightings: AsyncStream<Sighting>
+  public let statusUpdates: AsyncStream<MediumStatus>
+
+  private struct State {
+    var transmitting: Token?
+    var scanning = false
+    var isShutDown = false
+  }
+  // A Mutex guards what the manager set; the continuations are thread-safe themselves.
+  private let state = Mutex(State())
+  private let sightingsContinuation: AsyncStream<Sighting>.Continuation
+  private let statusContinuation: AsyncStream<MediumStatus>.Continuation
+
+  /// A medium of `kind`. `bufferSize` bounds sightings not yet read by the manager.
+  public init(
+    kind: DiscoveryMediums, name: String? = nil,
+    capabilities: MediumCapabilities = [.broadcast, .scan], bufferSize: Int = 1 << 16
+  ) {
+    self.kind = kind
+    self.name = name ?? "scripted \(kind)"
+    self.capabilities = capabilities
+    (sightings, sightingsContinuation) = AsyncStream.makeStream(
+      of: Sighting.self, bufferingPolicy: .bufferingNewest(bufferSize))
+    (statusUpdates, statusContinuation) = AsyncStream.makeStream(
+      of: MediumStatus.self, bufferingPolicy: .bufferingNewest(16))
+    statusContinuation.yield(.ready)
+  }
+
+  /// The token the manager asked it to transmit, if any.
+  public var transmittedToken: Token? { state.withLock { $0.transmitting } }
+  /// Whether the manager asked it to scan.
+  public var isScanning: Bool { state.withLock { $0.scanning } }
+
+  /// Reports hearing `token` now, if scanning and not our own token; returns whether it did.
+  @discardableResult
+  public func hear(_ token: Token, rssi: Double? = -60, txPower: Int? = nil) -> Bool {
+    let (scanning, own) = state.withLock { ($0.scanning, $0.transmitting == token) }
+    guard scanning, !own else { return false }
+    sightingsContinuation.yield(Sighting(token: token, medium: kind, rssi: rssi, txPower: txPower))
+    return true
+  }
+
+  /// Reports a status, as a real medium would on power-off or refused access.
+  public func setStatus(_ status: MediumStatus) { statusContinuation.yield(status) }
+
+  public func transmit(_ token: Token) async throws {
+    state.withLock { $0.transmitting = token }
+  }
+  public func stopTransmitting() async { state.withLock { $0.transmitting = nil } }
+  public func startScanning() async throws { state.withLock { $0.scanning = true } }
+  public func stopScanning() async { state.withLock { $0.scanning = false } }
+  public func shutdown() async {
+    state.withLock {
+      $0 = State()
+      $0.isShutDown = true
+    }
+    sightingsContinuation.finish()
+    statusContinuation.finish()
+  }
+}
+
+extension MediumProvider {
+  /// Hands `medium` to the manager (one manager per scripted medium).
+  public static func scripted(_ medium: ScriptedMedium) -> MediumProvider {
+    MediumProvider(name: medium.name) { _ in medium }
+  }
+}

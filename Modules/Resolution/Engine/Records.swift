@@ -1,0 +1,193 @@
+public import Core
+public import Foundation
+public import Strategy
+public import Tokens
+
+/// A registered device.
+public struct DeviceRecord: Sendable, Hashable, Codable {
+  public var id: DeviceID
+  /// The project its API key belongs to; nothing crosses projects.
+  public var project: String
+  public var secret: String
+  /// The token it transmits now.
+  public var token: Token
+  /// When ``token`` is to be replaced.
+  public var tokenExpiresAt: Date
+  /// How many of its publications and subscriptions broadcast or scan on each medium.
+  public var usage: MediumUsage
+
+  public init(
+    id: DeviceID, project: String, secret: String, token: Token, tokenExpiresAt: Date,
+    usage: MediumUsage = MediumUsage()
+  ) {
+    self.id = id
+    self.project = project
+    self.secret = secret
+    self.token = token
+    self.tokenExpiresAt = tokenExpiresAt
+    self.usage = usage
+  }
+}
+
+/// Counts, per medium, of a device's publications and subscriptions that broadcast and that
+/// scan there, so directives come from counters rather than from walking every handle.
+public struct MediumUsage: Sendable, Hashable, Codable {
+  public var broadcastCounts: [UInt32: Int] = [:]
+  public var scanCounts: [UInt32: Int] = [:]
+
+  public init() {}
+
+  /// Adds (`sign` 1) or removes (`sign` -1) one strategy.
+  public mutating func apply(_ strategy: Strategy, sign: Int) {
+    for medium in strategy.effectiveMediums.elements {
+      if strategy.mode.contains(.broadcast) {
+        broadcastCounts[medium.rawValue, default: 0] += sign
+        if broadcastCounts[medium.rawValue] == 0 { broadcastCounts[medium.rawValue] = nil }
+      }
+      if strategy.mode.contains(.scan) {
+        scanCounts[medium.rawValue, default: 0] += sign
+        if scanCounts[medium.rawValue] == 0 { scanCounts[medium.rawValue] = nil }
+      }
+    }
+  }
+
+  /// The mediums at least one handle broadcasts on.
+  public var broadcast: DiscoveryMediums {
+    DiscoveryMediums(rawValue: broadcastCounts.keys.reduce(0, |))
+  }
+  /// The mediums at least one handle scans on.
+  public var scan: DiscoveryMediums { DiscoveryMediums(rawValue: scanCounts.keys.reduce(0, |)) }
+}
+
+/// A message with its hash computed once, so that content up to 100 KiB is not hashed again
+/// on every lookup.
+public struct MessageKey: Sendable, Hashable {
+  public let message: Message
+  private let hashValueOfMessage: Int
+
+  public init(_ message: Message) {
+    self.message = message
+    var hasher = Hasher()
+    hasher.combine(message)
+    hashValueOfMessage = hasher.finalize()
+  }
+
+  public func hash(into hasher: inout Hasher) { hasher.combine(hashValueOfMessage) }
+
+  public static func == (lhs: MessageKey, rhs: MessageKey) -> Bool {
+    lhs.hashValueOfMessage == rhs.hashValueOfMessage && lhs.message == rhs.message
+  }
+}
+
+/// A publication held by the resolver.
+public struct PublicationRecord: Sendable, Hashable {
+  public var id: PublicationID
+  public var device: DeviceID
+  public var project: String
+  public var key: MessageKey
+  public var strategy: Strategy
+  /// `nil`: never expires.
+  public var expiresAt: Date?
+
+  public var message: Message { key.message }
+
+  public init(
+    id: PublicationID, device: DeviceID, project: String, message: Message, strategy: Strategy,
+    expiresAt: Date?
+  ) {
+    self.id = id
+    self.device = device
+    self.project = project
+    self.key = MessageKey(message)
+    self.strategy = strategy
+    self.expiresAt = expiresAt
+  }
+}
+
+/// A subscription held by the resolver.
+public struct SubscriptionRecord: Sendable, Hashable {
+  public var id: SubscriptionID
+  public var device: DeviceID
+  public var project: String
+  public var namespace: String
+  /// `nil`: every type in the namespace.
+  public var type: String?
+  public var strategy: Strategy
+  public var deviceTypes: DeviceTypes
+  /// `nil`: never expires.
+  public var expiresAt: Date?
+
+  public init(
+    id: SubscriptionID, device: DeviceID, project: String, namespace: String, type: String?,
+    strategy: Strategy, deviceTypes: DeviceTypes, expiresAt: Date?
+  ) {
+    self.id = id
+    self.device = device
+    self.project = project
+    self.namespace = namespace
+    self.type = type
+    self.strategy = strategy
+    self.deviceTypes = deviceTypes
+    self.expiresAt = expiresAt
+  }
+
+  /// Whether the publication's message passes the namespace and type filters.
+  public func accepts(_ publication: PublicationRecord) -> Bool {
+    publication.message.namespace == namespace
+      && (type == nil || type == publication.message.type)
+  }
+}
+
+/// "`hearer` heard `heard`'s token on `medium`".
+public struct ProximityKey: Sendable, Hashable {
+  public var hearer: DeviceID
+  public var heard: DeviceID
+  /// A single medium's raw value.
+  public var medium: UInt32
+
+  public init(hearer: DeviceID, heard: DeviceID, medium: DiscoveryMediums) {
+    self.hearer = hearer
+    self.heard = heard
+    self.medium = medium.rawValue
+  }
+}
+
+/// Something the engine must look at again at a given time.
+public enum DeadlineKind: Sendable, Hashable {
+  /// A sighting may have gone stale.
+  case proximity(ProximityKey)
+  /// A publication's TTL may have run out.
+  case publicationExpiry(PublicationID)
+  /// A subscription's TTL may have run out.
+  case subscriptionExpiry(SubscriptionID)
+  /// A token may no longer resolve.
+  case tokenRetirement(Token)
+}
+
+/// A ``DeadlineKind`` with its time; ordered by time.
+public struct Deadline: Sendable, Hashable, Comparable {
+  public var at: Date
+  public var kind: DeadlineKind
+
+  public init(at: Date, kind: DeadlineKind) {
+    self.at = at
+    self.kind = kind
+  }
+
+  public static func < (lhs: Deadline, rhs: Deadline) -> Bool { lhs.at < rhs.at }
+}
+
+/// How much the resolver holds; all zero but devices once every handle is gone.
+public struct ResolutionCounts: Sendable, Hashable, Codable {
+  public var devices = 0
+  public var tokens = 0
+  public var publications = 0
+  public var subscriptions = 0
+  /// (subscription, publication) pairs currently delivered.
+  public var deliveries = 0
+  /// (hearer, heard, medium) sightings currently remembered.
+  public var sightings = 0
+  public var deadlines = 0
+
+  public init() {}
+}

@@ -1,0 +1,388 @@
+public import Core
+public import Foundation
+public import Strategy
+public import Tokens
+
+/// An event for a device, as the engine produces it.
+public struct Notification: Sendable, Hashable {
+  public var device: DeviceID
+  public var event: ResolverEvent
+  public init(device: DeviceID, event: ResolverEvent) {
+    self.device = device
+    self.event = event
+  }
+}
+
+/// The matching engine of contract §3: devices and their tokens, publications and
+/// subscriptions, sightings in both directions, found once until lost, lost after
+/// ``ResolutionConfiguration/lostAfter``, unpublish, and TTL expiry.
+///
+/// Every call takes the current time, so tests drive it with any clock. It is not
+/// thread-safe: one owner (an actor) calls it. The rule for delivering publication P (on
+/// device A) to subscription S (on device B): same project, S's namespace/type filters accept
+/// P's message, A ≠ B, and on some medium M allowed by both strategies there is a fresh
+/// sighting either of A by B (S scans M, P broadcasts M) or of B by A (P scans M, S broadcasts
+/// M).
+public final class ResolutionEngine<Store: ResolutionStore> {
+  public let store: Store
+  public let configuration: ResolutionConfiguration
+  private let lostAfter: TimeInterval
+  private let tokenLifetime: TimeInterval
+  private let tokenGrace: TimeInterval
+
+  public init(store: Store, configuration: ResolutionConfiguration = .init()) {
+    self.store = store
+    self.configuration = configuration
+    self.lostAfter = configuration.lostAfter.seconds
+    self.tokenLifetime = configuration.tokenLifetime.seconds
+    self.tokenGrace = configuration.tokenGrace.seconds
+  }
+
+  // MARK: Devices
+
+  /// Registers a new device in `project` with a fresh secret and token.
+  public func register(project: String, now: Date) -> DeviceCredentials {
+    let id = DeviceID.random()
+    let secret = Token.random().hex + Token.random().hex
+    let token = Token.random()
+    let expiresAt = now.addingTimeInterval(tokenLifetime)
+    store.saveDevice(
+      DeviceRecord(
+        id: id, project: project, secret: secret, token: token, tokenExpiresAt: expiresAt))
+    bind(token, to: id, expiresAt: expiresAt)
+    return DeviceCredentials(id: id, secret: secret)
+  }
+
+  /// The device the credentials belong to.
+  /// - Throws: ``ResolverError/unknownDevice(_:)`` or ``ResolverError/wrongSecret(_:)``.
+  public func authenticate(_ credentials: DeviceCredentials) throws(ResolverError) -> DeviceRecord {
+    guard let device = store.device(credentials.id) else {
+      throw .unknownDevice(credentials.id)
+    }
+    guard device.secret == credentials.secret else { throw .wrongSecret(credentials.id) }
+    return device
+  }
+
+  /// Removes a device with everything it published and subscribed to; subscribers that had
+  /// found its messages get `lost`.
+  public func unregister(_ credentials: DeviceCredentials, now: Date) throws(ResolverError)
+    -> [Notification]
+  {
+    let device = try authenticate(credentials)
+    var outbox: [Notification] = []
+    for publication in store.publications(on: device.id) {
+      removePublication(publication.id, now: now, outbox: &outbox)
+    }
+    for subscription in store.subscriptions(on: device.id) {
+      removeSubscription(subscription.id)
+    }
+    for neighbor in store.neighbors(of: device.id) {
+      for medium in DiscoveryMediums.named.map(\.medium) {
+        store.removeSighting(ProximityKey(hearer: device.id, heard: neighbor, medium: medium))
+        store.removeSighting(ProximityKey(hearer: neighbor, heard: device.id, medium: medium))
+      }
+    }
+    store.unbind(device.token)
+    store.removeDevice(device.id)
+    return outbox
+  }
+
+  // MARK: Reports
+
+  /// Applies a report: unpublish, unsubscribe, publish, subscribe, then sightings; rotates the
+  /// token when due; answers the directives and the events for the reporting device.
+  /// Events for other devices are returned in `notifications`.
+  ///
+  /// - Throws: ``ResolverError`` for bad credentials or an invalid report (the text names the
+  ///   field and the limit); nothing is applied then.
+  public func report(_ report: Report, from credentials: DeviceCredentials, now: Date)
+    throws(ResolverError) -> (answer: ReportAnswer, notifications: [Notification])
+  {
+    var device = try authenticate(credentials)
+    try validate(report, device: device)
+    var outbox: [Notification] = []
+    for id in report.unpublish where store.publication(id)?.device == device.id {
+      removePublication(id, now: now, outbox: &outbox)
+    }
+    for id in report.unsubscribe where store.subscription(id)?.device == device.id {
+      removeSubscription(id)
+    }
+    for spec in report.publish where store.publication(spec.id) == nil {
+      addPublication(spec, device: device, now: now, outbox: &outbox)
+    }
+    for spec in report.subscribe where store.subscription(spec.id) == nil {
+      addSubscription(spec, device: device, now: now, outbox: &outbox)
+    }
+    for sighting in report.sightings {
+      record(sighting, by: device.id, now: now, outbox: &outbox)
+    }
+    outbox += sweep(now: now)
+
+    device = store.device(device.id) ?? device
+    if now >= device.tokenExpiresAt {
+      device.token = Token.random()
+      device.tokenExpiresAt = now.addingTimeInterval(tokenLifetime)
+      store.saveDevice(device)
+      bind(device.token, to: device.id, expiresAt: device.tokenExpiresAt)
+    }
+    let directives = Directives(
+      token: device.token, tokenExpiresIn: device.tokenExpiresAt.timeIntervalSince(now),
+      broadcast: device.usage.broadcast, scan: device.usage.scan)
+    var mine: [ResolverEvent] = []
+    var others: [Notification] = []
+    for notification in outbox {
+      if notification.device == device.id {
+        mine.append(notification.event)
+      } else {
+        others.append(notification)
+      }
+    }
+    return (ReportAnswer(directives: directives, events: mine), others)
+  }
+
+  private func validate(_ report: Report, device: DeviceRecord) throws(ResolverError) {
+    do {
+      for spec in report.publish {
+        try spec.message.validate()
+        try spec.strategy.validate()
+        if let existing = store.publication(spec.id), existing.device != device.id {
+          throw ResolverError.invalidReport("publication id \(spec.id) belongs to another device")
+        }
+      }
+      for spec in report.subscribe {
+        try spec.strategy.validate()
+        try Message.validate(namespace: spec.namespace)
+        if let type = spec.type { try Message.validate(type: type) }
+        if let existing = store.subscription(spec.id), existing.device != device.id {
+          throw ResolverError.invalidReport("subscription id \(spec.id) belongs to another device")
+        }
+      }
+    } catch let error as ResolverError {
+      throw error
+    } catch {
+      throw .invalidReport("\(error)")
+    }
+  }
+
+  private func bind(_ token: Token, to device: DeviceID, expiresAt: Date) {
+    let until = expiresAt.addingTimeInterval(tokenGrace)
+    store.bind(token, to: device, until: until)
+    store.schedule(Deadline(at: until, kind: .tokenRetirement(token)))
+  }
+
+  // MARK: Publications and subscriptions
+
+  private func expiry(of strategy: Strategy, now: Date) -> Date? {
+    strategy.ttl.seconds.map { now.addingTimeInterval($0) }
+  }
+
+  private func addPublication(
+    _ spec: PublicationSpec, device: DeviceRecord, now: Date, outbox: inout [Notification]
+  ) {
+    let record = PublicationRecord(
+      id: spec.id, device: device.id, project: device.project, message: spec.message,
+      strategy: spec.strategy, expiresAt: expiry(of: spec.strategy, now: now))
+    store.savePublication(record)
+    updateUsage(of: device.id, with: spec.strategy, sign: 1)
+    if let expiresAt = record.expiresAt {
+      store.schedule(Deadline(at: expiresAt, kind: .publicationExpiry(record.id)))
+    }
+    for neighbor in store.neighbors(of: device.id) {
+      for subscription in store.subscriptions(on: neighbor, accepting: record) {
+        deliverIfQualified(record, to: subscription, now: now, outbox: &outbox)
+      }
+    }
+  }
+
+  private func addSubscription(
+    _ spec: SubscriptionSpec, device: DeviceRecord, now: Date, outbox: inout [Notification]
+  ) {
+    let record = SubscriptionRecord(
+      id: spec.id, device: device.id, project: device.project, namespace: spec.namespace,
+      type: spec.type, strategy: spec.strategy, deviceTypes: spec.deviceTypes,
+      expiresAt: expiry(of: spec.strategy, now: now))
+    store.saveSubscription(record)
+    updateUsage(of: device.id, with: spec.strategy, sign: 1)
+    if let expiresAt = record.expiresAt {
+      store.schedule(Deadline(at: expiresAt, kind: .subscriptionExpiry(record.id)))
+    }
+    for neighbor in store.neighbors(of: device.id) {
+      for publication in store.publications(on: neighbor, acceptedBy: record) {
+        deliverIfQualified(publication, to: record, now: now, outbox: &outbox)
+      }
+    }
+  }
+
+  /// Removes a publication; subscribers that had found its message (from no other
+  /// publication) get `lost`.
+  private func removePublication(_ id: PublicationID, now: Date, outbox: inout [Notification]) {
+    guard let record = store.publication(id) else { return }
+    for subscriptionID in store.deliveries(of: id) {
+      guard let subscription = store.subscription(subscriptionID) else { continue }
+      undeliver(record, from: subscription, outbox: &outbox)
+    }
+    _ = store.removePublication(id)
+    updateUsage(of: record.device, with: record.strategy, sign: -1)
+  }
+
+  /// Removes a subscription and its deliveries; its owner asked for it or it expired, so no
+  /// `lost` events are sent.
+  private func removeSubscription(_ id: SubscriptionID) {
+    guard let record = store.removeSubscription(id) else { return }
+    for (publication, key) in store.deliveries(to: id) {
+      _ = store.removeDelivery(subscription: id, publication: publication, message: key)
+    }
+    updateUsage(of: record.device, with: record.strategy, sign: -1)
+  }
+
+  private func updateUsage(of id: DeviceID, with strategy: Strategy, sign: Int) {
+    guard var device = store.device(id) else { return }
+    device.usage.apply(strategy, sign: sign)
+    store.saveDevice(device)
+  }
+
+  // MARK: Sightings and matching
+
+  private func record(
+    _ sighting: Sighting, by hearer: DeviceID, now: Date, outbox: inout [Notification]
+  ) {
+    guard let heard = store.device(heard: sighting.token, at: now), heard != hearer,
+      sighting.medium.rawValue.nonzeroBitCount == 1
+    else { return }
+    let key = ProximityKey(hearer: hearer, heard: heard, medium: sighting.medium)
+    let previous = store.recordSighting(key, at: now)
+    if previous == nil {
+      store.schedule(Deadline(at: now.addingTimeInterval(lostAfter), kind: .proximity(key)))
+    }
+    // A sighting that was already fresh cannot create a delivery: handles added since were
+    // matched against it when they were added.
+    if let previous, now.timeIntervalSince(previous) < lostAfter { return }
+    match(hearer, heard, now: now, outbox: &outbox)
+  }
+
+  /// Delivers every qualifying pair between the two devices' handles.
+  private func match(_ a: DeviceID, _ b: DeviceID, now: Date, outbox: inout [Notification]) {
+    for (publisher, subscriber) in [(a, b), (b, a)] {
+      for publication in store.publications(on: publisher) {
+        for subscription in store.subscriptions(on: subscriber, accepting: publication) {
+          deliverIfQualified(publication, to: subscription, now: now, outbox: &outbox)
+        }
+      }
+    }
+  }
+
+  private func deliverIfQualified(
+    _ publication: PublicationRecord, to subscription: SubscriptionRecord, now: Date,
+    outbox: inout [Notification]
+  ) {
+    guard publication.project == subscription.project,
+      subscription.deviceTypes.contains(.nearbyDevices),
+      subscription.accepts(publication),
+      qualifies(publication, subscription, now: now)
+    else { return }
+    if store.addDelivery(
+      subscription: subscription.id, publication: publication.id, message: publication.key)
+    {
+      outbox.append(
+        Notification(
+          device: subscription.device, event: .found(subscription.id, publication.message)))
+    }
+  }
+
+  private func undeliver(
+    _ publication: PublicationRecord, from subscription: SubscriptionRecord,
+    outbox: inout [Notification]
+  ) {
+    if store.removeDelivery(
+      subscription: subscription.id, publication: publication.id, message: publication.key)
+    {
+      outbox.append(
+        Notification(
+          device: subscription.device, event: .lost(subscription.id, publication.message)))
+    }
+  }
+
+  /// Whether a fresh sighting connects the two handles on a medium both allow, heard by a side
+  /// that scans from a side that broadcasts.
+  func qualifies(
+    _ publication: PublicationRecord, _ subscription: SubscriptionRecord, now: Date
+  ) -> Bool {
+    let (p, s) = (publication.strategy, subscription.strategy)
+    guard publication.device != subscription.device else { return false }
+    for medium in p.effectiveMediums.intersection(s.effectiveMediums).elements {
+      if s.scans(on: medium), p.broadcasts(on: medium),
+        isFresh(
+          ProximityKey(hearer: subscription.device, heard: publication.device, medium: medium), now)
+      {
+        return true
+      }
+      if p.scans(on: medium), s.broadcasts(on: medium),
+        isFresh(
+          ProximityKey(hearer: publication.device, heard: subscription.device, medium: medium), now)
+      {
+        return true
+      }
+    }
+    return false
+  }
+
+  private func isFresh(_ key: ProximityKey, _ now: Date) -> Bool {
+    guard let last = store.lastSighting(key) else { return false }
+    return now.timeIntervalSince(last) < lostAfter
+  }
+
+  // MARK: Time
+
+  /// When ``sweep(now:)`` next has work to do.
+  public var nextDeadline: Date? { store.nextDeadline() }
+
+  /// Handles everything due by `now`: stale sightings (lost), expired publications (lost for
+  /// subscribers, `publicationExpired` for the owner), expired subscriptions, and retired
+  /// tokens.
+  public func sweep(now: Date) -> [Notification] {
+    var outbox: [Notification] = []
+    while let deadline = store.popDeadline(dueAt: now) {
+      switch deadline.kind {
+      case .proximity(let key):
+        guard let last = store.lastSighting(key) else { continue }
+        let staleAt = last.addingTimeInterval(lostAfter)
+        if staleAt > now {
+          store.schedule(Deadline(at: staleAt, kind: .proximity(key)))
+          continue
+        }
+        store.removeSighting(key)
+        recheck(key.hearer, key.heard, now: now, outbox: &outbox)
+      case .publicationExpiry(let id):
+        guard let record = store.publication(id), let expiresAt = record.expiresAt,
+          expiresAt <= now
+        else { continue }
+        removePublication(id, now: now, outbox: &outbox)
+        outbox.append(Notification(device: record.device, event: .publicationExpired(id)))
+      case .subscriptionExpiry(let id):
+        guard let record = store.subscription(id), let expiresAt = record.expiresAt,
+          expiresAt <= now
+        else { continue }
+        removeSubscription(id)
+        outbox.append(Notification(device: record.device, event: .subscriptionExpired(id)))
+      case .tokenRetirement(let token):
+        if let until = store.binding(of: token), until <= now { store.unbind(token) }
+      }
+    }
+    return outbox
+  }
+
+  /// Takes back deliveries between the two devices that no longer qualify.
+  private func recheck(_ a: DeviceID, _ b: DeviceID, now: Date, outbox: inout [Notification]) {
+    for (publisher, subscriber) in [(a, b), (b, a)] {
+      for publication in store.publications(on: publisher) {
+        for subscriptionID in store.deliveries(of: publication.id) {
+          guard let subscription = store.subscription(subscriptionID),
+            subscription.device == subscriber,
+            !qualifies(publication, subscription, now: now)
+          else { continue }
+          undeliver(publication, from: subscription, outbox: &outbox)
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,127 @@
+public import Core
+public import Foundation
+public import Logging
+
+/// A resolver that runs inside the process: the resolution engine over the in-memory store.
+///
+/// Managers of one process that use the same instance find each other; ``shared`` is the
+/// instance behind ``Core/ResolverChoice/embedded``. Time comes from the `now` closure
+/// (the wall clock by default); deadlines (lost, TTL expiry) are handled by a task that sleeps
+/// until the next one, or by calling ``sweep()``.
+public actor InProcessResolver: Resolver {
+  /// The process-wide instance used by `.embedded`.
+  public static let shared = InProcessResolver()
+
+  private let engine: ResolutionEngine<InMemoryResolutionStore>
+  private let now: @Sendable () -> Date
+  private let logger: Logger
+  private var streams: [DeviceID: AsyncStream<ResolverEvent>.Continuation] = [:]
+  private var sweeper: Task<Void, Never>?
+  private var sweeperDeadline: Date?
+
+  /// A resolver with its own state.
+  /// - Parameters:
+  ///   - configuration: lost-after, token lifetime and grace.
+  ///   - logger: where it logs (debug level for each report).
+  ///   - now: the clock; tests pass a manual one and call ``sweep()``.
+  public init(
+    configuration: ResolutionConfiguration = .init(),
+    logger: Logger = Logger(label: "nearby.resolver"),
+    now: @escaping @Sendable () -> Date = { Date() }
+  ) {
+    self.engine = ResolutionEngine(store: InMemoryResolutionStore(), configuration: configuration)
+    self.now = now
+    self.logger = logger
+  }
+
+  /// Any non-empty API key is accepted; its text is the project.
+  public func register(apiKey: String) async throws -> DeviceCredentials {
+    guard !apiKey.isEmpty else { throw ResolverError.invalidAPIKey }
+    let credentials = engine.register(project: apiKey, now: now())
+    armSweeper()
+    logger.debug("device registered", metadata: ["device": "\(credentials.id)"])
+    return credentials
+  }
+
+  public func report(_ report: Report, from device: DeviceCredentials) async throws
+    -> ReportAnswer
+  {
+    let (answer, notifications) = try engine.report(report, from: device, now: now())
+    route(notifications)
+    armSweeper()
+    return answer
+  }
+
+  public func events(for device: DeviceCredentials) async throws -> AsyncStream<ResolverEvent> {
+    _ = try engine.authenticate(device)
+    streams[device.id]?.finish()
+    // Unbounded on purpose: found/lost must not be dropped; the manager reads it at once.
+    let (stream, continuation) = AsyncStream.makeStream(
+      of: ResolverEvent.self, bufferingPolicy: .unbounded)
+    streams[device.id] = continuation
+    return stream
+  }
+
+  public func unregister(_ device: DeviceCredentials) async throws {
+    let notifications = try engine.unregister(device, now: now())
+    streams.removeValue(forKey: device.id)?.finish()
+    route(notifications)
+    armSweeper()
+    logger.debug("device unregistered", metadata: ["device": "\(device.id)"])
+  }
+
+  /// Handles every deadline due now (lost, expiry); the background task calls it too.
+  public func sweep() {
+    route(engine.sweep(now: now()))
+    armSweeper()
+  }
+
+  /// How much the resolver holds (for tests and diagnostics).
+  public func counts() -> ResolutionCounts { engine.store.counts() }
+
+  private func route(_ notifications: [Notification]) {
+    for notification in notifications {
+      streams[notification.device]?.yield(notification.event)
+    }
+  }
+
+  /// Keeps one task sleeping until the earliest deadline.
+  private func armSweeper() {
+    guard let next = engine.nextDeadline else {
+      sweeper?.cancel()
+      sweeper = nil
+      sweeperDeadline = nil
+      return
+    }
+    if let current = sweeperDeadline, current <= next, sweeper != nil { return }
+    sweeper?.cancel()
+    sweeperDeadline = next
+    let delay = max(next.timeIntervalSince(now()), 0.001)
+    sweeper = Task { [weak self] in
+      try? await Task.sleep(for: .seconds(delay))
+      guard !Task.isCancelled, let self else { return }
+      await self.sweeperFired()
+    }
+  }
+
+  private func sweeperFired() {
+    sweeper = nil
+    sweeperDeadline = nil
+    sweep()
+  }
+}
+
+extension ResolverChoice {
+  /// The process-wide in-process resolver: managers of this process that use it find each
+  /// other, with no server.
+  public static var embedded: ResolverChoice {
+    .inProcess(InProcessResolver.shared, name: "embedded")
+  }
+
+  /// A given in-process resolver (tests and simulations make their own).
+  public static func inProcess(_ resolver: InProcessResolver, name: String = "in-process")
+    -> ResolverChoice
+  {
+    ResolverChoice(name: name) { resolver }
+  }
+}

@@ -1,0 +1,31 @@
+/// Why a ``Strategy`` or ``TTL`` was rejected. Each case names the rule it broke.
+public enum StrategyError: Error, Sendable, Hashable {
+  /// A TTL must be more than 0 and at most 86 400 seconds (or infinite).
+  case ttlOutOfRange(seconds: Double)
+  /// Background work is BLE-only: `allowInBackground` needs `mediums == .ble`.
+  case backgroundRequiresBLEOnly(mediums: DiscoveryMediums)
+  /// `DistanceType.earshot` counts audio sightings only, so the mediums must include audio.
+  case earshotRequiresAudio(mediums: DiscoveryMediums)
+  /// At least one medium is needed.
+  case noMediums
+  /// At least one of broadcast and scan is needed.
+  case noDiscoveryMode
+}
+
+extension StrategyError: CustomStringConvertible {
+  public var description: String {
+    switch self {
+    case .ttlOutOfRange(let seconds):
+      return "TTL \(seconds) s is out of range: it must be more than 0 and at most "
+        + "\(Int(TTL.maximumSeconds)) s, or infinite"
+    case .backgroundRequiresBLEOnly(let mediums):
+      return "allowInBackground needs a BLE-only strategy (mediums: ble), got mediums: \(mediums)"
+    case .earshotRequiresAudio(let mediums):
+      return "distanceType earshot needs the audio medium, got mediums: \(mediums)"
+    case .noMediums:
+      return "a strategy needs at least one medium (ble, audio)"
+    case .noDiscoveryMode:
+      return "a strategy needs at least one discovery mode (broadcast, scan)"
+    }
+  }
+}

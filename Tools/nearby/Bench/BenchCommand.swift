@@ -1,0 +1,8 @@
+import ArgumentParser
+
+struct BenchCommand: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "bench",
+    abstract: "Benchmarks; build with `swift build -c release` for meaningful numbers.",
+    subcommands: [DispatchBench.self])
+}

@@ -1,0 +1,201 @@
+import ArgumentParser
+import Core
+import Foundation
+import Logging
+import MediumTestKit
+import Resolution
+import Strategy
+import Tokens
+
+/// Found events per second and sighting-to-handler latency with many subscriptions on one
+/// manager, through the whole path: medium → manager (batching) → in-process resolver →
+/// engine → manager → handler.
+struct DispatchBench: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "dispatch",
+    abstract:
+      "Found events/s and p99 sighting→handler latency with N subscriptions on one manager.",
+    discussion: """
+      One subscriber manager holds N subscriptions (one type each). N publisher devices each \
+      publish one message of one type. Each round, the subscriber's medium hears every \
+      publisher's token: a burst (as fast as possible: throughput) and paced (one sighting at a \
+      time at --rate per second: latency without queueing). Memory per subscription is the \
+      growth of resident memory while the subscriptions are made, divided by N.
+      """)
+
+  @Option(help: "Subscriptions on the one manager (and publisher devices).")
+  var subscriptions = 10_000
+
+  @Option(help: "Rounds of each phase.")
+  var rounds = 3
+
+  @Option(help: "Sightings per second in the paced phase.")
+  var rate = 2_000
+
+  @Option(help: "Sightings in each paced round.")
+  var pacedSightings = 2_000
+
+  @Flag(help: "Print the results as one JSON object.")
+  var json = false
+
+  struct Phase: Encodable {
+    var name: String
+    var events: Int
+    var seconds: Double
+    var eventsPerSecond: Double
+    var p50Microseconds: Double
+    var p99Microseconds: Double
+    var maxMicroseconds: Double
+  }
+
+  struct Results: Encodable {
+    var subscriptions: Int
+    var bytesPerSubscription: Double
+    var phases: [Phase]
+  }
+
+  func validate() throws {
+    guard subscriptions > 0, rounds > 0, rate > 0, pacedSightings > 0 else {
+      throw ValidationError("--subscriptions, --rounds, --rate and --paced-sightings must be > 0")
+    }
+  }
+
+  func run() async throws {
+    var logger = Logger(label: "nearby.bench")
+    logger.logLevel = .error
+    let resolver = InProcessResolver(
+      configuration: ResolutionConfiguration(lostAfter: .seconds(3600)), logger: logger)
+    let medium = ScriptedMedium(kind: .ble, bufferSize: subscriptions * 2)
+    let subscriber = try await MessageManager(
+      apiKey: "bench",
+      configuration: .init(
+        resolver: .inProcess(resolver), mediums: [.scripted(medium)], logger: logger))
+    let recorder = LatencyRecorder(size: subscriptions)
+    let strategy = Strategy(mediums: .ble, ttl: .infinite)
+
+    progress("making \(subscriptions) subscriptions")
+    let rssBefore = residentBytes()
+    var handles: [Subscription] = []
+    handles.reserveCapacity(subscriptions)
+    for index in 0..<subscriptions {
+      handles.append(
+        try await subscriber.subscribe(
+          onFound: { _ in recorder.handled(index) },
+          configure: {
+            $0.type = "t\(index)"
+            $0.strategy = strategy
+          }))
+    }
+    let bytesPerSubscription = Double(residentBytes() - rssBefore) / Double(subscriptions)
+
+    var phases: [Phase] = []
+    for round in 1...rounds {
+      progress("burst round \(round)/\(rounds)")
+      let tokens = try await publishers(resolver: resolver, strategy: strategy)
+      recorder.reset()
+      for (index, token) in tokens.enumerated() {
+        recorder.injected(index)
+        medium.hear(token)
+      }
+      try await waitFor(recorder, count: tokens.count)
+      phases.append(phase("burst", recorder))
+    }
+    for round in 1...rounds {
+      progress("paced round \(round)/\(rounds) at \(rate)/s")
+      let count = min(pacedSightings, subscriptions)
+      let tokens = try await publishers(resolver: resolver, strategy: strategy, count: count)
+      recorder.reset()
+      let interval = Duration.seconds(1) / rate
+      var next = ContinuousClock.now
+      for (index, token) in tokens.enumerated() {
+        next += interval
+        while ContinuousClock.now < next { await Task.yield() }
+        recorder.injected(index)
+        medium.hear(token)
+      }
+      try await waitFor(recorder, count: tokens.count)
+      phases.append(phase("paced", recorder))
+    }
+    withExtendedLifetime(handles) {}
+    await subscriber.shutdown()
+
+    let results = Results(
+      subscriptions: subscriptions, bytesPerSubscription: bytesPerSubscription, phases: phases)
+    if json {
+      print(JSONLine.encode(results))
+    } else {
+      print("subscriptions on one manager: \(subscriptions)")
+      print(
+        String(
+          format: "memory per subscription: %.0f bytes (resident growth / N)", bytesPerSubscription)
+      )
+      for phase in phases {
+        print(
+          String(
+            format:
+              "%@  %6d events in %.3f s = %9.0f events/s   latency p50 %7.1f µs  p99 %8.1f µs  max %8.1f µs",
+            phase.name.padding(toLength: 6, withPad: " ", startingAt: 0), phase.events,
+            phase.seconds,
+            phase.eventsPerSecond, phase.p50Microseconds, phase.p99Microseconds,
+            phase.maxMicroseconds))
+      }
+    }
+  }
+
+  /// Registers `count` publisher devices, each publishing one message of type `t<index>`, and
+  /// returns their tokens.
+  private func publishers(resolver: InProcessResolver, strategy: Strategy, count: Int? = nil)
+    async throws -> [Token]
+  {
+    var tokens: [Token] = []
+    for index in 0..<(count ?? subscriptions) {
+      let device = try await resolver.register(apiKey: "bench")
+      let answer = try await resolver.report(
+        Report(publish: [
+          PublicationSpec(
+            id: .random(), message: Message(text: "m\(index)", type: "t\(index)"),
+            strategy: strategy)
+        ]), from: device)
+      tokens.append(answer.directives.token)
+    }
+    return tokens
+  }
+
+  private func waitFor(_ recorder: LatencyRecorder, count: Int) async throws {
+    let deadline = ContinuousClock.now + .seconds(120)
+    while recorder.handledCount < count {
+      guard ContinuousClock.now < deadline else {
+        throw ValidationError(
+          "only \(recorder.handledCount) of \(count) found events arrived within 120 s")
+      }
+      try await Task.sleep(for: .milliseconds(1))
+    }
+  }
+
+  private func phase(_ name: String, _ recorder: LatencyRecorder) -> Phase {
+    let (latencies, span) = recorder.results()
+    let seconds = Double(span / .nanoseconds(1)) / 1e9
+    func percentile(_ p: Double) -> Double {
+      latencies.isEmpty ? 0 : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))]
+    }
+    return Phase(
+      name: name, events: latencies.count, seconds: seconds,
+      eventsPerSecond: seconds > 0 ? Double(latencies.count) / seconds : 0,
+      p50Microseconds: percentile(0.5), p99Microseconds: percentile(0.99),
+      maxMicroseconds: latencies.last ?? 0)
+  }
+
+  private func progress(_ text: String) {
+    FileHandle.standardError.write(Data("bench: \(text)\n".utf8))
+  }
+
+  /// Resident memory of this process, from /proc/self/statm.
+  private func residentBytes() -> Int {
+    guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else {
+      return 0
+    }
+    let fields = text.split(separator: " ")
+    guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
+    return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+  }
+}

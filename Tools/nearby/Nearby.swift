@@ -1,0 +1,18 @@
+import ArgumentParser
+
+@main
+struct Nearby: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "nearby",
+    abstract: "Nearby Messages for Linux: publish and subscribe to the messages of nearby devices.",
+    discussion: """
+      Exit codes: 0 success; 1 the command ran but its checks failed; 64 bad arguments.
+
+      Examples:
+        nearby demo                 simulated devices publish, subscribe, find and lose
+        nearby demo --json          the same, one JSON event a line
+        nearby bench dispatch       found-event throughput and latency (build with -c release)
+      """,
+    subcommands: [DemoCommand.self, BenchCommand.self]
+  )
+}
