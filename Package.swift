@@ -78,7 +78,7 @@ let package = Package(
     ),
     .testTarget(
       name: "MediumTestKitTests",
-      dependencies: ["MediumTestKit", "Core", "Tokens"],
+      dependencies: ["MediumTestKit", "Core", "Strategy", "Tokens"],
       swiftSettings: strictSwift
     ),
     .testTarget(

@@ -19,7 +19,14 @@ public struct DiscoveryMediums: OptionSet, Sendable, Hashable {
     ("ble", .ble), ("audio", .audio),
   ]
 
-  /// The wire names of the mediums in this set, in a stable order (`["ble", "audio"]`).
+  /// Every medium this version knows by name.
+  public static let known = DiscoveryMediums(rawValue: named.reduce(0) { $0 | $1.medium.rawValue })
+
+  /// The bits of this set that name no known medium (empty for a valid set).
+  public var unknown: DiscoveryMediums { subtracting(Self.known) }
+
+  /// The wire names of the mediums in this set, in a stable order (`["ble", "audio"]`);
+  /// bits without a name are left out (``Strategy/validate()`` rejects them).
   public var names: [String] {
     Self.named.filter { contains($0.medium) }.map(\.name)
   }
@@ -59,5 +66,9 @@ extension DiscoveryMediums: Codable {
 }
 
 extension DiscoveryMediums: CustomStringConvertible {
-  public var description: String { names.isEmpty ? "none" : names.joined(separator: ",") }
+  public var description: String {
+    let unknownPart = unknown.isEmpty ? [] : ["unknown(0x\(String(unknown.rawValue, radix: 16)))"]
+    let parts = names + unknownPart
+    return parts.isEmpty ? "none" : parts.joined(separator: ",")
+  }
 }

@@ -38,6 +38,7 @@ public struct Strategy: Sendable, Hashable, Codable {
   /// - Throws: ``StrategyError`` naming the rule that is broken.
   public func validate() throws(StrategyError) {
     if mediums.isEmpty { throw .noMediums }
+    if !mediums.unknown.isEmpty { throw .unknownMediums(mediums.unknown) }
     if mode.isEmpty { throw .noDiscoveryMode }
     if allowInBackground && mediums != .ble { throw .backgroundRequiresBLEOnly(mediums: mediums) }
     if distanceType == .earshot && !mediums.contains(.audio) {

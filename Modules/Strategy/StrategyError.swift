@@ -8,6 +8,9 @@ public enum StrategyError: Error, Sendable, Hashable {
   case earshotRequiresAudio(mediums: DiscoveryMediums)
   /// At least one medium is needed.
   case noMediums
+  /// The mediums include bits this version has no name for (a plugin's medium must be named
+  /// in ``DiscoveryMediums/named`` before strategies may use it).
+  case unknownMediums(DiscoveryMediums)
   /// At least one of broadcast and scan is needed.
   case noDiscoveryMode
 }
@@ -24,6 +27,9 @@ extension StrategyError: CustomStringConvertible {
       return "distanceType earshot needs the audio medium, got mediums: \(mediums)"
     case .noMediums:
       return "a strategy needs at least one medium (ble, audio)"
+    case .unknownMediums(let mediums):
+      return "unknown medium bits 0x\(String(mediums.rawValue, radix: 16)) in the strategy; "
+        + "known mediums: \(DiscoveryMediums.named.map(\.name).joined(separator: ", "))"
     case .noDiscoveryMode:
       return "a strategy needs at least one discovery mode (broadcast, scan)"
     }

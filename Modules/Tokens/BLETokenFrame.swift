@@ -18,8 +18,11 @@ public struct BLETokenFrame: Sendable, Hashable {
   /// AD type "Service Data - 128-bit UUID".
   public static let serviceData128ADType: UInt8 = 0x21
 
-  /// The low 4 bits of the first byte; reserved, 0 today, carried unchanged.
-  public var flags: UInt8
+  /// The low 4 bits of the first byte; reserved, 0 today, carried unchanged. Only the low
+  /// 4 bits are kept (the high 4 are the version).
+  public var flags: UInt8 {
+    didSet { flags &= 0x0f }
+  }
   /// The token being advertised.
   public var token: Token
   /// The transmitter's power at 0 m in dBm, used for distance estimates.

@@ -1,4 +1,4 @@
-public import Synchronization
+import Synchronization
 
 /// Where a publication or subscription is in its life.
 public enum HandleStatus: String, Sendable, Hashable, Codable {

@@ -1,6 +1,6 @@
-public import Foundation
-public import Logging
-public import Strategy
+import Foundation
+import Logging
+import Strategy
 public import Tokens
 
 /// Publishes messages and subscribes to the messages of nearby devices (the seed's message
@@ -54,8 +54,7 @@ public actor MessageManager {
   private var slots: [MediumSlot]
   private var publications: [PublicationID: PublicationRecord] = [:]
   private var subscriptions: [SubscriptionID: SubscriptionRecord] = [:]
-  private var pendingSightings: [Sighting] = []
-  private var isFlushing = false
+  private let inbox = SightingInbox()
   private var directives: Directives?
   private var isReconciling = false
   private var tasks: [Task<Void, Never>] = []
@@ -102,11 +101,12 @@ public actor MessageManager {
     for (index, medium) in mediums.enumerated() {
       let sightings = medium.sightings
       let statuses = medium.statusUpdates
+      let inbox = inbox
       tasks.append(
         Task { [weak self] in
-          for await sighting in sightings {
+          for await sighting in sightings where inbox.append(sighting) {
             guard let self else { return }
-            await self.receive(sighting)
+            Task { await self.flushSightings() }
           }
         })
       tasks.append(
@@ -405,28 +405,21 @@ public actor MessageManager {
 
   // MARK: Sightings
 
-  private func receive(_ sighting: Sighting) {
-    guard !isShutDown, sighting.token != directives?.token else { return }
-    pendingSightings.append(sighting)
-    if !isFlushing {
-      isFlushing = true
-      Task { await self.flushSightings() }
-    }
-  }
-
-  /// Sends what the mediums heard; sightings that arrive during a report go in the next one.
+  /// Sends what the mediums heard, in batches, until the inbox is empty; sightings that arrive
+  /// during a report go in the next one. Our own token is dropped.
   private func flushSightings() async {
-    defer { isFlushing = false }
-    while !pendingSightings.isEmpty, !isShutDown {
-      let count = min(pendingSightings.count, Self.maximumSightingsPerReport)
-      let batch = Array(pendingSightings.prefix(count))
-      pendingSightings.removeFirst(count)
+    while true {
+      let batch = inbox.take(upTo: Self.maximumSightingsPerReport)
+      if batch.isEmpty { return }
+      let token = directives?.token
+      let heard = batch.filter { $0.token != token }
+      guard !isShutDown, !heard.isEmpty else { continue }
       do {
-        try await send(Report(sightings: batch))
+        try await send(Report(sightings: heard))
       } catch {
         logger.warning(
           "report of sightings failed; dropped",
-          metadata: ["sightings": "\(batch.count)", "error": "\(error)"])
+          metadata: ["sightings": "\(heard.count)", "error": "\(error)"])
       }
     }
   }

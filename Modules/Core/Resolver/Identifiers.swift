@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// A device registered with a resolver.
 public struct DeviceID: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {

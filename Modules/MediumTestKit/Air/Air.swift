@@ -1,7 +1,7 @@
 public import Core
 import Foundation
 public import Strategy
-public import Tokens
+import Tokens
 
 /// An in-memory "air" that carries tokens between simulated devices, for tests, the demo and
 /// benchmarks.

@@ -77,6 +77,8 @@ public struct MediumConformance: Sendable {
   /// Runs one check on a fresh pair.
   /// - Throws: ``ConformanceFailure`` when the medium breaks the rule, or the factory's error.
   public func run(_ check: Check) async throws {
+    // Taken before the recorders start: a medium's first status may arrive at once.
+    let start = ContinuousClock.now
     let pair = try await makePair()
     let first = pair.first
     let second = pair.second
@@ -84,12 +86,11 @@ public struct MediumConformance: Sendable {
     let ownSightings = StreamRecorder(first.sightings)
     let firstStatus = StreamRecorder(first.statusUpdates)
     let secondStatus = StreamRecorder(second.statusUpdates)
-    let start = ContinuousClock.now
     func fail(_ reason: String) -> ConformanceFailure {
       ConformanceFailure(check: check, medium: first.name, reason: reason)
     }
     func heard(_ token: Token, since: ContinuousClock.Instant) async -> Bool {
-      await sightings.wait(since: since, timeout: timeout) { $0.token == token } != nil
+      await sightings.first(since: since, timeout: timeout) { $0.token == token } != nil
     }
     func silent(of token: Token?, in recorder: StreamRecorder<Sighting>) async -> Bool {
       try? await Task.sleep(for: settle)
@@ -107,7 +108,7 @@ public struct MediumConformance: Sendable {
     switch check {
     case .reportsInitialStatus:
       for (medium, recorder) in [(first, firstStatus), (second, secondStatus)] {
-        if await recorder.wait(since: start, timeout: timeout, for: { _ in true }) == nil {
+        if await recorder.first(since: start, timeout: timeout) == nil {
           throw fail("\(medium.name) reported no status within \(timeout)")
         }
       }
@@ -127,8 +128,8 @@ public struct MediumConformance: Sendable {
       try await second.startScanning()
       try await first.transmit(token)
       guard
-        let sighting = await sightings.wait(
-          since: start, timeout: timeout, for: { $0.token == token })
+        let sighting = await sightings.first(
+          since: start, timeout: timeout, where: { $0.token == token })
       else { throw fail("\(second.name) did not hear \(token) within \(timeout)") }
       if sighting.medium != second.kind {
         throw fail("sighting reports medium \(sighting.medium), expected \(second.kind)")

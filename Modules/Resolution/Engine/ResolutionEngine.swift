@@ -1,10 +1,10 @@
 public import Core
 public import Foundation
-public import Strategy
-public import Tokens
+import Strategy
+import Tokens
 
-/// An event for a device, as the engine produces it.
-public struct Notification: Sendable, Hashable {
+/// An event addressed to a device, as the engine produces it.
+public struct DeviceEvent: Sendable, Hashable {
   public var device: DeviceID
   public var event: ResolverEvent
   public init(device: DeviceID, event: ResolverEvent) {
@@ -66,10 +66,10 @@ public final class ResolutionEngine<Store: ResolutionStore> {
   /// Removes a device with everything it published and subscribed to; subscribers that had
   /// found its messages get `lost`.
   public func unregister(_ credentials: DeviceCredentials, now: Date) throws(ResolverError)
-    -> [Notification]
+    -> [DeviceEvent]
   {
     let device = try authenticate(credentials)
-    var outbox: [Notification] = []
+    var outbox: [DeviceEvent] = []
     for publication in store.publications(on: device.id) {
       removePublication(publication.id, now: now, outbox: &outbox)
     }
@@ -91,16 +91,16 @@ public final class ResolutionEngine<Store: ResolutionStore> {
 
   /// Applies a report: unpublish, unsubscribe, publish, subscribe, then sightings; rotates the
   /// token when due; answers the directives and the events for the reporting device.
-  /// Events for other devices are returned in `notifications`.
+  /// Events for other devices are returned in `deviceEvents`.
   ///
   /// - Throws: ``ResolverError`` for bad credentials or an invalid report (the text names the
   ///   field and the limit); nothing is applied then.
   public func report(_ report: Report, from credentials: DeviceCredentials, now: Date)
-    throws(ResolverError) -> (answer: ReportAnswer, notifications: [Notification])
+    throws(ResolverError) -> (answer: ReportAnswer, deviceEvents: [DeviceEvent])
   {
     var device = try authenticate(credentials)
     try validate(report, device: device)
-    var outbox: [Notification] = []
+    var outbox: [DeviceEvent] = []
     for id in report.unpublish where store.publication(id)?.device == device.id {
       removePublication(id, now: now, outbox: &outbox)
     }
@@ -129,12 +129,12 @@ public final class ResolutionEngine<Store: ResolutionStore> {
       token: device.token, tokenExpiresIn: device.tokenExpiresAt.timeIntervalSince(now),
       broadcast: device.usage.broadcast, scan: device.usage.scan)
     var mine: [ResolverEvent] = []
-    var others: [Notification] = []
-    for notification in outbox {
-      if notification.device == device.id {
-        mine.append(notification.event)
+    var others: [DeviceEvent] = []
+    for deviceEvent in outbox {
+      if deviceEvent.device == device.id {
+        mine.append(deviceEvent.event)
       } else {
-        others.append(notification)
+        others.append(deviceEvent)
       }
     }
     return (ReportAnswer(directives: directives, events: mine), others)
@@ -177,7 +177,7 @@ public final class ResolutionEngine<Store: ResolutionStore> {
   }
 
   private func addPublication(
-    _ spec: PublicationSpec, device: DeviceRecord, now: Date, outbox: inout [Notification]
+    _ spec: PublicationSpec, device: DeviceRecord, now: Date, outbox: inout [DeviceEvent]
   ) {
     let record = PublicationRecord(
       id: spec.id, device: device.id, project: device.project, message: spec.message,
@@ -195,7 +195,7 @@ public final class ResolutionEngine<Store: ResolutionStore> {
   }
 
   private func addSubscription(
-    _ spec: SubscriptionSpec, device: DeviceRecord, now: Date, outbox: inout [Notification]
+    _ spec: SubscriptionSpec, device: DeviceRecord, now: Date, outbox: inout [DeviceEvent]
   ) {
     let record = SubscriptionRecord(
       id: spec.id, device: device.id, project: device.project, namespace: spec.namespace,
@@ -215,7 +215,7 @@ public final class ResolutionEngine<Store: ResolutionStore> {
 
   /// Removes a publication; subscribers that had found its message (from no other
   /// publication) get `lost`.
-  private func removePublication(_ id: PublicationID, now: Date, outbox: inout [Notification]) {
+  private func removePublication(_ id: PublicationID, now: Date, outbox: inout [DeviceEvent]) {
     guard let record = store.publication(id) else { return }
     for subscriptionID in store.deliveries(of: id) {
       guard let subscription = store.subscription(subscriptionID) else { continue }
@@ -244,7 +244,7 @@ public final class ResolutionEngine<Store: ResolutionStore> {
   // MARK: Sightings and matching
 
   private func record(
-    _ sighting: Sighting, by hearer: DeviceID, now: Date, outbox: inout [Notification]
+    _ sighting: Sighting, by hearer: DeviceID, now: Date, outbox: inout [DeviceEvent]
   ) {
     guard let heard = store.device(heard: sighting.token, at: now), heard != hearer,
       sighting.medium.rawValue.nonzeroBitCount == 1
@@ -261,7 +261,7 @@ public final class ResolutionEngine<Store: ResolutionStore> {
   }
 
   /// Delivers every qualifying pair between the two devices' handles.
-  private func match(_ a: DeviceID, _ b: DeviceID, now: Date, outbox: inout [Notification]) {
+  private func match(_ a: DeviceID, _ b: DeviceID, now: Date, outbox: inout [DeviceEvent]) {
     for (publisher, subscriber) in [(a, b), (b, a)] {
       for publication in store.publications(on: publisher) {
         for subscription in store.subscriptions(on: subscriber, accepting: publication) {
@@ -273,7 +273,7 @@ public final class ResolutionEngine<Store: ResolutionStore> {
 
   private func deliverIfQualified(
     _ publication: PublicationRecord, to subscription: SubscriptionRecord, now: Date,
-    outbox: inout [Notification]
+    outbox: inout [DeviceEvent]
   ) {
     guard publication.project == subscription.project,
       subscription.deviceTypes.contains(.nearbyDevices),
@@ -284,20 +284,20 @@ public final class ResolutionEngine<Store: ResolutionStore> {
       subscription: subscription.id, publication: publication.id, message: publication.key)
     {
       outbox.append(
-        Notification(
+        DeviceEvent(
           device: subscription.device, event: .found(subscription.id, publication.message)))
     }
   }
 
   private func undeliver(
     _ publication: PublicationRecord, from subscription: SubscriptionRecord,
-    outbox: inout [Notification]
+    outbox: inout [DeviceEvent]
   ) {
     if store.removeDelivery(
       subscription: subscription.id, publication: publication.id, message: publication.key)
     {
       outbox.append(
-        Notification(
+        DeviceEvent(
           device: subscription.device, event: .lost(subscription.id, publication.message)))
     }
   }
@@ -309,7 +309,9 @@ public final class ResolutionEngine<Store: ResolutionStore> {
   ) -> Bool {
     let (p, s) = (publication.strategy, subscription.strategy)
     guard publication.device != subscription.device else { return false }
-    for medium in p.effectiveMediums.intersection(s.effectiveMediums).elements {
+    let shared = p.effectiveMediums.intersection(s.effectiveMediums).rawValue
+    for bit in 0..<UInt32.bitWidth where shared & (1 << bit) != 0 {
+      let medium = DiscoveryMediums(rawValue: 1 << bit)
       if s.scans(on: medium), p.broadcasts(on: medium),
         isFresh(
           ProximityKey(hearer: subscription.device, heard: publication.device, medium: medium), now)
@@ -339,8 +341,8 @@ public final class ResolutionEngine<Store: ResolutionStore> {
   /// Handles everything due by `now`: stale sightings (lost), expired publications (lost for
   /// subscribers, `publicationExpired` for the owner), expired subscriptions, and retired
   /// tokens.
-  public func sweep(now: Date) -> [Notification] {
-    var outbox: [Notification] = []
+  public func sweep(now: Date) -> [DeviceEvent] {
+    var outbox: [DeviceEvent] = []
     while let deadline = store.popDeadline(dueAt: now) {
       switch deadline.kind {
       case .proximity(let key):
@@ -357,13 +359,13 @@ public final class ResolutionEngine<Store: ResolutionStore> {
           expiresAt <= now
         else { continue }
         removePublication(id, now: now, outbox: &outbox)
-        outbox.append(Notification(device: record.device, event: .publicationExpired(id)))
+        outbox.append(DeviceEvent(device: record.device, event: .publicationExpired(id)))
       case .subscriptionExpiry(let id):
         guard let record = store.subscription(id), let expiresAt = record.expiresAt,
           expiresAt <= now
         else { continue }
         removeSubscription(id)
-        outbox.append(Notification(device: record.device, event: .subscriptionExpired(id)))
+        outbox.append(DeviceEvent(device: record.device, event: .subscriptionExpired(id)))
       case .tokenRetirement(let token):
         if let until = store.binding(of: token), until <= now { store.unbind(token) }
       }
@@ -372,7 +374,7 @@ public final class ResolutionEngine<Store: ResolutionStore> {
   }
 
   /// Takes back deliveries between the two devices that no longer qualify.
-  private func recheck(_ a: DeviceID, _ b: DeviceID, now: Date, outbox: inout [Notification]) {
+  private func recheck(_ a: DeviceID, _ b: DeviceID, now: Date, outbox: inout [DeviceEvent]) {
     for (publisher, subscriber) in [(a, b), (b, a)] {
       for publication in store.publications(on: publisher) {
         for subscriptionID in store.deliveries(of: publication.id) {

@@ -46,8 +46,8 @@ public actor InProcessResolver: Resolver {
   public func report(_ report: Report, from device: DeviceCredentials) async throws
     -> ReportAnswer
   {
-    let (answer, notifications) = try engine.report(report, from: device, now: now())
-    route(notifications)
+    let (answer, deviceEvents) = try engine.report(report, from: device, now: now())
+    route(deviceEvents)
     armSweeper()
     return answer
   }
@@ -63,9 +63,9 @@ public actor InProcessResolver: Resolver {
   }
 
   public func unregister(_ device: DeviceCredentials) async throws {
-    let notifications = try engine.unregister(device, now: now())
+    let deviceEvents = try engine.unregister(device, now: now())
     streams.removeValue(forKey: device.id)?.finish()
-    route(notifications)
+    route(deviceEvents)
     armSweeper()
     logger.debug("device unregistered", metadata: ["device": "\(device.id)"])
   }
@@ -79,9 +79,9 @@ public actor InProcessResolver: Resolver {
   /// How much the resolver holds (for tests and diagnostics).
   public func counts() -> ResolutionCounts { engine.store.counts() }
 
-  private func route(_ notifications: [Notification]) {
-    for notification in notifications {
-      streams[notification.device]?.yield(notification.event)
+  private func route(_ deviceEvents: [DeviceEvent]) {
+    for deviceEvent in deviceEvents {
+      streams[deviceEvent.device]?.yield(deviceEvent.event)
     }
   }
 

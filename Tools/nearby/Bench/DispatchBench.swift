@@ -91,7 +91,7 @@ struct DispatchBench: AsyncParsableCommand {
     var phases: [Phase] = []
     for round in 1...rounds {
       progress("burst round \(round)/\(rounds)")
-      let tokens = try await publishers(resolver: resolver, strategy: strategy)
+      let tokens = try await publishers(resolver: resolver, strategy: strategy, round: round)
       recorder.reset()
       for (index, token) in tokens.enumerated() {
         recorder.injected(index)
@@ -103,7 +103,8 @@ struct DispatchBench: AsyncParsableCommand {
     for round in 1...rounds {
       progress("paced round \(round)/\(rounds) at \(rate)/s")
       let count = min(pacedSightings, subscriptions)
-      let tokens = try await publishers(resolver: resolver, strategy: strategy, count: count)
+      let tokens = try await publishers(
+        resolver: resolver, strategy: strategy, round: rounds + round, count: count)
       recorder.reset()
       let interval = Duration.seconds(1) / rate
       var next = ContinuousClock.now
@@ -144,16 +145,17 @@ struct DispatchBench: AsyncParsableCommand {
 
   /// Registers `count` publisher devices, each publishing one message of type `t<index>`, and
   /// returns their tokens.
-  private func publishers(resolver: InProcessResolver, strategy: Strategy, count: Int? = nil)
-    async throws -> [Token]
-  {
+  /// Messages differ per round: a message already found is not found again.
+  private func publishers(
+    resolver: InProcessResolver, strategy: Strategy, round: Int, count: Int? = nil
+  ) async throws -> [Token] {
     var tokens: [Token] = []
     for index in 0..<(count ?? subscriptions) {
       let device = try await resolver.register(apiKey: "bench")
       let answer = try await resolver.report(
         Report(publish: [
           PublicationSpec(
-            id: .random(), message: Message(text: "m\(index)", type: "t\(index)"),
+            id: .random(), message: Message(text: "r\(round) m\(index)", type: "t\(index)"),
             strategy: strategy)
         ]), from: device)
       tokens.append(answer.directives.token)
@@ -165,7 +167,7 @@ struct DispatchBench: AsyncParsableCommand {
     let deadline = ContinuousClock.now + .seconds(120)
     while recorder.handledCount < count {
       guard ContinuousClock.now < deadline else {
-        throw ValidationError(
+        throw BenchError(
           "only \(recorder.handledCount) of \(count) found events arrived within 120 s")
       }
       try await Task.sleep(for: .milliseconds(1))
@@ -198,4 +200,10 @@ struct DispatchBench: AsyncParsableCommand {
     guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
     return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
   }
+}
+
+/// A benchmark that could not complete; the text says what was missing.
+struct BenchError: Error, CustomStringConvertible {
+  var description: String
+  init(_ description: String) { self.description = description }
 }

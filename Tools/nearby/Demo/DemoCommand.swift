@@ -106,12 +106,12 @@ struct DemoCommand: AsyncParsableCommand {
     for manager in [alice, bob, carol, box, phone, speaker] { await manager.shutdown() }
 
     let expectations: [(String, Bool)] = [
-      ("Carol found Alice", log.count("found", device: "Carol", text: "Alice") == 1),
-      ("Carol found Bob", log.count("found", device: "Carol", text: "Bob") == 1),
-      ("Alice found Bob", log.count("found", device: "Alice", text: "Bob") == 1),
+      ("Carol found Alice", log.count("found", device: "Carol", text: "Alice") >= 1),
+      ("Carol found Bob", log.count("found", device: "Carol", text: "Bob") >= 1),
+      ("Alice found Bob", log.count("found", device: "Alice", text: "Bob") >= 1),
       ("Alice did not find herself", log.count("found", device: "Alice", text: "Alice") == 0),
-      ("Carol lost Bob", log.count("lost", device: "Carol", text: "Bob") == 1),
-      ("Alice lost Bob", log.count("lost", device: "Alice", text: "Bob") == 1),
+      ("Carol lost Bob", log.count("lost", device: "Carol", text: "Bob") >= 1),
+      ("Alice lost Bob", log.count("lost", device: "Alice", text: "Bob") >= 1),
       (
         "the TV box found the cast",
         log.count("found", device: "TV box", text: "Play: Big Buck Bunny") == 1
@@ -120,7 +120,7 @@ struct DemoCommand: AsyncParsableCommand {
         "the speaker heard no cast",
         log.count("found", device: "Speaker", text: "Play: Big Buck Bunny") == 0
       ),
-      ("Carol lost Alice", log.count("lost", device: "Carol", text: "Alice") == 1),
+      ("Carol lost Alice", log.count("lost", device: "Carol", text: "Alice") >= 1),
     ]
     let failed = expectations.filter { !$0.1 }.map(\.0)
     log.step(

@@ -1,0 +1,66 @@
+import Synchronization
+
+/// Reads a stream in the background and keeps what arrived, with the time, so that tests can
+/// wait for an element with a deadline instead of awaiting a stream that may never yield.
+public final class StreamRecorder<Element: Sendable>: Sendable {
+  private struct State {
+    var elements: [(at: ContinuousClock.Instant, element: Element)] = []
+    var finished = false
+  }
+  /// Shared with the reading task; the mutex guards the elements.
+  private final class Storage: Sendable {
+    let state = Mutex(State())
+  }
+  private let storage = Storage()
+  private let reader: Task<Void, Never>
+
+  /// Starts reading `stream` (this recorder becomes its one reader).
+  public init(_ stream: AsyncStream<Element>) {
+    let storage = storage
+    reader = Task {
+      for await element in stream {
+        storage.state.withLock { $0.elements.append((ContinuousClock.now, element)) }
+      }
+      storage.state.withLock { $0.finished = true }
+    }
+  }
+
+  deinit { reader.cancel() }
+
+  /// Everything that arrived so far.
+  public var elements: [Element] { storage.state.withLock { $0.elements.map(\.element) } }
+
+  /// Whether the stream has finished.
+  public var isFinished: Bool { storage.state.withLock { $0.finished } }
+
+  /// The elements that arrived at or after `instant`.
+  public func elements(since instant: ContinuousClock.Instant) -> [Element] {
+    storage.state.withLock { $0.elements.filter { $0.at >= instant }.map(\.element) }
+  }
+
+  /// Waits, polling every 5 ms for at most `timeout`, until an element that arrived at or
+  /// after `instant` (default: ever) satisfies `predicate`; returns it.
+  public func first(
+    since instant: ContinuousClock.Instant? = nil, timeout: Duration = .seconds(10),
+    where predicate: (Element) -> Bool = { _ in true }
+  ) async -> Element? {
+    let deadline = ContinuousClock.now + timeout
+    while true {
+      let candidates = instant.map { elements(since: $0) } ?? elements
+      if let found = candidates.first(where: predicate) { return found }
+      if ContinuousClock.now >= deadline { return nil }
+      try? await Task.sleep(for: .milliseconds(5))
+    }
+  }
+
+  /// Waits, for at most `timeout`, until `count` elements have arrived; returns them all.
+  public func waitForCount(_ count: Int, timeout: Duration = .seconds(10)) async -> [Element] {
+    _ = await eventually(timeout: timeout, interval: .milliseconds(5)) { elements.count >= count }
+    return elements
+  }
+
+  /// Waits, for at most `timeout`, until the stream finishes.
+  public func waitUntilFinished(timeout: Duration = .seconds(10)) async -> Bool {
+    await eventually(timeout: timeout, interval: .milliseconds(5)) { isFinished }
+  }
+}

@@ -1,0 +1,32 @@
+import Core
+import Logging
+import MediumTestKit
+import Resolution
+import Strategy
+import Synchronization
+
+/// A manager on an in-process resolver with one scripted BLE and one scripted audio medium.
+struct ScriptedDevice {
+  let manager: MessageManager
+  let ble: ScriptedMedium
+  let audio: ScriptedMedium
+
+  init(
+    resolver: InProcessResolver,
+    configure: (inout MessageManager.Configuration) -> Void = { _ in }
+  ) async throws {
+    ble = ScriptedMedium(kind: .ble)
+    audio = ScriptedMedium(kind: .audio)
+    var configuration = MessageManager.Configuration(
+      resolver: .inProcess(resolver), mediums: [.scripted(ble), .scripted(audio)])
+    configure(&configuration)
+    manager = try await MessageManager(apiKey: "test", configuration: configuration)
+  }
+}
+
+/// Everything handlers were called with, in order; handlers run on managers' actors.
+final class Calls<Value: Sendable>: Sendable {
+  private let values = Mutex<[Value]>([])
+  func append(_ value: Value) { values.withLock { $0.append(value) } }
+  var all: [Value] { values.withLock { $0 } }
+}

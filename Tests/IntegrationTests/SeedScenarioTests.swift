@@ -1,0 +1,124 @@
+import Core
+import MediumTestKit
+import Resolution
+import Strategy
+import Testing
+
+/// The seed's scenarios, on the in-memory air with real managers and the in-process resolver.
+@Suite("Seed scenarios on the air")
+struct SeedScenarioTests {
+  @Test("a published name is found; releasing the publication makes it lost")
+  func publishedNameFoundThenLost() async throws {
+    let world = AirWorld()
+    let alice = try await world.device("Alice")
+    let bob = try await world.device("Bob", at: 2)
+    var publication: Publication? = try await alice.publish(Message(text: "Alice", type: "name"))
+    let subscription = try await world.subscribe(bob, as: "Bob")
+    #expect(await eventually { world.found(by: "Bob") == ["Alice"] })
+    #expect(publication?.status == .active)
+    publication = nil
+    #expect(await eventually { world.lost(by: "Bob") == ["Alice"] })
+    withExtendedLifetime(subscription) {}
+    await alice.shutdown()
+    await bob.shutdown()
+  }
+
+  @Test("set-top box: scans-audio publication reaches broadcasts-audio subscriber, not scan-only")
+  func setTopBox() async throws {
+    let world = AirWorld()
+    let phone = try await world.device("Phone")
+    let box = try await world.device("Box", at: 1)
+    let speaker = try await world.device("Speaker", at: 1.5)
+    let boxSubscription = try await world.subscribe(box, as: "Box") {
+      $0.strategy = Strategy(mediums: .audio, mode: .broadcast)
+    }
+    let speakerSubscription = try await world.subscribe(speaker, as: "Speaker") {
+      $0.strategy = Strategy(mediums: .audio, mode: .scan)
+    }
+    let publication = try await phone.publish(Message(text: "Play", type: "cast")) {
+      $0.strategy = Strategy(mediums: .audio, mode: .scan)
+    }
+    #expect(await eventually { world.found(by: "Box") == ["Play"] })
+    // Give the speaker many advertising rounds; it must hear nothing.
+    try await Task.sleep(for: .milliseconds(600))
+    #expect(world.found(by: "Speaker").isEmpty)
+    withExtendedLifetime((boxSubscription, speakerSubscription, publication)) {}
+    for manager in [phone, box, speaker] { await manager.shutdown() }
+  }
+
+  @Test("namespace and type filters")
+  func filters() async throws {
+    let world = AirWorld()
+    let cafe = try await world.device("Cafe")
+    let guest = try await world.device("Guest", at: 1)
+    let publications = [
+      try await cafe.publish(Message(text: "menu", type: "menu", namespace: "com.cafe")),
+      try await cafe.publish(Message(text: "wifi", type: "wifi", namespace: "com.cafe")),
+      try await cafe.publish(Message(text: "other", type: "menu", namespace: "org.other")),
+    ]
+    let menus = try await world.subscribe(guest, as: "menus") {
+      $0.namespace = "com.cafe"
+      $0.type = "menu"
+    }
+    let everything = try await world.subscribe(guest, as: "cafe") { $0.namespace = "com.cafe" }
+    #expect(await eventually { world.found(by: "cafe").sorted() == ["menu", "wifi"] })
+    #expect(await eventually { world.found(by: "menus") == ["menu"] })
+    try await Task.sleep(for: .milliseconds(300))
+    #expect(world.found(by: "menus") == ["menu"], "lost: \(world.lost(by: "menus"))")
+    withExtendedLifetime((publications, menus, everything)) {}
+    await cafe.shutdown()
+    await guest.shutdown()
+  }
+
+  @Test("walking out of range loses the message after lostAfter")
+  func outOfRange() async throws {
+    let world = AirWorld(lostAfter: .seconds(1))
+    let alice = try await world.device("Alice")
+    let bob = try await world.device("Bob", at: 3)
+    let publication = try await alice.publish(Message(text: "Alice"))
+    let subscription = try await world.subscribe(bob, as: "Bob")
+    // On a loaded machine a late advert may already cause a lost/found pair: count balance.
+    #expect(await eventually { !world.found(by: "Bob").isEmpty })
+    await world.air.place("Bob", at: Air.Position(x: 50))
+    #expect(
+      await eventually {
+        world.lost(by: "Bob").count == world.found(by: "Bob").count
+          && !world.lost(by: "Bob").isEmpty
+      })
+    let lostCount = world.lost(by: "Bob").count
+    await world.air.place("Bob", at: Air.Position(x: 3))
+    #expect(await eventually { world.found(by: "Bob").count == lostCount + 1 })
+    #expect(Set(world.found(by: "Bob") + world.lost(by: "Bob")) == ["Alice"])
+    withExtendedLifetime((publication, subscription)) {}
+    await alice.shutdown()
+    await bob.shutdown()
+  }
+
+  @Test("TTL expiry fires expired on the subscription")
+  func ttlExpiry() async throws {
+    let world = AirWorld()
+    let device = try await world.device("Solo")
+    let subscription = try await world.subscribe(device, as: "Solo") {
+      $0.strategy.ttl = try TTL(seconds: 0.3)
+    }
+    var events: [SubscriptionEvent] = []
+    for await event in subscription.events { events.append(event) }
+    #expect(events == [.expired])
+    await device.shutdown()
+  }
+
+  @Test("background with audio is rejected")
+  func backgroundAudio() async throws {
+    let world = AirWorld()
+    let device = try await world.device("Solo")
+    await #expect(throws: StrategyError.backgroundRequiresBLEOnly(mediums: .audio)) {
+      try await device.publish(Message(text: "x")) {
+        $0.strategy = Strategy(mediums: .audio, allowInBackground: true)
+      }
+    }
+    try await device.publish(Message(text: "x")) {
+      $0.strategy = Strategy(mediums: .ble, allowInBackground: true)
+    }.cancel()
+    await device.shutdown()
+  }
+}

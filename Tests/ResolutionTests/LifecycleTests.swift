@@ -1,0 +1,180 @@
+import Core
+import Resolution
+import Strategy
+import Testing
+import Tokens
+
+@Suite("Lost, expiry, tokens and cleanup")
+struct LifecycleTests {
+  @Test("lost exactly lostAfter after the last qualifying sighting")
+  func lostAfterSilence() throws {
+    let f = EngineFixture(lostAfter: .seconds(10))
+    let a = f.device()
+    let b = f.device()
+    try f.publish("Alice", on: a)
+    try f.subscribe(on: b)
+    #expect(try f.sighting(by: b, of: a).found == ["Alice"])
+    f.advance(4)
+    try f.sighting(by: b, of: a)
+    f.advance(9)
+    #expect(f.sweep().isEmpty)
+    f.advance(1)
+    #expect(f.sweep().lost == ["Alice"])
+    #expect(f.counts.deliveries == 0 && f.counts.sightings == 0)
+    // Heard again: found again.
+    #expect(try f.sighting(by: b, of: a).found == ["Alice"])
+  }
+
+  @Test("a sighting on another medium keeps the message")
+  func otherMediumKeepsIt() throws {
+    let f = EngineFixture(lostAfter: .seconds(10))
+    let a = f.device()
+    let b = f.device()
+    try f.publish("Alice", on: a)
+    try f.subscribe(on: b)
+    try f.sighting(by: b, of: a, on: .ble)
+    f.advance(5)
+    try f.sighting(by: b, of: a, on: .audio)
+    f.advance(5)
+    #expect(f.sweep().isEmpty)
+    f.advance(5)
+    #expect(f.sweep().lost == ["Alice"])
+  }
+
+  @Test("unpublish makes subscribers lose the message at once")
+  func unpublish() throws {
+    let f = EngineFixture()
+    let a = f.device()
+    let b = f.device()
+    let publication = try f.publish("Alice", on: a)
+    try f.subscribe(on: b)
+    try f.sighting(by: b, of: a)
+    let (_, others) = try f.report(Report(unpublish: [publication]), from: a)
+    #expect(others.lost == ["Alice"])
+    #expect(f.counts.publications == 0 && f.counts.deliveries == 0)
+  }
+
+  @Test("publication TTL: subscribers lose it, the owner gets publicationExpired")
+  func publicationExpiry() throws {
+    let f = EngineFixture(lostAfter: .seconds(100))
+    let a = f.device()
+    let b = f.device()
+    let publication = try f.publish("brief", strategy: Strategy(ttl: try TTL(seconds: 5)), on: a)
+    try f.subscribe(on: b)
+    try f.sighting(by: b, of: a)
+    f.advance(4)
+    #expect(f.sweep().isEmpty)
+    f.advance(1)
+    let events = f.sweep()
+    #expect(events.lost == ["brief"])
+    #expect(events.contains(DeviceEvent(device: a.id, event: .publicationExpired(publication))))
+    #expect(f.counts.publications == 0)
+  }
+
+  @Test("subscription TTL: the owner gets subscriptionExpired and no lost")
+  func subscriptionExpiry() throws {
+    let f = EngineFixture(lostAfter: .seconds(100))
+    let a = f.device()
+    let b = f.device()
+    try f.publish("x", on: a)
+    let subscription = try f.subscribe(strategy: Strategy(ttl: try TTL(seconds: 3)), on: b)
+    try f.sighting(by: b, of: a)
+    f.advance(3)
+    #expect(f.sweep() == [DeviceEvent(device: b.id, event: .subscriptionExpired(subscription))])
+    #expect(f.counts.subscriptions == 0 && f.counts.deliveries == 0)
+  }
+
+  @Test("infinite TTL never expires")
+  func infinite() throws {
+    let f = EngineFixture(lostAfter: .seconds(1_000_000))
+    let a = f.device()
+    try f.publish("forever", strategy: Strategy(ttl: .infinite), on: a)
+    f.advance(10 * 86_400)
+    #expect(f.sweep().isEmpty)
+    #expect(f.counts.publications == 1)
+  }
+
+  @Test("tokens rotate after their lifetime; the old one resolves for the grace period")
+  func rotation() throws {
+    let f = EngineFixture(lostAfter: .seconds(5), tokenLifetime: .seconds(900))
+    let a = f.device()
+    let b = f.device()
+    try f.publish("x", strategy: Strategy(ttl: .infinite), on: a)
+    try f.subscribe(strategy: Strategy(ttl: .infinite), on: b)
+    let old = try f.token(of: a)
+    f.advance(899)
+    #expect(try f.token(of: a) == old)
+    f.advance(1)
+    let (answer, _) = try f.engine.report(Report(), from: a, now: f.now)
+    #expect(answer.directives.token != old)
+    #expect(answer.directives.tokenExpiresIn == 900)
+    // Old token still heard within the grace period.
+    let (heard, _) = try f.engine.report(
+      Report(sightings: [Sighting(token: old, medium: .ble)]), from: b, now: f.now)
+    #expect(heard.events.count == 1)
+    f.advance(61)
+    _ = f.sweep()
+    let (late, _) = try f.engine.report(
+      Report(sightings: [Sighting(token: old, medium: .ble)]), from: b, now: f.now)
+    #expect(late.events.isEmpty)
+  }
+
+  @Test("directives follow the strategies of the device's handles")
+  func directives() throws {
+    let f = EngineFixture()
+    let a = f.device()
+    var answer = try f.engine.report(Report(), from: a, now: f.now).answer
+    #expect(answer.directives.broadcast.isEmpty && answer.directives.scan.isEmpty)
+    let publication = try f.publish("x", strategy: Strategy(mediums: .audio, mode: .scan), on: a)
+    try f.subscribe(strategy: Strategy(mediums: .ble, mode: .broadcast), on: a)
+    answer = try f.engine.report(Report(), from: a, now: f.now).answer
+    #expect(answer.directives.broadcast == .ble)
+    #expect(answer.directives.scan == .audio)
+    answer = try f.engine.report(Report(unpublish: [publication]), from: a, now: f.now).answer
+    #expect(answer.directives.scan.isEmpty)
+  }
+
+  @Test("bad credentials and invalid reports are refused with the reason")
+  func refusals() throws {
+    let f = EngineFixture()
+    let a = f.device()
+    #expect(throws: ResolverError.wrongSecret(a.id)) {
+      try f.engine.report(Report(), from: DeviceCredentials(id: a.id, secret: "nope"), now: f.now)
+    }
+    let ghost = DeviceID.random()
+    #expect(throws: ResolverError.unknownDevice(ghost)) {
+      try f.engine.report(Report(), from: DeviceCredentials(id: ghost, secret: ""), now: f.now)
+    }
+    let tooBig = Message(content: .init(repeating: 0, count: Message.maximumContentBytes + 1))
+    do {
+      try f.report(
+        Report(publish: [PublicationSpec(id: .random(), message: tooBig, strategy: .default)]),
+        from: a)
+      Issue.record("an over-limit message was accepted")
+    } catch let error as ResolverError {
+      guard case .invalidReport(let why) = error else {
+        Issue.record("unexpected \(error)")
+        return
+      }
+      #expect(why.contains("102400"))
+    }
+    #expect(f.counts.publications == 0)
+  }
+
+  @Test("unregistering removes everything and tells subscribers")
+  func unregister() throws {
+    let f = EngineFixture()
+    let a = f.device()
+    let b = f.device()
+    try f.publish("Alice", on: a)
+    try f.subscribe(on: a)
+    try f.subscribe(on: b)
+    try f.sighting(by: b, of: a)
+    try f.sighting(by: a, of: b)
+    let events = try f.engine.unregister(a, now: f.now)
+    #expect(events.lost == ["Alice"])
+    let counts = f.counts
+    #expect(counts.devices == 1 && counts.publications == 0 && counts.subscriptions == 1)
+    #expect(counts.deliveries == 0 && counts.sightings == 0)
+  }
+}
