@@ -1,7 +1,7 @@
 /// Which kinds of nearby things a subscription is interested in.
 ///
 /// Encoded as a list of names (`["nearbyDevices", "bleBeacons"]`).
-public struct DeviceTypes: OptionSet, Sendable, Hashable {
+public struct DeviceTypes: NamedOptionSet, Hashable {
   public let rawValue: UInt8
   public init(rawValue: UInt8) { self.rawValue = rawValue }
 
@@ -13,31 +13,7 @@ public struct DeviceTypes: OptionSet, Sendable, Hashable {
   /// ``nearbyDevices``.
   public static let `default`: DeviceTypes = .nearbyDevices
 
-  static let named: [(name: String, types: DeviceTypes)] = [
+  public static let named: [(name: String, option: DeviceTypes)] = [
     ("nearbyDevices", .nearbyDevices), ("bleBeacons", .bleBeacons),
   ]
-
-  /// The names of the types in this set.
-  public var names: [String] { Self.named.filter { contains($0.types) }.map(\.name) }
-}
-
-extension DeviceTypes: Codable {
-  public init(from decoder: any Decoder) throws {
-    var container = try decoder.unkeyedContainer()
-    var result: DeviceTypes = []
-    while !container.isAtEnd {
-      let name = try container.decode(String.self)
-      guard let entry = Self.named.first(where: { $0.name == name }) else {
-        throw DecodingError.dataCorruptedError(
-          in: container, debugDescription: "unknown device type \"\(name)\"")
-      }
-      result.insert(entry.types)
-    }
-    self = result
-  }
-
-  public func encode(to encoder: any Encoder) throws {
-    var container = encoder.unkeyedContainer()
-    for name in names { try container.encode(name) }
-  }
 }

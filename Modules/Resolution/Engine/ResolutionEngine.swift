@@ -77,7 +77,7 @@ public final class ResolutionEngine<Store: ResolutionStore> {
       removeSubscription(subscription.id)
     }
     for neighbor in store.neighbors(of: device.id) {
-      for medium in DiscoveryMediums.named.map(\.medium) {
+      for medium in DiscoveryMediums.known.elements {
         store.removeSighting(ProximityKey(hearer: device.id, heard: neighbor, medium: medium))
         store.removeSighting(ProximityKey(hearer: neighbor, heard: device.id, medium: medium))
       }
@@ -262,11 +262,16 @@ public final class ResolutionEngine<Store: ResolutionStore> {
 
   /// Delivers every qualifying pair between the two devices' handles.
   private func match(_ a: DeviceID, _ b: DeviceID, now: Date, outbox: inout [DeviceEvent]) {
-    for (publisher, subscriber) in [(a, b), (b, a)] {
-      for publication in store.publications(on: publisher) {
-        for subscription in store.subscriptions(on: subscriber, accepting: publication) {
-          deliverIfQualified(publication, to: subscription, now: now, outbox: &outbox)
-        }
+    match(publisher: a, subscriber: b, now: now, outbox: &outbox)
+    match(publisher: b, subscriber: a, now: now, outbox: &outbox)
+  }
+
+  private func match(
+    publisher: DeviceID, subscriber: DeviceID, now: Date, outbox: inout [DeviceEvent]
+  ) {
+    for publication in store.publications(on: publisher) {
+      for subscription in store.subscriptions(on: subscriber, accepting: publication) {
+        deliverIfQualified(publication, to: subscription, now: now, outbox: &outbox)
       }
     }
   }
@@ -375,15 +380,20 @@ public final class ResolutionEngine<Store: ResolutionStore> {
 
   /// Takes back deliveries between the two devices that no longer qualify.
   private func recheck(_ a: DeviceID, _ b: DeviceID, now: Date, outbox: inout [DeviceEvent]) {
-    for (publisher, subscriber) in [(a, b), (b, a)] {
-      for publication in store.publications(on: publisher) {
-        for subscriptionID in store.deliveries(of: publication.id) {
-          guard let subscription = store.subscription(subscriptionID),
-            subscription.device == subscriber,
-            !qualifies(publication, subscription, now: now)
-          else { continue }
-          undeliver(publication, from: subscription, outbox: &outbox)
-        }
+    recheck(publisher: a, subscriber: b, now: now, outbox: &outbox)
+    recheck(publisher: b, subscriber: a, now: now, outbox: &outbox)
+  }
+
+  private func recheck(
+    publisher: DeviceID, subscriber: DeviceID, now: Date, outbox: inout [DeviceEvent]
+  ) {
+    for publication in store.publications(on: publisher) {
+      for subscriptionID in store.deliveries(of: publication.id) {
+        guard let subscription = store.subscription(subscriptionID),
+          subscription.device == subscriber,
+          !qualifies(publication, subscription, now: now)
+        else { continue }
+        undeliver(publication, from: subscription, outbox: &outbox)
       }
     }
   }

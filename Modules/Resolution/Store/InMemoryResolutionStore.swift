@@ -79,9 +79,15 @@ public final class InMemoryResolutionStore: ResolutionStore {
 
   public func publications(on device: DeviceID) -> [PublicationRecord] {
     guard let namespaces = publicationIndex[device] else { return [] }
-    return namespaces.values.flatMap {
-      $0.values.flatMap { $0.compactMap { publicationsByID[$0] } }
+    var result: [PublicationRecord] = []
+    for types in namespaces.values {
+      for ids in types.values {
+        for id in ids {
+          if let record = publicationsByID[id] { result.append(record) }
+        }
+      }
     }
+    return result
   }
 
   public func publications(on device: DeviceID, acceptedBy subscription: SubscriptionRecord)
@@ -136,11 +142,13 @@ public final class InMemoryResolutionStore: ResolutionStore {
     -> [SubscriptionRecord]
   {
     guard let types = subscriptionIndex[device]?[publication.message.namespace] else { return [] }
+    // The subscriptions for exactly this type, then those for every type.
     var result: [SubscriptionRecord] = []
-    for filter in [publication.message.type, nil] as [String?] {
-      for id in types[filter] ?? [] {
-        if let record = subscriptionsByID[id] { result.append(record) }
-      }
+    for id in types[publication.message.type] ?? [] {
+      if let record = subscriptionsByID[id] { result.append(record) }
+    }
+    for id in types[nil] ?? [] {
+      if let record = subscriptionsByID[id] { result.append(record) }
     }
     return result
   }
