@@ -31,6 +31,7 @@ let package = Package(
       dependencies: [
         "Strategy", "Tokens",
         .product(name: "Logging", package: "swift-log"),
+        .product(name: "DequeModule", package: "swift-collections"),
       ],
       path: "Modules/Core",
       swiftSettings: strictSwift

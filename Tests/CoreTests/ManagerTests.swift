@@ -83,7 +83,7 @@ struct ManagerTests {
 
   @Test("found and lost reach handlers and the events stream; releasing a publication loses it")
   func foundAndLost() async throws {
-    let resolver = InProcessResolver()
+    let resolver = try InProcessResolver()
     let alice = try await ScriptedDevice(resolver: resolver)
     let bob = try await ScriptedDevice(resolver: resolver)
     let found = Calls<Message>()
@@ -109,7 +109,7 @@ struct ManagerTests {
 
   @Test("releasing a subscription unsubscribes and finishes its stream")
   func releaseSubscription() async throws {
-    let resolver = InProcessResolver()
+    let resolver = try InProcessResolver()
     let device = try await ScriptedDevice(resolver: resolver)
     var subscription: Subscription? = try await device.manager.subscribe()
     let events = try #require(subscription?.events)
@@ -146,7 +146,7 @@ struct ManagerTests {
 
   @Test("the token rotates when the resolver says so, and the medium transmits the new one")
   func rotation() async throws {
-    let resolver = InProcessResolver(configuration: .init(tokenLifetime: .milliseconds(300)))
+    let resolver = try InProcessResolver(configuration: .init(tokenLifetime: .milliseconds(300)))
     let device = try await ScriptedDevice(resolver: resolver)
     let publication = try await device.manager.publish(Message(text: "x"))
     let first = try #require(await device.manager.currentToken)
@@ -159,7 +159,7 @@ struct ManagerTests {
 
   @Test("after shutdown, publish throws and the device is gone from the resolver")
   func shutdown() async throws {
-    let resolver = InProcessResolver()
+    let resolver = try InProcessResolver()
     let device = try await ScriptedDevice(resolver: resolver)
     let subscription = try await device.manager.subscribe()
     await device.manager.shutdown()

@@ -12,11 +12,11 @@ final class AirWorld: Sendable {
   let resolver: InProcessResolver
   private let seen = Mutex<[(device: String, event: SubscriptionEvent)]>([])
 
-  init(lostAfter: Duration = .seconds(5), advertiseInterval: Duration = .milliseconds(50)) {
+  init(lostAfter: Duration = .seconds(5), advertiseInterval: Duration = .milliseconds(50)) throws {
     var configuration = Air.Configuration()
     configuration.advertiseInterval = advertiseInterval
     air = Air(configuration: configuration)
-    resolver = InProcessResolver(configuration: .init(lostAfter: lostAfter))
+    resolver = try InProcessResolver(configuration: .init(lostAfter: lostAfter))
   }
 
   func device(_ name: String, at x: Double = 0) async throws -> MessageManager {

@@ -65,7 +65,7 @@ struct ConcurrencyTests {
 
   @Test("1 000 publications and 1 000 subscriptions on 50 devices: every found gets its lost")
   func manyHandles() async throws {
-    let world = AirWorld(lostAfter: .seconds(60), advertiseInterval: .milliseconds(500))
+    let world = try AirWorld(lostAfter: .seconds(60), advertiseInterval: .milliseconds(500))
     var managers: [MessageManager] = []
     for index in 0..<Self.devices { managers.append(try await world.device("d\(index)")) }
     let tally = Tally()

@@ -9,7 +9,7 @@ import Testing
 struct SeedScenarioTests {
   @Test("a published name is found; releasing the publication makes it lost")
   func publishedNameFoundThenLost() async throws {
-    let world = AirWorld()
+    let world = try AirWorld()
     let alice = try await world.device("Alice")
     let bob = try await world.device("Bob", at: 2)
     var publication: Publication? = try await alice.publish(Message(text: "Alice", type: "name"))
@@ -25,7 +25,7 @@ struct SeedScenarioTests {
 
   @Test("set-top box: scans-audio publication reaches broadcasts-audio subscriber, not scan-only")
   func setTopBox() async throws {
-    let world = AirWorld()
+    let world = try AirWorld()
     let phone = try await world.device("Phone")
     let box = try await world.device("Box", at: 1)
     let speaker = try await world.device("Speaker", at: 1.5)
@@ -48,7 +48,7 @@ struct SeedScenarioTests {
 
   @Test("namespace and type filters")
   func filters() async throws {
-    let world = AirWorld()
+    let world = try AirWorld()
     let cafe = try await world.device("Cafe")
     let guest = try await world.device("Guest", at: 1)
     let publications = [
@@ -72,7 +72,7 @@ struct SeedScenarioTests {
 
   @Test("walking out of range loses the message after lostAfter")
   func outOfRange() async throws {
-    let world = AirWorld(lostAfter: .seconds(1))
+    let world = try AirWorld(lostAfter: .seconds(1))
     let alice = try await world.device("Alice")
     let bob = try await world.device("Bob", at: 3)
     let publication = try await alice.publish(Message(text: "Alice"))
@@ -96,7 +96,7 @@ struct SeedScenarioTests {
 
   @Test("TTL expiry fires expired on the subscription")
   func ttlExpiry() async throws {
-    let world = AirWorld()
+    let world = try AirWorld()
     let device = try await world.device("Solo")
     let subscription = try await world.subscribe(device, as: "Solo") {
       $0.strategy.ttl = try TTL(seconds: 0.3)
@@ -109,7 +109,7 @@ struct SeedScenarioTests {
 
   @Test("background with audio is rejected")
   func backgroundAudio() async throws {
-    let world = AirWorld()
+    let world = try AirWorld()
     let device = try await world.device("Solo")
     await #expect(throws: StrategyError.backgroundRequiresBLEOnly(mediums: .audio)) {
       try await device.publish(Message(text: "x")) {

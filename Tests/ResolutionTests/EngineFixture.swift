@@ -31,7 +31,7 @@ final class EngineFixture {
     mine: [ResolverEvent], others: [DeviceEvent]
   ) {
     let (answer, deviceEvents) = try engine.report(report, from: device, now: now)
-    return (answer.events, deviceEvents)
+    return (answer.events.map(\.event), deviceEvents.unsequenced)
   }
 
   @discardableResult
@@ -73,12 +73,16 @@ final class EngineFixture {
     return mine.map { DeviceEvent(device: hearer.id, event: $0) } + others
   }
 
-  func sweep() -> [DeviceEvent] { engine.sweep(now: now) }
+  func sweep() -> [DeviceEvent] { engine.sweep(now: now).unsequenced }
 
   var counts: ResolutionCounts { engine.store.counts() }
 }
 
 extension [DeviceEvent] {
+  /// The events with their sequence numbers cleared, to compare with expected values
+  /// (sequencing has tests of its own).
+  var unsequenced: [DeviceEvent] { map { DeviceEvent(device: $0.device, event: $0.event) } }
+
   var found: [String] {
     compactMap { if case .found(_, let m) = $0.event { m.text } else { nil } }
   }

@@ -10,7 +10,7 @@ import Tokens
 struct InProcessResolverTests {
   @Test("events for other devices arrive on their stream, and lost fires by itself")
   func streamAndSweeper() async throws {
-    let resolver = InProcessResolver(configuration: .init(lostAfter: .milliseconds(200)))
+    let resolver = try InProcessResolver(configuration: .init(lostAfter: .milliseconds(200)))
     let a = try await resolver.register(apiKey: "k")
     let b = try await resolver.register(apiKey: "k")
     let events = try await resolver.events(for: b)
@@ -27,14 +27,18 @@ struct InProcessResolverTests {
       Report(sightings: [Sighting(token: bToken, medium: .ble)]), from: a)
     #expect(answer.events.isEmpty)
     var iterator = events.makeAsyncIterator()
-    #expect(await iterator.next() == .found(subscription, Message(text: "hi")))
-    #expect(await iterator.next() == .lost(subscription, Message(text: "hi")))
+    #expect(
+      await iterator.next()
+        == SequencedEvent(sequence: 1, event: .found(subscription, Message(text: "hi"))))
+    #expect(
+      await iterator.next()
+        == SequencedEvent(sequence: 2, event: .lost(subscription, Message(text: "hi"))))
     #expect(await resolver.counts().deliveries == 0)
   }
 
   @Test("an empty API key is refused; unregister finishes the stream")
   func keysAndUnregister() async throws {
-    let resolver = InProcessResolver()
+    let resolver = try InProcessResolver()
     await #expect(throws: ResolverError.invalidAPIKey) { try await resolver.register(apiKey: "") }
     let a = try await resolver.register(apiKey: "k")
     let events = try await resolver.events(for: a)

@@ -86,7 +86,7 @@ struct LifecycleTests {
 
   @Test("infinite TTL never expires")
   func infinite() throws {
-    let f = EngineFixture(lostAfter: .seconds(1_000_000))
+    let f = EngineFixture(lostAfter: .seconds(86_400))
     let a = f.device()
     try f.publish("forever", strategy: Strategy(ttl: .infinite), on: a)
     f.advance(10 * 86_400)
@@ -176,5 +176,72 @@ struct LifecycleTests {
     let counts = f.counts
     #expect(counts.devices == 1 && counts.publications == 0 && counts.subscriptions == 1)
     #expect(counts.deliveries == 0 && counts.sightings == 0)
+  }
+
+  @Test("events are numbered per device in order; every answer has a higher revision")
+  func sequencesAndRevisions() throws {
+    let f = EngineFixture(lostAfter: .seconds(10))
+    let a = f.device()
+    let b = f.device()
+    try f.publish("one", on: a)
+    try f.publish("two", on: a)
+    try f.subscribe(on: b)
+    let token = try f.token(of: a)
+    let (answer, _) = try f.engine.report(
+      Report(sightings: [Sighting(token: token, medium: .ble)]), from: b, now: f.now)
+    #expect(answer.events.map(\.sequence) == [1, 2])
+    f.advance(10)
+    let lost = f.engine.sweep(now: f.now)
+    #expect(lost.map(\.sequence) == [3, 4])
+    #expect(lost.allSatisfy { $0.device == b.id })
+    let first = try f.engine.report(Report(), from: a, now: f.now).answer.directives.revision
+    let second = try f.engine.report(Report(), from: a, now: f.now).answer.directives.revision
+    #expect(second > first)
+  }
+
+  @Test("an id reused with other content, or a sighting on an unknown medium, is refused")
+  func conflictingReports() throws {
+    let f = EngineFixture()
+    let a = f.device()
+    let id = PublicationID.random()
+    let spec = PublicationSpec(id: id, message: Message(text: "x"), strategy: .default)
+    try f.report(Report(publish: [spec]), from: a)
+    try f.report(Report(publish: [spec]), from: a)  // the same again: no change
+    var changed = spec
+    changed.message = Message(text: "y")
+    #expect(throws: ResolverError.self) { try f.report(Report(publish: [changed]), from: a) }
+    let odd = Sighting(token: Token.random(), medium: DiscoveryMediums(rawValue: 1 << 5))
+    #expect(throws: ResolverError.self) { try f.report(Report(sightings: [odd]), from: a) }
+    #expect(f.counts.publications == 1)
+  }
+
+  @Test("a rotated token of an unregistered device resolves to nothing")
+  func unregisteredOldToken() throws {
+    let f = EngineFixture(tokenLifetime: .seconds(60))
+    let a = f.device()
+    let b = f.device()
+    try f.subscribe(strategy: Strategy(ttl: .infinite), on: b)
+    let old = try f.token(of: a)
+    f.advance(60)
+    #expect(try f.token(of: a) != old)  // rotated; the old one is still in its grace period
+    _ = try f.engine.unregister(a, now: f.now)
+    try f.report(Report(sightings: [Sighting(token: old, medium: .ble)]), from: b)
+    #expect(f.counts.sightings == 0)
+  }
+
+  @Test("configurations out of range are refused with the field named")
+  func configuration() {
+    #expect(throws: ResolutionConfigurationError.self) {
+      try ResolutionConfiguration(lostAfter: .zero).validate()
+    }
+    #expect(throws: ResolutionConfigurationError.self) {
+      try ResolutionConfiguration(tokenLifetime: .seconds(901)).validate()
+    }
+    do {
+      _ = try InProcessResolver(configuration: .init(tokenGrace: .seconds(-1)))
+      Issue.record("a negative grace was accepted")
+    } catch {
+      #expect("\(error)".contains("tokenGrace"))
+    }
   }
 }

@@ -66,15 +66,20 @@ public struct Report: Sendable, Hashable, Codable {
 /// What the resolver tells a device to do: transmit `token` on the `broadcast` mediums, scan
 /// on the `scan` mediums, and ask again within `tokenExpiresIn` seconds (the token rotates).
 public struct Directives: Sendable, Hashable, Codable {
+  /// Grows with every report the resolver answers for this device: answers that arrive out of
+  /// order are recognised, and only the newest directives are followed.
+  public var revision: UInt64
   public var token: Token
-  /// Seconds until the token rotates; report again before then.
+  /// Seconds until the token rotates; report again then.
   public var tokenExpiresIn: Double
   public var broadcast: DiscoveryMediums
   public var scan: DiscoveryMediums
 
   public init(
-    token: Token, tokenExpiresIn: Double, broadcast: DiscoveryMediums, scan: DiscoveryMediums
+    revision: UInt64, token: Token, tokenExpiresIn: Double, broadcast: DiscoveryMediums,
+    scan: DiscoveryMediums
   ) {
+    self.revision = revision
     self.token = token
     self.tokenExpiresIn = tokenExpiresIn
     self.broadcast = broadcast
@@ -94,13 +99,28 @@ public enum ResolverEvent: Sendable, Hashable, Codable {
   case publicationExpired(PublicationID)
 }
 
+/// A ``ResolverEvent`` with its place in the device's event sequence (1, 2, 3, …).
+///
+/// A resolver sends each of a device's events once, on one of two channels (a report answer
+/// or the event stream); the manager puts them back in sequence order, so a `lost` that took
+/// the faster channel is never delivered before its `found`.
+public struct SequencedEvent: Sendable, Hashable, Codable {
+  public var sequence: UInt64
+  public var event: ResolverEvent
+
+  public init(sequence: UInt64, event: ResolverEvent) {
+    self.sequence = sequence
+    self.event = event
+  }
+}
+
 /// The resolver's answer to a report.
 public struct ReportAnswer: Sendable, Hashable, Codable {
   public var directives: Directives
   /// Events for the reporting device that this report caused.
-  public var events: [ResolverEvent]
+  public var events: [SequencedEvent]
 
-  public init(directives: Directives, events: [ResolverEvent]) {
+  public init(directives: Directives, events: [SequencedEvent]) {
     self.directives = directives
     self.events = events
   }

@@ -3,6 +3,11 @@
 /// Two kinds exist: in-process (the `Resolution` module's `InProcessResolver`) and the HTTP
 /// client of the resolver server. A ``MessageManager`` registers once, then reports; events
 /// for its subscriptions come back in report answers and on the ``events(for:)`` stream.
+///
+/// Rules every resolver keeps: each event for a device carries the device's next sequence
+/// number (starting at 1) and is sent exactly once, in an answer or on the stream, so that the
+/// manager can restore their order; each answer's ``Directives/revision`` is larger than the
+/// one before for that device.
 public protocol Resolver: Sendable {
   /// Registers a new device for the project that `apiKey` belongs to.
   /// - Throws: ``ResolverError/invalidAPIKey`` for a key the resolver does not know.
@@ -15,7 +20,7 @@ public protocol Resolver: Sendable {
   /// Events for the device that did not arrive in a report answer (caused by other devices
   /// or by time: lost, expiry). One consumer per device.
   /// - Throws: ``ResolverError`` for unknown devices or a wrong secret.
-  func events(for device: DeviceCredentials) async throws -> AsyncStream<ResolverEvent>
+  func events(for device: DeviceCredentials) async throws -> AsyncStream<SequencedEvent>
 
   /// Removes the device with its publications and subscriptions; finishes its event stream.
   func unregister(_ device: DeviceCredentials) async throws
@@ -33,6 +38,17 @@ public enum ResolverError: Error, Sendable, Hashable {
   case invalidReport(String)
   /// The resolver could not be reached or answered an error.
   case unavailable(String)
+}
+
+extension ResolverError {
+  /// Whether the resolver no longer knows the device (unknown device or wrong secret), so
+  /// retrying cannot help.
+  public var meansDeviceIsGone: Bool {
+    switch self {
+    case .unknownDevice, .wrongSecret: true
+    default: false
+    }
+  }
 }
 
 extension ResolverError: CustomStringConvertible {

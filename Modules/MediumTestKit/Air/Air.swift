@@ -176,9 +176,11 @@ public actor Air {
   /// One advertising round: every transmitter is heard by every scanner in reach.
   public func pulse() {
     let now = Date()
-    for speaker in nodes.values {
+    // In node order, so that a seeded loss pattern repeats from run to run.
+    let ordered = nodes.keys.sorted().compactMap { nodes[$0] }
+    for speaker in ordered {
       guard let token = speaker.token else { continue }
-      for hearer in nodes.values
+      for hearer in ordered
       where hearer.scanning && hearer.kind == speaker.kind
         && canHear(hearer.device, speaker.device, on: speaker.kind)
       {

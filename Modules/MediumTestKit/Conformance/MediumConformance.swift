@@ -98,118 +98,143 @@ public struct MediumConformance: Sendable {
       try? await Task.sleep(for: quiet)
       return !recorder.elements(since: from).contains { token == nil || $0.token == token }
     }
-    defer {
-      Task {
-        await first.shutdown()
-        await second.shutdown()
-      }
+    var failure: (any Error)?
+    do {
+      try await perform(check)
+    } catch {
+      failure = error
     }
+    // Both mediums are shut down before the next check starts, so real backends never hold
+    // two pairs at once; a shutdown that hangs is a failure of its own.
+    let shutDown = await finishes(within: timeout) {
+      await first.shutdown()
+      await second.shutdown()
+    }
+    if let failure { throw failure }
+    if !shutDown { throw fail("shutdown did not return within \(timeout)") }
 
-    switch check {
-    case .reportsInitialStatus:
-      for (medium, recorder) in [(first, firstStatus), (second, secondStatus)] {
-        if await recorder.first(since: start, timeout: timeout) == nil {
-          throw fail("\(medium.name) reported no status within \(timeout)")
+    func perform(_ check: Check) async throws {
+      switch check {
+      case .reportsInitialStatus:
+        for (medium, recorder) in [(first, firstStatus), (second, secondStatus)] {
+          if await recorder.first(since: start, timeout: timeout) == nil {
+            throw fail("\(medium.name) reported no status within \(timeout)")
+          }
         }
-      }
 
-    case .declaresBroadcastAndScan:
-      for medium in [first, second]
-      where !medium.capabilities.isSuperset(of: [.broadcast, .scan]) {
-        throw fail(
-          "\(medium.name) capabilities \(medium.capabilities.rawValue) lack broadcast or scan")
-      }
-      if first.kind.rawValue.nonzeroBitCount != 1 {
-        throw fail("kind must be a single medium, got \(first.kind)")
-      }
+      case .declaresBroadcastAndScan:
+        for medium in [first, second]
+        where !medium.capabilities.isSuperset(of: [.broadcast, .scan]) {
+          throw fail(
+            "\(medium.name) capabilities \(medium.capabilities.rawValue) lack broadcast or scan")
+        }
+        if first.kind.rawValue.nonzeroBitCount != 1 {
+          throw fail("kind must be a single medium, got \(first.kind)")
+        }
 
-    case .hearsPeerToken:
-      let token = Token.random()
-      try await second.startScanning()
-      try await first.transmit(token)
-      guard
-        let sighting = await sightings.first(
-          since: start, timeout: timeout, where: { $0.token == token })
-      else { throw fail("\(second.name) did not hear \(token) within \(timeout)") }
-      if sighting.medium != second.kind {
-        throw fail("sighting reports medium \(sighting.medium), expected \(second.kind)")
-      }
+      case .hearsPeerToken:
+        let token = Token.random()
+        try await second.startScanning()
+        try await first.transmit(token)
+        guard
+          let sighting = await sightings.first(
+            since: start, timeout: timeout, where: { $0.token == token })
+        else { throw fail("\(second.name) did not hear \(token) within \(timeout)") }
+        if sighting.medium != second.kind {
+          throw fail("sighting reports medium \(sighting.medium), expected \(second.kind)")
+        }
 
-    case .ignoresOwnToken:
-      let token = Token.random()
-      try await first.startScanning()
-      try await second.startScanning()
-      try await first.transmit(token)
-      guard await heard(token, since: start) else {
-        throw fail("the peer did not hear \(token), so the check cannot tell")
-      }
-      if ownSightings.elements(since: start).contains(where: { $0.token == token }) {
-        throw fail("\(first.name) reported its own token \(token)")
-      }
+      case .ignoresOwnToken:
+        let token = Token.random()
+        try await first.startScanning()
+        try await second.startScanning()
+        try await first.transmit(token)
+        guard await heard(token, since: start) else {
+          throw fail("the peer did not hear \(token), so the check cannot tell")
+        }
+        if ownSightings.elements(since: start).contains(where: { $0.token == token }) {
+          throw fail("\(first.name) reported its own token \(token)")
+        }
 
-    case .stopTransmittingSilences:
-      let token = Token.random()
-      try await second.startScanning()
-      try await first.transmit(token)
-      guard await heard(token, since: start) else { throw fail("\(token) was never heard") }
-      await first.stopTransmitting()
-      if await !silent(of: token, in: sightings) {
-        throw fail("\(token) was still heard \(settle) after stopTransmitting")
-      }
+      case .stopTransmittingSilences:
+        let token = Token.random()
+        try await second.startScanning()
+        try await first.transmit(token)
+        guard await heard(token, since: start) else { throw fail("\(token) was never heard") }
+        await first.stopTransmitting()
+        if await !silent(of: token, in: sightings) {
+          throw fail("\(token) was still heard \(settle) after stopTransmitting")
+        }
 
-    case .stopScanningSilences:
-      let token = Token.random()
-      try await second.startScanning()
-      try await first.transmit(token)
-      guard await heard(token, since: start) else { throw fail("\(token) was never heard") }
-      await second.stopScanning()
-      if await !silent(of: nil, in: sightings) {
-        throw fail("sightings were still reported \(settle) after stopScanning")
-      }
+      case .stopScanningSilences:
+        let token = Token.random()
+        try await second.startScanning()
+        try await first.transmit(token)
+        guard await heard(token, since: start) else { throw fail("\(token) was never heard") }
+        await second.stopScanning()
+        if await !silent(of: nil, in: sightings) {
+          throw fail("sightings were still reported \(settle) after stopScanning")
+        }
 
-    case .rotationReplacesToken:
-      let old = Token.random()
-      let new = Token.random()
-      try await second.startScanning()
-      try await first.transmit(old)
-      guard await heard(old, since: start) else { throw fail("\(old) was never heard") }
-      let rotated = ContinuousClock.now
-      try await first.transmit(new)
-      guard await heard(new, since: rotated) else {
-        throw fail("the new token \(new) was not heard within \(timeout)")
-      }
-      if await !silent(of: old, in: sightings) {
-        throw fail("the old token \(old) was still heard after rotation")
-      }
+      case .rotationReplacesToken:
+        let old = Token.random()
+        let new = Token.random()
+        try await second.startScanning()
+        try await first.transmit(old)
+        guard await heard(old, since: start) else { throw fail("\(old) was never heard") }
+        let rotated = ContinuousClock.now
+        try await first.transmit(new)
+        guard await heard(new, since: rotated) else {
+          throw fail("the new token \(new) was not heard within \(timeout)")
+        }
+        if await !silent(of: old, in: sightings) {
+          throw fail("the old token \(old) was still heard after rotation")
+        }
 
-    case .stopsAreIdempotent:
-      let finished = await withTaskGroup(of: Bool.self) { group in
-        group.addTask {
+      case .stopsAreIdempotent:
+        let finished = await finishes(within: timeout) {
           await first.stopTransmitting()
           await first.stopScanning()
           try? await first.startScanning()
           await first.stopScanning()
           await first.stopScanning()
           await first.stopTransmitting()
-          return true
         }
-        group.addTask { [timeout] in
-          try? await Task.sleep(for: timeout)
-          return false
-        }
-        let first = await group.next() ?? false
-        group.cancelAll()
-        return first
-      }
-      if !finished { throw fail("stopping twice did not return within \(timeout)") }
+        if !finished { throw fail("stopping twice did not return within \(timeout)") }
 
-    case .shutdownFinishesStreams:
-      await second.shutdown()
-      if await !sightings.waitUntilFinished(timeout: timeout) {
-        throw fail("\(second.name)'s sightings stream did not finish after shutdown")
+      case .shutdownFinishesStreams:
+        await second.shutdown()
+        if await !sightings.waitUntilFinished(timeout: timeout) {
+          throw fail("\(second.name)'s sightings stream did not finish after shutdown")
+        }
+        if await !secondStatus.waitUntilFinished(timeout: timeout) {
+          throw fail("\(second.name)'s status stream did not finish after shutdown")
+        }
       }
     }
   }
+}
+
+/// Whether `operation` returns within `timeout`. Unlike a task group, it does not wait for an
+/// operation that hangs: that one is cancelled and left behind.
+func finishes(
+  within timeout: Duration, _ operation: @escaping @Sendable () async -> Void
+) async -> Bool {
+  let (outcomes, continuation) = AsyncStream.makeStream(
+    of: Bool.self, bufferingPolicy: .bufferingNewest(2))
+  let work = Task {
+    await operation()
+    continuation.yield(true)
+  }
+  let timer = Task {
+    try? await Task.sleep(for: timeout)
+    continuation.yield(false)
+  }
+  var iterator = outcomes.makeAsyncIterator()
+  let finished = await iterator.next() ?? false
+  timer.cancel()
+  if !finished { work.cancel() }
+  return finished
 }
 
 /// A medium broke a rule of ``MediumConformance``.

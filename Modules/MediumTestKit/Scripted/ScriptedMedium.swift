@@ -17,6 +17,8 @@ public final class ScriptedMedium: Medium {
     var transmitting: Token?
     var scanning = false
     var isShutDown = false
+    var transmitCalls = 0
+    var startScanningCalls = 0
   }
   // A Mutex guards what the manager set; the continuations are thread-safe themselves.
   private let state = Mutex(State())
@@ -42,6 +44,10 @@ public final class ScriptedMedium: Medium {
   public var transmittedToken: Token? { state.withLock { $0.transmitting } }
   /// Whether the manager asked it to scan.
   public var isScanning: Bool { state.withLock { $0.scanning } }
+  /// How often `transmit` succeeded.
+  public var transmitCalls: Int { state.withLock { $0.transmitCalls } }
+  /// How often `startScanning` succeeded.
+  public var startScanningCalls: Int { state.withLock { $0.startScanningCalls } }
 
   /// Reports hearing `token` now, if scanning and not our own token; returns whether it did.
   @discardableResult
@@ -55,11 +61,22 @@ public final class ScriptedMedium: Medium {
   /// Reports a status, as a real medium would on power-off or refused access.
   public func setStatus(_ status: MediumStatus) { statusContinuation.yield(status) }
 
+  /// Like a real medium's system call, it fails when the calling task is cancelled.
   public func transmit(_ token: Token) async throws {
-    state.withLock { $0.transmitting = token }
+    try Task.checkCancellation()
+    state.withLock {
+      $0.transmitting = token
+      $0.transmitCalls += 1
+    }
   }
   public func stopTransmitting() async { state.withLock { $0.transmitting = nil } }
-  public func startScanning() async throws { state.withLock { $0.scanning = true } }
+  public func startScanning() async throws {
+    try Task.checkCancellation()
+    state.withLock {
+      $0.scanning = true
+      $0.startScanningCalls += 1
+    }
+  }
   public func stopScanning() async { state.withLock { $0.scanning = false } }
   public func shutdown() async {
     state.withLock {

@@ -15,6 +15,10 @@ public struct DeviceRecord: Sendable, Hashable, Codable {
   public var tokenExpiresAt: Date
   /// How many of its publications and subscriptions broadcast or scan on each medium.
   public var usage: MediumUsage
+  /// The revision of the last directives answered (see ``Core/Directives/revision``).
+  public var revision: UInt64 = 0
+  /// The sequence number of the last event addressed to it.
+  public var lastEventSequence: UInt64 = 0
 
   public init(
     id: DeviceID, project: String, secret: String, token: Token, tokenExpiresAt: Date,
@@ -177,7 +181,10 @@ public struct Deadline: Sendable, Hashable, Comparable {
   public static func < (lhs: Deadline, rhs: Deadline) -> Bool { lhs.at < rhs.at }
 }
 
-/// How much the resolver holds; all zero but devices once every handle is gone.
+/// How much the resolver holds. Once every handle is gone, publications, subscriptions and
+/// deliveries are zero; sightings go when stale or when a device unregisters; tokens and
+/// deadlines retire on their own schedule (expiry deadlines of removed handles are dropped
+/// when due).
 public struct ResolutionCounts: Sendable, Hashable, Codable {
   public var devices = 0
   public var tokens = 0

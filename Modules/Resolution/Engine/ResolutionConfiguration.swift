@@ -19,6 +19,41 @@ public struct ResolutionConfiguration: Sendable, Hashable {
   }
 }
 
+extension ResolutionConfiguration {
+  /// The longest token lifetime the contract allows: 15 minutes.
+  public static let maximumTokenLifetime = Duration.seconds(15 * 60)
+  /// The longest `lostAfter` and `tokenGrace`: one day.
+  public static let maximumWindow = Duration.seconds(86_400)
+
+  /// Checks the ranges: `0 < lostAfter ≤ 1 day`, `0 < tokenLifetime ≤ 15 min`,
+  /// `0 ≤ tokenGrace ≤ 1 day`.
+  /// - Throws: ``ResolutionConfigurationError`` naming the field and its range.
+  public func validate() throws(ResolutionConfigurationError) {
+    guard lostAfter > .zero, lostAfter <= Self.maximumWindow else {
+      throw .outOfRange(field: "lostAfter", value: lostAfter, range: "more than 0 s, at most 1 day")
+    }
+    guard tokenLifetime > .zero, tokenLifetime <= Self.maximumTokenLifetime else {
+      throw .outOfRange(
+        field: "tokenLifetime", value: tokenLifetime, range: "more than 0 s, at most 15 min")
+    }
+    guard tokenGrace >= .zero, tokenGrace <= Self.maximumWindow else {
+      throw .outOfRange(field: "tokenGrace", value: tokenGrace, range: "0 s to 1 day")
+    }
+  }
+}
+
+/// Why a ``ResolutionConfiguration`` was rejected.
+public enum ResolutionConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
+  case outOfRange(field: String, value: Duration, range: String)
+
+  public var description: String {
+    switch self {
+    case .outOfRange(let field, let value, let range):
+      "\(field) \(value) is out of range: it must be \(range)"
+    }
+  }
+}
+
 extension Duration {
   /// This duration in seconds, as a `Double`.
   var seconds: Double {

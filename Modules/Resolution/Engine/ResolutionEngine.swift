@@ -3,14 +3,20 @@ public import Foundation
 import Strategy
 import Tokens
 
-/// An event addressed to a device, as the engine produces it.
+/// An event addressed to a device, as the engine produces it, with its place in that device's
+/// event sequence (assigned when the engine returns it; 0 before).
 public struct DeviceEvent: Sendable, Hashable {
   public var device: DeviceID
+  public var sequence: UInt64
   public var event: ResolverEvent
-  public init(device: DeviceID, event: ResolverEvent) {
+  public init(device: DeviceID, sequence: UInt64 = 0, event: ResolverEvent) {
     self.device = device
+    self.sequence = sequence
     self.event = event
   }
+
+  /// The event as the device receives it.
+  public var sequenced: SequencedEvent { SequencedEvent(sequence: sequence, event: event) }
 }
 
 /// The matching engine of contract §3: devices and their tokens, publications and
@@ -30,7 +36,10 @@ public final class ResolutionEngine<Store: ResolutionStore> {
   private let tokenLifetime: TimeInterval
   private let tokenGrace: TimeInterval
 
+  /// An engine over `store`. The configuration must be valid (see
+  /// ``ResolutionConfiguration/validate()``); the in-process resolver checks it first.
   public init(store: Store, configuration: ResolutionConfiguration = .init()) {
+    precondition((try? configuration.validate()) != nil, "invalid \(configuration)")
     self.store = store
     self.configuration = configuration
     self.lostAfter = configuration.lostAfter.seconds
@@ -77,14 +86,17 @@ public final class ResolutionEngine<Store: ResolutionStore> {
       removeSubscription(subscription.id)
     }
     for neighbor in store.neighbors(of: device.id) {
-      for medium in DiscoveryMediums.known.elements {
+      for (_, medium) in DiscoveryMediums.named {
         store.removeSighting(ProximityKey(hearer: device.id, heard: neighbor, medium: medium))
         store.removeSighting(ProximityKey(hearer: neighbor, heard: device.id, medium: medium))
       }
     }
+    // Older tokens still in their grace period retire on their deadlines; sightings of them
+    // are ignored because the device is gone.
     store.unbind(device.token)
+    let events = seal(outbox)
     store.removeDevice(device.id)
-    return outbox
+    return events
   }
 
   // MARK: Reports
@@ -116,23 +128,25 @@ public final class ResolutionEngine<Store: ResolutionStore> {
     for sighting in report.sightings {
       record(sighting, by: device.id, now: now, outbox: &outbox)
     }
-    outbox += sweep(now: now)
+    sweepDue(now: now, outbox: &outbox)
 
     device = store.device(device.id) ?? device
     if now >= device.tokenExpiresAt {
       device.token = Token.random()
       device.tokenExpiresAt = now.addingTimeInterval(tokenLifetime)
-      store.saveDevice(device)
       bind(device.token, to: device.id, expiresAt: device.tokenExpiresAt)
     }
+    device.revision += 1
+    store.saveDevice(device)
     let directives = Directives(
-      token: device.token, tokenExpiresIn: device.tokenExpiresAt.timeIntervalSince(now),
+      revision: device.revision, token: device.token,
+      tokenExpiresIn: device.tokenExpiresAt.timeIntervalSince(now),
       broadcast: device.usage.broadcast, scan: device.usage.scan)
-    var mine: [ResolverEvent] = []
+    var mine: [SequencedEvent] = []
     var others: [DeviceEvent] = []
-    for deviceEvent in outbox {
+    for deviceEvent in seal(outbox) {
       if deviceEvent.device == device.id {
-        mine.append(deviceEvent.event)
+        mine.append(deviceEvent.sequenced)
       } else {
         others.append(deviceEvent)
       }
@@ -140,22 +154,60 @@ public final class ResolutionEngine<Store: ResolutionStore> {
     return (ReportAnswer(directives: directives, events: mine), others)
   }
 
+  /// Numbers the events per device, in order; events for devices that are gone are dropped.
+  private func seal(_ outbox: [DeviceEvent]) -> [DeviceEvent] {
+    guard !outbox.isEmpty else { return [] }
+    var records: [DeviceID: DeviceRecord] = [:]
+    var sealed: [DeviceEvent] = []
+    sealed.reserveCapacity(outbox.count)
+    for var item in outbox {
+      guard var record = records[item.device] ?? store.device(item.device) else { continue }
+      record.lastEventSequence += 1
+      item.sequence = record.lastEventSequence
+      records[item.device] = record
+      sealed.append(item)
+    }
+    for record in records.values { store.saveDevice(record) }
+    return sealed
+  }
+
   private func validate(_ report: Report, device: DeviceRecord) throws(ResolverError) {
     do {
       for spec in report.publish {
         try spec.message.validate()
         try spec.strategy.validate()
-        if let existing = store.publication(spec.id), existing.device != device.id {
-          throw ResolverError.invalidReport("publication id \(spec.id) belongs to another device")
+        if let existing = store.publication(spec.id) {
+          guard existing.device == device.id else {
+            throw ResolverError.invalidReport("publication id \(spec.id) belongs to another device")
+          }
+          guard existing.message == spec.message, existing.strategy == spec.strategy else {
+            throw ResolverError.invalidReport(
+              "publication id \(spec.id) exists with another message or strategy; use a new id")
+          }
         }
       }
       for spec in report.subscribe {
         try spec.strategy.validate()
         try Message.validate(namespace: spec.namespace)
         if let type = spec.type { try Message.validate(type: type) }
-        if let existing = store.subscription(spec.id), existing.device != device.id {
-          throw ResolverError.invalidReport("subscription id \(spec.id) belongs to another device")
+        if let existing = store.subscription(spec.id) {
+          guard existing.device == device.id else {
+            throw ResolverError.invalidReport(
+              "subscription id \(spec.id) belongs to another device")
+          }
+          guard existing.namespace == spec.namespace, existing.type == spec.type,
+            existing.strategy == spec.strategy, existing.deviceTypes == spec.deviceTypes
+          else {
+            throw ResolverError.invalidReport(
+              "subscription id \(spec.id) exists with other filters or strategy; use a new id")
+          }
         }
+      }
+      for sighting in report.sightings
+      where sighting.medium.rawValue.nonzeroBitCount != 1 || !sighting.medium.unknown.isEmpty {
+        throw ResolverError.invalidReport(
+          "a sighting's medium must be one of \(DiscoveryMediums.named.map(\.name)), "
+            + "got \(sighting.medium)")
       }
     } catch let error as ResolverError {
       throw error
@@ -247,7 +299,7 @@ public final class ResolutionEngine<Store: ResolutionStore> {
     _ sighting: Sighting, by hearer: DeviceID, now: Date, outbox: inout [DeviceEvent]
   ) {
     guard let heard = store.device(heard: sighting.token, at: now), heard != hearer,
-      sighting.medium.rawValue.nonzeroBitCount == 1
+      store.device(heard) != nil
     else { return }
     let key = ProximityKey(hearer: hearer, heard: heard, medium: sighting.medium)
     let previous = store.recordSighting(key, at: now)
@@ -314,9 +366,8 @@ public final class ResolutionEngine<Store: ResolutionStore> {
   ) -> Bool {
     let (p, s) = (publication.strategy, subscription.strategy)
     guard publication.device != subscription.device else { return false }
-    let shared = p.effectiveMediums.intersection(s.effectiveMediums).rawValue
-    for bit in 0..<UInt32.bitWidth where shared & (1 << bit) != 0 {
-      let medium = DiscoveryMediums(rawValue: 1 << bit)
+    let shared = p.effectiveMediums.intersection(s.effectiveMediums)
+    for (_, medium) in DiscoveryMediums.named where shared.contains(medium) {
       if s.scans(on: medium), p.broadcasts(on: medium),
         isFresh(
           ProximityKey(hearer: subscription.device, heard: publication.device, medium: medium), now)
@@ -348,6 +399,11 @@ public final class ResolutionEngine<Store: ResolutionStore> {
   /// tokens.
   public func sweep(now: Date) -> [DeviceEvent] {
     var outbox: [DeviceEvent] = []
+    sweepDue(now: now, outbox: &outbox)
+    return seal(outbox)
+  }
+
+  private func sweepDue(now: Date, outbox: inout [DeviceEvent]) {
     while let deadline = store.popDeadline(dueAt: now) {
       switch deadline.kind {
       case .proximity(let key):
@@ -375,7 +431,6 @@ public final class ResolutionEngine<Store: ResolutionStore> {
         if let until = store.binding(of: token), until <= now { store.unbind(token) }
       }
     }
-    return outbox
   }
 
   /// Takes back deliveries between the two devices that no longer qualify.

@@ -9,26 +9,30 @@ public import Logging
 /// (the wall clock by default); deadlines (lost, TTL expiry) are handled by a task that sleeps
 /// until the next one, or by calling ``sweep()``.
 public actor InProcessResolver: Resolver {
-  /// The process-wide instance used by `.embedded`.
-  public static let shared = InProcessResolver()
+  /// The process-wide instance used by `.embedded` (default configuration, always valid).
+  public static let shared = try! InProcessResolver()
 
   private let engine: ResolutionEngine<InMemoryResolutionStore>
   private let now: @Sendable () -> Date
   private let logger: Logger
-  private var streams: [DeviceID: AsyncStream<ResolverEvent>.Continuation] = [:]
+  private var streams: [DeviceID: AsyncStream<SequencedEvent>.Continuation] = [:]
   private var sweeper: Task<Void, Never>?
   private var sweeperDeadline: Date?
+  /// Tells a firing sweeper whether it is still the current one.
+  private var sweeperGeneration: UInt64 = 0
 
   /// A resolver with its own state.
   /// - Parameters:
   ///   - configuration: lost-after, token lifetime and grace.
   ///   - logger: where it logs (debug level for each report).
   ///   - now: the clock; tests pass a manual one and call ``sweep()``.
+  /// - Throws: ``ResolutionConfigurationError`` for a configuration out of range.
   public init(
     configuration: ResolutionConfiguration = .init(),
     logger: Logger = Logger(label: "nearby.resolver"),
     now: @escaping @Sendable () -> Date = { Date() }
-  ) {
+  ) throws(ResolutionConfigurationError) {
+    try configuration.validate()
     self.engine = ResolutionEngine(store: InMemoryResolutionStore(), configuration: configuration)
     self.now = now
     self.logger = logger
@@ -52,12 +56,12 @@ public actor InProcessResolver: Resolver {
     return answer
   }
 
-  public func events(for device: DeviceCredentials) async throws -> AsyncStream<ResolverEvent> {
+  public func events(for device: DeviceCredentials) async throws -> AsyncStream<SequencedEvent> {
     _ = try engine.authenticate(device)
     streams[device.id]?.finish()
     // Unbounded on purpose: found/lost must not be dropped; the manager reads it at once.
     let (stream, continuation) = AsyncStream.makeStream(
-      of: ResolverEvent.self, bufferingPolicy: .unbounded)
+      of: SequencedEvent.self, bufferingPolicy: .unbounded)
     streams[device.id] = continuation
     return stream
   }
@@ -81,7 +85,7 @@ public actor InProcessResolver: Resolver {
 
   private func route(_ deviceEvents: [DeviceEvent]) {
     for deviceEvent in deviceEvents {
-      streams[deviceEvent.device]?.yield(deviceEvent.event)
+      streams[deviceEvent.device]?.yield(deviceEvent.sequenced)
     }
   }
 
@@ -96,15 +100,19 @@ public actor InProcessResolver: Resolver {
     if let current = sweeperDeadline, current <= next, sweeper != nil { return }
     sweeper?.cancel()
     sweeperDeadline = next
+    sweeperGeneration &+= 1
+    let generation = sweeperGeneration
     let delay = max(next.timeIntervalSince(now()), 0.001)
     sweeper = Task { [weak self] in
       try? await Task.sleep(for: .seconds(delay))
       guard !Task.isCancelled, let self else { return }
-      await self.sweeperFired()
+      await self.sweeperFired(generation)
     }
   }
 
-  private func sweeperFired() {
+  private func sweeperFired(_ generation: UInt64) {
+    // A sweeper replaced after it woke must not clear its successor.
+    guard generation == sweeperGeneration else { return }
     sweeper = nil
     sweeperDeadline = nil
     sweep()

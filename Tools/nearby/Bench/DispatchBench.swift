@@ -63,7 +63,7 @@ struct DispatchBench: AsyncParsableCommand {
   func run() async throws {
     var logger = Logger(label: "nearby.bench")
     logger.logLevel = .error
-    let resolver = InProcessResolver(
+    let resolver = try InProcessResolver(
       configuration: ResolutionConfiguration(lostAfter: .seconds(3600)), logger: logger)
     let medium = ScriptedMedium(kind: .ble, bufferSize: subscriptions * 2)
     let subscriber = try await MessageManager(

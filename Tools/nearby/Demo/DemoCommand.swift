@@ -35,7 +35,7 @@ struct DemoCommand: AsyncParsableCommand {
     var logger = Logger(label: "nearby.demo")
     logger.logLevel = .error
     let air = Air()
-    let resolver = InProcessResolver(
+    let resolver = try InProcessResolver(
       configuration: ResolutionConfiguration(lostAfter: .seconds(lostAfter)), logger: logger)
     let key = "demo-project"
 

@@ -1,0 +1,52 @@
+extension MessageManager {
+  /// Delivers events in the order the resolver numbered them: an event that arrives early (on
+  /// the other channel) waits until those before it have been delivered; one already
+  /// delivered is ignored.
+  func deliver(_ events: [SequencedEvent]) {
+    var handlesExpired = false
+    for item in events {
+      if item.sequence == nextEventSequence, heldEvents.isEmpty {
+        handlesExpired = dispatch(item.event) || handlesExpired
+        nextEventSequence += 1
+        continue
+      }
+      guard item.sequence >= nextEventSequence else { continue }
+      heldEvents[item.sequence] = item.event
+      while let event = heldEvents.removeValue(forKey: nextEventSequence) {
+        handlesExpired = dispatch(event) || handlesExpired
+        nextEventSequence += 1
+      }
+    }
+    // An expiry changes which mediums must broadcast or scan: ask for new directives.
+    if handlesExpired { Task { await self.requestDirectives() } }
+  }
+
+  /// Hands one event to its subscription or publication; true for an expiry.
+  private func dispatch(_ event: ResolverEvent) -> Bool {
+    switch event {
+    case .found(let id, let message):
+      guard let record = subscriptions[id] else { return false }
+      record.onFound?(message)
+      record.continuation.yield(.found(message))
+    case .lost(let id, let message):
+      guard let record = subscriptions[id] else { return false }
+      record.onLost?(message)
+      record.continuation.yield(.lost(message))
+    case .subscriptionExpired(let id):
+      guard let record = subscriptions.removeValue(forKey: id) else { return false }
+      logger.debug("subscription expired", metadata: ["subscription": "\(id)"])
+      record.expiredHandler?()
+      record.continuation.yield(.expired)
+      record.continuation.finish()
+      record.cell.set(.inactive)
+      return true
+    case .publicationExpired(let id):
+      guard let record = publications.removeValue(forKey: id) else { return false }
+      logger.debug("publication expired", metadata: ["publication": "\(id)"])
+      record.expiredHandler?()
+      record.cell.set(.inactive)
+      return true
+    }
+    return false
+  }
+}

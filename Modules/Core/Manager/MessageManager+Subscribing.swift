@@ -1,0 +1,86 @@
+extension MessageManager {
+  /// Subscribes to nearby messages until the returned subscription is cancelled, released, or
+  /// expires. `onFound` and `onLost` run on this actor, in event order; return quickly.
+  /// `configure` runs on the caller's executor before anything is sent. With `onFound` alone,
+  /// label the closure: `subscribe(onFound: { ... }, configure: { ... })`.
+  ///
+  /// - Parameter configure: sets the ``SubscriptionParams`` (strategy, namespace, type, ...).
+  /// - Throws: ``MessageError`` for a bad namespace or type filter, ``StrategyError``,
+  ///   ``ManagerError``, or the resolver's error.
+  public nonisolated(nonsending) func subscribe(
+    onFound: (@Sendable (Message) -> Void)? = nil,
+    onLost: (@Sendable (Message) -> Void)? = nil,
+    configure: (inout SubscriptionParams) throws -> Void = { _ in }
+  ) async throws -> Subscription {
+    var params = SubscriptionParams()
+    try configure(&params)
+    return try await subscribe(params: params, onFound: onFound, onLost: onLost)
+  }
+
+  /// Subscribes with `params`; see ``subscribe(onFound:onLost:configure:)``.
+  public func subscribe(
+    params: SubscriptionParams,
+    onFound: (@Sendable (Message) -> Void)? = nil,
+    onLost: (@Sendable (Message) -> Void)? = nil
+  ) async throws -> Subscription {
+    guard !isShutDown else { throw ManagerError.shutDown }
+    try params.strategy.validate()
+    try Message.validate(namespace: params.namespace)
+    if let type = params.type { try Message.validate(type: type) }
+    if params.deviceTypes.contains(.bleBeacons) {
+      throw ManagerError.unsupported(
+        "beacon subscriptions (deviceTypes .bleBeacons) arrive with Eddystone/iBeacon support")
+    }
+    guard params.deviceTypes.contains(.nearbyDevices) else { throw ManagerError.noDeviceTypes }
+    guard params.eventBufferSize > 0 else {
+      throw ManagerError.invalidEventBufferSize(params.eventBufferSize)
+    }
+    let spec = SubscriptionSpec(
+      id: .random(), namespace: params.namespace, type: params.type, strategy: params.strategy,
+      deviceTypes: params.deviceTypes)
+    let (stream, continuation) = AsyncStream.makeStream(
+      of: SubscriptionEvent.self, bufferingPolicy: .bufferingNewest(params.eventBufferSize))
+    let cell = StatusCell()
+    subscriptions[spec.id] = SubscriptionRecord(
+      spec: spec, cell: cell, continuation: continuation, onFound: onFound, onLost: onLost,
+      expiredHandler: params.expiredHandler)
+    let handle = Subscription(id: spec.id, events: stream, manager: self, cell: cell)
+    do {
+      try await send(Report(subscribe: [spec]))
+    } catch {
+      subscriptions[spec.id] = nil
+      continuation.finish()
+      cell.set(.inactive)
+      if case ResolverError.unavailable = error {
+        try? await send(Report(unsubscribe: [spec.id]))
+      }
+      throw error
+    }
+    guard !isShutDown else { throw ManagerError.shutDown }
+    if subscriptions[spec.id] == nil {
+      try? await send(Report(unsubscribe: [spec.id]))
+    } else {
+      cell.set(.active)
+    }
+    logger.debug(
+      "subscribed",
+      metadata: [
+        "subscription": "\(spec.id)", "namespace": "\(spec.namespace)",
+        "type": "\(spec.type ?? "*")",
+      ])
+    return handle
+  }
+
+  func unsubscribe(_ id: SubscriptionID) async {
+    guard let record = subscriptions.removeValue(forKey: id) else { return }
+    record.continuation.finish()
+    record.cell.set(.inactive)
+    do {
+      try await send(Report(unsubscribe: [id]))
+      logger.debug("unsubscribed", metadata: ["subscription": "\(id)"])
+    } catch {
+      logger.warning(
+        "unsubscribe failed", metadata: ["subscription": "\(id)", "error": "\(error)"])
+    }
+  }
+}

@@ -1,0 +1,82 @@
+import Core
+import MediumTestKit
+import Resolution
+import Strategy
+import Testing
+import Tokens
+
+@Suite("Event order, stale answers and recovery")
+struct OrderingTests {
+  static func manager(_ resolver: StubResolver, medium: ScriptedMedium = ScriptedMedium(kind: .ble))
+    async throws -> MessageManager
+  {
+    try await MessageManager(
+      apiKey: "k",
+      configuration: .init(resolver: .custom(resolver), mediums: [.scripted(medium)]))
+  }
+
+  @Test("a lost that overtakes its found on the stream waits for it")
+  func lostWaitsForFound() async throws {
+    let resolver = StubResolver()
+    let manager = try await Self.manager(resolver)
+    let seen = Calls<String>()
+    let subscription = try await manager.subscribe(
+      onFound: { seen.append("found \($0.text ?? "")") },
+      onLost: { seen.append("lost \($0.text ?? "")") })
+    let message = Message(text: "m")
+    // Sequence 2 (lost) arrives on the stream before sequence 1 (found) in an answer.
+    await resolver.push(SequencedEvent(sequence: 2, event: .lost(subscription.id, message)))
+    try await Task.sleep(for: .milliseconds(50))
+    #expect(seen.all.isEmpty)
+    await resolver.queueInNextAnswer([
+      SequencedEvent(sequence: 1, event: .found(subscription.id, message))
+    ])
+    _ = try await manager.publish(Message(text: "x"))  // any report fetches the answer
+    #expect(await eventually { seen.all == ["found m", "lost m"] })
+    // A duplicate is ignored.
+    await resolver.push(SequencedEvent(sequence: 1, event: .found(subscription.id, message)))
+    try await Task.sleep(for: .milliseconds(50))
+    #expect(seen.all == ["found m", "lost m"])
+    await manager.shutdown()
+  }
+
+  @Test("a closed event stream means the resolver forgot the device: handles stop")
+  func streamClosed() async throws {
+    let resolver = StubResolver()
+    let manager = try await Self.manager(resolver)
+    let subscription = try await manager.subscribe()
+    await resolver.closeStream()
+    #expect(await eventually { subscription.status == .inactive })
+    await #expect(throws: ManagerError.shutDown) { try await manager.publish(Message(text: "x")) }
+  }
+
+  @Test("a medium that recovers is told again to transmit and scan")
+  func recovery() async throws {
+    let resolver = StubResolver()
+    let medium = ScriptedMedium(kind: .ble)
+    let manager = try await Self.manager(resolver, medium: medium)
+    let publication = try await manager.publish(Message(text: "x"))
+    #expect(medium.transmitCalls == 1 && medium.startScanningCalls == 1)
+    medium.setStatus(.poweredOff)
+    medium.setStatus(.ready)
+    #expect(await eventually { medium.transmitCalls == 2 && medium.startScanningCalls == 2 })
+    withExtendedLifetime(publication) {}
+    await manager.shutdown()
+  }
+
+  @Test("an expired broadcast-only publication stops the medium transmitting")
+  func expiryStopsTransmitting() async throws {
+    let resolver = try InProcessResolver()
+    let medium = ScriptedMedium(kind: .ble)
+    let manager = try await MessageManager(
+      apiKey: "k",
+      configuration: .init(resolver: .inProcess(resolver), mediums: [.scripted(medium)]))
+    let publication = try await manager.publish(Message(text: "x")) {
+      $0.strategy = Strategy(mediums: .ble, mode: .broadcast, ttl: try TTL(seconds: 0.2))
+    }
+    #expect(medium.transmittedToken != nil)
+    #expect(await eventually { publication.status == .inactive })
+    #expect(await eventually { medium.transmittedToken == nil })
+    await manager.shutdown()
+  }
+}
