@@ -16,7 +16,6 @@ public final class ScriptedMedium: Medium {
   private struct State {
     var transmitting: Token?
     var scanning = false
-    var isShutDown = false
     var transmitCalls = 0
     var startScanningCalls = 0
   }
@@ -79,10 +78,7 @@ public final class ScriptedMedium: Medium {
   }
   public func stopScanning() async { state.withLock { $0.scanning = false } }
   public func shutdown() async {
-    state.withLock {
-      $0 = State()
-      $0.isShutDown = true
-    }
+    state.withLock { $0 = State() }
     sightingsContinuation.finish()
     statusContinuation.finish()
   }
