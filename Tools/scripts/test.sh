@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every check CI runs: formatting, a build with no warnings in our code, all tests.
+# Runs every check CI runs: formatting, a build with no warnings in our code, all tests, with the
+# real services the tests need (Tools/scripts/services/) started here and stopped on exit.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 Tools/scripts/install-deps.sh
@@ -8,8 +9,18 @@ echo "== swift format lint --strict" >&2
 swift format lint --strict --recursive Package.swift Modules Plugins Tools Tests
 
 echo "== swift build --build-tests" >&2
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+NEARBY_TEST_RUNTIME=$(mktemp -d /tmp/nearby-test.XXXXXX)
+export NEARBY_TEST_RUNTIME
+exit_commands=()
+on_exit() { exit_commands+=("$1"); }
+run_exit_commands() {
+  local i
+  for ((i = ${#exit_commands[@]} - 1; i >= 0; i--)); do eval "${exit_commands[i]}" || true; done
+  rm -rf "$NEARBY_TEST_RUNTIME"
+}
+trap run_exit_commands EXIT
+
+log="$NEARBY_TEST_RUNTIME/build.log"
 swift build --build-tests 2>&1 | tee "$log"
 here=$(pwd)
 if grep -E "^(${here}/)?(Modules|Plugins|Tools|Tests)/[^:]+:[0-9]+:[0-9]+: warning:" "$log" \
@@ -17,6 +28,13 @@ if grep -E "^(${here}/)?(Modules|Plugins|Tools|Tests)/[^:]+:[0-9]+:[0-9]+: warni
   echo "error: the build has warnings in our code (above); fix them." >&2
   exit 1
 fi
+
+shopt -s nullglob
+for service in Tools/scripts/services/*.sh; do
+  echo "== starting $(basename "$service" .sh)" >&2
+  # shellcheck source=/dev/null
+  source "$service"
+done
 
 echo "== swift test" >&2
 swift test --skip-build
