@@ -18,8 +18,8 @@ final class EngineFixture {
 
   func advance(_ seconds: Double) { now = now.addingTimeInterval(seconds) }
 
-  func device(project: String = "p") -> DeviceCredentials {
-    engine.register(project: project, now: now)
+  func device(project: String = "p") throws -> DeviceCredentials {
+    try engine.register(project: project, now: now)
   }
 
   func token(of device: DeviceCredentials) throws -> Token {
@@ -73,7 +73,7 @@ final class EngineFixture {
     return mine.map { DeviceEvent(device: hearer.id, event: $0) } + others
   }
 
-  func sweep() -> [DeviceEvent] { engine.sweep(now: now).unsequenced }
+  func sweep() throws -> [DeviceEvent] { try engine.sweep(now: now).unsequenced }
 
   var counts: ResolutionCounts { engine.store.counts() }
 }

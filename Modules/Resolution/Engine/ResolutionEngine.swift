@@ -50,52 +50,54 @@ public final class ResolutionEngine<Store: ResolutionStore> {
   // MARK: Devices
 
   /// Registers a new device in `project` with a fresh secret and token.
-  public func register(project: String, now: Date) -> DeviceCredentials {
+  public func register(project: String, now: Date) throws -> DeviceCredentials {
     let id = DeviceID.random()
     let secret = Token.random().hex + Token.random().hex
     let token = Token.random()
     let expiresAt = now.addingTimeInterval(tokenLifetime)
-    store.saveDevice(
+    try store.saveDevice(
       DeviceRecord(
         id: id, project: project, secret: secret, token: token, tokenExpiresAt: expiresAt))
-    bind(token, to: id, expiresAt: expiresAt)
+    try bind(token, to: id, expiresAt: expiresAt)
     return DeviceCredentials(id: id, secret: secret)
   }
 
   /// The device the credentials belong to.
   /// - Throws: ``ResolverError/unknownDevice(_:)`` or ``ResolverError/wrongSecret(_:)``.
-  public func authenticate(_ credentials: DeviceCredentials) throws(ResolverError) -> DeviceRecord {
-    guard let device = store.device(credentials.id) else {
-      throw .unknownDevice(credentials.id)
+  public func authenticate(_ credentials: DeviceCredentials) throws -> DeviceRecord {
+    guard let device = try store.device(credentials.id) else {
+      throw ResolverError.unknownDevice(credentials.id)
     }
-    guard device.secret == credentials.secret else { throw .wrongSecret(credentials.id) }
+    guard device.secret == credentials.secret else {
+      throw ResolverError.wrongSecret(credentials.id)
+    }
     return device
   }
 
   /// Removes a device with everything it published and subscribed to; subscribers that had
   /// found its messages get `lost`.
-  public func unregister(_ credentials: DeviceCredentials, now: Date) throws(ResolverError)
+  public func unregister(_ credentials: DeviceCredentials, now: Date) throws
     -> [DeviceEvent]
   {
     let device = try authenticate(credentials)
     var outbox: [DeviceEvent] = []
-    for publication in store.publications(on: device.id) {
-      removePublication(publication.id, now: now, outbox: &outbox)
+    for publication in try store.publications(on: device.id) {
+      try removePublication(publication.id, now: now, outbox: &outbox)
     }
-    for subscription in store.subscriptions(on: device.id) {
-      removeSubscription(subscription.id)
+    for subscription in try store.subscriptions(on: device.id) {
+      try removeSubscription(subscription.id)
     }
-    for neighbor in store.neighbors(of: device.id) {
+    for neighbor in try store.neighbors(of: device.id) {
       for (_, medium) in DiscoveryMediums.named {
-        store.removeSighting(ProximityKey(hearer: device.id, heard: neighbor, medium: medium))
-        store.removeSighting(ProximityKey(hearer: neighbor, heard: device.id, medium: medium))
+        try store.removeSighting(ProximityKey(hearer: device.id, heard: neighbor, medium: medium))
+        try store.removeSighting(ProximityKey(hearer: neighbor, heard: device.id, medium: medium))
       }
     }
     // Older tokens still in their grace period retire on their deadlines; sightings of them
     // are ignored because the device is gone.
-    store.unbind(device.token)
-    let events = seal(outbox)
-    store.removeDevice(device.id)
+    try store.unbind(device.token)
+    let events = try seal(outbox)
+    try store.removeDevice(device.id)
     return events
   }
 
@@ -108,43 +110,43 @@ public final class ResolutionEngine<Store: ResolutionStore> {
   /// - Throws: ``ResolverError`` for bad credentials or an invalid report (the text names the
   ///   field and the limit); nothing is applied then.
   public func report(_ report: Report, from credentials: DeviceCredentials, now: Date)
-    throws(ResolverError) -> (answer: ReportAnswer, deviceEvents: [DeviceEvent])
+    throws -> (answer: ReportAnswer, deviceEvents: [DeviceEvent])
   {
     var device = try authenticate(credentials)
     try validate(report, device: device)
     var outbox: [DeviceEvent] = []
-    for id in report.unpublish where store.publication(id)?.device == device.id {
-      removePublication(id, now: now, outbox: &outbox)
+    for id in report.unpublish where try store.publication(id)?.device == device.id {
+      try removePublication(id, now: now, outbox: &outbox)
     }
-    for id in report.unsubscribe where store.subscription(id)?.device == device.id {
-      removeSubscription(id)
+    for id in report.unsubscribe where try store.subscription(id)?.device == device.id {
+      try removeSubscription(id)
     }
-    for spec in report.publish where store.publication(spec.id) == nil {
-      addPublication(spec, device: device, now: now, outbox: &outbox)
+    for spec in report.publish where try store.publication(spec.id) == nil {
+      try addPublication(spec, device: device, now: now, outbox: &outbox)
     }
-    for spec in report.subscribe where store.subscription(spec.id) == nil {
-      addSubscription(spec, device: device, now: now, outbox: &outbox)
+    for spec in report.subscribe where try store.subscription(spec.id) == nil {
+      try addSubscription(spec, device: device, now: now, outbox: &outbox)
     }
     for sighting in report.sightings {
-      record(sighting, by: device.id, now: now, outbox: &outbox)
+      try record(sighting, by: device.id, now: now, outbox: &outbox)
     }
-    sweepDue(now: now, outbox: &outbox)
+    try sweepDue(now: now, outbox: &outbox)
 
-    device = store.device(device.id) ?? device
+    device = try store.device(device.id) ?? device
     if now >= device.tokenExpiresAt {
       device.token = Token.random()
       device.tokenExpiresAt = now.addingTimeInterval(tokenLifetime)
-      bind(device.token, to: device.id, expiresAt: device.tokenExpiresAt)
+      try bind(device.token, to: device.id, expiresAt: device.tokenExpiresAt)
     }
     device.revision += 1
-    store.saveDevice(device)
+    try store.saveDevice(device)
     let directives = Directives(
       revision: device.revision, token: device.token,
       tokenExpiresIn: device.tokenExpiresAt.timeIntervalSince(now),
       broadcast: device.usage.broadcast, scan: device.usage.scan)
     var mine: [SequencedEvent] = []
     var others: [DeviceEvent] = []
-    for deviceEvent in seal(outbox) {
+    for deviceEvent in try seal(outbox) {
       if deviceEvent.device == device.id {
         mine.append(deviceEvent.sequenced)
       } else {
@@ -155,71 +157,75 @@ public final class ResolutionEngine<Store: ResolutionStore> {
   }
 
   /// Numbers the events per device, in order; events for devices that are gone are dropped.
-  private func seal(_ outbox: [DeviceEvent]) -> [DeviceEvent] {
+  private func seal(_ outbox: [DeviceEvent]) throws -> [DeviceEvent] {
     guard !outbox.isEmpty else { return [] }
     var records: [DeviceID: DeviceRecord] = [:]
     var sealed: [DeviceEvent] = []
     sealed.reserveCapacity(outbox.count)
     for var item in outbox {
-      guard var record = records[item.device] ?? store.device(item.device) else { continue }
+      guard var record = try records[item.device] ?? store.device(item.device) else { continue }
       record.lastEventSequence += 1
       item.sequence = record.lastEventSequence
       records[item.device] = record
       sealed.append(item)
     }
-    for record in records.values { store.saveDevice(record) }
+    for record in records.values { try store.saveDevice(record) }
     return sealed
   }
 
-  private func validate(_ report: Report, device: DeviceRecord) throws(ResolverError) {
-    do {
-      for spec in report.publish {
+  private func validate(_ report: Report, device: DeviceRecord) throws {
+    for spec in report.publish {
+      try invalidReportOnFailure {
         try spec.message.validate()
         try spec.strategy.validate()
-        if let existing = store.publication(spec.id) {
-          guard existing.device == device.id else {
-            throw ResolverError.invalidReport("publication id \(spec.id) belongs to another device")
-          }
-          guard existing.message == spec.message, existing.strategy == spec.strategy else {
-            throw ResolverError.invalidReport(
-              "publication id \(spec.id) exists with another message or strategy; use a new id")
-          }
+      }
+      if let existing = try store.publication(spec.id) {
+        guard existing.device == device.id else {
+          throw ResolverError.invalidReport("publication id \(spec.id) belongs to another device")
+        }
+        guard existing.message == spec.message, existing.strategy == spec.strategy else {
+          throw ResolverError.invalidReport(
+            "publication id \(spec.id) exists with another message or strategy; use a new id")
         }
       }
-      for spec in report.subscribe {
+    }
+    for spec in report.subscribe {
+      try invalidReportOnFailure {
         try spec.strategy.validate()
         try Message.validate(namespace: spec.namespace)
         if let type = spec.type { try Message.validate(type: type) }
-        if let existing = store.subscription(spec.id) {
-          guard existing.device == device.id else {
-            throw ResolverError.invalidReport(
-              "subscription id \(spec.id) belongs to another device")
-          }
-          guard existing.namespace == spec.namespace, existing.type == spec.type,
-            existing.strategy == spec.strategy, existing.deviceTypes == spec.deviceTypes
-          else {
-            throw ResolverError.invalidReport(
-              "subscription id \(spec.id) exists with other filters or strategy; use a new id")
-          }
+      }
+      if let existing = try store.subscription(spec.id) {
+        guard existing.device == device.id else {
+          throw ResolverError.invalidReport(
+            "subscription id \(spec.id) belongs to another device")
+        }
+        guard existing.namespace == spec.namespace, existing.type == spec.type,
+          existing.strategy == spec.strategy, existing.deviceTypes == spec.deviceTypes
+        else {
+          throw ResolverError.invalidReport(
+            "subscription id \(spec.id) exists with other filters or strategy; use a new id")
         }
       }
-      for sighting in report.sightings
-      where sighting.medium.rawValue.nonzeroBitCount != 1 || !sighting.medium.unknown.isEmpty {
-        throw ResolverError.invalidReport(
-          "a sighting's medium must be one of \(DiscoveryMediums.named.map(\.name)), "
-            + "got \(sighting.medium)")
-      }
-    } catch let error as ResolverError {
-      throw error
-    } catch {
-      throw .invalidReport("\(error)")
+    }
+    for sighting in report.sightings
+    where sighting.medium.rawValue.nonzeroBitCount != 1 || !sighting.medium.unknown.isEmpty {
+      throw ResolverError.invalidReport(
+        "a sighting's medium must be one of \(DiscoveryMediums.named.map(\.name)), "
+          + "got \(sighting.medium)")
     }
   }
 
-  private func bind(_ token: Token, to device: DeviceID, expiresAt: Date) {
+  /// Runs value checks (message and strategy limits), reporting their failure as an invalid
+  /// report; storage errors never pass through here.
+  private func invalidReportOnFailure(_ check: () throws -> Void) throws(ResolverError) {
+    do { try check() } catch { throw .invalidReport("\(error)") }
+  }
+
+  private func bind(_ token: Token, to device: DeviceID, expiresAt: Date) throws {
     let until = expiresAt.addingTimeInterval(tokenGrace)
-    store.bind(token, to: device, until: until)
-    store.schedule(Deadline(at: until, kind: .tokenRetirement(token)))
+    try store.bind(token, to: device, until: until)
+    try store.schedule(Deadline(at: until, kind: .tokenRetirement(token)))
   }
 
   // MARK: Publications and subscriptions
@@ -230,100 +236,101 @@ public final class ResolutionEngine<Store: ResolutionStore> {
 
   private func addPublication(
     _ spec: PublicationSpec, device: DeviceRecord, now: Date, outbox: inout [DeviceEvent]
-  ) {
+  ) throws {
     let record = PublicationRecord(
       id: spec.id, device: device.id, project: device.project, message: spec.message,
       strategy: spec.strategy, expiresAt: expiry(of: spec.strategy, now: now))
-    store.savePublication(record)
-    updateUsage(of: device.id, with: spec.strategy, sign: 1)
+    try store.savePublication(record)
+    try updateUsage(of: device.id, with: spec.strategy, sign: 1)
     if let expiresAt = record.expiresAt {
-      store.schedule(Deadline(at: expiresAt, kind: .publicationExpiry(record.id)))
+      try store.schedule(Deadline(at: expiresAt, kind: .publicationExpiry(record.id)))
     }
-    for neighbor in store.neighbors(of: device.id) {
-      for subscription in store.subscriptions(on: neighbor, accepting: record) {
-        deliverIfQualified(record, to: subscription, now: now, outbox: &outbox)
+    for neighbor in try store.neighbors(of: device.id) {
+      for subscription in try store.subscriptions(on: neighbor, accepting: record) {
+        try deliverIfQualified(record, to: subscription, now: now, outbox: &outbox)
       }
     }
   }
 
   private func addSubscription(
     _ spec: SubscriptionSpec, device: DeviceRecord, now: Date, outbox: inout [DeviceEvent]
-  ) {
+  ) throws {
     let record = SubscriptionRecord(
       id: spec.id, device: device.id, project: device.project, namespace: spec.namespace,
       type: spec.type, strategy: spec.strategy, deviceTypes: spec.deviceTypes,
       expiresAt: expiry(of: spec.strategy, now: now))
-    store.saveSubscription(record)
-    updateUsage(of: device.id, with: spec.strategy, sign: 1)
+    try store.saveSubscription(record)
+    try updateUsage(of: device.id, with: spec.strategy, sign: 1)
     if let expiresAt = record.expiresAt {
-      store.schedule(Deadline(at: expiresAt, kind: .subscriptionExpiry(record.id)))
+      try store.schedule(Deadline(at: expiresAt, kind: .subscriptionExpiry(record.id)))
     }
-    for neighbor in store.neighbors(of: device.id) {
-      for publication in store.publications(on: neighbor, acceptedBy: record) {
-        deliverIfQualified(publication, to: record, now: now, outbox: &outbox)
+    for neighbor in try store.neighbors(of: device.id) {
+      for publication in try store.publications(on: neighbor, acceptedBy: record) {
+        try deliverIfQualified(publication, to: record, now: now, outbox: &outbox)
       }
     }
   }
 
   /// Removes a publication; subscribers that had found its message (from no other
   /// publication) get `lost`.
-  private func removePublication(_ id: PublicationID, now: Date, outbox: inout [DeviceEvent]) {
-    guard let record = store.publication(id) else { return }
-    for subscriptionID in store.deliveries(of: id) {
-      guard let subscription = store.subscription(subscriptionID) else { continue }
-      undeliver(record, from: subscription, outbox: &outbox)
+  private func removePublication(_ id: PublicationID, now: Date, outbox: inout [DeviceEvent]) throws
+  {
+    guard let record = try store.publication(id) else { return }
+    for subscriptionID in try store.deliveries(of: id) {
+      guard let subscription = try store.subscription(subscriptionID) else { continue }
+      try undeliver(record, from: subscription, outbox: &outbox)
     }
-    _ = store.removePublication(id)
-    updateUsage(of: record.device, with: record.strategy, sign: -1)
+    _ = try store.removePublication(id)
+    try updateUsage(of: record.device, with: record.strategy, sign: -1)
   }
 
   /// Removes a subscription and its deliveries; its owner asked for it or it expired, so no
   /// `lost` events are sent.
-  private func removeSubscription(_ id: SubscriptionID) {
-    guard let record = store.removeSubscription(id) else { return }
-    for (publication, key) in store.deliveries(to: id) {
-      _ = store.removeDelivery(subscription: id, publication: publication, message: key)
+  private func removeSubscription(_ id: SubscriptionID) throws {
+    guard let record = try store.removeSubscription(id) else { return }
+    for (publication, key) in try store.deliveries(to: id) {
+      _ = try store.removeDelivery(subscription: id, publication: publication, message: key)
     }
-    updateUsage(of: record.device, with: record.strategy, sign: -1)
+    try updateUsage(of: record.device, with: record.strategy, sign: -1)
   }
 
-  private func updateUsage(of id: DeviceID, with strategy: Strategy, sign: Int) {
-    guard var device = store.device(id) else { return }
+  private func updateUsage(of id: DeviceID, with strategy: Strategy, sign: Int) throws {
+    guard var device = try store.device(id) else { return }
     device.usage.apply(strategy, sign: sign)
-    store.saveDevice(device)
+    try store.saveDevice(device)
   }
 
   // MARK: Sightings and matching
 
   private func record(
     _ sighting: Sighting, by hearer: DeviceID, now: Date, outbox: inout [DeviceEvent]
-  ) {
-    guard let heard = store.device(heard: sighting.token, at: now), heard != hearer,
-      store.device(heard) != nil
+  ) throws {
+    guard let heard = try store.device(heard: sighting.token, at: now), heard != hearer,
+      try store.device(heard) != nil
     else { return }
     let key = ProximityKey(hearer: hearer, heard: heard, medium: sighting.medium)
-    let previous = store.recordSighting(key, at: now)
+    let previous = try store.recordSighting(key, at: now)
     if previous == nil {
-      store.schedule(Deadline(at: now.addingTimeInterval(lostAfter), kind: .proximity(key)))
+      try store.schedule(Deadline(at: now.addingTimeInterval(lostAfter), kind: .proximity(key)))
     }
     // A sighting that was already fresh cannot create a delivery: handles added since were
     // matched against it when they were added.
     if let previous, now.timeIntervalSince(previous) < lostAfter { return }
-    match(hearer, heard, now: now, outbox: &outbox)
+    try match(hearer, heard, now: now, outbox: &outbox)
   }
 
   /// Delivers every qualifying pair between the two devices' handles.
-  private func match(_ a: DeviceID, _ b: DeviceID, now: Date, outbox: inout [DeviceEvent]) {
-    match(publisher: a, subscriber: b, now: now, outbox: &outbox)
-    match(publisher: b, subscriber: a, now: now, outbox: &outbox)
+  private func match(_ a: DeviceID, _ b: DeviceID, now: Date, outbox: inout [DeviceEvent]) throws {
+    try match(publisher: a, subscriber: b, now: now, outbox: &outbox)
+    try match(publisher: b, subscriber: a, now: now, outbox: &outbox)
   }
 
   private func match(
     publisher: DeviceID, subscriber: DeviceID, now: Date, outbox: inout [DeviceEvent]
-  ) {
-    for publication in store.publications(on: publisher) {
-      for subscription in store.subscriptions(on: subscriber, accepting: publication) {
-        deliverIfQualified(publication, to: subscription, now: now, outbox: &outbox)
+  ) throws {
+    for publication in try store.publications(on: publisher) {
+      for subscription in try store.subscriptions(on: subscriber, accepting: publication) {
+        try deliverIfQualified(publication, to: subscription, now: now, outbox: &outbox)
       }
     }
   }
@@ -331,13 +338,13 @@ public final class ResolutionEngine<Store: ResolutionStore> {
   private func deliverIfQualified(
     _ publication: PublicationRecord, to subscription: SubscriptionRecord, now: Date,
     outbox: inout [DeviceEvent]
-  ) {
+  ) throws {
     guard publication.project == subscription.project,
       subscription.deviceTypes.contains(.nearbyDevices),
       subscription.accepts(publication),
-      qualifies(publication, subscription, now: now)
+      try qualifies(publication, subscription, now: now)
     else { return }
-    if store.addDelivery(
+    if try store.addDelivery(
       subscription: subscription.id, publication: publication.id, message: publication.key)
     {
       outbox.append(
@@ -349,8 +356,8 @@ public final class ResolutionEngine<Store: ResolutionStore> {
   private func undeliver(
     _ publication: PublicationRecord, from subscription: SubscriptionRecord,
     outbox: inout [DeviceEvent]
-  ) {
-    if store.removeDelivery(
+  ) throws {
+    if try store.removeDelivery(
       subscription: subscription.id, publication: publication.id, message: publication.key)
     {
       outbox.append(
@@ -363,19 +370,19 @@ public final class ResolutionEngine<Store: ResolutionStore> {
   /// that scans from a side that broadcasts.
   func qualifies(
     _ publication: PublicationRecord, _ subscription: SubscriptionRecord, now: Date
-  ) -> Bool {
+  ) throws -> Bool {
     let (p, s) = (publication.strategy, subscription.strategy)
     guard publication.device != subscription.device else { return false }
     let shared = p.effectiveMediums.intersection(s.effectiveMediums)
     for (_, medium) in DiscoveryMediums.named where shared.contains(medium) {
       if s.scans(on: medium), p.broadcasts(on: medium),
-        isFresh(
+        try isFresh(
           ProximityKey(hearer: subscription.device, heard: publication.device, medium: medium), now)
       {
         return true
       }
       if p.scans(on: medium), s.broadcasts(on: medium),
-        isFresh(
+        try isFresh(
           ProximityKey(hearer: publication.device, heard: subscription.device, medium: medium), now)
       {
         return true
@@ -384,71 +391,72 @@ public final class ResolutionEngine<Store: ResolutionStore> {
     return false
   }
 
-  private func isFresh(_ key: ProximityKey, _ now: Date) -> Bool {
-    guard let last = store.lastSighting(key) else { return false }
+  private func isFresh(_ key: ProximityKey, _ now: Date) throws -> Bool {
+    guard let last = try store.lastSighting(key) else { return false }
     return now.timeIntervalSince(last) < lostAfter
   }
 
   // MARK: Time
 
   /// When ``sweep(now:)`` next has work to do.
-  public var nextDeadline: Date? { store.nextDeadline() }
+  public func nextDeadline() throws -> Date? { try store.nextDeadline() }
 
   /// Handles everything due by `now`: stale sightings (lost), expired publications (lost for
   /// subscribers, `publicationExpired` for the owner), expired subscriptions, and retired
   /// tokens.
-  public func sweep(now: Date) -> [DeviceEvent] {
+  public func sweep(now: Date) throws -> [DeviceEvent] {
     var outbox: [DeviceEvent] = []
-    sweepDue(now: now, outbox: &outbox)
-    return seal(outbox)
+    try sweepDue(now: now, outbox: &outbox)
+    return try seal(outbox)
   }
 
-  private func sweepDue(now: Date, outbox: inout [DeviceEvent]) {
-    while let deadline = store.popDeadline(dueAt: now) {
+  private func sweepDue(now: Date, outbox: inout [DeviceEvent]) throws {
+    while let deadline = try store.popDeadline(dueAt: now) {
       switch deadline.kind {
       case .proximity(let key):
-        guard let last = store.lastSighting(key) else { continue }
+        guard let last = try store.lastSighting(key) else { continue }
         let staleAt = last.addingTimeInterval(lostAfter)
         if staleAt > now {
-          store.schedule(Deadline(at: staleAt, kind: .proximity(key)))
+          try store.schedule(Deadline(at: staleAt, kind: .proximity(key)))
           continue
         }
-        store.removeSighting(key)
-        recheck(key.hearer, key.heard, now: now, outbox: &outbox)
+        try store.removeSighting(key)
+        try recheck(key.hearer, key.heard, now: now, outbox: &outbox)
       case .publicationExpiry(let id):
-        guard let record = store.publication(id), let expiresAt = record.expiresAt,
+        guard let record = try store.publication(id), let expiresAt = record.expiresAt,
           expiresAt <= now
         else { continue }
-        removePublication(id, now: now, outbox: &outbox)
+        try removePublication(id, now: now, outbox: &outbox)
         outbox.append(DeviceEvent(device: record.device, event: .publicationExpired(id)))
       case .subscriptionExpiry(let id):
-        guard let record = store.subscription(id), let expiresAt = record.expiresAt,
+        guard let record = try store.subscription(id), let expiresAt = record.expiresAt,
           expiresAt <= now
         else { continue }
-        removeSubscription(id)
+        try removeSubscription(id)
         outbox.append(DeviceEvent(device: record.device, event: .subscriptionExpired(id)))
       case .tokenRetirement(let token):
-        if let until = store.binding(of: token), until <= now { store.unbind(token) }
+        if let until = try store.binding(of: token), until <= now { try store.unbind(token) }
       }
     }
   }
 
   /// Takes back deliveries between the two devices that no longer qualify.
-  private func recheck(_ a: DeviceID, _ b: DeviceID, now: Date, outbox: inout [DeviceEvent]) {
-    recheck(publisher: a, subscriber: b, now: now, outbox: &outbox)
-    recheck(publisher: b, subscriber: a, now: now, outbox: &outbox)
+  private func recheck(_ a: DeviceID, _ b: DeviceID, now: Date, outbox: inout [DeviceEvent]) throws
+  {
+    try recheck(publisher: a, subscriber: b, now: now, outbox: &outbox)
+    try recheck(publisher: b, subscriber: a, now: now, outbox: &outbox)
   }
 
   private func recheck(
     publisher: DeviceID, subscriber: DeviceID, now: Date, outbox: inout [DeviceEvent]
-  ) {
-    for publication in store.publications(on: publisher) {
-      for subscriptionID in store.deliveries(of: publication.id) {
-        guard let subscription = store.subscription(subscriptionID),
+  ) throws {
+    for publication in try store.publications(on: publisher) {
+      for subscriptionID in try store.deliveries(of: publication.id) {
+        guard let subscription = try store.subscription(subscriptionID),
           subscription.device == subscriber,
-          !qualifies(publication, subscription, now: now)
+          try !qualifies(publication, subscription, now: now)
         else { continue }
-        undeliver(publication, from: subscription, outbox: &outbox)
+        try undeliver(publication, from: subscription, outbox: &outbox)
       }
     }
   }

@@ -41,7 +41,7 @@ public actor InProcessResolver: Resolver {
   /// Any non-empty API key is accepted; its text is the project.
   public func register(apiKey: String) async throws -> DeviceCredentials {
     guard !apiKey.isEmpty else { throw ResolverError.invalidAPIKey }
-    let credentials = engine.register(project: apiKey, now: now())
+    let credentials = try engine.register(project: apiKey, now: now())
     armSweeper()
     logger.debug("device registered", metadata: ["device": "\(credentials.id)"])
     return credentials
@@ -76,7 +76,12 @@ public actor InProcessResolver: Resolver {
 
   /// Handles every deadline due now (lost, expiry); the background task calls it too.
   public func sweep() {
-    route(engine.sweep(now: now()))
+    do {
+      route(try engine.sweep(now: now()))
+    } catch {
+      // The in-memory store never throws; log rather than trap if that ever changes.
+      logger.error("sweep failed", metadata: ["error": "\(error)"])
+    }
     armSweeper()
   }
 
@@ -91,7 +96,7 @@ public actor InProcessResolver: Resolver {
 
   /// Keeps one task sleeping until the earliest deadline.
   private func armSweeper() {
-    guard let next = engine.nextDeadline else {
+    guard let next = engine.store.nextDeadline() else {
       sweeper?.cancel()
       sweeper = nil
       sweeperDeadline = nil

@@ -2,77 +2,79 @@ public import Core
 public import Foundation
 public import Tokens
 
-/// Where the resolution engine keeps its state. The engine owns its store and calls it from
-/// one isolation domain at a time (the in-process resolver's actor), so calls are synchronous.
+/// Where the resolution engine keeps its state. The engine calls its store from one isolation
+/// domain or thread at a time (the in-process resolver's actor, or one database transaction on
+/// the server's storage thread), so calls are synchronous. They throw when the storage fails
+/// (a database error); the engine passes the error on and the caller abandons the transaction.
 ///
 /// The in-memory store is ``InMemoryResolutionStore``. Every implementation keeps the
 /// indexes the engine relies on: handles by device and by (namespace, type), sightings by
 /// device pair, deliveries both ways, and deadlines by time.
 public protocol ResolutionStore: AnyObject {
   // Devices
-  func device(_ id: DeviceID) -> DeviceRecord?
+  func device(_ id: DeviceID) throws -> DeviceRecord?
   /// Inserts or replaces the device.
-  func saveDevice(_ device: DeviceRecord)
-  func removeDevice(_ id: DeviceID)
+  func saveDevice(_ device: DeviceRecord) throws
+  func removeDevice(_ id: DeviceID) throws
 
   // Tokens
   /// Makes `token` resolve to `device` until `until`.
-  func bind(_ token: Token, to device: DeviceID, until: Date)
+  func bind(_ token: Token, to device: DeviceID, until: Date) throws
   /// The device `token` resolved to at `time`, if its binding had not run out.
-  func device(heard token: Token, at time: Date) -> DeviceID?
+  func device(heard token: Token, at time: Date) throws -> DeviceID?
   /// When `token`'s binding runs out, if it is bound.
-  func binding(of token: Token) -> Date?
-  func unbind(_ token: Token)
+  func binding(of token: Token) throws -> Date?
+  func unbind(_ token: Token) throws
 
   // Publications
-  func publication(_ id: PublicationID) -> PublicationRecord?
-  func savePublication(_ publication: PublicationRecord)
-  func removePublication(_ id: PublicationID) -> PublicationRecord?
-  func publications(on device: DeviceID) -> [PublicationRecord]
+  func publication(_ id: PublicationID) throws -> PublicationRecord?
+  func savePublication(_ publication: PublicationRecord) throws
+  func removePublication(_ id: PublicationID) throws -> PublicationRecord?
+  func publications(on device: DeviceID) throws -> [PublicationRecord]
   /// The device's publications whose messages `subscription` accepts.
   func publications(on device: DeviceID, acceptedBy subscription: SubscriptionRecord)
-    -> [PublicationRecord]
+    throws -> [PublicationRecord]
 
   // Subscriptions
-  func subscription(_ id: SubscriptionID) -> SubscriptionRecord?
-  func saveSubscription(_ subscription: SubscriptionRecord)
-  func removeSubscription(_ id: SubscriptionID) -> SubscriptionRecord?
-  func subscriptions(on device: DeviceID) -> [SubscriptionRecord]
+  func subscription(_ id: SubscriptionID) throws -> SubscriptionRecord?
+  func saveSubscription(_ subscription: SubscriptionRecord) throws
+  func removeSubscription(_ id: SubscriptionID) throws -> SubscriptionRecord?
+  func subscriptions(on device: DeviceID) throws -> [SubscriptionRecord]
   /// The device's subscriptions that accept `publication`'s message.
   func subscriptions(on device: DeviceID, accepting publication: PublicationRecord)
-    -> [SubscriptionRecord]
+    throws -> [SubscriptionRecord]
 
   // Sightings
-  func lastSighting(_ key: ProximityKey) -> Date?
+  func lastSighting(_ key: ProximityKey) throws -> Date?
   /// Records a sighting; returns the previous time, if any.
-  func recordSighting(_ key: ProximityKey, at time: Date) -> Date?
-  func removeSighting(_ key: ProximityKey)
+  func recordSighting(_ key: ProximityKey, at time: Date) throws -> Date?
+  func removeSighting(_ key: ProximityKey) throws
   /// Devices with at least one remembered sighting with `device`, in either direction.
-  func neighbors(of device: DeviceID) -> [DeviceID]
+  func neighbors(of device: DeviceID) throws -> [DeviceID]
 
   // Deliveries
   /// Records that `publication` is delivered to `subscription`; true if it is the first
   /// publication of that message for the subscription (a `found`).
   func addDelivery(
     subscription: SubscriptionID, publication: PublicationID, message: MessageKey
-  ) -> Bool
+  ) throws -> Bool
   /// Removes the delivery; true if it was the last publication of that message for the
   /// subscription (a `lost`). False also when there was no such delivery.
   func removeDelivery(
     subscription: SubscriptionID, publication: PublicationID, message: MessageKey
-  ) -> Bool
-  func isDelivered(subscription: SubscriptionID, publication: PublicationID) -> Bool
+  ) throws -> Bool
+  func isDelivered(subscription: SubscriptionID, publication: PublicationID) throws -> Bool
   /// The subscriptions `publication` is delivered to.
-  func deliveries(of publication: PublicationID) -> [SubscriptionID]
+  func deliveries(of publication: PublicationID) throws -> [SubscriptionID]
   /// The publications delivered to `subscription`, with their messages.
-  func deliveries(to subscription: SubscriptionID) -> [(PublicationID, MessageKey)]
+  func deliveries(to subscription: SubscriptionID) throws -> [(PublicationID, MessageKey)]
 
   // Deadlines
-  func schedule(_ deadline: Deadline)
+  func schedule(_ deadline: Deadline) throws
   /// Removes and returns the earliest deadline at or before `now`.
-  func popDeadline(dueAt now: Date) -> Deadline?
-  func nextDeadline() -> Date?
+  func popDeadline(dueAt now: Date) throws -> Deadline?
+  func nextDeadline() throws -> Date?
 
   /// How much the store holds.
-  func counts() -> ResolutionCounts
+  func counts() throws -> ResolutionCounts
 }
