@@ -16,12 +16,17 @@ let package = Package(
     .library(name: "Core", targets: ["Core"]),
     .library(name: "Resolution", targets: ["Resolution"]),
     .library(name: "MediumTestKit", targets: ["MediumTestKit"]),
+    .library(name: "ServerStorage", targets: ["ServerStorage"]),
     .executable(name: "nearby", targets: ["nearby"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+    .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+    .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+    .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+    .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
   ],
   targets: [
     .target(name: "Strategy", path: "Modules/Strategy", swiftSettings: strictSwift),
@@ -55,6 +60,20 @@ let package = Package(
       path: "Modules/MediumTestKit",
       swiftSettings: strictSwift
     ),
+    .target(
+      name: "ServerStorage",
+      dependencies: [
+        "Core", "Resolution", "Strategy", "Tokens",
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "Crypto", package: "swift-crypto"),
+        .product(name: "GRDB", package: "GRDB.swift"),
+        .product(name: "PostgresNIO", package: "postgres-nio"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+      ],
+      path: "Tools/Server/Storage",
+      swiftSettings: strictSwift
+    ),
     .executableTarget(
       name: "nearby",
       dependencies: [
@@ -80,6 +99,11 @@ let package = Package(
     .testTarget(
       name: "MediumTestKitTests",
       dependencies: ["MediumTestKit", "Core", "Strategy", "Tokens"],
+      swiftSettings: strictSwift
+    ),
+    .testTarget(
+      name: "ServerStorageTests",
+      dependencies: ["ServerStorage", "Resolution", "Core", "Strategy", "Tokens"],
       swiftSettings: strictSwift
     ),
     .testTarget(

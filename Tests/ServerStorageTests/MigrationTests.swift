@@ -1,0 +1,49 @@
+import Foundation
+import ServerStorage
+import Testing
+
+@Suite("Schema migrations")
+struct MigrationTests {
+  @Test func reopeningASQLiteFileKeepsItsData() async throws {
+    let path = FileManager.default.temporaryDirectory
+      .appendingPathComponent("nearby-reopen-\(UUID().uuidString)/db.sqlite").path
+    let first = try SQLiteStorage(path: path)
+    let key = try await first.transaction { store in
+      try store.createAPIKey(project: "p", label: "", now: Date())
+    }
+    await first.shutdown()
+    let second = try SQLiteStorage(path: path)
+    let found = try await second.transaction { store in try store.apiKey(key.key) }
+    #expect(found?.project == "p")
+    await second.shutdown()
+  }
+
+  @Test func aDatabaseFromANewerProgramIsRefused() async throws {
+    let path = FileManager.default.temporaryDirectory
+      .appendingPathComponent("nearby-newer-\(UUID().uuidString)/db.sqlite").path
+    let storage = try SQLiteStorage(path: path)
+    try await storage.transaction { store in
+      try store.sql.execute("INSERT INTO schema_migrations (version) VALUES (999)")
+    }
+    await storage.shutdown()
+    #expect(throws: SQLStorageError.self) { try SQLiteStorage(path: path) }
+  }
+
+  @Test func badPostgresURLsNameTheFix() async throws {
+    for url in ["mysql://u@h/db", "postgres://h/db", "postgres://u@h/"] {
+      await #expect(throws: SQLStorageError.self) { _ = try await PostgresStorage(url: url) }
+    }
+  }
+
+  @Test func theDefaultFileFollowsXDGDataHome() {
+    #expect(
+      SQLiteStorage.defaultPath(environment: ["XDG_DATA_HOME": "/data", "HOME": "/home/u"])
+        == "/data/nearby/resolver.sqlite")
+    #expect(
+      SQLiteStorage.defaultPath(environment: ["HOME": "/home/u"])
+        == "/home/u/.local/share/nearby/resolver.sqlite")
+    #expect(
+      SQLiteStorage.defaultPath(environment: ["XDG_DATA_HOME": "relative", "HOME": "/home/u"])
+        == "/home/u/.local/share/nearby/resolver.sqlite")
+  }
+}

@@ -1,0 +1,93 @@
+public import Foundation
+import Crypto
+
+/// A project API key as the server keeps it: its digest, never the key itself.
+public struct APIKeyRecord: Sendable, Hashable, Codable {
+  /// A short public name for the key (shown in lists, used to revoke it).
+  public var id: String
+  public var project: String
+  public var label: String
+  public var createdAt: Date
+  public var revokedAt: Date?
+
+  public var isRevoked: Bool { revokedAt != nil }
+}
+
+/// A newly created key: the only time its secret text is known.
+public struct NewAPIKey: Sendable, Hashable, Codable {
+  public var record: APIKeyRecord
+  /// The key to give to apps (`nk_` + 32 random bytes in base64url).
+  public var key: String
+}
+
+/// Project API keys (contract §7): created for a project, looked up by the SHA-256 of the key
+/// (keys are 256-bit random, so a fast hash is the right one; no password hashing is needed),
+/// revoked by id.
+extension SQLStore {
+  /// Creates a key for `project`.
+  public func createAPIKey(project: String, label: String, now: Date) throws -> NewAPIKey {
+    var generator = SystemRandomNumberGenerator()
+    let secret = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+    let key = "nk_" + Data(secret).base64URLEncoded
+    let idBytes = (0..<6).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+    let id = "key_" + Data(idBytes).base64URLEncoded
+    let record = APIKeyRecord(
+      id: id, project: project, label: label, createdAt: now, revokedAt: nil)
+    try sql.execute(
+      "INSERT INTO api_keys (id, project, digest, label, created_at) VALUES (?, ?, ?, ?, ?)",
+      [.text(id), .text(project), .text(Self.digest(ofKey: key)), .text(label), SQLValue(now)])
+    return NewAPIKey(record: record, key: key)
+  }
+
+  /// The key's record, if the key is known (revoked or not).
+  public func apiKey(_ key: String) throws -> APIKeyRecord? {
+    try sql.queryFirst(
+      "SELECT id, project, label, created_at, revoked_at FROM api_keys WHERE digest = ?",
+      [.text(Self.digest(ofKey: key))]
+    ).map(apiKeyRecord)
+  }
+
+  /// Every key, or a project's keys, oldest first.
+  public func apiKeys(project: String? = nil) throws -> [APIKeyRecord] {
+    let columns = "id, project, label, created_at, revoked_at"
+    if let project {
+      return try sql.query(
+        "SELECT \(columns) FROM api_keys WHERE project = ? ORDER BY created_at, id",
+        [.text(project)]
+      ).map(apiKeyRecord)
+    }
+    return try sql.query("SELECT \(columns) FROM api_keys ORDER BY created_at, id", [])
+      .map(apiKeyRecord)
+  }
+
+  /// Revokes the key with this id; false if there is none (or it was already revoked).
+  public func revokeAPIKey(id: String, now: Date) throws -> Bool {
+    let found = try sql.queryFirst(
+      "SELECT 1 FROM api_keys WHERE id = ? AND revoked_at IS NULL", [.text(id)])
+    guard found != nil else { return false }
+    try sql.execute("UPDATE api_keys SET revoked_at = ? WHERE id = ?", [SQLValue(now), .text(id)])
+    return true
+  }
+
+  private func apiKeyRecord(_ row: SQLRow) throws -> APIKeyRecord {
+    APIKeyRecord(
+      id: try row.text(0), project: try row.text(1), label: try row.text(2),
+      createdAt: Date(timeIntervalSince1970: try row.real(3)),
+      revokedAt: try row.optionalReal(4).map(Date.init(timeIntervalSince1970:)))
+  }
+
+  static func digest(ofKey key: String) -> String {
+    SHA256.hash(data: Data(key.utf8)).map { byte in
+      let hex = String(byte, radix: 16)
+      return byte < 16 ? "0" + hex : hex
+    }.joined()
+  }
+}
+
+extension Data {
+  /// Base64url without padding (RFC 4648 §5).
+  var base64URLEncoded: String {
+    base64EncodedString().replacingOccurrences(of: "+", with: "-")
+      .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+  }
+}

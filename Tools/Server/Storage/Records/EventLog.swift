@@ -1,0 +1,51 @@
+public import Core
+public import Foundation
+public import Resolution
+
+/// Every event the engine addresses to a device is kept in the `events` table, numbered by the
+/// device's sequence, until it is older than the retention time. Report answers carry the
+/// events a report caused; the event stream replays the log from the client's last sequence
+/// (`Last-Event-ID`), so a reconnect, or a server restart, loses nothing. A device can see an
+/// event on both channels; the manager drops the second by its sequence number.
+extension SQLStore {
+  /// Appends sequenced events to their devices' logs.
+  public func appendEvents(_ events: [DeviceEvent], at time: Date) throws {
+    for event in events {
+      try sql.execute(
+        "INSERT INTO events (device, sequence, created_at, body) VALUES (?, ?, ?, ?)",
+        [
+          .text(event.device.description), SQLValue(bits: event.sequence), SQLValue(time),
+          .text(try json(event.event)),
+        ])
+    }
+  }
+
+  /// The device's events after `sequence`, oldest first, at most `limit`.
+  public func events(for device: DeviceID, after sequence: UInt64, limit: Int) throws
+    -> [SequencedEvent]
+  {
+    try sql.query(
+      """
+      SELECT sequence, body FROM events WHERE device = ? AND sequence > ?
+      ORDER BY sequence LIMIT ?
+      """,
+      [.text(device.description), SQLValue(bits: sequence), .integer(Int64(limit))]
+    ).map { row in
+      SequencedEvent(
+        sequence: UInt64(bitPattern: try row.integer(0)),
+        event: try decode(ResolverEvent.self, row.text(1)))
+    }
+  }
+
+  /// Forgets events created before `time`; returns how many.
+  @discardableResult
+  public func pruneEvents(before time: Date) throws -> Int {
+    let count =
+      try sql.queryFirst(
+        "SELECT COUNT(*) FROM events WHERE created_at < ?", [SQLValue(time)])?.integer(0) ?? 0
+    if count > 0 {
+      try sql.execute("DELETE FROM events WHERE created_at < ?", [SQLValue(time)])
+    }
+    return Int(count)
+  }
+}

@@ -1,0 +1,53 @@
+/// Which SQL the connection speaks; the schema differs in a few type names.
+public enum SQLDialect: String, Sendable, Hashable {
+  case sqlite
+  case postgres
+}
+
+/// One database connection inside one transaction, used synchronously from the storage's own
+/// thread. Statements use `?` placeholders in both dialects (the PostgreSQL connection
+/// numbers them).
+///
+/// Implementations: ``SQLiteStorage``'s (over GRDB) and ``PostgresStorage``'s (over
+/// PostgresNIO, waiting for each answer on a thread of its blocking pool).
+public protocol SQLConnection: AnyObject {
+  var dialect: SQLDialect { get }
+  /// Runs a statement that returns no rows.
+  /// - Throws: the driver's error, or ``SQLStorageError``.
+  func execute(_ sql: String, _ binds: [SQLValue]) throws
+  /// Runs a query and returns every row.
+  /// - Throws: the driver's error, or ``SQLStorageError``.
+  func query(_ sql: String, _ binds: [SQLValue]) throws -> [SQLRow]
+}
+
+extension SQLConnection {
+  public func execute(_ sql: String) throws { try execute(sql, []) }
+
+  /// The first row, if any.
+  public func queryFirst(_ sql: String, _ binds: [SQLValue]) throws -> SQLRow? {
+    try query(sql, binds).first
+  }
+}
+
+/// Failures of the SQL storage that are not the driver's own.
+public enum SQLStorageError: Error, Sendable, Hashable, CustomStringConvertible {
+  /// A column held a value of an unexpected kind, or a stored record did not decode.
+  case unexpectedValue(String)
+  /// The database URL or path could not be used; the text says why and what works.
+  case badDatabaseURL(String)
+  /// The database's schema is newer than this program knows.
+  case schemaTooNew(found: Int, known: Int)
+  /// The storage was shut down.
+  case shutDown
+
+  public var description: String {
+    switch self {
+    case .unexpectedValue(let why): "unexpected value in the database: \(why)"
+    case .badDatabaseURL(let why): "bad --database: \(why)"
+    case .schemaTooNew(let found, let known):
+      "the database has schema version \(found), newer than this program's \(known); "
+        + "upgrade nearby"
+    case .shutDown: "the storage has been shut down"
+    }
+  }
+}

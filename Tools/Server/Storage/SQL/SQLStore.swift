@@ -1,0 +1,442 @@
+public import Core
+public import Foundation
+public import Resolution
+public import Tokens
+import Crypto
+import Strategy
+
+/// The resolution engine's state, and the server's own tables (event log, API keys), in a SQL
+/// database: one instance wraps one connection inside one transaction.
+///
+/// It is made by ``ResolverStorage/transaction(_:)`` and used only inside that call, on the
+/// storage's thread; nothing outlives the transaction, so several server processes can share
+/// one PostgreSQL database (see ``PostgresStorage``).
+public final class SQLStore: ResolutionStore {
+  /// The connection, for statements of the server's own (inside the same transaction).
+  public let sql: any SQLConnection
+  private let encoder: JSONEncoder
+  private let decoder = JSONDecoder()
+
+  /// A store over a connection that is inside a transaction.
+  public init(_ sql: any SQLConnection) {
+    self.sql = sql
+    encoder = JSONEncoder()
+    encoder.outputFormatting = .sortedKeys
+  }
+
+  // MARK: Devices
+
+  public func device(_ id: DeviceID) throws -> DeviceRecord? {
+    try sql.queryFirst(
+      """
+      SELECT id, project, secret, token, token_expires_at, usage, revision, last_event_sequence
+      FROM devices WHERE id = ?
+      """, [.text(id.description)]
+    ).map(deviceRecord)
+  }
+
+  public func saveDevice(_ device: DeviceRecord) throws {
+    try sql.execute(
+      """
+      INSERT INTO devices
+        (id, project, secret, token, token_expires_at, usage, revision, last_event_sequence)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+      ON CONFLICT (id) DO UPDATE SET project = excluded.project, secret = excluded.secret,
+        token = excluded.token, token_expires_at = excluded.token_expires_at,
+        usage = excluded.usage, revision = excluded.revision,
+        last_event_sequence = excluded.last_event_sequence
+      """,
+      [
+        .text(device.id.description), .text(device.project), .text(device.secret),
+        SQLValue(bits: device.token.value), SQLValue(device.tokenExpiresAt),
+        .text(try json(device.usage)), SQLValue(bits: device.revision),
+        SQLValue(bits: device.lastEventSequence),
+      ])
+  }
+
+  public func removeDevice(_ id: DeviceID) throws {
+    try sql.execute("DELETE FROM devices WHERE id = ?", [.text(id.description)])
+    try sql.execute("DELETE FROM events WHERE device = ?", [.text(id.description)])
+  }
+
+  private func deviceRecord(_ row: SQLRow) throws -> DeviceRecord {
+    var record = DeviceRecord(
+      id: try identifier(row.text(0)), project: try row.text(1), secret: try row.text(2),
+      token: Token(value: UInt64(bitPattern: try row.integer(3))),
+      tokenExpiresAt: Date(timeIntervalSince1970: try row.real(4)),
+      usage: try decode(MediumUsage.self, row.text(5)))
+    record.revision = UInt64(bitPattern: try row.integer(6))
+    record.lastEventSequence = UInt64(bitPattern: try row.integer(7))
+    return record
+  }
+
+  // MARK: Tokens
+
+  public func bind(_ token: Token, to device: DeviceID, until: Date) throws {
+    try sql.execute(
+      """
+      INSERT INTO tokens (token, device, valid_until) VALUES (?, ?, ?)
+      ON CONFLICT (token) DO UPDATE SET device = excluded.device,
+        valid_until = excluded.valid_until
+      """, [SQLValue(bits: token.value), .text(device.description), SQLValue(until)])
+  }
+
+  public func device(heard token: Token, at time: Date) throws -> DeviceID? {
+    try sql.queryFirst(
+      "SELECT device FROM tokens WHERE token = ? AND valid_until > ?",
+      [SQLValue(bits: token.value), SQLValue(time)]
+    ).map { try identifier($0.text(0)) }
+  }
+
+  public func binding(of token: Token) throws -> Date? {
+    try sql.queryFirst(
+      "SELECT valid_until FROM tokens WHERE token = ?", [SQLValue(bits: token.value)]
+    ).map { Date(timeIntervalSince1970: try $0.real(0)) }
+  }
+
+  public func unbind(_ token: Token) throws {
+    try sql.execute("DELETE FROM tokens WHERE token = ?", [SQLValue(bits: token.value)])
+  }
+
+  // MARK: Publications
+
+  private static let publicationColumns =
+    "id, device, project, namespace, type, content, strategy, expires_at"
+
+  public func publication(_ id: PublicationID) throws -> PublicationRecord? {
+    try sql.queryFirst(
+      "SELECT \(Self.publicationColumns) FROM publications WHERE id = ?", [.text(id.description)]
+    ).map(publicationRecord)
+  }
+
+  public func savePublication(_ publication: PublicationRecord) throws {
+    let message = publication.message
+    try sql.execute(
+      """
+      INSERT INTO publications
+        (id, device, project, namespace, type, content, digest, strategy, expires_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+      ON CONFLICT (id) DO UPDATE SET device = excluded.device, project = excluded.project,
+        namespace = excluded.namespace, type = excluded.type, content = excluded.content,
+        digest = excluded.digest, strategy = excluded.strategy, expires_at = excluded.expires_at
+      """,
+      [
+        .text(publication.id.description), .text(publication.device.description),
+        .text(publication.project), .text(message.namespace), .text(message.type),
+        .blob(Array(message.content)), .blob(Self.digest(of: message)),
+        .text(try json(publication.strategy)), SQLValue(publication.expiresAt),
+      ])
+  }
+
+  public func removePublication(_ id: PublicationID) throws -> PublicationRecord? {
+    guard let record = try publication(id) else { return nil }
+    try sql.execute("DELETE FROM publications WHERE id = ?", [.text(id.description)])
+    return record
+  }
+
+  public func publications(on device: DeviceID) throws -> [PublicationRecord] {
+    try sql.query(
+      "SELECT \(Self.publicationColumns) FROM publications WHERE device = ? ORDER BY id",
+      [.text(device.description)]
+    ).map(publicationRecord)
+  }
+
+  public func publications(on device: DeviceID, acceptedBy subscription: SubscriptionRecord)
+    throws -> [PublicationRecord]
+  {
+    if let type = subscription.type {
+      return try sql.query(
+        """
+        SELECT \(Self.publicationColumns) FROM publications
+        WHERE device = ? AND namespace = ? AND type = ? ORDER BY id
+        """, [.text(device.description), .text(subscription.namespace), .text(type)]
+      ).map(publicationRecord)
+    }
+    return try sql.query(
+      """
+      SELECT \(Self.publicationColumns) FROM publications
+      WHERE device = ? AND namespace = ? ORDER BY id
+      """, [.text(device.description), .text(subscription.namespace)]
+    ).map(publicationRecord)
+  }
+
+  private func publicationRecord(_ row: SQLRow) throws -> PublicationRecord {
+    PublicationRecord(
+      id: try identifier(row.text(0)), device: try identifier(row.text(1)),
+      project: try row.text(2),
+      message: Message(
+        content: Data(try row.blob(5)), type: try row.text(4), namespace: try row.text(3)),
+      strategy: try decode(Strategy.self, row.text(6)),
+      expiresAt: try row.optionalReal(7).map(Date.init(timeIntervalSince1970:)))
+  }
+
+  // MARK: Subscriptions
+
+  private static let subscriptionColumns =
+    "id, device, project, namespace, type, strategy, device_types, expires_at"
+
+  public func subscription(_ id: SubscriptionID) throws -> SubscriptionRecord? {
+    try sql.queryFirst(
+      "SELECT \(Self.subscriptionColumns) FROM subscriptions WHERE id = ?",
+      [.text(id.description)]
+    ).map(subscriptionRecord)
+  }
+
+  public func saveSubscription(_ subscription: SubscriptionRecord) throws {
+    try sql.execute(
+      """
+      INSERT INTO subscriptions
+        (id, device, project, namespace, type, strategy, device_types, expires_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+      ON CONFLICT (id) DO UPDATE SET device = excluded.device, project = excluded.project,
+        namespace = excluded.namespace, type = excluded.type, strategy = excluded.strategy,
+        device_types = excluded.device_types, expires_at = excluded.expires_at
+      """,
+      [
+        .text(subscription.id.description), .text(subscription.device.description),
+        .text(subscription.project), .text(subscription.namespace), SQLValue(subscription.type),
+        .text(try json(subscription.strategy)),
+        .integer(Int64(subscription.deviceTypes.rawValue)), SQLValue(subscription.expiresAt),
+      ])
+  }
+
+  public func removeSubscription(_ id: SubscriptionID) throws -> SubscriptionRecord? {
+    guard let record = try subscription(id) else { return nil }
+    try sql.execute("DELETE FROM subscriptions WHERE id = ?", [.text(id.description)])
+    return record
+  }
+
+  public func subscriptions(on device: DeviceID) throws -> [SubscriptionRecord] {
+    try sql.query(
+      "SELECT \(Self.subscriptionColumns) FROM subscriptions WHERE device = ? ORDER BY id",
+      [.text(device.description)]
+    ).map(subscriptionRecord)
+  }
+
+  public func subscriptions(on device: DeviceID, accepting publication: PublicationRecord)
+    throws -> [SubscriptionRecord]
+  {
+    try sql.query(
+      """
+      SELECT \(Self.subscriptionColumns) FROM subscriptions
+      WHERE device = ? AND namespace = ? AND (type IS NULL OR type = ?) ORDER BY id
+      """,
+      [
+        .text(device.description), .text(publication.message.namespace),
+        .text(publication.message.type),
+      ]
+    ).map(subscriptionRecord)
+  }
+
+  private func subscriptionRecord(_ row: SQLRow) throws -> SubscriptionRecord {
+    SubscriptionRecord(
+      id: try identifier(row.text(0)), device: try identifier(row.text(1)),
+      project: try row.text(2), namespace: try row.text(3), type: try row.optionalText(4),
+      strategy: try decode(Strategy.self, row.text(5)),
+      deviceTypes: DeviceTypes(rawValue: .init(truncatingIfNeeded: try row.integer(6))),
+      expiresAt: try row.optionalReal(7).map(Date.init(timeIntervalSince1970:)))
+  }
+
+  // MARK: Sightings
+
+  private func keyValues(_ key: ProximityKey) -> [SQLValue] {
+    [.text(key.hearer.description), .text(key.heard.description), .integer(Int64(key.medium))]
+  }
+
+  public func lastSighting(_ key: ProximityKey) throws -> Date? {
+    try sql.queryFirst(
+      "SELECT seen_at FROM sightings WHERE hearer = ? AND heard = ? AND medium = ?",
+      keyValues(key)
+    ).map { Date(timeIntervalSince1970: try $0.real(0)) }
+  }
+
+  public func recordSighting(_ key: ProximityKey, at time: Date) throws -> Date? {
+    let previous = try lastSighting(key)
+    try sql.execute(
+      """
+      INSERT INTO sightings (hearer, heard, medium, seen_at) VALUES (?, ?, ?, ?)
+      ON CONFLICT (hearer, heard, medium) DO UPDATE SET seen_at = excluded.seen_at
+      """, keyValues(key) + [SQLValue(time)])
+    return previous
+  }
+
+  public func removeSighting(_ key: ProximityKey) throws {
+    try sql.execute(
+      "DELETE FROM sightings WHERE hearer = ? AND heard = ? AND medium = ?", keyValues(key))
+  }
+
+  public func neighbors(of device: DeviceID) throws -> [DeviceID] {
+    try sql.query(
+      """
+      SELECT heard FROM sightings WHERE hearer = ?
+      UNION SELECT hearer FROM sightings WHERE heard = ?
+      """, [.text(device.description), .text(device.description)]
+    ).map { try identifier($0.text(0)) }.sorted { $0.identifier < $1.identifier }
+  }
+
+  // MARK: Deliveries
+
+  public func addDelivery(
+    subscription: SubscriptionID, publication: PublicationID, message: MessageKey
+  ) throws -> Bool {
+    let digest = Self.digest(of: message.message)
+    let others =
+      try sql.queryFirst(
+        "SELECT COUNT(*) FROM deliveries WHERE subscription = ? AND digest = ?",
+        [.text(subscription.description), .blob(digest)])?.integer(0) ?? 0
+    let existing = try sql.queryFirst(
+      "SELECT 1 FROM deliveries WHERE subscription = ? AND publication = ?",
+      [.text(subscription.description), .text(publication.description)])
+    guard existing == nil else { return false }
+    try sql.execute(
+      "INSERT INTO deliveries (subscription, publication, digest) VALUES (?, ?, ?)",
+      [.text(subscription.description), .text(publication.description), .blob(digest)])
+    return others == 0
+  }
+
+  public func removeDelivery(
+    subscription: SubscriptionID, publication: PublicationID, message: MessageKey
+  ) throws -> Bool {
+    guard try isDelivered(subscription: subscription, publication: publication) else {
+      return false
+    }
+    try sql.execute(
+      "DELETE FROM deliveries WHERE subscription = ? AND publication = ?",
+      [.text(subscription.description), .text(publication.description)])
+    let remaining =
+      try sql.queryFirst(
+        "SELECT COUNT(*) FROM deliveries WHERE subscription = ? AND digest = ?",
+        [.text(subscription.description), .blob(Self.digest(of: message.message))])?.integer(0) ?? 0
+    return remaining == 0
+  }
+
+  public func isDelivered(subscription: SubscriptionID, publication: PublicationID) throws -> Bool {
+    try sql.queryFirst(
+      "SELECT 1 FROM deliveries WHERE subscription = ? AND publication = ?",
+      [.text(subscription.description), .text(publication.description)]) != nil
+  }
+
+  public func deliveries(of publication: PublicationID) throws -> [SubscriptionID] {
+    try sql.query(
+      "SELECT subscription FROM deliveries WHERE publication = ? ORDER BY subscription",
+      [.text(publication.description)]
+    ).map { try identifier($0.text(0)) }
+  }
+
+  public func deliveries(to subscription: SubscriptionID) throws -> [(PublicationID, MessageKey)] {
+    try sql.query(
+      """
+      SELECT p.\(Self.publicationColumns.replacingOccurrences(of: ", ", with: ", p."))
+      FROM deliveries d JOIN publications p ON p.id = d.publication
+      WHERE d.subscription = ? ORDER BY p.id
+      """, [.text(subscription.description)]
+    ).map { row in
+      let record = try publicationRecord(row)
+      return (record.id, record.key)
+    }
+  }
+
+  // MARK: Deadlines
+
+  public func schedule(_ deadline: Deadline) throws {
+    let (kind, subject) = Self.encode(deadline.kind)
+    try sql.execute(
+      "INSERT INTO deadlines (due_at, kind, subject) VALUES (?, ?, ?)",
+      [SQLValue(deadline.at), .text(kind), .text(subject)])
+  }
+
+  public func popDeadline(dueAt now: Date) throws -> Deadline? {
+    guard
+      let row = try sql.queryFirst(
+        "SELECT id, due_at, kind, subject FROM deadlines WHERE due_at <= ? ORDER BY due_at, id LIMIT 1",
+        [SQLValue(now)])
+    else { return nil }
+    try sql.execute("DELETE FROM deadlines WHERE id = ?", [.integer(try row.integer(0))])
+    return Deadline(
+      at: Date(timeIntervalSince1970: try row.real(1)),
+      kind: try Self.decodeDeadline(kind: row.text(2), subject: row.text(3)))
+  }
+
+  public func nextDeadline() throws -> Date? {
+    try sql.queryFirst("SELECT MIN(due_at) FROM deadlines", []).flatMap {
+      try $0.optionalReal(0).map(Date.init(timeIntervalSince1970:))
+    }
+  }
+
+  static func encode(_ kind: DeadlineKind) -> (String, String) {
+    switch kind {
+    case .proximity(let key): ("proximity", "\(key.hearer) \(key.heard) \(key.medium)")
+    case .publicationExpiry(let id): ("publication", id.description)
+    case .subscriptionExpiry(let id): ("subscription", id.description)
+    case .tokenRetirement(let token): ("token", token.hex)
+    }
+  }
+
+  static func decodeDeadline(kind: String, subject: String) throws -> DeadlineKind {
+    switch kind {
+    case "proximity":
+      let parts = subject.split(separator: " ")
+      guard parts.count == 3, let hearer = DeviceID(String(parts[0])),
+        let heard = DeviceID(String(parts[1])), let medium = UInt32(parts[2])
+      else { throw SQLStorageError.unexpectedValue("proximity deadline \(subject)") }
+      return .proximity(
+        ProximityKey(hearer: hearer, heard: heard, medium: DiscoveryMediums(rawValue: medium)))
+    case "publication": return .publicationExpiry(try identifier(subject))
+    case "subscription": return .subscriptionExpiry(try identifier(subject))
+    case "token":
+      do { return .tokenRetirement(try Token(hex: subject)) } catch {
+        throw SQLStorageError.unexpectedValue("token deadline \(subject)")
+      }
+    default: throw SQLStorageError.unexpectedValue("deadline kind \(kind)")
+    }
+  }
+
+  // MARK: Counts
+
+  public func counts() throws -> ResolutionCounts {
+    func count(_ table: String) throws -> Int {
+      Int(try sql.queryFirst("SELECT COUNT(*) FROM \(table)", [])?.integer(0) ?? 0)
+    }
+    var counts = ResolutionCounts()
+    counts.devices = try count("devices")
+    counts.tokens = try count("tokens")
+    counts.publications = try count("publications")
+    counts.subscriptions = try count("subscriptions")
+    counts.deliveries = try count("deliveries")
+    counts.sightings = try count("sightings")
+    counts.deadlines = try count("deadlines")
+    return counts
+  }
+
+  // MARK: Encoding
+
+  /// A digest of everything that makes two messages the same (namespace, type, content), so
+  /// that "another publication of the same message" is one indexed comparison.
+  static func digest(of message: Message) -> [UInt8] {
+    var hash = SHA256()
+    for part in [Data(message.namespace.utf8), Data(message.type.utf8)] {
+      withUnsafeBytes(of: UInt64(part.count).bigEndian) { hash.update(bufferPointer: $0) }
+      hash.update(data: part)
+    }
+    hash.update(data: message.content)
+    return Array(hash.finalize())
+  }
+
+  func json(_ value: some Encodable) throws -> String {
+    String(decoding: try encoder.encode(value), as: UTF8.self)
+  }
+
+  func decode<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
+    do { return try decoder.decode(type, from: Data(text.utf8)) } catch {
+      throw SQLStorageError.unexpectedValue("\(T.self) \(text): \(error)")
+    }
+  }
+}
+
+/// An identifier read back from its text.
+func identifier<Tag>(_ text: String) throws -> TaggedIdentifier<Tag> {
+  guard let id = TaggedIdentifier<Tag>(text) else {
+    throw SQLStorageError.unexpectedValue("identifier \(text)")
+  }
+  return id
+}

@@ -1,0 +1,155 @@
+import Foundation
+
+/// The server's tables, created and upgraded by numbered migrations that run when the storage
+/// opens (``Schema/migrate(_:)``). Times are seconds since 1970 (`REAL` / `DOUBLE
+/// PRECISION`); identifiers are their UUID text; tokens and unsigned counters are 64-bit
+/// integers with the unsigned bits.
+enum Schema {
+  /// The newest schema version this program knows.
+  static var version: Int { migrations.count }
+
+  /// Brings the database to ``version``, each migration in its own step. Runs inside the
+  /// caller's transaction (the PostgreSQL storage holds its lock, so two instances starting
+  /// together migrate once).
+  /// - Throws: ``SQLStorageError/schemaTooNew(found:known:)`` for a database written by a newer
+  ///   program; the driver's errors.
+  static func migrate(_ sql: some SQLConnection) throws {
+    try sql.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY)")
+    let found =
+      try sql.queryFirst("SELECT MAX(version) FROM schema_migrations", [])
+      .flatMap { try $0.optionalInteger(0) }.map(Int.init) ?? 0
+    guard found <= version else { throw SQLStorageError.schemaTooNew(found: found, known: version) }
+    for (index, statements) in migrations.enumerated() where index + 1 > found {
+      for statement in statements {
+        try sql.execute(statement.for(sql.dialect))
+      }
+      try sql.execute(
+        "INSERT INTO schema_migrations (version) VALUES (?)", [.integer(Int64(index + 1))])
+    }
+  }
+
+  /// Each migration: statements with `{blob}`, `{real}`, `{int}` and `{serial}` standing for
+  /// the dialect's type names.
+  static let migrations: [[Statement]] = [
+    [
+      """
+      CREATE TABLE devices (
+        id TEXT PRIMARY KEY,
+        project TEXT NOT NULL,
+        secret TEXT NOT NULL,
+        token {int} NOT NULL,
+        token_expires_at {real} NOT NULL,
+        usage TEXT NOT NULL,
+        revision {int} NOT NULL,
+        last_event_sequence {int} NOT NULL
+      )
+      """,
+      """
+      CREATE TABLE tokens (
+        token {int} PRIMARY KEY,
+        device TEXT NOT NULL,
+        valid_until {real} NOT NULL
+      )
+      """,
+      """
+      CREATE TABLE publications (
+        id TEXT PRIMARY KEY,
+        device TEXT NOT NULL,
+        project TEXT NOT NULL,
+        namespace TEXT NOT NULL,
+        type TEXT NOT NULL,
+        content {blob} NOT NULL,
+        digest {blob} NOT NULL,
+        strategy TEXT NOT NULL,
+        expires_at {real}
+      )
+      """,
+      "CREATE INDEX publications_by_device ON publications (device, namespace, type)",
+      """
+      CREATE TABLE subscriptions (
+        id TEXT PRIMARY KEY,
+        device TEXT NOT NULL,
+        project TEXT NOT NULL,
+        namespace TEXT NOT NULL,
+        type TEXT,
+        strategy TEXT NOT NULL,
+        device_types {int} NOT NULL,
+        expires_at {real}
+      )
+      """,
+      "CREATE INDEX subscriptions_by_device ON subscriptions (device, namespace)",
+      """
+      CREATE TABLE sightings (
+        hearer TEXT NOT NULL,
+        heard TEXT NOT NULL,
+        medium {int} NOT NULL,
+        seen_at {real} NOT NULL,
+        PRIMARY KEY (hearer, heard, medium)
+      )
+      """,
+      "CREATE INDEX sightings_by_heard ON sightings (heard)",
+      """
+      CREATE TABLE deliveries (
+        subscription TEXT NOT NULL,
+        publication TEXT NOT NULL,
+        digest {blob} NOT NULL,
+        PRIMARY KEY (subscription, publication)
+      )
+      """,
+      "CREATE INDEX deliveries_by_publication ON deliveries (publication)",
+      "CREATE INDEX deliveries_by_message ON deliveries (subscription, digest)",
+      """
+      CREATE TABLE deadlines (
+        id {serial},
+        due_at {real} NOT NULL,
+        kind TEXT NOT NULL,
+        subject TEXT NOT NULL
+      )
+      """,
+      "CREATE INDEX deadlines_by_time ON deadlines (due_at)",
+      """
+      CREATE TABLE events (
+        device TEXT NOT NULL,
+        sequence {int} NOT NULL,
+        created_at {real} NOT NULL,
+        body TEXT NOT NULL,
+        PRIMARY KEY (device, sequence)
+      )
+      """,
+      "CREATE INDEX events_by_time ON events (created_at)",
+      """
+      CREATE TABLE api_keys (
+        id TEXT PRIMARY KEY,
+        project TEXT NOT NULL,
+        digest TEXT NOT NULL UNIQUE,
+        label TEXT NOT NULL,
+        created_at {real} NOT NULL,
+        revoked_at {real}
+      )
+      """,
+    ]
+  ]
+
+  /// DDL text with the dialect's type names left open.
+  struct Statement: ExpressibleByStringLiteral {
+    let template: String
+    init(stringLiteral value: String) { template = value }
+
+    func `for`(_ dialect: SQLDialect) -> String {
+      let names: [String: String] =
+        switch dialect {
+        case .sqlite:
+          [
+            "{blob}": "BLOB", "{real}": "REAL", "{int}": "INTEGER",
+            "{serial}": "INTEGER PRIMARY KEY AUTOINCREMENT",
+          ]
+        case .postgres:
+          [
+            "{blob}": "BYTEA", "{real}": "DOUBLE PRECISION", "{int}": "BIGINT",
+            "{serial}": "BIGSERIAL PRIMARY KEY",
+          ]
+        }
+      return names.reduce(template) { $0.replacingOccurrences(of: $1.key, with: $1.value) }
+    }
+  }
+}

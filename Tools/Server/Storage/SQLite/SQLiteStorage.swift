@@ -1,0 +1,106 @@
+public import Foundation
+import GRDB
+public import Logging
+
+/// The default storage: one SQLite file (write-ahead log), created with its folders on first
+/// use and migrated on open. Nothing to set up.
+///
+/// Durability: every transaction is committed to the write-ahead log before `transaction`
+/// returns, so a crash of the process loses nothing; `synchronous = NORMAL` means a power
+/// loss can lose the last transactions before the next checkpoint (SQLite's documented
+/// trade-off). One process at a time should serve a file; use ``PostgresStorage`` to run
+/// several.
+public final class SQLiteStorage: ResolverStorage {
+  public let path: String
+  private let pool: DatabasePool
+
+  /// Opens (creating if needed) the database at `path` and brings its schema up to date.
+  /// - Throws: ``SQLStorageError/badDatabaseURL(_:)`` if the folder cannot be made; the
+  ///   database's errors (not a SQLite file, locked, schema too new).
+  public init(path: String, logger: Logger = Logger(label: "nearby.storage")) throws {
+    self.path = path
+    let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
+    do {
+      try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    } catch {
+      throw SQLStorageError.badDatabaseURL("cannot create \(folder.path): \(error)")
+    }
+    var configuration = Configuration()
+    configuration.busyMode = .timeout(5)
+    configuration.prepareDatabase { db in
+      try db.execute(sql: "PRAGMA synchronous = NORMAL")
+    }
+    pool = try DatabasePool(path: path, configuration: configuration)
+    try pool.write { db in try Schema.migrate(GRDBConnection(db)) }
+    logger.info("storage ready", metadata: ["sqlite": "\(path)", "schema": "\(Schema.version)"])
+  }
+
+  public var description: String { "sqlite:\(path)" }
+
+  public func transaction<T: Sendable>(_ body: @escaping @Sendable (SQLStore) throws -> T)
+    async throws -> T
+  {
+    try await pool.write { db in try body(SQLStore(GRDBConnection(db))) }
+  }
+
+  public func shutdown() async {
+    try? pool.close()
+  }
+
+  /// The default file: `$XDG_DATA_HOME/nearby/resolver.sqlite`, or
+  /// `~/.local/share/nearby/resolver.sqlite`.
+  public static func defaultPath(
+    environment: [String: String] = ProcessInfo.processInfo.environment
+  )
+    -> String
+  {
+    let base =
+      environment["XDG_DATA_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+      ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share"
+    return base + "/nearby/resolver.sqlite"
+  }
+}
+
+/// A GRDB database handle inside a write transaction.
+final class GRDBConnection: SQLConnection {
+  private let db: Database
+
+  init(_ db: Database) { self.db = db }
+
+  var dialect: SQLDialect { .sqlite }
+
+  func execute(_ sql: String, _ binds: [SQLValue]) throws {
+    let statement = try db.cachedStatement(sql: sql)
+    try statement.execute(arguments: StatementArguments(binds.map(\.databaseValue)))
+  }
+
+  func query(_ sql: String, _ binds: [SQLValue]) throws -> [SQLRow] {
+    let statement = try db.cachedStatement(sql: sql)
+    let rows = try Row.fetchAll(
+      statement, arguments: StatementArguments(binds.map(\.databaseValue)))
+    return rows.map { row in
+      SQLRow(
+        row.databaseValues.map { value in
+          switch value.storage {
+          case .null: .null
+          case .int64(let int): .integer(int)
+          case .double(let double): .real(double)
+          case .string(let string): .text(string)
+          case .blob(let data): .blob(Array(data))
+          }
+        })
+    }
+  }
+}
+
+extension SQLValue {
+  fileprivate var databaseValue: DatabaseValue {
+    switch self {
+    case .null: .null
+    case .integer(let value): value.databaseValue
+    case .real(let value): value.databaseValue
+    case .text(let value): value.databaseValue
+    case .blob(let value): Data(value).databaseValue
+    }
+  }
+}
