@@ -8,6 +8,9 @@ Tools/scripts/install-deps.sh
 echo "== swift format lint --strict" >&2
 swift format lint --strict --recursive Package.swift Modules Plugins Tools Tests
 
+echo "== OpenAPI document" >&2
+.venv/bin/openapi-spec-validator Tools/Server/openapi.yaml
+
 echo "== swift build --build-tests" >&2
 NEARBY_TEST_RUNTIME=$(mktemp -d /tmp/nearby-test.XXXXXX)
 export NEARBY_TEST_RUNTIME
