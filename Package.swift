@@ -27,6 +27,8 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+    .package(url: "https://github.com/apple/swift-openapi-generator", from: "1.14.3"),
+    .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
   ],
   targets: [
     .target(name: "Strategy", path: "Modules/Strategy", swiftSettings: strictSwift),
@@ -74,6 +76,22 @@ let package = Package(
       path: "Tools/Server/Storage",
       swiftSettings: strictSwift
     ),
+    .target(
+      name: "ResolverAPI",
+      dependencies: [.product(name: "OpenAPIRuntime", package: "swift-openapi-runtime")],
+      path: "Tools/Server/API",
+      swiftSettings: strictSwift,
+      plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
+    ),
+    .target(
+      name: "ResolverWire",
+      dependencies: [
+        "ResolverAPI", "Core", "Strategy", "Tokens",
+        .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+      ],
+      path: "Tools/Server/Wire",
+      swiftSettings: strictSwift
+    ),
     .executableTarget(
       name: "nearby",
       dependencies: [
@@ -104,6 +122,11 @@ let package = Package(
     .testTarget(
       name: "ServerStorageTests",
       dependencies: ["ServerStorage", "Resolution", "Core", "Strategy", "Tokens"],
+      swiftSettings: strictSwift
+    ),
+    .testTarget(
+      name: "ResolverWireTests",
+      dependencies: ["ResolverWire", "ResolverAPI", "Core", "Strategy", "Tokens"],
       swiftSettings: strictSwift
     ),
     .testTarget(

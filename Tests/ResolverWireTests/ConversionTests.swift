@@ -1,0 +1,64 @@
+import Core
+import Foundation
+import ResolverAPI
+import ResolverWire
+import Strategy
+import Testing
+import Tokens
+
+@Suite("Wire conversions")
+struct ConversionTests {
+  @Test func aReportSurvivesTheWireAndJSON() throws {
+    let report = Report(
+      publish: [
+        PublicationSpec(
+          id: .random(), message: Message(content: Data([0, 255, 7]), type: "t", namespace: "n.s"),
+          strategy: try Strategy(mediums: .audio, mode: .scan, ttl: TTL(seconds: 12.5)))
+      ],
+      unpublish: [.random()],
+      subscribe: [
+        SubscriptionSpec(
+          id: .random(), namespace: "n.s", type: nil,
+          strategy: Strategy(mediums: .ble, ttl: .infinite), deviceTypes: .nearbyDevices)
+      ],
+      unsubscribe: [.random()],
+      sightings: [
+        Sighting(
+          token: Token(value: 0xDEAD_BEEF_0000_0001), medium: .ble, rssi: -61, txPower: -12,
+          time: Date(timeIntervalSince1970: 1_800_000_000))
+      ])
+    let wire = Components.Schemas.Report(report)
+    let json = try JSONEncoder().encode(wire)
+    let back = try JSONDecoder().decode(Components.Schemas.Report.self, from: json)
+    #expect(try back.report() == report)
+  }
+
+  @Test func absentStrategyFieldsTakeTheDocumentedDefaults() throws {
+    let wire = Components.Schemas.Strategy()
+    #expect(try wire.strategy(field: "s") == .default)
+  }
+
+  @Test func everyEventKindSurvivesTheWire() throws {
+    let message = Message(text: "hi", type: "t")
+    let events: [ResolverEvent] = [
+      .found(.random(), message), .lost(.random(), message), .subscriptionExpired(.random()),
+      .publicationExpired(.random()),
+    ]
+    for (index, event) in events.enumerated() {
+      let item = SequencedEvent(sequence: UInt64(index + 1), event: event)
+      #expect(try Components.Schemas.Event(item).event() == item)
+    }
+  }
+
+  @Test func badFieldsAreNamed() throws {
+    var report = Components.Schemas.Report()
+    report.unpublish = ["not-a-uuid"]
+    #expect(throws: WireError("unpublish[0]: 'not-a-uuid' is not a UUID")) { try report.report() }
+    report = .init(sightings: [.init(token: "xyz", medium: .ble, time: Date())])
+    #expect(throws: WireError.self) { try report.report() }
+    let strategy = Components.Schemas.Strategy(ttl: .case1(100_000))
+    #expect(throws: WireError.self) { try strategy.strategy(field: "publish[0].strategy") }
+    let event = Components.Schemas.Event(sequence: 1, kind: .found)
+    #expect(throws: WireError("event.subscription: missing")) { try event.event() }
+  }
+}

@@ -1,0 +1,3 @@
+// The resolver's HTTP API, generated at build time from Tools/Server/openapi.yaml by
+// swift-openapi-generator (types, the server protocol and the client): the one source for the
+// server (NearbyServer) and the library's client (ServerResolver).
