@@ -29,6 +29,13 @@ let package = Package(
     .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     .package(url: "https://github.com/apple/swift-openapi-generator", from: "1.14.3"),
     .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
+    .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+    .package(
+      url: "https://github.com/hummingbird-project/swift-openapi-hummingbird", from: "2.1.0"),
+    .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+    .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+    .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+    .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
   ],
   targets: [
     .target(name: "Strategy", path: "Modules/Strategy", swiftSettings: strictSwift),
@@ -92,11 +99,30 @@ let package = Package(
       path: "Tools/Server/Wire",
       swiftSettings: strictSwift
     ),
+    .target(
+      name: "NearbyServer",
+      dependencies: [
+        "ResolverAPI", "ResolverWire", "ServerStorage", "Core", "Resolution", "Strategy", "Tokens",
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
+        .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        .product(name: "Metrics", package: "swift-metrics"),
+        .product(name: "Prometheus", package: "swift-prometheus"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "HTTPTypes", package: "swift-http-types"),
+      ],
+      path: "Tools/Server/HTTP",
+      swiftSettings: strictSwift
+    ),
     .executableTarget(
       name: "nearby",
       dependencies: [
-        "Core", "Resolution", "MediumTestKit", "Strategy", "Tokens",
+        "Core", "Resolution", "MediumTestKit", "Strategy", "Tokens", "NearbyServer",
+        "ServerStorage",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         .product(name: "Logging", package: "swift-log"),
       ],
       path: "Tools/nearby",

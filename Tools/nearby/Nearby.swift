@@ -12,7 +12,8 @@ struct Nearby: AsyncParsableCommand {
         nearby demo                 simulated devices publish, subscribe, find and lose
         nearby demo --json          the same, one JSON event a line
         nearby bench dispatch       found-event throughput and latency (build with -c release)
+        nearby server               the resolver server on 127.0.0.1:7171 (SQLite, no set-up)
       """,
-    subcommands: [DemoCommand.self, BenchCommand.self]
+    subcommands: [DemoCommand.self, BenchCommand.self, ServerCommand.self]
   )
 }

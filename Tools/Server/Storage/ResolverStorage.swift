@@ -18,6 +18,11 @@ public protocol ResolverStorage: Sendable {
   func transaction<T: Sendable>(_ body: @escaping @Sendable (SQLStore) throws -> T) async throws
     -> T
 
+  /// Runs `body`, which only reads, in a read-only transaction that does not wait for writers
+  /// (the event stream and API-key lookups use it). Same threading as ``transaction(_:)``.
+  /// - Throws: what `body` throws, or the database's error.
+  func read<T: Sendable>(_ body: @escaping @Sendable (SQLStore) throws -> T) async throws -> T
+
   /// Closes the connections. Transactions after this throw ``SQLStorageError/shutDown``.
   func shutdown() async
 }

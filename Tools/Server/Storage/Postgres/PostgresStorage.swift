@@ -76,6 +76,27 @@ public final class PostgresStorage: ResolverStorage {
     }
   }
 
+  public func read<T: Sendable>(_ body: @escaping @Sendable (SQLStore) throws -> T) async throws
+    -> T
+  {
+    let logger = self.logger
+    let threads = self.threads
+    return try await client.withConnection { connection in
+      try await threads.runIfActive {
+        let sql = PostgresSQLConnection(connection, logger: logger)
+        try sql.execute("BEGIN READ ONLY")
+        do {
+          let result = try body(SQLStore(sql))
+          try sql.execute("COMMIT")
+          return result
+        } catch {
+          try? sql.execute("ROLLBACK")
+          throw error
+        }
+      }
+    }
+  }
+
   public func shutdown() async {
     runner.cancel()
     try? await threads.shutdownGracefully()

@@ -43,6 +43,12 @@ public final class SQLiteStorage: ResolverStorage {
     try await pool.write { db in try body(SQLStore(GRDBConnection(db))) }
   }
 
+  public func read<T: Sendable>(_ body: @escaping @Sendable (SQLStore) throws -> T) async throws
+    -> T
+  {
+    try await pool.read { db in try body(SQLStore(GRDBConnection(db))) }
+  }
+
   public func shutdown() async {
     try? pool.close()
   }

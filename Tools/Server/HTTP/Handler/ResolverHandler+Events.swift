@@ -1,0 +1,131 @@
+import Core
+import Foundation
+import OpenAPIRuntime
+import Resolution
+import ResolverAPI
+import ServerStorage
+
+extension ResolverHandler {
+  /// The device's event log as Server-Sent Events, from `Last-Event-ID` on, for as long as the
+  /// client reads. Events are read from the database when this instance wrote some for the
+  /// device (the hub wakes the stream) and every poll interval (other instances' writes).
+  func events(_ input: Operations.Events.Input) async throws -> Operations.Events.Output {
+    let credentials = try deviceCredentials(input.path.id)
+    let project = try RequestContext.required().project
+    var after: UInt64 = 0
+    if let text = input.headers.lastEventID {
+      guard let value = UInt64(text) else {
+        throw APIFailure.badRequest("Last-Event-ID must be an event sequence number, got '\(text)'")
+      }
+      after = value
+    }
+    let resolution = configuration.resolution
+    do {
+      try await storage.read { store in
+        let engine = ResolutionEngine(store: store, configuration: resolution)
+        try Self.checkProject(of: engine.authenticate(credentials), is: project)
+      }
+    } catch let error as ResolverError {
+      throw Self.failure(for: error)
+    } catch {
+      throw APIFailure.unavailable("the database did not answer; try again")
+    }
+    let (listenerID, wakeups) = await hub.listen(to: credentials.id)
+    let listener = EventStreamListener(
+      hub: hub, device: credentials.id, id: listenerID, pollInterval: configuration.eventPollInterval)
+    metrics.eventStreams.increment()
+    let sequence = DeviceEventSequence(
+      storage: storage, device: credentials.id, after: after, wakeups: wakeups, listener: listener,
+      heartbeat: configuration.heartbeat, metrics: metrics)
+    return .ok(
+      .init(
+        body: .textEventStream(
+          HTTPBody(sequence.asEncodedServerSentEvents(), length: .unknown, iterationBehavior: .single))
+      ))
+  }
+}
+
+/// Keeps a stream's hub registration and its poll ticker; ends both when the stream goes away
+/// (the client disconnected and the body stopped being read).
+final class EventStreamListener: Sendable {
+  let hub: EventHub
+  let device: DeviceID
+  let id: Int
+  let ticker: Task<Void, Never>
+
+  init(hub: EventHub, device: DeviceID, id: Int, pollInterval: Duration) {
+    self.hub = hub
+    self.device = device
+    self.id = id
+    ticker = Task {
+      while !Task.isCancelled {
+        try? await Task.sleep(for: pollInterval)
+        await hub.wake([device])
+      }
+    }
+  }
+
+  deinit {
+    ticker.cancel()
+    let (hub, device, id) = (hub, device, id)
+    Task { await hub.stopListening(to: device, id: id) }
+  }
+}
+
+/// Reads the log lazily: the client's reading pace is the backpressure, so a slow client never
+/// makes the server drop or buffer events without bound.
+struct DeviceEventSequence: AsyncSequence, Sendable {
+  typealias Element = ServerSentEvent
+
+  let storage: any ResolverStorage
+  let device: DeviceID
+  let after: UInt64
+  let wakeups: AsyncStream<Void>
+  let listener: EventStreamListener
+  let heartbeat: Duration
+  let metrics: ServerMetrics
+
+  func makeAsyncIterator() -> Iterator {
+    Iterator(sequence: self, last: after, wakeups: wakeups.makeAsyncIterator())
+  }
+
+  struct Iterator: AsyncIteratorProtocol {
+    let sequence: DeviceEventSequence
+    var last: UInt64
+    var wakeups: AsyncStream<Void>.Iterator
+    var pending: [SequencedEvent] = []
+    var lastSent = ContinuousClock.now
+    let batch = 256
+
+    mutating func next() async throws -> ServerSentEvent? {
+      while true {
+        if !pending.isEmpty {
+          let item = pending.removeFirst()
+          last = item.sequence
+          lastSent = .now
+          sequence.metrics.eventsStreamed.increment()
+          return Self.serverSentEvent(item)
+        }
+        let (storage, device, after, limit) = (sequence.storage, sequence.device, last, batch)
+        pending = try await storage.read { store in
+          try store.events(for: device, after: after, limit: limit)
+        }
+        if !pending.isEmpty { continue }
+        if lastSent.duration(to: .now) >= sequence.heartbeat {
+          lastSent = .now
+          return ServerSentEvent(event: "keepalive")
+        }
+        guard await wakeups.next() != nil, !Task.isCancelled else {
+          _ = sequence.listener
+          return nil
+        }
+      }
+    }
+
+    static func serverSentEvent(_ item: SequencedEvent) -> ServerSentEvent {
+      let wire = Components.Schemas.Event(item)
+      let data = (try? JSONEncoder().encode(wire)).map { String(decoding: $0, as: UTF8.self) }
+      return ServerSentEvent(id: String(item.sequence), event: wire.kind.rawValue, data: data)
+    }
+  }
+}

@@ -1,0 +1,129 @@
+import Core
+import Foundation
+import Logging
+import Resolution
+import ResolverAPI
+import ResolverWire
+import ServerStorage
+
+/// The API's operations (openapi.yaml), each one database transaction around the resolution
+/// engine. Nothing is kept between requests but caches, so instances can share a database.
+struct ResolverHandler: APIProtocol {
+  let storage: any ResolverStorage
+  let configuration: ResolverServerConfiguration
+  let hub: EventHub
+  let metrics: ServerMetrics
+  let health: HealthState
+  let logger: Logger
+  let now: @Sendable () -> Date
+
+  // MARK: Devices
+
+  func registerDevice(_ input: Operations.RegisterDevice.Input) async throws
+    -> Operations.RegisterDevice.Output
+  {
+    let context = try RequestContext.required()
+    let resolution = configuration.resolution
+    let now = now()
+    let credentials = try await transaction { store in
+      try ResolutionEngine(store: store, configuration: resolution)
+        .register(project: context.project, now: now)
+    }
+    metrics.devicesRegistered.increment()
+    logger.debug("device registered", metadata: ["device": "\(credentials.id)"])
+    return .created(.init(body: .json(.init(id: credentials.id.description, secret: credentials.secret))))
+  }
+
+  func unregisterDevice(_ input: Operations.UnregisterDevice.Input) async throws
+    -> Operations.UnregisterDevice.Output
+  {
+    let credentials = try deviceCredentials(input.path.id)
+    let project = try RequestContext.required().project
+    let resolution = configuration.resolution
+    let now = now()
+    let events = try await transaction { store in
+      let engine = ResolutionEngine(store: store, configuration: resolution)
+      try Self.checkProject(of: engine.authenticate(credentials), is: project)
+      let events = try engine.unregister(credentials, now: now)
+      try store.appendEvents(events, at: now)
+      return events
+    }
+    await hub.wake(Set(events.map(\.device)))
+    return .noContent(.init())
+  }
+
+  // MARK: Reports
+
+  func report(_ input: Operations.Report.Input) async throws -> Operations.Report.Output {
+    let credentials = try deviceCredentials(input.path.id)
+    let project = try RequestContext.required().project
+    guard case .json(let wire) = input.body else {
+      throw APIFailure.badRequest("the body must be application/json")
+    }
+    let report: Report
+    do { report = try wire.report() } catch let error as WireError {
+      throw APIFailure.badRequest(error.description)
+    }
+    let resolution = configuration.resolution
+    let now = now()
+    let (answer, others) = try await transaction { store in
+      let engine = ResolutionEngine(store: store, configuration: resolution)
+      try Self.checkProject(of: engine.authenticate(credentials), is: project)
+      let (answer, others) = try engine.report(report, from: credentials, now: now)
+      try store.appendEvents(
+        answer.events.map {
+          DeviceEvent(device: credentials.id, sequence: $0.sequence, event: $0.event)
+        } + others, at: now)
+      return (answer, others)
+    }
+    metrics.reports.increment()
+    metrics.sightings.increment(by: report.sightings.count)
+    if !others.isEmpty { await hub.wake(Set(others.map(\.device))) }
+    return .ok(.init(body: .json(.init(answer))))
+  }
+
+  // MARK: Helpers
+
+  /// The path's device id with the request's device secret.
+  func deviceCredentials(_ id: String) throws -> DeviceCredentials {
+    guard let device = DeviceID(id) else {
+      throw APIFailure.badRequest("'\(id)' is not a device id (a UUID)")
+    }
+    guard let secret = try RequestContext.required().deviceSecret, !secret.isEmpty else {
+      throw APIFailure.forbidden("missing X-Nearby-Device-Secret header")
+    }
+    return DeviceCredentials(id: device, secret: secret)
+  }
+
+  /// A device of another project is reported as unknown: nothing crosses projects.
+  static func checkProject(of device: DeviceRecord, is project: String) throws {
+    guard device.project == project else { throw ResolverError.unknownDevice(device.id) }
+  }
+
+  /// A transaction whose errors become answers: the resolver's refusals as 4xx, the
+  /// database's failures as 503.
+  func transaction<T: Sendable>(_ body: @escaping @Sendable (SQLStore) throws -> T) async throws
+    -> T
+  {
+    do {
+      return try await storage.transaction(body)
+    } catch let error as ResolverError {
+      throw Self.failure(for: error)
+    } catch let failure as APIFailure {
+      throw failure
+    } catch {
+      health.recordFailure(error)
+      throw APIFailure.unavailable("the database did not answer; try again")
+    }
+  }
+
+  static func failure(for error: ResolverError) -> APIFailure {
+    switch error {
+    case .invalidAPIKey: .unauthorized(error.description)
+    case .unknownDevice: .notFound(error.description)
+    case .wrongSecret: .forbidden(error.description)
+    case .invalidReport(let why): .limitExceeded(why)
+    case .unavailable(let why): .unavailable(why)
+    }
+  }
+}

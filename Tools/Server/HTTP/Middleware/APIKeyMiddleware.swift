@@ -1,0 +1,52 @@
+import ServerStorage
+import HTTPTypes
+import OpenAPIRuntime
+
+/// Checks the project API key (`X-Nearby-API-Key`) of every call but `/healthz` and
+/// `/metrics`, applies the key's rate limit, and hands the project and the device secret to
+/// the handlers (``RequestContext``).
+struct APIKeyMiddleware: ServerMiddleware {
+  static let apiKeyHeader = HTTPField.Name("X-Nearby-API-Key")!
+  static let deviceSecretHeader = HTTPField.Name("X-Nearby-Device-Secret")!
+  static let open: Set<String> = ["health", "metrics"]
+
+  let keys: APIKeyCache
+  let limiter: RateLimiter
+
+  func intercept(
+    _ request: HTTPRequest, body: HTTPBody?, metadata: ServerRequestMetadata, operationID: String,
+    next: @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (
+      HTTPResponse, HTTPBody?
+    )
+  ) async throws -> (HTTPResponse, HTTPBody?) {
+    if Self.open.contains(operationID) { return try await next(request, body, metadata) }
+    guard let key = request.headerFields[Self.apiKeyHeader], !key.isEmpty else {
+      throw APIFailure.unauthorized(
+        "missing X-Nearby-API-Key header; create a key with `nearby server keys create --project P`")
+    }
+    let record: APIKeyRecordSummary
+    do {
+      guard let found = try await keys.activeKey(key) else {
+        throw APIFailure.unauthorized("unknown or revoked API key")
+      }
+      record = APIKeyRecordSummary(id: found.id, project: found.project)
+    } catch let failure as APIFailure {
+      throw failure
+    } catch {
+      throw APIFailure.unavailable("the database did not answer: \(error)")
+    }
+    if let wait = await limiter.take(record.id) {
+      throw APIFailure.rateLimited(retryAfter: wait)
+    }
+    let context = RequestContext(
+      project: record.project, deviceSecret: request.headerFields[Self.deviceSecretHeader])
+    return try await RequestContext.$current.withValue(context) {
+      try await next(request, body, metadata)
+    }
+  }
+}
+
+private struct APIKeyRecordSummary {
+  var id: String
+  var project: String
+}

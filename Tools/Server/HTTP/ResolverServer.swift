@@ -1,0 +1,85 @@
+public import Foundation
+import Hummingbird
+public import Logging
+import NIOCore
+import OpenAPIHummingbird
+import ResolverAPI
+public import ServerStorage
+public import ServiceLifecycle
+
+/// The resolver server (contract §7): the HTTP API of openapi.yaml over a ``ResolverStorage``,
+/// with a sweeper for time-driven events. It holds no state but caches, so several instances
+/// can serve one PostgreSQL database behind a load balancer.
+///
+/// Run it as a swift-service-lifecycle `Service` (graceful shutdown stops accepting
+/// requests, lets open ones finish and stops the sweeper), or call ``run(onListening:)``.
+public struct ResolverServer: Service {
+  public let storage: any ResolverStorage
+  public let configuration: ResolverServerConfiguration
+  let logger: Logger
+  let now: @Sendable () -> Date
+
+  /// - Parameters:
+  ///   - now: the clock (tests may pass their own).
+  public init(
+    storage: any ResolverStorage, configuration: ResolverServerConfiguration = .init(),
+    logger: Logger = Logger(label: "nearby.server"),
+    now: @escaping @Sendable () -> Date = { Date() }
+  ) {
+    self.storage = storage
+    self.configuration = configuration
+    self.logger = logger
+    self.now = now
+  }
+
+  public func run() async throws { try await run(onListening: { _ in }) }
+
+  /// Serves until the task is cancelled or a graceful shutdown is triggered.
+  /// - Parameter onListening: called with the bound port once the server accepts connections.
+  /// - Throws: if the address cannot be bound (the message names it).
+  public func run(onListening: @escaping @Sendable (Int) async -> Void) async throws {
+    let metrics = ServerMetrics()
+    let hub = EventHub()
+    let health = HealthState(tolerance: .seconds(10))
+    let handler = ResolverHandler(
+      storage: storage, configuration: configuration, hub: hub, metrics: metrics, health: health,
+      logger: logger, now: now)
+    let sweeper = Sweeper(
+      storage: storage, configuration: configuration, hub: hub, metrics: metrics, health: health,
+      logger: logger, now: now)
+    await sweeper.sweepOnce()
+
+    let router = Router()
+    try handler.registerHandlers(
+      on: router,
+      middlewares: [
+        ErrorAnswerMiddleware(logger: logger),
+        RequestMetricsMiddleware(metrics: metrics),
+        BodyLimitMiddleware(limit: configuration.maximumBodyBytes),
+        APIKeyMiddleware(
+          keys: APIKeyCache(storage: storage),
+          limiter: RateLimiter(rate: configuration.requestsPerSecond, burst: configuration.burst)),
+      ])
+    let logger = self.logger
+    let storageDescription = storage.description
+    let app = Application(
+      router: router,
+      configuration: .init(address: .hostname(configuration.host, port: configuration.port)),
+      onServerRunning: { channel in
+        let port = channel.localAddress?.port ?? 0
+        logger.info(
+          "resolver listening",
+          metadata: ["address": "\(channel.localAddress.map { "\($0)" } ?? "?")",
+            "storage": "\(storageDescription)"])
+        await onListening(port)
+      },
+      logger: logger)
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      group.addTask { await sweeper.run() }
+      group.addTask { try await app.runService() }
+      // Whichever ends first (the app on shutdown, or an error) ends the other.
+      try await group.next()
+      group.cancelAll()
+    }
+  }
+}

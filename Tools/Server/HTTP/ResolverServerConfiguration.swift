@@ -1,0 +1,26 @@
+public import Resolution
+
+/// How a resolver server runs. Every value has a default that suits one machine.
+public struct ResolverServerConfiguration: Sendable {
+  /// The address to listen on (`127.0.0.1`: this machine only; `0.0.0.0`: every interface).
+  public var host = "127.0.0.1"
+  /// The TCP port; 0 picks a free one (tests).
+  public var port = 7171
+  /// lost-after, token lifetime and grace.
+  public var resolution = ResolutionConfiguration()
+  /// How long the event log keeps events for streams that reconnect.
+  public var eventRetention: Duration = .seconds(3600)
+  /// How often due deadlines (lost, expiry) are handled.
+  public var sweepInterval: Duration = .milliseconds(250)
+  /// How often an open event stream looks for events written by other instances.
+  public var eventPollInterval: Duration = .seconds(1)
+  /// How long an idle event stream waits before sending a `keepalive` event.
+  public var heartbeat: Duration = .seconds(15)
+  /// Requests a second per API key on average, and the burst allowed above it.
+  public var requestsPerSecond: Double = 500
+  public var burst: Double = 1000
+  /// The largest request body, in bytes (a report with a few 100 KiB messages fits).
+  public var maximumBodyBytes = 4 * 1024 * 1024
+
+  public init() {}
+}

@@ -1,0 +1,62 @@
+import Core
+import Foundation
+import Logging
+import Resolution
+import ServerStorage
+import ServiceLifecycle
+
+/// Handles due deadlines (lost after silence, TTL expiry, token retirement) every sweep
+/// interval, appends the events to the log and wakes the streams of this instance; prunes
+/// the event log once a minute. With several instances each sweeps; the lock makes every
+/// deadline handled once.
+struct Sweeper: Sendable {
+  let storage: any ResolverStorage
+  let configuration: ResolverServerConfiguration
+  let hub: EventHub
+  let metrics: ServerMetrics
+  let health: HealthState
+  let logger: Logger
+  let now: @Sendable () -> Date
+
+  func run() async {
+    var lastPrune = ContinuousClock.now
+    while !Task.isCancelled, !Task.isShuttingDownGracefully {
+      let prune = lastPrune.duration(to: .now) >= .seconds(60)
+      if prune { lastPrune = .now }
+      await sweepOnce(prune: prune)
+      try? await Task.sleep(for: configuration.sweepInterval)
+    }
+  }
+
+  /// One sweep; returns the events it produced.
+  @discardableResult
+  func sweepOnce(prune: Bool = false) async -> [DeviceEvent] {
+    let resolution = configuration.resolution
+    let retention = configuration.eventRetention
+    let now = now()
+    do {
+      let events = try await storage.transaction { store in
+        let events = try ResolutionEngine(store: store, configuration: resolution).sweep(now: now)
+        try store.appendEvents(events, at: now)
+        if prune {
+          let seconds =
+            Double(retention.components.seconds) + Double(retention.components.attoseconds) / 1e18
+          try store.pruneEvents(before: now.addingTimeInterval(-seconds))
+        }
+        return events
+      }
+      health.recordSuccess()
+      metrics.sweeps.increment()
+      if !events.isEmpty {
+        metrics.sweepEvents.increment(by: events.count)
+        await hub.wake(Set(events.map(\.device)))
+      }
+      return events
+    } catch {
+      health.recordFailure(error)
+      metrics.databaseErrors.increment()
+      logger.warning("sweep failed", metadata: ["error": "\(error)"])
+      return []
+    }
+  }
+}

@@ -1,0 +1,41 @@
+import Foundation
+import Logging
+import ServerStorage
+
+/// The key a fresh server makes so that it works with nothing set up: project "default",
+/// written (mode 0600) to `$XDG_CONFIG_HOME/nearby/server-api-key` for local tools.
+enum BootstrapKey {
+  static func path(environment: [String: String] = ProcessInfo.processInfo.environment) -> String
+  {
+    let base =
+      environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+      ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.config"
+    return base + "/nearby/server-api-key"
+  }
+
+  /// Creates the key when the database has none.
+  static func ensure(in storage: any ResolverStorage, logger: Logger) async throws {
+    let created = try await storage.transaction { store -> NewAPIKey? in
+      guard try store.apiKeys().isEmpty else { return nil }
+      return try store.createAPIKey(project: "default", label: "bootstrap", now: Date())
+    }
+    guard let created else { return }
+    let file = path()
+    do {
+      try FileManager.default.createDirectory(
+        atPath: (file as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+      guard
+        FileManager.default.createFile(
+          atPath: file, contents: Data((created.key + "\n").utf8),
+          attributes: [.posixPermissions: 0o600])
+      else { throw CommandFailure("cannot write \(file)") }
+      logger.notice(
+        "created an API key for project \"default\"",
+        metadata: ["file": "\(file)", "key id": "\(created.record.id)"])
+    } catch {
+      logger.warning(
+        "created an API key for project \"default\" but could not write it; revoke it and make another",
+        metadata: ["key id": "\(created.record.id)", "error": "\(error)"])
+    }
+  }
+}

@@ -1,0 +1,99 @@
+import ArgumentParser
+import Foundation
+import Logging
+import NearbyServer
+import Resolution
+import ServerStorage
+import ServiceLifecycle
+
+struct ServerCommand: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "server",
+    abstract: "Run the resolver server, or manage its API keys.",
+    discussion: """
+      With no arguments it serves the API on 127.0.0.1:7171 with a SQLite file under \
+      $XDG_DATA_HOME/nearby/ (nothing to set up). On first start with no API keys it creates \
+      one for project "default" and writes it to $XDG_CONFIG_HOME/nearby/server-api-key.
+      SIGTERM or SIGINT stops it gracefully.
+
+      Examples:
+        nearby server
+        nearby server --host 0.0.0.0 --port 8080 --database postgres://nearby@db/nearby
+        nearby server keys create --project cafe --label kiosk
+      """,
+    subcommands: [ServeCommand.self, KeysCommand.self],
+    defaultSubcommand: ServeCommand.self)
+}
+
+/// `--database`, shared by the server and its key commands.
+struct DatabaseOptions: ParsableArguments {
+  @Option(
+    name: .long,
+    help: """
+      postgres://user[:password]@host[:port]/database, or a SQLite file path \
+      (default: $XDG_DATA_HOME/nearby/resolver.sqlite)
+      """)
+  var database: String?
+
+  var location: StorageLocation { StorageLocation(database) }
+}
+
+struct ServeCommand: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "serve", abstract: "Serve the resolver API (the default).")
+
+  @OptionGroup var database: DatabaseOptions
+
+  @Option(name: .long, help: "The address to listen on (0.0.0.0 for every interface).")
+  var host = "127.0.0.1"
+
+  @Option(name: .long, help: "The TCP port.")
+  var port = 7171
+
+  @Option(name: .long, help: "Seconds without a sighting before a message is lost (0.1–86400).")
+  var lostAfter: Double = 10
+
+  @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
+  var logLevel = "info"
+
+  func validate() throws {
+    guard (1...65535).contains(port) else {
+      throw ValidationError("--port must be between 1 and 65535, got \(port)")
+    }
+    guard lostAfter > 0, lostAfter <= 86_400 else {
+      throw ValidationError("--lost-after must be between 0.1 and 86400 seconds, got \(lostAfter)")
+    }
+    guard Logger.Level(rawValue: logLevel) != nil else {
+      throw ValidationError(
+        "--log-level must be one of \(Logger.Level.allCases.map(\.rawValue)), got \(logLevel)")
+    }
+  }
+
+  func run() async throws {
+    var logger = Logger(label: "nearby.server")
+    logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+    let storage: any ResolverStorage
+    do {
+      storage = try await database.location.open(logger: logger)
+    } catch {
+      throw CommandFailure("cannot open \(database.location): \(error)")
+    }
+    try await BootstrapKey.ensure(in: storage, logger: logger)
+    var configuration = ResolverServerConfiguration()
+    configuration.host = host
+    configuration.port = port
+    configuration.resolution = ResolutionConfiguration(lostAfter: .seconds(lostAfter))
+    let server = ResolverServer(storage: storage, configuration: configuration, logger: logger)
+    let group = ServiceGroup(
+      configuration: .init(
+        services: [.init(service: server)], gracefulShutdownSignals: [.sigterm, .sigint],
+        logger: logger))
+    do {
+      try await group.run()
+    } catch {
+      await storage.shutdown()
+      throw CommandFailure("\(error)")
+    }
+    await storage.shutdown()
+  }
+}
