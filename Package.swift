@@ -17,6 +17,8 @@ let package = Package(
     .library(name: "Resolution", targets: ["Resolution"]),
     .library(name: "MediumTestKit", targets: ["MediumTestKit"]),
     .library(name: "ServerStorage", targets: ["ServerStorage"]),
+    .library(name: "ServerResolver", targets: ["ServerResolver"]),
+    .library(name: "NearbyServer", targets: ["NearbyServer"]),
     .executable(name: "nearby", targets: ["nearby"]),
   ],
   dependencies: [
@@ -35,6 +37,9 @@ let package = Package(
     .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
     .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+    .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+    .package(
+      url: "https://github.com/swift-server/swift-openapi-async-http-client", from: "1.5.0"),
     .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
   ],
   targets: [
@@ -86,7 +91,7 @@ let package = Package(
     .target(
       name: "ResolverAPI",
       dependencies: [.product(name: "OpenAPIRuntime", package: "swift-openapi-runtime")],
-      path: "Tools/Server/API",
+      path: "Modules/ResolverAPI",
       swiftSettings: strictSwift,
       plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
     ),
@@ -96,7 +101,21 @@ let package = Package(
         "ResolverAPI", "Core", "Strategy", "Tokens",
         .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
       ],
-      path: "Tools/Server/Wire",
+      path: "Modules/ResolverWire",
+      swiftSettings: strictSwift
+    ),
+    .target(
+      name: "ServerResolver",
+      dependencies: [
+        "ResolverAPI", "ResolverWire", "Core", "Strategy", "Tokens",
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+        .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
+        .product(name: "AsyncHTTPClient", package: "async-http-client"),
+        .product(name: "HTTPTypes", package: "swift-http-types"),
+        .product(name: "DequeModule", package: "swift-collections"),
+      ],
+      path: "Modules/ServerResolver",
       swiftSettings: strictSwift
     ),
     .target(
@@ -153,6 +172,19 @@ let package = Package(
     .testTarget(
       name: "ResolverWireTests",
       dependencies: ["ResolverWire", "ResolverAPI", "Core", "Strategy", "Tokens"],
+      swiftSettings: strictSwift
+    ),
+    .testTarget(
+      name: "NearbyServerTests",
+      dependencies: [
+        "NearbyServer", "ServerResolver", "ServerStorage", "Core", "Resolution", "MediumTestKit",
+        "Strategy", "Tokens",
+        .product(name: "AsyncHTTPClient", package: "async-http-client"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
+      ],
       swiftSettings: strictSwift
     ),
     .testTarget(

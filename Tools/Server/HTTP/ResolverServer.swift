@@ -51,13 +51,13 @@ public struct ResolverServer: Service {
 
     let router = Router()
     try handler.registerHandlers(
-      on: router,
+      on: router, configuration: .init(jsonEncodingOptions: []),
       middlewares: [
         ErrorAnswerMiddleware(logger: logger),
         RequestMetricsMiddleware(metrics: metrics),
         BodyLimitMiddleware(limit: configuration.maximumBodyBytes),
         APIKeyMiddleware(
-          keys: APIKeyCache(storage: storage),
+          keys: APIKeyCache(storage: storage, lifetime: configuration.apiKeyCacheLifetime),
           limiter: RateLimiter(rate: configuration.requestsPerSecond, burst: configuration.burst)),
       ])
     let logger = self.logger
@@ -69,8 +69,10 @@ public struct ResolverServer: Service {
         let port = channel.localAddress?.port ?? 0
         logger.info(
           "resolver listening",
-          metadata: ["address": "\(channel.localAddress.map { "\($0)" } ?? "?")",
-            "storage": "\(storageDescription)"])
+          metadata: [
+            "address": "\(channel.localAddress.map { "\($0)" } ?? "?")",
+            "storage": "\(storageDescription)",
+          ])
         await onListening(port)
       },
       logger: logger)

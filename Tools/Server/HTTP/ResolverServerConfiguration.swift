@@ -19,6 +19,8 @@ public struct ResolverServerConfiguration: Sendable {
   /// Requests a second per API key on average, and the burst allowed above it.
   public var requestsPerSecond: Double = 500
   public var burst: Double = 1000
+  /// How long an API key lookup is remembered (a revoked key works this long at most).
+  public var apiKeyCacheLifetime: Duration = .seconds(5)
   /// The largest request body, in bytes (a report with a few 100 KiB messages fits).
   public var maximumBodyBytes = 4 * 1024 * 1024
 

@@ -5,8 +5,7 @@ import ServerStorage
 /// The key a fresh server makes so that it works with nothing set up: project "default",
 /// written (mode 0600) to `$XDG_CONFIG_HOME/nearby/server-api-key` for local tools.
 enum BootstrapKey {
-  static func path(environment: [String: String] = ProcessInfo.processInfo.environment) -> String
-  {
+  static func path(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
     let base =
       environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
       ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.config"

@@ -32,7 +32,8 @@ extension ResolverHandler {
     }
     let (listenerID, wakeups) = await hub.listen(to: credentials.id)
     let listener = EventStreamListener(
-      hub: hub, device: credentials.id, id: listenerID, pollInterval: configuration.eventPollInterval)
+      hub: hub, device: credentials.id, id: listenerID,
+      pollInterval: configuration.eventPollInterval)
     metrics.eventStreams.increment()
     let sequence = DeviceEventSequence(
       storage: storage, device: credentials.id, after: after, wakeups: wakeups, listener: listener,
@@ -40,7 +41,8 @@ extension ResolverHandler {
     return .ok(
       .init(
         body: .textEventStream(
-          HTTPBody(sequence.asEncodedServerSentEvents(), length: .unknown, iterationBehavior: .single))
+          HTTPBody(
+            sequence.asEncodedServerSentEvents(), length: .unknown, iterationBehavior: .single))
       ))
   }
 }

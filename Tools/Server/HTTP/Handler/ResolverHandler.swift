@@ -31,7 +31,8 @@ struct ResolverHandler: APIProtocol {
     }
     metrics.devicesRegistered.increment()
     logger.debug("device registered", metadata: ["device": "\(credentials.id)"])
-    return .created(.init(body: .json(.init(id: credentials.id.description, secret: credentials.secret))))
+    return .created(
+      .init(body: .json(.init(id: credentials.id.description, secret: credentials.secret))))
   }
 
   func unregisterDevice(_ input: Operations.UnregisterDevice.Input) async throws

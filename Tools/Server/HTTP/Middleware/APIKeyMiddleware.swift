@@ -15,14 +15,16 @@ struct APIKeyMiddleware: ServerMiddleware {
 
   func intercept(
     _ request: HTTPRequest, body: HTTPBody?, metadata: ServerRequestMetadata, operationID: String,
-    next: @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (
-      HTTPResponse, HTTPBody?
-    )
+    next:
+      @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (
+        HTTPResponse, HTTPBody?
+      )
   ) async throws -> (HTTPResponse, HTTPBody?) {
     if Self.open.contains(operationID) { return try await next(request, body, metadata) }
     guard let key = request.headerFields[Self.apiKeyHeader], !key.isEmpty else {
       throw APIFailure.unauthorized(
-        "missing X-Nearby-API-Key header; create a key with `nearby server keys create --project P`")
+        "missing X-Nearby-API-Key header; create a key with `nearby server keys create --project P`"
+      )
     }
     let record: APIKeyRecordSummary
     do {

@@ -7,9 +7,10 @@ struct BodyLimitMiddleware: ServerMiddleware {
 
   func intercept(
     _ request: HTTPRequest, body: HTTPBody?, metadata: ServerRequestMetadata, operationID: String,
-    next: @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (
-      HTTPResponse, HTTPBody?
-    )
+    next:
+      @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (
+        HTTPResponse, HTTPBody?
+      )
   ) async throws -> (HTTPResponse, HTTPBody?) {
     guard let body else { return try await next(request, nil, metadata) }
     if case .known(let length) = body.length, length > limit {

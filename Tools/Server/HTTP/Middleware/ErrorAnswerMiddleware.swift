@@ -11,9 +11,10 @@ struct ErrorAnswerMiddleware: ServerMiddleware {
 
   func intercept(
     _ request: HTTPRequest, body: HTTPBody?, metadata: ServerRequestMetadata, operationID: String,
-    next: @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (
-      HTTPResponse, HTTPBody?
-    )
+    next:
+      @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (
+        HTTPResponse, HTTPBody?
+      )
   ) async throws -> (HTTPResponse, HTTPBody?) {
     do {
       return try await next(request, body, metadata)

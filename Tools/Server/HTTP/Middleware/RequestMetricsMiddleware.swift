@@ -7,9 +7,10 @@ struct RequestMetricsMiddleware: ServerMiddleware {
 
   func intercept(
     _ request: HTTPRequest, body: HTTPBody?, metadata: ServerRequestMetadata, operationID: String,
-    next: @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (
-      HTTPResponse, HTTPBody?
-    )
+    next:
+      @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (
+        HTTPResponse, HTTPBody?
+      )
   ) async throws -> (HTTPResponse, HTTPBody?) {
     let start = ContinuousClock.now
     defer {

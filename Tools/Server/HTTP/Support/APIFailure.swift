@@ -12,7 +12,9 @@ public struct APIFailure: Error, Sendable, Hashable, HTTPResponseConvertible {
   /// Seconds to wait, for 429.
   public var retryAfter: Int?
 
-  public init(_ status: HTTPResponse.Status, _ code: String, _ message: String, retryAfter: Int? = nil) {
+  public init(
+    _ status: HTTPResponse.Status, _ code: String, _ message: String, retryAfter: Int? = nil
+  ) {
     self.status = status
     self.code = code
     self.message = message

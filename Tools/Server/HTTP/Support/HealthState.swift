@@ -29,7 +29,8 @@ final class HealthState: Sendable {
   var problem: String? {
     state.withLock { state in
       guard let success = state.lastSuccess, success.duration(to: .now) < tolerance else {
-        return "the database has not answered for \(tolerance): \(state.lastError ?? "no answer yet")"
+        return
+          "the database has not answered for \(tolerance): \(state.lastError ?? "no answer yet")"
       }
       return nil
     }

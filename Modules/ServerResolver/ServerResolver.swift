@@ -1,0 +1,371 @@
+import AsyncHTTPClient
+public import Core
+public import Foundation
+public import Logging
+import NIOCore
+import OpenAPIAsyncHTTPClient
+import OpenAPIRuntime
+import ResolverAPI
+import ResolverWire
+
+/// The client of the resolver server (`nearby server`): a ``Core/Resolver`` over its HTTP API.
+///
+/// - Registers once per manager; credentials are kept in a ``CredentialStore`` so a device
+///   left behind by a crashed process is unregistered at the next start (its publications do
+///   not linger until they expire).
+/// - Reports go out at once; when the server cannot be reached, the report's sightings
+///   (bounded, oldest dropped with a logged count) and its unpublish/unsubscribe requests are
+///   kept and sent with the next report, or on their own once the server answers again.
+/// - The event stream stays open and reconnects with backoff, resuming after the last event
+///   it received (`Last-Event-ID`), so nothing is lost across reconnects or server restarts.
+///
+/// All state is in this actor; HTTP runs on AsyncHTTPClient's event loops.
+public actor ServerResolver: Resolver {
+  /// How the client connects.
+  public struct Configuration: Sendable {
+    /// The server's base URL, e.g. `http://127.0.0.1:7171`.
+    public var url: URL
+    /// Where device credentials are kept between runs.
+    public var credentialStore: any CredentialStore
+    /// The longest a request may take.
+    public var requestTimeout: Duration = .seconds(10)
+    /// The longest the event stream may stay silent (the server sends a keepalive every
+    /// 15 s) before the client reconnects.
+    public var streamIdleTimeout: Duration = .seconds(45)
+    /// The most sightings kept while the server is unreachable.
+    public var pendingSightingsCapacity = 16_384
+    /// Delays between reconnection attempts.
+    public var initialBackoff: Duration = .milliseconds(250)
+    public var maximumBackoff: Duration = .seconds(30)
+    public var logger = Logger(label: "nearby.server-client")
+
+    public init(url: URL, credentialStore: any CredentialStore = FileCredentialStore()) {
+      self.url = url
+      self.credentialStore = credentialStore
+    }
+  }
+
+  public let configuration: Configuration
+  let logger: Logger
+  private let http: HTTPClient
+  private let client: Client
+  private let streamClient: Client
+  private var apiKey = ""
+  private var account = ""
+  private var pending: PendingReport
+  private var flushTask: Task<Void, Never>?
+  private var eventContinuation: AsyncStream<SequencedEvent>.Continuation?
+  private var streamTask: Task<Void, Never>?
+  /// The newest event sequence received on the stream (`Last-Event-ID` when reconnecting).
+  private var lastStreamedSequence: UInt64 = 0
+  private var isClosed = false
+
+  public init(configuration: Configuration) {
+    self.configuration = configuration
+    logger = configuration.logger
+    let read = TimeAmount.nanoseconds(
+      Int64(configuration.streamIdleTimeout.components.seconds) * 1_000_000_000)
+    http = HTTPClient(
+      eventLoopGroup: HTTPClient.defaultEventLoopGroup,
+      configuration: .init(timeout: .init(connect: .seconds(5), read: read)))
+    let timeout = TimeAmount.nanoseconds(
+      Int64(configuration.requestTimeout.components.seconds) * 1_000_000_000
+        + configuration.requestTimeout.components.attoseconds / 1_000_000_000)
+    client = Client(
+      serverURL: configuration.url,
+      configuration: .init(jsonEncodingOptions: []),
+      transport: AsyncHTTPClientTransport(configuration: .init(client: http, timeout: timeout)),
+      middlewares: [AuthenticationMiddleware()])
+    streamClient = Client(
+      serverURL: configuration.url,
+      transport: AsyncHTTPClientTransport(
+        configuration: .init(client: http, timeout: .hours(24 * 365))),
+      middlewares: [AuthenticationMiddleware()])
+    pending = PendingReport(capacity: configuration.pendingSightingsCapacity)
+  }
+
+  deinit {
+    flushTask?.cancel()
+    streamTask?.cancel()
+    eventContinuation?.finish()
+    let http = http
+    Task { try? await http.shutdown() }
+  }
+
+  // MARK: Resolver
+
+  public func register(apiKey: String) async throws -> DeviceCredentials {
+    guard !apiKey.isEmpty else { throw ResolverError.invalidAPIKey }
+    self.apiKey = apiKey
+    account = "\(configuration.url.absoluteString)|\(apiKey)"
+    if let leftover = await configuration.credentialStore.claim(account) {
+      // A previous process did not unregister (it crashed): clean up after it.
+      try? await unregisterOnServer(leftover)
+      await configuration.credentialStore.forget(account)
+      logger.info("unregistered a device left behind", metadata: ["device": "\(leftover.id)"])
+    }
+    let output = try await call(secret: nil) { try await $0.registerDevice() }
+    let credentials: DeviceCredentials
+    switch output {
+    case .created(let created):
+      let wire = try created.body.json
+      guard let id = DeviceID(wire.id) else {
+        throw ResolverError.unavailable("the server answered a malformed device id \(wire.id)")
+      }
+      credentials = DeviceCredentials(id: id, secret: wire.secret)
+    case .unauthorized(let answer): throw ResolverError.invalidAPIKey.logged(answer, logger)
+    case .tooManyRequests(let answer):
+      throw ResolverError.unavailable("rate limited: \(Self.message(answer))")
+    case .undocumented(let status, _):
+      throw ResolverError.unavailable("the server answered \(status) to register")
+    }
+    await configuration.credentialStore.save(credentials, for: account)
+    logger.debug("device registered", metadata: ["device": "\(credentials.id)"])
+    return credentials
+  }
+
+  public func report(_ report: Report, from device: DeviceCredentials) async throws
+    -> ReportAnswer
+  {
+    let outgoing = pending.merged(into: report)
+    do {
+      return try await send(outgoing, from: device)
+    } catch let error as ResolverError {
+      if case .unavailable = error { keepForLater(outgoing, from: device) }
+      throw error
+    }
+  }
+
+  public func events(for device: DeviceCredentials) async throws -> AsyncStream<SequencedEvent> {
+    streamTask?.cancel()
+    eventContinuation?.finish()
+    // Unbounded, like the in-process resolver's: events must not be dropped, and the manager
+    // reads them at once.
+    let (stream, continuation) = AsyncStream.makeStream(
+      of: SequencedEvent.self, bufferingPolicy: .unbounded)
+    eventContinuation = continuation
+    streamTask = Task { [weak self] in await self?.followEvents(of: device) }
+    return stream
+  }
+
+  public func unregister(_ device: DeviceCredentials) async throws {
+    isClosed = true
+    flushTask?.cancel()
+    streamTask?.cancel()
+    eventContinuation?.finish()
+    eventContinuation = nil
+    defer { Task { [http] in try? await http.shutdown() } }
+    try await unregisterOnServer(device)
+    await configuration.credentialStore.forget(account)
+  }
+
+  // MARK: Sending
+
+  private func send(_ report: Report, from device: DeviceCredentials) async throws -> ReportAnswer {
+    let body = Components.Schemas.Report(report)
+    let output = try await call(secret: device.secret) {
+      try await $0.report(path: .init(id: device.id.description), body: .json(body))
+    }
+    switch output {
+    case .ok(let ok):
+      do { return try ok.body.json.answer() } catch let error as WireError {
+        throw ResolverError.unavailable("the server answered a malformed report answer: \(error)")
+      }
+    case .badRequest(let answer): throw ResolverError.invalidReport(Self.message(answer))
+    case .unprocessableContent(let answer): throw ResolverError.invalidReport(Self.message(answer))
+    case .contentTooLarge(let answer): throw ResolverError.invalidReport(Self.message(answer))
+    case .unauthorized(let answer): throw ResolverError.invalidAPIKey.logged(answer, logger)
+    case .forbidden: throw ResolverError.wrongSecret(device.id)
+    case .notFound: throw ResolverError.unknownDevice(device.id)
+    case .tooManyRequests(let answer):
+      throw ResolverError.unavailable("rate limited: \(Self.message(answer))")
+    case .undocumented(let status, _):
+      throw ResolverError.unavailable("the server answered \(status) to a report")
+    }
+  }
+
+  private func unregisterOnServer(_ device: DeviceCredentials) async throws {
+    let output = try await call(secret: device.secret) {
+      try await $0.unregisterDevice(path: .init(id: device.id.description))
+    }
+    switch output {
+    case .noContent: return
+    case .notFound: throw ResolverError.unknownDevice(device.id)
+    case .forbidden: throw ResolverError.wrongSecret(device.id)
+    case .unauthorized: throw ResolverError.invalidAPIKey
+    case .tooManyRequests(let answer):
+      throw ResolverError.unavailable("rate limited: \(Self.message(answer))")
+    case .undocumented(let status, _):
+      throw ResolverError.unavailable("the server answered \(status) to unregister")
+    }
+  }
+
+  /// Keeps what can be sent later, and makes sure a flush is scheduled.
+  private func keepForLater(_ report: Report, from device: DeviceCredentials) {
+    pending.keep(report)
+    let dropped = pending.takeDroppedCount()
+    if dropped > 0 {
+      logger.warning(
+        "the server is unreachable and too many sightings are waiting; the oldest were dropped",
+        metadata: ["dropped": "\(dropped)", "kept": "\(pending.sightings.count)"])
+    }
+    guard flushTask == nil, !isClosed else { return }
+    flushTask = Task { [weak self] in await self?.flushPending(from: device) }
+  }
+
+  /// Sends what is pending once the server answers again; events of the answers go to the
+  /// event stream (the manager drops any it already has).
+  private func flushPending(from device: DeviceCredentials) async {
+    var backoff = Backoff(
+      initial: configuration.initialBackoff, maximum: configuration.maximumBackoff)
+    defer { flushTask = nil }
+    while !pending.isEmpty, !Task.isCancelled, !isClosed {
+      try? await Task.sleep(for: backoff.next())
+      guard !pending.isEmpty, !Task.isCancelled else { return }
+      let outgoing = pending.merged(into: Report())
+      do {
+        let answer = try await send(outgoing, from: device)
+        for event in answer.events { eventContinuation?.yield(event) }
+        logger.info(
+          "the server answers again; sent what was kept",
+          metadata: [
+            "sightings": "\(outgoing.sightings.count)",
+            "unpublish": "\(outgoing.unpublish.count)",
+            "unsubscribe": "\(outgoing.unsubscribe.count)",
+          ])
+      } catch let error as ResolverError {
+        guard case .unavailable = error else {
+          logger.warning("kept report refused; dropped", metadata: ["error": "\(error)"])
+          return
+        }
+        pending.keep(outgoing)
+      } catch {
+        pending.keep(outgoing)
+      }
+    }
+  }
+
+  // MARK: Events
+
+  /// Keeps the event stream open: reconnects with backoff after errors, resuming after the
+  /// last event received; ends when the server no longer knows the device.
+  private func followEvents(of device: DeviceCredentials) async {
+    var backoff = Backoff(
+      initial: configuration.initialBackoff, maximum: configuration.maximumBackoff)
+    while !Task.isCancelled, !isClosed {
+      do {
+        try await streamOnce(device, backoff: &backoff)
+      } catch let error as ResolverError where error.meansDeviceIsGone {
+        logger.warning("event stream refused; the device is gone", metadata: ["error": "\(error)"])
+        eventContinuation?.finish()
+        return
+      } catch {
+        logger.debug("event stream interrupted", metadata: ["error": "\(error)"])
+      }
+      guard !Task.isCancelled, !isClosed else { return }
+      try? await Task.sleep(for: backoff.next())
+    }
+  }
+
+  private func streamOnce(_ device: DeviceCredentials, backoff: inout Backoff) async throws {
+    let lastEventID = lastStreamedSequence > 0 ? String(lastStreamedSequence) : nil
+    let output = try await call(secret: device.secret, using: streamClient) {
+      try await $0.events(
+        path: .init(id: device.id.description), headers: .init(lastEventID: lastEventID))
+    }
+    let body: HTTPBody
+    switch output {
+    case .ok(let ok): body = try ok.body.textEventStream
+    case .notFound: throw ResolverError.unknownDevice(device.id)
+    case .forbidden: throw ResolverError.wrongSecret(device.id)
+    case .unauthorized: throw ResolverError.invalidAPIKey
+    case .tooManyRequests(let answer):
+      throw ResolverError.unavailable("rate limited: \(Self.message(answer))")
+    case .undocumented(let status, _):
+      throw ResolverError.unavailable("the server answered \(status) to the event stream")
+    }
+    backoff.reset()
+    for try await message in body.asDecodedServerSentEvents() {
+      guard let data = message.data, message.event != "keepalive" else { continue }
+      let wire = try JSONDecoder().decode(Components.Schemas.Event.self, from: Data(data.utf8))
+      let event = try wire.event()
+      lastStreamedSequence = max(lastStreamedSequence, event.sequence)
+      eventContinuation?.yield(event)
+    }
+  }
+
+  // MARK: Calls
+
+  /// Runs a call with the authentication headers; transport failures become
+  /// ``Core/ResolverError/unavailable(_:)``.
+  private func call<Output>(
+    secret: String?, using client: Client? = nil,
+    _ body: @Sendable (Client) async throws -> Output
+  ) async throws -> Output {
+    let client = client ?? self.client
+    let authentication = RequestAuthentication(apiKey: apiKey, deviceSecret: secret)
+    do {
+      return try await RequestAuthentication.$current.withValue(authentication) {
+        try await body(client)
+      }
+    } catch let error as ResolverError {
+      throw error
+    } catch let error as ClientError {
+      throw ResolverError.unavailable("\(configuration.url): \(error.underlyingError)")
+    } catch {
+      throw ResolverError.unavailable("\(configuration.url): \(error)")
+    }
+  }
+
+  static func message(_ answer: some ErrorAnswer) -> String {
+    (try? answer.errorBody.message) ?? "no message"
+  }
+}
+
+/// The error responses of the generated client, which all carry openapi.yaml's `Error`.
+protocol ErrorAnswer {
+  var errorBody: Components.Schemas._Error { get throws }
+}
+
+extension Components.Responses.Unauthorized: ErrorAnswer {
+  var errorBody: Components.Schemas._Error { get throws { try body.json } }
+}
+extension Components.Responses.TooManyRequests: ErrorAnswer {
+  var errorBody: Components.Schemas._Error { get throws { try body.json } }
+}
+extension Components.Responses.BadRequest: ErrorAnswer {
+  var errorBody: Components.Schemas._Error { get throws { try body.json } }
+}
+extension Components.Responses.Unprocessable: ErrorAnswer {
+  var errorBody: Components.Schemas._Error { get throws { try body.json } }
+}
+extension Components.Responses.TooLarge: ErrorAnswer {
+  var errorBody: Components.Schemas._Error { get throws { try body.json } }
+}
+
+extension ResolverError {
+  fileprivate func logged(_ answer: some ErrorAnswer, _ logger: Logger) -> ResolverError {
+    logger.warning(
+      "the server refused the API key", metadata: ["message": "\(ServerResolver.message(answer))"])
+    return self
+  }
+}
+
+extension ResolverChoice {
+  /// The resolver server at `url` (`nearby server`), with credentials kept in `store`.
+  public static func server(
+    _ url: URL, credentialStore: any CredentialStore = FileCredentialStore(),
+    logger: Logger = Logger(label: "nearby.server-client")
+  ) -> ResolverChoice {
+    var configuration = ServerResolver.Configuration(url: url, credentialStore: credentialStore)
+    configuration.logger = logger
+    return .server(configuration)
+  }
+
+  /// The resolver server, configured in full.
+  public static func server(_ configuration: ServerResolver.Configuration) -> ResolverChoice {
+    ResolverChoice(name: "server \(configuration.url.absoluteString)") {
+      ServerResolver(configuration: configuration)
+    }
+  }
+}

@@ -1,0 +1,162 @@
+import AsyncHTTPClient
+import Foundation
+import Testing
+
+/// Every kind of bad input gets its documented status and a message that says what is wrong;
+/// none of them is a 500.
+@Suite("Bad input")
+struct BadInputTests {
+  struct Device {
+    var id: String
+    var secret: String
+  }
+
+  func register(_ server: ServerHarness) async throws -> Device {
+    let answer = try await rawRequest(
+      .POST, server.url, path: "/v1/devices", headers: ["X-Nearby-API-Key": server.apiKey])
+    #expect(answer.status == 201)
+    let json = answer.json
+    return Device(id: try #require(json["id"]), secret: try #require(json["secret"]))
+  }
+
+  func report(_ server: ServerHarness, _ device: Device, secret: String? = nil, body: String)
+    async throws -> RawAnswer
+  {
+    try await rawRequest(
+      .POST, server.url, path: "/v1/devices/\(device.id)/report",
+      headers: [
+        "X-Nearby-API-Key": server.apiKey, "X-Nearby-Device-Secret": secret ?? device.secret,
+      ], body: body)
+  }
+
+  @Test func malformedJSONIs400WithWhere() async throws {
+    let server = try await ServerHarness.start()
+    defer { Task { await server.shutdown() } }
+    let device = try await register(server)
+    let answer = try await report(server, device, body: #"{"publish": [{"id": "#)
+    #expect(answer.status == 400)
+    #expect(answer.json["error"] == "bad_request")
+    #expect(answer.json["message"]?.contains("JSON") == true)
+    let wrongType = try await report(server, device, body: #"{"unpublish": "x"}"#)
+    #expect(wrongType.status == 400)
+    #expect(wrongType.json["message"]?.contains("unpublish") == true)
+    let badID = try await report(server, device, body: #"{"unpublish": ["nope"]}"#)
+    #expect(badID.status == 400)
+    #expect(badID.json["message"] == "unpublish[0]: 'nope' is not a UUID")
+  }
+
+  @Test func missingUnknownAndRevokedKeysAre401() async throws {
+    let server = try await ServerHarness.start { $0.apiKeyCacheLifetime = .zero }
+    defer { Task { await server.shutdown() } }
+    let missing = try await rawRequest(.POST, server.url, path: "/v1/devices")
+    #expect(missing.status == 401)
+    #expect(missing.json["message"]?.contains("X-Nearby-API-Key") == true)
+    let unknown = try await rawRequest(
+      .POST, server.url, path: "/v1/devices", headers: ["X-Nearby-API-Key": "nk_nope"])
+    #expect(unknown.status == 401)
+    #expect(unknown.json["message"] == "unknown or revoked API key")
+    let key = server.apiKey
+    let id = try await server.storage.read { store in try store.apiKey(key)?.id }
+    _ = try await server.storage.transaction { store in
+      try store.revokeAPIKey(id: id ?? "", now: Date())
+    }
+    let revoked = try await rawRequest(
+      .POST, server.url, path: "/v1/devices", headers: ["X-Nearby-API-Key": key])
+    #expect(revoked.status == 401)
+  }
+
+  @Test func wrongSecretIs403AndUnknownDeviceIs404() async throws {
+    let server = try await ServerHarness.start()
+    defer { Task { await server.shutdown() } }
+    let device = try await register(server)
+    let wrong = try await report(server, device, secret: "wrong", body: "{}")
+    #expect(wrong.status == 403)
+    #expect(wrong.json["message"] == "wrong secret for device \(device.id)")
+    let missingSecret = try await rawRequest(
+      .POST, server.url, path: "/v1/devices/\(device.id)/report",
+      headers: ["X-Nearby-API-Key": server.apiKey], body: "{}")
+    #expect(missingSecret.status == 403)
+    let ghost = Device(id: UUID().uuidString, secret: "x")
+    let unknown = try await report(server, ghost, body: "{}")
+    #expect(unknown.status == 404)
+    #expect(unknown.json["message"]?.contains("not registered") == true)
+  }
+
+  @Test func limitsAre422NamingTheLimit() async throws {
+    let server = try await ServerHarness.start()
+    defer { Task { await server.shutdown() } }
+    let device = try await register(server)
+    let big = Data(count: 102_401).base64EncodedString()
+    let content = try await report(
+      server, device,
+      body: #"{"publish":[{"id":"\#(UUID().uuidString)","message":{"content":"\#(big)"}}]}"#)
+    #expect(content.status == 422)
+    #expect(content.json["message"]?.contains("102400") == true)
+    let longType = String(repeating: "t", count: 33)
+    let type = try await report(
+      server, device,
+      body:
+        #"{"publish":[{"id":"\#(UUID().uuidString)","message":{"content":"aGk=","type":"\#(longType)"}}]}"#
+    )
+    #expect(type.status == 422)
+    #expect(type.json["message"]?.contains("32") == true)
+    let ttl = try await report(
+      server, device,
+      body: #"{"subscribe":[{"id":"\#(UUID().uuidString)","strategy":{"ttl":90000}}]}"#)
+    #expect(ttl.status == 400)
+    #expect(ttl.json["message"]?.contains("86400") == true)
+  }
+
+  @Test func anOversizedBodyIs413() async throws {
+    let server = try await ServerHarness.start { $0.maximumBodyBytes = 1000 }
+    defer { Task { await server.shutdown() } }
+    let device = try await register(server)
+    let answer = try await report(
+      server, device, body: #"{"unpublish":[],"pad":"\#(String(repeating: "x", count: 2000))"}"#)
+    #expect(answer.status == 413)
+    #expect(answer.json["message"]?.contains("1000") == true)
+  }
+
+  @Test func tooManyRequestsIs429WithRetryAfter() async throws {
+    let server = try await ServerHarness.start {
+      $0.requestsPerSecond = 0.5
+      $0.burst = 2
+    }
+    defer { Task { await server.shutdown() } }
+    var statuses: [Int] = []
+    var retryAfter: String?
+    for _ in 0..<3 {
+      let answer = try await rawRequest(
+        .POST, server.url, path: "/v1/devices", headers: ["X-Nearby-API-Key": server.apiKey])
+      statuses.append(answer.status)
+      retryAfter = answer.headers["retry-after"] ?? retryAfter
+    }
+    #expect(statuses == [201, 201, 429])
+    #expect(retryAfter.flatMap(Int.init).map { $0 >= 1 } == true)
+  }
+
+  @Test func aBadLastEventIDIs400() async throws {
+    let server = try await ServerHarness.start()
+    defer { Task { await server.shutdown() } }
+    let device = try await register(server)
+    let answer = try await rawRequest(
+      .GET, server.url, path: "/v1/devices/\(device.id)/events",
+      headers: [
+        "X-Nearby-API-Key": server.apiKey, "X-Nearby-Device-Secret": device.secret,
+        "Last-Event-ID": "yesterday",
+      ])
+    #expect(answer.status == 400)
+    #expect(answer.json["message"]?.contains("Last-Event-ID") == true)
+  }
+
+  @Test func healthAndMetricsNeedNoKey() async throws {
+    let server = try await ServerHarness.start()
+    defer { Task { await server.shutdown() } }
+    let health = try await rawRequest(.GET, server.url, path: "/healthz")
+    #expect(health.status == 200)
+    #expect(health.json["status"] == "ok")
+    let metrics = try await rawRequest(.GET, server.url, path: "/metrics")
+    #expect(metrics.status == 200)
+    #expect(metrics.body.contains("nearby_http_requests_total"))
+  }
+}

@@ -1,0 +1,101 @@
+import Foundation
+import Logging
+import NearbyServer
+import Resolution
+import ServerStorage
+import ServiceLifecycle
+import Synchronization
+
+/// A resolver server on a free loopback port over a fresh SQLite file (or a given storage),
+/// with one API key, stoppable and restartable on the same port and database.
+final class ServerHarness: Sendable {
+  let storage: any ResolverStorage
+  let configuration: ResolverServerConfiguration
+  let apiKey: String
+  private let running = Mutex<(group: ServiceGroup, task: Task<Void, any Error>)?>(nil)
+  private let boundPort = Mutex(0)
+
+  var url: URL { URL(string: "http://127.0.0.1:\(boundPort.withLock { $0 })")! }
+
+  /// Starts a server; `lostAfter` is short so tests see lost quickly.
+  static func start(
+    storage: (any ResolverStorage)? = nil, lostAfter: Duration = .seconds(2),
+    configure: (inout ResolverServerConfiguration) -> Void = { _ in }
+  ) async throws -> ServerHarness {
+    let storage =
+      try storage
+      ?? SQLiteStorage(
+        path: FileManager.default.temporaryDirectory
+          .appendingPathComponent("nearby-server-\(UUID().uuidString)/db.sqlite").path)
+    var configuration = ResolverServerConfiguration()
+    configuration.port = 0
+    configuration.resolution = ResolutionConfiguration(lostAfter: lostAfter)
+    configuration.sweepInterval = .milliseconds(100)
+    configuration.eventPollInterval = .milliseconds(200)
+    configure(&configuration)
+    let key = try await storage.transaction { store in
+      try store.createAPIKey(project: "test", label: "", now: Date())
+    }
+    let harness = ServerHarness(storage: storage, configuration: configuration, apiKey: key.key)
+    try await harness.start()
+    return harness
+  }
+
+  private init(
+    storage: any ResolverStorage, configuration: ResolverServerConfiguration, apiKey: String
+  ) {
+    self.storage = storage
+    self.configuration = configuration
+    self.apiKey = apiKey
+  }
+
+  /// Starts serving (again): on the port of the last run, if there was one.
+  func start() async throws {
+    var configuration = configuration
+    let previous = boundPort.withLock { $0 }
+    if previous != 0 { configuration.port = previous }
+    let (ready, readyContinuation) = AsyncStream.makeStream(of: Int.self)
+    let server = ResolverServer(
+      storage: storage, configuration: configuration, logger: Logger(label: "test.server"))
+    let group = ServiceGroup(
+      configuration: .init(
+        services: [.init(service: ServerService(server: server, ready: readyContinuation))],
+        logger: Logger(label: "test.server")))
+    let task = Task { try await group.run() }
+    running.withLock { $0 = (group, task) }
+    var iterator = ready.makeAsyncIterator()
+    guard let port = await iterator.next() else { throw HarnessError("the server did not start") }
+    boundPort.withLock { $0 = port }
+  }
+
+  /// Stops serving gracefully (the database stays).
+  func stop() async {
+    guard
+      let (group, task) = running.withLock({ state in
+        defer { state = nil }; return state
+      })
+    else { return }
+    await group.triggerGracefulShutdown()
+    _ = await task.result
+  }
+
+  func shutdown() async {
+    await stop()
+    await storage.shutdown()
+  }
+}
+
+/// Runs the server and reports its port.
+private struct ServerService: Service {
+  let server: ResolverServer
+  let ready: AsyncStream<Int>.Continuation
+
+  func run() async throws {
+    try await server.run(onListening: { ready.yield($0) })
+  }
+}
+
+struct HarnessError: Error, CustomStringConvertible {
+  let description: String
+  init(_ description: String) { self.description = description }
+}
