@@ -164,9 +164,20 @@ let package = Package(
       dependencies: ["MediumTestKit", "Core", "Strategy", "Tokens"],
       swiftSettings: strictSwift
     ),
+    .target(
+      name: "ServerTestSupport",
+      dependencies: [
+        .product(name: "PostgresNIO", package: "postgres-nio"),
+        .product(name: "Logging", package: "swift-log"),
+      ],
+      path: "Tests/ServerTestSupport",
+      swiftSettings: strictSwift
+    ),
     .testTarget(
       name: "ServerStorageTests",
-      dependencies: ["ServerStorage", "Resolution", "Core", "Strategy", "Tokens"],
+      dependencies: [
+        "ServerStorage", "ServerTestSupport", "Resolution", "Core", "Strategy", "Tokens",
+      ],
       swiftSettings: strictSwift
     ),
     .testTarget(
@@ -177,8 +188,8 @@ let package = Package(
     .testTarget(
       name: "NearbyServerTests",
       dependencies: [
-        "NearbyServer", "ServerResolver", "ServerStorage", "Core", "Resolution", "MediumTestKit",
-        "Strategy", "Tokens",
+        "NearbyServer", "ServerResolver", "ServerStorage", "ServerTestSupport", "Core",
+        "Resolution", "MediumTestKit", "Strategy", "Tokens",
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         .product(name: "Logging", package: "swift-log"),

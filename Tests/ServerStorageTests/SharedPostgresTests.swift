@@ -2,6 +2,7 @@ import Core
 import Foundation
 import Resolution
 import ServerStorage
+import ServerTestSupport
 import Testing
 
 /// Two server instances on one PostgreSQL database: their transactions are serialized by the
@@ -9,7 +10,7 @@ import Testing
 @Suite("Two instances on one PostgreSQL database")
 struct SharedPostgresTests {
   @Test func concurrentReportsFromTwoInstancesLoseNoUpdate() async throws {
-    let url = try await StorageFixture.freshPostgresDatabase()
+    let url = try await TestPostgres.freshDatabase()
     async let first = PostgresStorage(url: url)
     async let second = PostgresStorage(url: url)  // both migrate at once: only one does
     let instances: [any ResolverStorage] = try await [first, second]

@@ -3,6 +3,7 @@ import Foundation
 import Resolution
 import ServerStorage
 import Strategy
+import ServerTestSupport
 import Testing
 import Tokens
 

@@ -1,0 +1,167 @@
+import Core
+import Foundation
+import MediumTestKit
+import ServerResolver
+import Strategy
+import Synchronization
+import ServerStorage
+import ServerTestSupport
+import Testing
+
+/// Managers using `.server(URL)` over real HTTP on loopback, with the in-memory air as their
+/// medium: the whole path app → manager → HTTP → server → database → event stream → app.
+@Suite("End to end over HTTP")
+struct EndToEndTests {
+  /// Found and lost texts, per device, in the order the handlers ran.
+  final class Seen: Sendable {
+    private let events = Mutex<[(String, String)]>([])
+    func record(_ device: String, _ what: String) { events.withLock { $0.append((device, what)) } }
+    func of(_ device: String) -> [String] {
+      events.withLock { $0.filter { $0.0 == device }.map(\.1) }
+    }
+  }
+
+  func manager(_ name: String, _ server: ServerHarness, _ air: Air, x: Double = 0) async throws
+    -> MessageManager
+  {
+    await air.place(name, at: Air.Position(x: x))
+    var client = ServerResolver.Configuration(
+      url: server.url, credentialStore: InMemoryCredentialStore())
+    client.initialBackoff = .milliseconds(50)
+    client.maximumBackoff = .milliseconds(400)
+    return try await MessageManager(
+      apiKey: server.apiKey,
+      configuration: .init(
+        resolver: .server(client), mediums: MediumProvider.air(air, device: name)))
+  }
+
+  func air() -> Air {
+    var configuration = Air.Configuration()
+    configuration.advertiseInterval = .milliseconds(50)
+    return Air(configuration: configuration)
+  }
+
+  @Test func twoManagersFindAndLoseEachOthersMessages() async throws {
+    let server = try await ServerHarness.start(lostAfter: .seconds(2))
+    let air = air()
+    let seen = Seen()
+    let alice = try await manager("alice", server, air)
+    let bob = try await manager("bob", server, air, x: 1)
+    let aliceName = try await alice.publish(Message(text: "Alice", type: "name"))
+    let bobName = try await bob.publish(Message(text: "Bob", type: "name"))
+    let aliceWatch = try await alice.subscribe(
+      onFound: { seen.record("alice", "found \($0.text ?? "")") },
+      onLost: { seen.record("alice", "lost \($0.text ?? "")") }
+    ) { $0.type = "name" }
+    let bobWatch = try await bob.subscribe(
+      onFound: { seen.record("bob", "found \($0.text ?? "")") },
+      onLost: { seen.record("bob", "lost \($0.text ?? "")") }
+    ) { $0.type = "name" }
+    try #require(
+      await eventually(timeout: .seconds(15)) {
+        seen.of("alice") == ["found Bob"] && seen.of("bob") == ["found Alice"]
+      })
+    await air.block("alice", "bob")
+    try #require(
+      await eventually(timeout: .seconds(15)) {
+        seen.of("alice") == ["found Bob", "lost Bob"]
+          && seen.of("bob") == ["found Alice", "lost Alice"]
+      })
+    withExtendedLifetime((aliceName, bobName, aliceWatch, bobWatch)) {}
+    await alice.shutdown()
+    await bob.shutdown()
+    let counts = try await server.storage.read { try $0.counts() }
+    #expect(counts.devices == 0)
+    #expect(counts.publications == 0)
+    await server.shutdown()
+  }
+
+  /// The seed's set-top box: the box only broadcasts, so its own reports never cause the found;
+  /// the phone's sighting does, and the found reaches the box on its event stream.
+  @Test func theEventStreamDeliversAFoundCausedByTheOtherDevice() async throws {
+    let server = try await ServerHarness.start(lostAfter: .seconds(5))
+    let air = air()
+    let seen = Seen()
+    let phone = try await manager("phone", server, air)
+    let box = try await manager("box", server, air, x: 1)
+    let cast = try await phone.publish(Message(text: "cast", type: "tv")) {
+      $0.strategy = Strategy(mediums: .audio, mode: .scan)
+    }
+    let watch = try await box.subscribe(
+      onFound: { seen.record("box", "found \($0.text ?? "")") }, onLost: { _ in }
+    ) {
+      $0.type = "tv"
+      $0.strategy = Strategy(mediums: .audio, mode: .broadcast)
+    }
+    try #require(await eventually(timeout: .seconds(15)) { seen.of("box") == ["found cast"] })
+    withExtendedLifetime((cast, watch)) {}
+    await phone.shutdown()
+    await box.shutdown()
+    await server.shutdown()
+  }
+
+  /// The server stops and starts again on the same database: streams reconnect and resume
+  /// after their last event, sightings made meanwhile are sent when it answers, and found and
+  /// lost go on with none lost or repeated.
+  @Test func aServerRestartLosesNoEvent() async throws {
+    let server = try await ServerHarness.start(lostAfter: .seconds(2))
+    let air = air()
+    let seen = Seen()
+    let alice = try await manager("alice", server, air)
+    let bob = try await manager("bob", server, air, x: 1)
+    let name = try await alice.publish(Message(text: "Alice", type: "name"))
+    let watch = try await bob.subscribe(
+      onFound: { seen.record("bob", "found \($0.text ?? "")") },
+      onLost: { seen.record("bob", "lost \($0.text ?? "")") }
+    ) { $0.type = "name" }
+    try #require(await eventually(timeout: .seconds(15)) { seen.of("bob") == ["found Alice"] })
+
+    await server.stop()
+    try await Task.sleep(for: .milliseconds(500))
+    try await server.start()
+    // Alice walks away after the restart: the restarted server's sweeper makes the lost, and
+    // Bob's reconnected stream (or its replay) delivers it.
+    await air.block("alice", "bob")
+    try #require(
+      await eventually(timeout: .seconds(20)) { seen.of("bob") == ["found Alice", "lost Alice"] })
+    // And she comes back: found again, once.
+    await air.unblock("alice", "bob")
+    try #require(
+      await eventually(timeout: .seconds(20)) {
+        seen.of("bob") == ["found Alice", "lost Alice", "found Alice"]
+      })
+    withExtendedLifetime((name, watch)) {}
+    await alice.shutdown()
+    await bob.shutdown()
+    await server.shutdown()
+  }
+}
+
+/// Two server instances on one PostgreSQL database, as behind a load balancer: a device on one
+/// finds a device on the other, through the shared database alone.
+@Suite("Two server instances")
+struct TwoInstanceTests {
+  @Test func devicesOnTwoInstancesFindEachOther() async throws {
+    let url = try await TestPostgres.freshDatabase()
+    let first = try await ServerHarness.start(storage: try await PostgresStorage(url: url))
+    let second = try await ServerHarness.start(storage: try await PostgresStorage(url: url))
+    let air = EndToEndTests().air()
+    let seen = EndToEndTests.Seen()
+    let alice = try await EndToEndTests().manager("alice", first, air)
+    let bob = try await EndToEndTests().manager("bob", second, air, x: 1)
+    let name = try await alice.publish(Message(text: "Alice", type: "name"))
+    let watch = try await bob.subscribe(
+      onFound: { seen.record("bob", "found \($0.text ?? "")") },
+      onLost: { seen.record("bob", "lost \($0.text ?? "")") }
+    ) { $0.type = "name" }
+    try #require(await eventually(timeout: .seconds(20)) { seen.of("bob") == ["found Alice"] })
+    await air.block("alice", "bob")
+    try #require(
+      await eventually(timeout: .seconds(20)) { seen.of("bob") == ["found Alice", "lost Alice"] })
+    withExtendedLifetime((name, watch)) {}
+    await alice.shutdown()
+    await bob.shutdown()
+    await first.shutdown()
+    await second.shutdown()
+  }
+}

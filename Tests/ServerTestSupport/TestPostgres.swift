@@ -1,0 +1,50 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// Test databases on the PostgreSQL server that `Tools/scripts/test.sh` starts
+/// (`NEARBY_TEST_POSTGRES_URL`), shared by the storage and server test targets.
+public enum TestPostgres {
+  /// The test server's URL.
+  /// - Throws: a message naming the test command when the variable is missing.
+  public static func url() throws -> String {
+    guard let url = ProcessInfo.processInfo.environment["NEARBY_TEST_POSTGRES_URL"] else {
+      throw FixtureError(
+        "NEARBY_TEST_POSTGRES_URL is not set: run the tests with Tools/scripts/test.sh, which "
+          + "starts a private PostgreSQL server")
+    }
+    return url
+  }
+
+  /// Creates an empty database on the test server and returns its URL.
+  public static func freshDatabase() async throws -> String {
+    let base = try url()
+    guard var components = URLComponents(string: base), let host = components.host else {
+      throw FixtureError("bad NEARBY_TEST_POSTGRES_URL \(base)")
+    }
+    let name = "t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+    let configuration = PostgresConnection.Configuration(
+      host: host, port: components.port ?? 5432, username: components.user ?? "nearby",
+      password: nil, database: "postgres", tls: .disable)
+    let logger = Logger(label: "test.postgres")
+    let connection = try await PostgresConnection.connect(
+      configuration: configuration, id: 1, logger: logger)
+    do {
+      try await connection.query(
+        PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: logger)
+    } catch {
+      try? await connection.close()
+      throw error
+    }
+    try await connection.close()
+    components.path = "/" + name
+    guard let url = components.string else { throw FixtureError("cannot build a URL for \(name)") }
+    return url
+  }
+}
+
+/// A test set-up problem, with what to do about it.
+public struct FixtureError: Error, CustomStringConvertible {
+  public let description: String
+  public init(_ description: String) { self.description = description }
+}
