@@ -17,6 +17,7 @@ let package = Package(
     .library(name: "Resolution", targets: ["Resolution"]),
     .library(name: "MediumTestKit", targets: ["MediumTestKit"]),
     .executable(name: "nearby", targets: ["nearby"]),
+    .library(name: "PermissionStore", targets: ["PermissionStore"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -55,14 +56,31 @@ let package = Package(
       path: "Modules/MediumTestKit",
       swiftSettings: strictSwift
     ),
+    .target(
+      name: "PermissionStore",
+      dependencies: ["Core", .product(name: "Logging", package: "swift-log")],
+      path: "Modules/PermissionStore",
+      swiftSettings: strictSwift
+    ),
+    .executableTarget(
+      name: "nearby-store-probe",
+      dependencies: ["PermissionStore"],
+      path: "Tools/nearby-store-probe",
+      swiftSettings: strictSwift
+    ),
     .executableTarget(
       name: "nearby",
       dependencies: [
-        "Core", "Resolution", "MediumTestKit", "Strategy", "Tokens",
+        "Core", "Resolution", "MediumTestKit", "Strategy", "Tokens", "PermissionStore",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ],
       path: "Tools/nearby",
+      swiftSettings: strictSwift
+    ),
+    .testTarget(
+      name: "PermissionStoreTests",
+      dependencies: ["PermissionStore", "Core", "MediumTestKit", "Resolution"],
       swiftSettings: strictSwift
     ),
     .testTarget(name: "StrategyTests", dependencies: ["Strategy"], swiftSettings: strictSwift),
