@@ -18,6 +18,7 @@ let package = Package(
     .library(name: "MediumTestKit", targets: ["MediumTestKit"]),
     .executable(name: "nearby", targets: ["nearby"]),
     .library(name: "PermissionStore", targets: ["PermissionStore"]),
+    .library(name: "BackgroundPersistence", targets: ["BackgroundPersistence"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -62,6 +63,14 @@ let package = Package(
       path: "Modules/PermissionStore",
       swiftSettings: strictSwift
     ),
+    .target(
+      name: "BackgroundPersistence",
+      dependencies: [
+        "Core", "Strategy", "PermissionStore", .product(name: "Logging", package: "swift-log"),
+      ],
+      path: "Modules/BackgroundPersistence",
+      swiftSettings: strictSwift
+    ),
     .executableTarget(
       name: "nearby-store-probe",
       dependencies: ["PermissionStore"],
@@ -81,6 +90,14 @@ let package = Package(
     .testTarget(
       name: "PermissionStoreTests",
       dependencies: ["PermissionStore", "Core", "MediumTestKit", "Resolution"],
+      swiftSettings: strictSwift
+    ),
+    .testTarget(
+      name: "BackgroundPersistenceTests",
+      dependencies: [
+        "BackgroundPersistence", "PermissionStore", "Core", "Strategy", "MediumTestKit",
+        "Resolution",
+      ],
       swiftSettings: strictSwift
     ),
     .testTarget(name: "StrategyTests", dependencies: ["Strategy"], swiftSettings: strictSwift),
