@@ -17,6 +17,7 @@ let package = Package(
     .library(name: "Resolution", targets: ["Resolution"]),
     .library(name: "MediumTestKit", targets: ["MediumTestKit"]),
     .executable(name: "nearby", targets: ["nearby"]),
+    .executable(name: "nearby-restore", targets: ["nearby-restore"]),
     .library(name: "PermissionStore", targets: ["PermissionStore"]),
     .library(name: "BackgroundPersistence", targets: ["BackgroundPersistence"]),
   ],
@@ -24,6 +25,7 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+    .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
   ],
   targets: [
     .target(name: "Strategy", path: "Modules/Strategy", swiftSettings: strictSwift),
@@ -71,6 +73,27 @@ let package = Package(
       path: "Modules/BackgroundPersistence",
       swiftSettings: strictSwift
     ),
+    .systemLibrary(
+      name: "CSystemd", path: "Modules/CSystemd", pkgConfig: "libsystemd",
+      providers: [.apt(["libsystemd-dev"])]
+    ),
+    .target(
+      name: "Systemd",
+      dependencies: ["CSystemd", .product(name: "Logging", package: "swift-log")],
+      path: "Modules/Systemd",
+      swiftSettings: strictSwift
+    ),
+    .executableTarget(
+      name: "nearby-restore",
+      dependencies: [
+        "Core", "Resolution", "PermissionStore", "BackgroundPersistence", "Systemd",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+      ],
+      path: "Tools/nearby-restore",
+      swiftSettings: strictSwift
+    ),
     .executableTarget(
       name: "nearby-store-probe",
       dependencies: ["PermissionStore"],
@@ -81,6 +104,7 @@ let package = Package(
       name: "nearby",
       dependencies: [
         "Core", "Resolution", "MediumTestKit", "Strategy", "Tokens", "PermissionStore",
+        "BackgroundPersistence",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ],
@@ -97,6 +121,18 @@ let package = Package(
       dependencies: [
         "BackgroundPersistence", "PermissionStore", "Core", "Strategy", "MediumTestKit",
         "Resolution",
+      ],
+      swiftSettings: strictSwift
+    ),
+    .testTarget(
+      name: "SystemdTests",
+      dependencies: ["Systemd", .product(name: "Logging", package: "swift-log")],
+      swiftSettings: strictSwift
+    ),
+    .testTarget(
+      name: "NearbyRestoreTests",
+      dependencies: [
+        "PermissionStore", "BackgroundPersistence", "Core", "Strategy", "MediumTestKit",
       ],
       swiftSettings: strictSwift
     ),

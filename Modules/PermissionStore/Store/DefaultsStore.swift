@@ -7,7 +7,7 @@ public import Logging
 /// The file is `<directory>/<app id>.json` (by default `$XDG_CONFIG_HOME/nearby/`, or
 /// `~/.config/nearby/`): a pretty-printed JSON object with sorted keys. Bool, Int, Double and
 /// String are JSON's own types; `Data` is a base64 string; any other `Codable` value is the
-/// JSON its conformance produces.
+/// JSON its conformance produces, with `Date`s as ISO 8601 strings (whole seconds).
 ///
 /// Guarantees:
 /// - A write that returned is on disk: the new version is written to a temporary file,

@@ -2,6 +2,18 @@ import Foundation
 
 /// Converts between `Codable` values and ``StoreValue``, with fast paths for the plain types.
 enum StoreValueCoding {
+  /// Dates are ISO 8601 strings (whole seconds), so that a person can read them in the file.
+  private static var encoder: JSONEncoder {
+    let encoder = JSONEncoder()
+    encoder.dateEncodingStrategy = .iso8601
+    return encoder
+  }
+  private static var decoder: JSONDecoder {
+    let decoder = JSONDecoder()
+    decoder.dateDecodingStrategy = .iso8601
+    return decoder
+  }
+
   static func encode<T: Encodable>(_ value: T, key: String) throws(StoreError) -> StoreValue {
     switch value {
     case let value as Bool: return .bool(value)
@@ -14,8 +26,7 @@ enum StoreValueCoding {
     case let value as StoreValue: return value
     default:
       do {
-        let data = try JSONEncoder().encode(value)
-        return try JSONDecoder().decode(StoreValue.self, from: data)
+        return try JSONDecoder().decode(StoreValue.self, from: encoder.encode(value))
       } catch {
         throw .unencodable(key: key, reason: "\(error)")
       }
@@ -26,8 +37,7 @@ enum StoreValueCoding {
     _ type: T.Type, from stored: StoreValue, key: String
   ) throws(StoreError) -> T {
     do {
-      let data = try JSONEncoder().encode(stored)
-      return try JSONDecoder().decode(T.self, from: data)
+      return try decoder.decode(T.self, from: JSONEncoder().encode(stored))
     } catch {
       throw .typeMismatch(key: key, expected: "\(T.self)", found: stored.typeName)
     }
