@@ -160,70 +160,27 @@ public final class BackgroundPersistence: Sendable {
 
   /// Recreates every recorded background publication and subscription on `manager`, when
   /// background mode is on (otherwise returns nothing). A finite TTL continues from the
-  /// descriptor's `createdAt`; descriptors that ran out are removed. `onFound` and `onLost`
-  /// receive the events of every restored subscription, with its descriptor.
-  ///
-  /// - Throws: the store's errors when removing expired descriptors; a handle that fails is
-  ///   reported in ``Restored/failures`` instead.
+  /// descriptor's `createdAt`; descriptors that ran out are removed from the store. `onFound`
+  /// and `onLost` receive the events of every restored subscription, with its descriptor.
+  /// A handle that fails is reported in ``Restored/failures`` (and logged); its descriptor is
+  /// kept. To keep following the store afterwards, use a ``BackgroundKeeper``.
   public func restore(
     into manager: MessageManager,
     onFound: (@Sendable (BackgroundSubscription, Message) -> Void)? = nil,
     onLost: (@Sendable (BackgroundSubscription, Message) -> Void)? = nil,
     now: Date = Date()
-  ) async throws -> Restored {
-    var restored = Restored()
+  ) async -> Restored {
     guard isEnabled else {
       logger.info("background mode is off: nothing to restore")
-      return restored
+      return Restored()
     }
-    for descriptor in publications {
-      guard let strategy = descriptor.strategy.remaining(since: descriptor.createdAt, now: now)
-      else {
-        restored.expired.append(descriptor.id)
-        continue
-      }
-      var params = PublicationParams()
-      params.strategy = strategy
-      do {
-        restored.publications[descriptor.id] = try await manager.publish(
-          descriptor.message, params: params)
-      } catch {
-        restored.failures[descriptor.id] = "\(error)"
-      }
-    }
-    for descriptor in subscriptions {
-      guard let strategy = descriptor.strategy.remaining(since: descriptor.createdAt, now: now)
-      else {
-        restored.expired.append(descriptor.id)
-        continue
-      }
-      var params = descriptor.params
-      params.strategy = strategy
-      var found: (@Sendable (Message) -> Void)?
-      if let onFound { found = { onFound(descriptor, $0) } }
-      var lost: (@Sendable (Message) -> Void)?
-      if let onLost { lost = { onLost(descriptor, $0) } }
-      do {
-        restored.subscriptions[descriptor.id] = try await manager.subscribe(
-          params: params, onFound: found, onLost: lost)
-      } catch {
-        restored.failures[descriptor.id] = "\(error)"
-      }
-    }
-    for id in restored.expired { try await remove(id: id) }
-    for (id, reason) in restored.failures {
-      logger.error(
-        "a background handle could not be restored",
-        metadata: ["id": "\(id)", "error": "\(reason)"])
-    }
-    logger.info(
-      "restored background work",
-      metadata: [
-        "publications": "\(restored.publications.count)",
-        "subscriptions": "\(restored.subscriptions.count)", "expired": "\(restored.expired.count)",
-        "failed": "\(restored.failures.count)",
-      ])
-    return restored
+    let keeper = BackgroundKeeper(
+      persistence: self, manager: manager, logger: logger, onFound: onFound, onLost: onLost)
+    let changes = await keeper.sync(now: now)
+    return Restored(
+      publications: await keeper.publicationHandles,
+      subscriptions: await keeper.subscriptionHandles, expired: changes.expired,
+      failures: changes.failures)
   }
 }
 

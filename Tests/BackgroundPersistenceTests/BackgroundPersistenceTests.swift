@@ -61,7 +61,7 @@ struct BackgroundPersistenceTests {
     let bob = try await Self.manager("bob", air: air, resolver: resolver)
     await bob.setAppState(.background)
     let found = Found()
-    let restored = try await background.restore(into: bob) { descriptor, message in
+    let restored = await background.restore(into: bob) { descriptor, message in
       found.items.withLock { $0.append((descriptor.id, message)) }
     }
     #expect(restored.subscriptions.count == 1)
@@ -107,11 +107,11 @@ struct BackgroundPersistenceTests {
       configuration: .init(
         resolver: .inProcess(try InProcessResolver()),
         mediums: [.scripted(ScriptedMedium(kind: .ble))]))
-    let restored = try await background.restore(into: manager)
+    let restored = await background.restore(into: manager)
     #expect(restored.publications.isEmpty)
     #expect(await manager.publicationCount == 0)
     try await background.setEnabled(true)
-    #expect(try await background.restore(into: manager).publications.count == 1)
+    #expect(await background.restore(into: manager).publications.count == 1)
     await manager.shutdown()
   }
 
@@ -137,7 +137,7 @@ struct BackgroundPersistenceTests {
       configuration: .init(
         resolver: .inProcess(try InProcessResolver()),
         mediums: [.scripted(ScriptedMedium(kind: .ble))]))
-    let restored = try await background.restore(into: manager, now: now)
+    let restored = await background.restore(into: manager, now: now)
     #expect(restored.expired == [old.id])
     let publication = try #require(restored.publications[recent.id])
     let left = try #require(publication.strategy.ttl.seconds)
@@ -145,6 +145,43 @@ struct BackgroundPersistenceTests {
     #expect(background.publications.map(\.id) == [recent.id])
     #expect(try await background.remove(id: recent.id))
     #expect(background.publications.isEmpty)
+    await manager.shutdown()
+  }
+
+  @Test("the keeper starts, restarts and stops handles as the store changes")
+  func keeperFollowsChanges() async throws {
+    let folder = Folder()
+    defer { folder.remove() }
+    let background = BackgroundPersistence(
+      store: try await DefaultsStore(appID: "app", directory: folder.url))
+    let manager = try await MessageManager(
+      apiKey: "k",
+      configuration: .init(
+        resolver: .inProcess(try InProcessResolver()),
+        mediums: [.scripted(ScriptedMedium(kind: .ble))]))
+    let keeper = BackgroundKeeper(persistence: background, manager: manager)
+    let following = Task { await keeper.follow() }
+    defer { following.cancel() }
+
+    let first = try await background.add(BackgroundSubscription(namespace: "a", strategy: .bleOnly))
+    #expect(await keeper.subscriptionHandles.isEmpty)  // mode off
+    try await background.setEnabled(true)
+    #expect(await eventually { await keeper.subscriptionHandles.keys.sorted() == [first.id] })
+    let handle = try #require(await keeper.subscriptionHandles[first.id])
+
+    var changed = first
+    changed.namespace = "b"
+    try await background.add(changed)
+    #expect(
+      await eventually {
+        await keeper.subscriptionHandles[first.id].map { $0 !== handle } == true
+      })
+    #expect(handle.status == .inactive)
+    #expect(await manager.subscriptionCount == 1)
+
+    try await background.setEnabled(false)
+    #expect(await eventually { await keeper.subscriptionHandles.isEmpty })
+    #expect(await eventually { await manager.subscriptionCount == 0 })
     await manager.shutdown()
   }
 }

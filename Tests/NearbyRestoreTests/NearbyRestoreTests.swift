@@ -62,24 +62,44 @@ struct NearbyRestoreTests {
     #expect(socket.received.contains { $0.contains("STOPPING=1") })
   }
 
-  @Test("with background mode off it says so and exits 0")
-  func backgroundOff() async throws {
+  @Test("with background mode off it waits, and follows the store when work is recorded")
+  func followsTheStore() async throws {
     let folder = try Folder()
     defer { folder.remove() }
     let socket = try NotifySocket(path: folder.url.appendingPathComponent("notify").path)
     defer { socket.stop() }
     var environment = ProcessInfo.processInfo.environment
     environment["NOTIFY_SOCKET"] = socket.path
-    let result = try await Executables.run(
+    let running = try RunningProcess(
       try Executables.find("nearby-restore"),
-      ["--app", "off.test", "--config-dir", folder.url.path, "--log-to", "stderr"],
+      ["--app", "follow.test", "--config-dir", folder.url.path, "--log-to", "stderr"],
       environment: environment)
-    #expect(result.status == 0, "\(result.err)")
-    #expect(result.err.contains("nearby background on --app off.test"))
+    defer { running.kill() }
     #expect(
-      await eventually(timeout: .seconds(2)) {
+      await eventually(timeout: .seconds(20)) {
         socket.received.contains { $0.contains("READY=1\nSTATUS=background mode is off") }
-      })
+      }, "stderr: \(running.errors)")
+
+    // The app (another process) turns background mode on and records a subscription.
+    let store = try await DefaultsStore(appID: "follow.test", directory: folder.url)
+    let background = BackgroundPersistence(store: store)
+    try await NearbyPermission(store: store, prompt: .never).setGranted(true)
+    try await background.setEnabled(true)
+    let subscription = try await background.add(
+      BackgroundSubscription(namespace: "n", strategy: .bleOnly))
+    #expect(
+      await eventually(timeout: .seconds(5)) {
+        socket.received.contains { $0 == "STATUS=restored 0 publications, 1 subscriptions" }
+      }, "\(socket.received)")
+    try await background.remove(id: subscription.id)
+    #expect(
+      await eventually(timeout: .seconds(5)) {
+        socket.received.last == "STATUS=restored 0 publications, 0 subscriptions"
+      }, "\(socket.received)")
+
+    running.signal(SIGTERM)
+    #expect(await running.exitStatus(timeout: .seconds(10)) == 0, "\(running.errors)")
+    #expect(running.errors.contains("nearby background on --app follow.test"))
   }
 
   @Test("journal entries carry the fields, seen through a journald the test starts")

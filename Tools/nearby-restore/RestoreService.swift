@@ -33,15 +33,6 @@ struct RestoreService: Service {
     let background = BackgroundPersistence(store: store, logger: logger)
     let permission = NearbyPermission(store: store, prompt: .never)
 
-    guard background.isEnabled else {
-      logger.notice(
-        "background mode is off for this app: nothing to keep alive; turn it on with `nearby background on --app \(appID)`"
-      )
-      notifier.ready(status: "background mode is off; nothing to restore")
-      if once { print(report(background, permission, nil)) }
-      return
-    }
-
     var configuration = MessageManager.Configuration(resolver: .embedded, logger: logger)
     configuration.permission = permission
     // Background work is BLE only; this launcher gets the BlueZ medium's factory when that
@@ -53,8 +44,8 @@ struct RestoreService: Service {
     let manager = try await MessageManager(apiKey: apiKey, configuration: configuration)
     await manager.setAppState(.background)
     let logger = logger
-    let restored = try await background.restore(
-      into: manager,
+    let keeper = BackgroundKeeper(
+      persistence: background, manager: manager, logger: logger,
       onFound: { descriptor, message in
         logger.notice(
           "found a message in background",
@@ -68,38 +59,70 @@ struct RestoreService: Service {
           "lost a message in background",
           metadata: ["nearby.subscription": "\(descriptor.id)", "nearby.type": "\(message.type)"])
       })
+    let changes = await keeper.sync()
+    if !background.isEnabled {
+      logger.notice(
+        "background mode is off for this app: nothing to keep alive until it is turned on with `nearby background on --app \(appID)`"
+      )
+    }
+    let readyStatus = await status(keeper, background, permission, failures: changes.failures)
+    notifier.ready(status: readyStatus)
+    logger.info("ready", metadata: ["status": "\(readyStatus)"])
+
+    if once {
+      print(await report(keeper, background, permission, changes))
+    } else {
+      // Follows the store (descriptors added or removed, the mode switched) until
+      // SIGTERM/SIGINT; the keeper holds the handles, and so the work.
+      await cancelWhenGracefulShutdown {
+        await withTaskGroup(of: Void.self) { group in
+          group.addTask {
+            await keeper.follow { changes in
+              notifier.status(
+                await status(keeper, background, permission, failures: changes.failures))
+            }
+          }
+          group.addTask {
+            for await _ in permission.changes() {
+              notifier.status(await status(keeper, background, permission))
+            }
+          }
+          await group.next()
+          group.cancelAll()
+        }
+      }
+      notifier.stopping(status: "stopping")
+      logger.info("stopping on request")
+    }
+    await keeper.stopAll()
+    await manager.shutdown()
+  }
+
+  private func status(
+    _ keeper: BackgroundKeeper, _ background: BackgroundPersistence,
+    _ permission: NearbyPermission, failures: [String: String] = [:]
+  ) async -> String {
+    guard background.isEnabled else { return "background mode is off; nothing to restore" }
     var status =
-      "restored \(restored.publications.count) publications, "
-      + "\(restored.subscriptions.count) subscriptions"
-    if !restored.failures.isEmpty { status += ", \(restored.failures.count) failed" }
+      "restored \(await keeper.publicationHandles.count) publications, "
+      + "\(await keeper.subscriptionHandles.count) subscriptions"
+    if !failures.isEmpty { status += ", \(failures.count) failed" }
     if !permission.isGranted {
       status +=
         "; paused until Nearby permission is granted (nearby permission grant --app \(appID))"
     }
-    notifier.ready(status: status)
-    logger.info("ready", metadata: ["status": "\(status)"])
-
-    if once {
-      print(report(background, permission, restored))
-    } else {
-      // Keeps the handles (and so the work) until SIGTERM/SIGINT.
-      try? await gracefulShutdown()
-      _ = restored
-      notifier.stopping(status: "stopping")
-      logger.info("stopping on request")
-    }
-    await manager.shutdown()
+    return status
   }
 
   private func report(
-    _ background: BackgroundPersistence, _ permission: NearbyPermission,
-    _ restored: BackgroundPersistence.Restored?
-  ) -> String {
+    _ keeper: BackgroundKeeper, _ background: BackgroundPersistence,
+    _ permission: NearbyPermission, _ changes: BackgroundKeeper.Changes
+  ) async -> String {
     let report = Report(
       app: appID, backgroundMode: background.isEnabled, permissionGranted: permission.isGranted,
-      publications: restored?.publications.count ?? 0,
-      subscriptions: restored?.subscriptions.count ?? 0, expired: restored?.expired.count ?? 0,
-      failures: restored?.failures ?? [:])
+      publications: await keeper.publicationHandles.count,
+      subscriptions: await keeper.subscriptionHandles.count, expired: changes.expired.count,
+      failures: changes.failures)
     if json {
       let encoder = JSONEncoder()
       encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
