@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Glibc
 import PermissionStore
 
 /// Durable writes per second of a `DefaultsStore`, on the disk that holds `--directory`.
@@ -9,7 +10,8 @@ struct StoreBench: AsyncParsableCommand {
     abstract: "DefaultsStore durable writes/s and write latency (one writer, then concurrent).",
     discussion: """
       Each write returns only once it is on disk (temporary file, fsync, rename, fsync of the \
-      folder). "sequential": one task awaits each write before the next (the latency of one \
+      folder). "disk floor": that sequence alone, without the store (no lock, JSON or threads): \
+      the most one writer can get from this disk. "sequential": one task awaits each write before the next (the latency of one \
       durable write). "concurrent": --writers tasks write at once; writes queued during an \
       fsync are committed together. "update": read-modify-write increments (the cross-process \
       counter path). The store file holds --keys keys, so each write rewrites that much JSON.
@@ -55,7 +57,11 @@ struct StoreBench: AsyncParsableCommand {
     for index in 0..<keys { try await store.set("value \(index)", forKey: "key\(index)") }
 
     var phases: [Phase] = []
-    var latencies: [Duration] = []
+    let text = try String(contentsOf: store.fileURL, encoding: .utf8)
+    var latencies = try await Self.bareDisk(folder: folder, text: text, writes: writes)
+    phases.append(phase("disk floor", writes, latencies.reduce(.zero, +), latencies))
+
+    latencies = []
     var start = ContinuousClock.now
     for index in 0..<writes {
       let began = ContinuousClock.now
@@ -101,6 +107,34 @@ struct StoreBench: AsyncParsableCommand {
           "\(phase.name): \(phase.writes) durable writes in \(String(format: "%.2f", phase.seconds)) s"
             + " = \(Int(phase.writesPerSecond)) writes/s; latency p50"
             + " \(Int(phase.p50Microseconds)) µs, p99 \(Int(phase.p99Microseconds)) µs")
+      }
+    }
+  }
+
+  /// The same durable replace without the store (no lock, no JSON, no threads): write a
+  /// temporary file, fsync, rename, fsync the folder. What this disk allows one writer.
+  private static func bareDisk(folder: URL, text: String, writes: Int) async throws -> [Duration] {
+    try await withCheckedThrowingContinuation { continuation in
+      Thread.detachNewThread {
+        let temporary = folder.appendingPathComponent("floor.tmp").path
+        let target = folder.appendingPathComponent("floor.json").path
+        let directory = open(folder.path, O_RDONLY | O_DIRECTORY)
+        defer { close(directory) }
+        var bytes = Array(text.utf8)
+        var latencies: [Duration] = []
+        for _ in 0..<writes {
+          let began = ContinuousClock.now
+          let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+          guard fd >= 0, write(fd, &bytes, bytes.count) == bytes.count, fsync(fd) == 0,
+            close(fd) == 0, rename(temporary, target) == 0, fsync(directory) == 0
+          else {
+            continuation.resume(
+              throwing: ValidationErrorText("the disk floor loop failed: errno \(errno)"))
+            return
+          }
+          latencies.append(began.duration(to: .now))
+        }
+        continuation.resume(returning: latencies)
       }
     }
   }
