@@ -48,10 +48,12 @@ struct PermissionTests {
     #expect(device.ble.transmittedToken == nil)
     #expect(!device.ble.isScanning && !device.audio.isScanning)
     #expect(await device.manager.currentToken == nil)
+    #expect(await device.manager.isPermissionGranted == false)
 
     gate.change(to: true)
     #expect(await eventually { publication.status == .active && subscription.status == .active })
     #expect(await eventually { device.ble.transmittedToken != nil && device.ble.isScanning })
+    #expect(await device.manager.isPermissionGranted)
 
     gate.change(to: false)
     #expect(await eventually { publication.status == .paused && subscription.status == .paused })

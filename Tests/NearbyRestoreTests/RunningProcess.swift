@@ -4,7 +4,6 @@ import Synchronization
 /// A child process left running while the test talks to it; its exit is awaited on a thread
 /// of its own, and its stderr collected.
 final class RunningProcess: Sendable {
-  private let process: Process
   private let pid: Int32
   private let status = Mutex<Int32?>(nil)
   private let stderrText = Mutex("")
@@ -19,7 +18,6 @@ final class RunningProcess: Sendable {
     let err = Pipe()
     process.standardError = err
     try process.run()
-    self.process = process
     self.pid = process.processIdentifier
     Thread.detachNewThread { [self] in
       let text = err.fileHandleForReading.readDataToEndOfFile()

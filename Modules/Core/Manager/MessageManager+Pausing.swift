@@ -12,6 +12,10 @@ extension MessageManager {
   /// The app state the manager was last told.
   public var currentAppState: AppState { appState }
 
+  /// Whether Nearby permission allows discovery now (always true without a permission gate).
+  /// While it is false every publication and subscription is ``HandleStatus/paused``.
+  public var isPermissionGranted: Bool { permissionGranted }
+
   /// Tells the manager that the app went to background or came back. In background, only
   /// publications and subscriptions whose strategy allows background work
   /// (`Strategy.allowInBackground`, BLE only) keep running; the others are withdrawn from the
