@@ -20,6 +20,9 @@ let package = Package(
     .library(name: "ServerResolver", targets: ["ServerResolver"]),
     .library(name: "NearbyServer", targets: ["NearbyServer"]),
     .executable(name: "nearby", targets: ["nearby"]),
+    .executable(name: "nearby-restore", targets: ["nearby-restore"]),
+    .library(name: "PermissionStore", targets: ["PermissionStore"]),
+    .library(name: "BackgroundPersistence", targets: ["BackgroundPersistence"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -92,7 +95,9 @@ let package = Package(
       name: "ResolverAPI",
       dependencies: [.product(name: "OpenAPIRuntime", package: "swift-openapi-runtime")],
       path: "Modules/ResolverAPI",
-      swiftSettings: strictSwift,
+      // Generated code, which we cannot edit: Swift 6 mode, and its unused-import warnings
+      // (which the generator silences itself from Swift 6.4 on) are not shown.
+      swiftSettings: [.swiftLanguageMode(.v6), .unsafeFlags(["-suppress-warnings"])],
       plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
     ),
     .target(
@@ -135,16 +140,82 @@ let package = Package(
       path: "Tools/Server/HTTP",
       swiftSettings: strictSwift
     ),
+    .target(
+      name: "PermissionStore",
+      dependencies: ["Core", .product(name: "Logging", package: "swift-log")],
+      path: "Modules/PermissionStore",
+      swiftSettings: strictSwift
+    ),
+    .target(
+      name: "BackgroundPersistence",
+      dependencies: [
+        "Core", "Strategy", "PermissionStore", .product(name: "Logging", package: "swift-log"),
+      ],
+      path: "Modules/BackgroundPersistence",
+      swiftSettings: strictSwift
+    ),
+    .systemLibrary(
+      name: "CSystemd", path: "Modules/CSystemd", pkgConfig: "libsystemd",
+      providers: [.apt(["libsystemd-dev"])]
+    ),
+    .target(
+      name: "Systemd",
+      dependencies: ["CSystemd", .product(name: "Logging", package: "swift-log")],
+      path: "Modules/Systemd",
+      swiftSettings: strictSwift
+    ),
+    .executableTarget(
+      name: "nearby-restore",
+      dependencies: [
+        "Core", "Resolution", "PermissionStore", "BackgroundPersistence", "Systemd",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+      ],
+      path: "Tools/nearby-restore",
+      swiftSettings: strictSwift
+    ),
+    .executableTarget(
+      name: "nearby-store-probe",
+      dependencies: ["PermissionStore"],
+      path: "Tools/nearby-store-probe",
+      swiftSettings: strictSwift
+    ),
     .executableTarget(
       name: "nearby",
       dependencies: [
         "Core", "Resolution", "MediumTestKit", "Strategy", "Tokens", "NearbyServer",
-        "ServerStorage",
+        "ServerStorage", "PermissionStore", "BackgroundPersistence",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         .product(name: "Logging", package: "swift-log"),
       ],
       path: "Tools/nearby",
+      swiftSettings: strictSwift
+    ),
+    .testTarget(
+      name: "PermissionStoreTests",
+      dependencies: ["PermissionStore", "Core", "MediumTestKit", "Resolution"],
+      swiftSettings: strictSwift
+    ),
+    .testTarget(
+      name: "BackgroundPersistenceTests",
+      dependencies: [
+        "BackgroundPersistence", "PermissionStore", "Core", "Strategy", "MediumTestKit",
+        "Resolution",
+      ],
+      swiftSettings: strictSwift
+    ),
+    .testTarget(
+      name: "SystemdTests",
+      dependencies: ["Systemd", .product(name: "Logging", package: "swift-log")],
+      swiftSettings: strictSwift
+    ),
+    .testTarget(
+      name: "NearbyRestoreTests",
+      dependencies: [
+        "PermissionStore", "BackgroundPersistence", "Core", "Strategy", "MediumTestKit",
+      ],
       swiftSettings: strictSwift
     ),
     .testTarget(name: "StrategyTests", dependencies: ["Strategy"], swiftSettings: strictSwift),

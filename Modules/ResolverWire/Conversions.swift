@@ -1,9 +1,9 @@
 public import ResolverAPI
 public import Core
 import Foundation
-public import OpenAPIRuntime
+import OpenAPIRuntime
 public import Strategy
-public import Tokens
+import Tokens
 
 /// The library's strategy (inside the wire types' extensions, `Strategy` is the wire type).
 public typealias LibraryStrategy = Strategy

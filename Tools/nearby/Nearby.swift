@@ -14,6 +14,9 @@ struct Nearby: AsyncParsableCommand {
         nearby bench dispatch       found-event throughput and latency (build with -c release)
         nearby server               the resolver server on 127.0.0.1:7171 (SQLite, no set-up)
       """,
-    subcommands: [DemoCommand.self, BenchCommand.self, ServerCommand.self]
+    subcommands: [
+      DemoCommand.self, BenchCommand.self, ServerCommand.self, PermissionCommand.self,
+      BackgroundCommand.self,
+    ]
   )
 }

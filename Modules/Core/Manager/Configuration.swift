@@ -18,6 +18,12 @@ extension MessageManager {
     public var bluetoothPowerErrorHandler: (@Sendable (Bool) -> Void)?
     /// Called with `true` when Bluetooth access is refused, `false` when it is allowed again.
     public var bluetoothPermissionErrorHandler: (@Sendable (Bool) -> Void)?
+    /// Where the user's Nearby permission is kept and asked for (`NearbyPermission` of the
+    /// PermissionStore module). `nil` (the default): permission is granted.
+    public var permission: (any PermissionGate)?
+    /// How long a ``PermissionRequestHandler`` may take to answer before the request counts
+    /// as denied. Default 60 s.
+    public var permissionRequestTimeout: Duration = .seconds(60)
 
     public init(
       resolver: ResolverChoice,
@@ -25,7 +31,8 @@ extension MessageManager {
       logger: Logger = Logger(label: "nearby"),
       microphonePermissionErrorHandler: (@Sendable (Bool) -> Void)? = nil,
       bluetoothPowerErrorHandler: (@Sendable (Bool) -> Void)? = nil,
-      bluetoothPermissionErrorHandler: (@Sendable (Bool) -> Void)? = nil
+      bluetoothPermissionErrorHandler: (@Sendable (Bool) -> Void)? = nil,
+      permission: (any PermissionGate)? = nil
     ) {
       self.resolver = resolver
       self.mediums = mediums
@@ -33,6 +40,7 @@ extension MessageManager {
       self.microphonePermissionErrorHandler = microphonePermissionErrorHandler
       self.bluetoothPowerErrorHandler = bluetoothPowerErrorHandler
       self.bluetoothPermissionErrorHandler = bluetoothPermissionErrorHandler
+      self.permission = permission
     }
   }
 }

@@ -8,6 +8,10 @@ public enum HandleStatus: String, Sendable, Hashable, Codable {
   case starting
   /// Running: the resolver has it and the mediums follow its directives.
   case active
+  /// Kept, but not discovering: Nearby permission is not granted, or the app is in
+  /// background and the strategy does not allow background work. It becomes `.active` again
+  /// when that ends (see ``MessageManager/setAppState(_:)``).
+  case paused
 }
 
 /// The status of one handle, shared by the handle and the manager (which does not keep the

@@ -20,10 +20,18 @@ extension MessageManager {
     try params.strategy.validate()
     let spec = PublicationSpec(id: .random(), message: message, strategy: params.strategy)
     let cell = StatusCell()
+    let permitted = await permitDiscovery(asking: params.permissionRequestHandler)
+    guard !isShutDown else { throw ManagerError.shutDown }
+    let paused = !permitted || mustPause(background: params.strategy.allowInBackground)
     publications[spec.id] = PublicationRecord(
-      spec: spec, cell: cell, expiredHandler: params.expiredHandler)
+      spec: spec, cell: cell, expiredHandler: params.expiredHandler, isPaused: paused)
     let handle = Publication(
       id: spec.id, message: message, strategy: params.strategy, manager: self, cell: cell)
+    if paused {
+      cell.set(.paused)
+      logger.debug("published, paused", metadata: ["publication": "\(spec.id)"])
+      return handle
+    }
     do {
       try await send(Report(publish: [spec]))
     } catch {
@@ -39,7 +47,7 @@ extension MessageManager {
     if publications[spec.id] == nil {
       // Cancelled while the resolver was being told: make sure it is gone there too.
       try? await send(Report(unpublish: [spec.id]))
-    } else {
+    } else if publications[spec.id]?.isPaused == false {
       cell.set(.active)
     }
     logger.debug("published", metadata: ["publication": "\(spec.id)", "message": "\(message)"])
@@ -49,6 +57,7 @@ extension MessageManager {
   func unpublish(_ id: PublicationID) async {
     guard let record = publications.removeValue(forKey: id) else { return }
     record.cell.set(.inactive)
+    guard !record.isPaused else { return }
     do {
       try await send(Report(unpublish: [id]))
       logger.debug("unpublished", metadata: ["publication": "\(id)"])

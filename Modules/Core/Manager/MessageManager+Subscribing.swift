@@ -41,10 +41,18 @@ extension MessageManager {
     let (stream, continuation) = AsyncStream.makeStream(
       of: SubscriptionEvent.self, bufferingPolicy: .bufferingNewest(params.eventBufferSize))
     let cell = StatusCell()
+    let permitted = await permitDiscovery(asking: params.permissionRequestHandler)
+    guard !isShutDown else { throw ManagerError.shutDown }
+    let paused = !permitted || mustPause(background: params.strategy.allowInBackground)
     subscriptions[spec.id] = SubscriptionRecord(
       spec: spec, cell: cell, continuation: continuation, onFound: onFound, onLost: onLost,
-      expiredHandler: params.expiredHandler)
+      expiredHandler: params.expiredHandler, isPaused: paused)
     let handle = Subscription(id: spec.id, events: stream, manager: self, cell: cell)
+    if paused {
+      cell.set(.paused)
+      logger.debug("subscribed, paused", metadata: ["subscription": "\(spec.id)"])
+      return handle
+    }
     do {
       try await send(Report(subscribe: [spec]))
     } catch {
@@ -59,7 +67,7 @@ extension MessageManager {
     guard !isShutDown else { throw ManagerError.shutDown }
     if subscriptions[spec.id] == nil {
       try? await send(Report(unsubscribe: [spec.id]))
-    } else {
+    } else if subscriptions[spec.id]?.isPaused == false {
       cell.set(.active)
     }
     logger.debug(
@@ -75,6 +83,7 @@ extension MessageManager {
     guard let record = subscriptions.removeValue(forKey: id) else { return }
     record.continuation.finish()
     record.cell.set(.inactive)
+    guard !record.isPaused else { return }
     do {
       try await send(Report(unsubscribe: [id]))
       logger.debug("unsubscribed", metadata: ["subscription": "\(id)"])

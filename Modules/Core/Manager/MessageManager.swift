@@ -38,6 +38,8 @@ public actor MessageManager {
     let spec: PublicationSpec
     let cell: StatusCell
     let expiredHandler: (@Sendable () -> Void)?
+    /// Withdrawn from the resolver for now (no permission, or background); see Pausing.
+    var isPaused = false
   }
 
   struct SubscriptionRecord {
@@ -47,6 +49,7 @@ public actor MessageManager {
     let onFound: (@Sendable (Message) -> Void)?
     let onLost: (@Sendable (Message) -> Void)?
     let expiredHandler: (@Sendable () -> Void)?
+    var isPaused = false
   }
 
   let errorsContinuation: AsyncStream<MediumError>.Continuation
@@ -69,6 +72,11 @@ public actor MessageManager {
   var heldEvents: [UInt64: ResolverEvent] = [:]
   var tasks: [Task<Void, Never>] = []
   var isShutDown = false
+  /// Whether the permission gate (if any) allows discovery now.
+  var permissionGranted = true
+  /// The consent request in progress, shared by concurrent first publishes/subscribes.
+  var permissionRequest: Task<Bool, Never>?
+  var appState = AppState.foreground
 
   /// Registers a device with the configured resolver and starts the configured mediums.
   ///
@@ -103,6 +111,17 @@ public actor MessageManager {
     self.configuration = configuration
     self.logger = logger
     self.slots = mediums.map { MediumSlot(medium: $0) }
+    if let gate = configuration.permission {
+      permissionGranted = await gate.answer() == true
+      let answers = gate.answers()
+      tasks.append(
+        Task { [weak self] in
+          for await answer in answers {
+            guard let self else { return }
+            await self.permissionAnswerChanged(answer)
+          }
+        })
+    }
 
     for (index, medium) in mediums.enumerated() {
       let sightings = medium.sightings

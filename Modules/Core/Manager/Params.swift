@@ -6,6 +6,10 @@ public struct PublicationParams: Sendable {
   public var strategy: Strategy = .default
   /// Called once when the publication's TTL runs out. Runs on the manager's actor.
   public var expiredHandler: (@Sendable () -> Void)?
+  /// Asks the user for Nearby permission in the app's own way, when this is the first
+  /// publish or subscribe and the user has not answered yet. `nil`: the permission gate's
+  /// default prompt. See ``PermissionRequestHandler``.
+  public var permissionRequestHandler: PermissionRequestHandler?
 
   public init() {}
 }
@@ -25,6 +29,8 @@ public struct SubscriptionParams: Sendable {
   public var beaconStrategy: BeaconStrategy = .default
   /// Called once when the subscription's TTL runs out. Runs on the manager's actor.
   public var expiredHandler: (@Sendable () -> Void)?
+  /// As ``PublicationParams/permissionRequestHandler``.
+  public var permissionRequestHandler: PermissionRequestHandler?
   /// How many undelivered events ``Subscription/events`` keeps for a slow reader; the oldest
   /// are dropped beyond it (handlers always get every event). Default 1024.
   public var eventBufferSize: Int = 1024

@@ -9,7 +9,8 @@ public final class Publication: Sendable {
   public let message: Message
   /// The strategy it discovers with.
   public let strategy: Strategy
-  /// Status changes: `.starting`, `.active`, then `.inactive` (the stream then finishes).
+  /// Status changes: `.starting`, `.active` (or `.paused`, back and forth), then `.inactive`
+  /// (the stream then finishes).
   /// Keeps the newest 8 when not read.
   public var statusUpdates: AsyncStream<HandleStatus> { cell.updates }
   /// The current status.

@@ -19,7 +19,8 @@ public final class Subscription: Sendable {
   /// Found, lost and expired events as they happen. One reader; keeps the newest
   /// ``SubscriptionParams/eventBufferSize`` events when not read.
   public let events: AsyncStream<SubscriptionEvent>
-  /// Status changes: `.starting`, `.active`, then `.inactive` (the stream then finishes).
+  /// Status changes: `.starting`, `.active` (or `.paused`, back and forth), then `.inactive`
+  /// (the stream then finishes).
   public var statusUpdates: AsyncStream<HandleStatus> { cell.updates }
   /// The current status.
   public var status: HandleStatus { cell.status }

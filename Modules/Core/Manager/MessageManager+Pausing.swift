@@ -1,0 +1,196 @@
+import Foundation
+import Logging
+import Synchronization
+
+extension MessageManager {
+  /// Whether the app is in front of the user or in background (the seed's app life cycle).
+  public enum AppState: String, Sendable, Hashable {
+    case foreground
+    case background
+  }
+
+  /// The app state the manager was last told.
+  public var currentAppState: AppState { appState }
+
+  /// Whether Nearby permission allows discovery now (always true without a permission gate).
+  /// While it is false every publication and subscription is ``HandleStatus/paused``.
+  public var isPermissionGranted: Bool { permissionGranted }
+
+  /// Tells the manager that the app went to background or came back. In background, only
+  /// publications and subscriptions whose strategy allows background work
+  /// (`Strategy.allowInBackground`, BLE only) keep running; the others are withdrawn from the
+  /// resolver and show ``HandleStatus/paused`` until the app is in the foreground again.
+  /// A resumed handle starts a new TTL, and a resumed subscription finds its messages again.
+  public func setAppState(_ state: AppState) async {
+    guard appState != state, !isShutDown else { return }
+    appState = state
+    logger.debug("app state changed", metadata: ["state": "\(state.rawValue)"])
+    await reconcilePauses()
+  }
+
+  func mustPause(background allowed: Bool) -> Bool {
+    !permissionGranted || (appState == .background && !allowed)
+  }
+
+  /// Withdraws the handles that must pause and restores those that may run again, in one
+  /// report. A restore that fails leaves the handle paused (logged); the next change of
+  /// permission or app state tries again.
+  func reconcilePauses() async {
+    var report = Report()
+    for (id, record) in publications {
+      let pause = mustPause(background: record.spec.strategy.allowInBackground)
+      guard pause != record.isPaused else { continue }
+      publications[id]?.isPaused = pause
+      if pause {
+        record.cell.set(.paused)
+        report.unpublish.append(id)
+      } else {
+        report.publish.append(record.spec)
+      }
+    }
+    for (id, record) in subscriptions {
+      let pause = mustPause(background: record.spec.strategy.allowInBackground)
+      guard pause != record.isPaused else { continue }
+      subscriptions[id]?.isPaused = pause
+      if pause {
+        record.cell.set(.paused)
+        report.unsubscribe.append(id)
+      } else {
+        report.subscribe.append(record.spec)
+      }
+    }
+    guard report != Report() else { return }
+    do {
+      try await send(report)
+    } catch {
+      logger.warning(
+        "pausing or resuming handles failed; resumed ones stay paused",
+        metadata: ["error": "\(error)"])
+      for spec in report.publish { publications[spec.id]?.isPaused = true }
+      for spec in report.subscribe { subscriptions[spec.id]?.isPaused = true }
+      return
+    }
+    for spec in report.publish where publications[spec.id]?.isPaused == false {
+      publications[spec.id]?.cell.set(.active)
+    }
+    for spec in report.subscribe where subscriptions[spec.id]?.isPaused == false {
+      subscriptions[spec.id]?.cell.set(.active)
+    }
+  }
+
+  // MARK: Permission
+
+  /// Whether discovery may run: always without a permission gate; otherwise the recorded
+  /// answer, asking the user first when there is none (one request at a time).
+  func permitDiscovery(asking handler: PermissionRequestHandler?) async -> Bool {
+    guard let gate = configuration.permission else { return true }
+    switch await gate.answer() {
+    case true?:
+      permissionGranted = true
+      return true
+    case false?:
+      permissionGranted = false
+      logDenied(gate, because: "the user denied it")
+      return false
+    case nil:
+      break
+    }
+    if let pending = permissionRequest { return await pending.value }
+    let request = Task { await self.askForPermission(gate, handler: handler) }
+    permissionRequest = request
+    let granted = await request.value
+    permissionRequest = nil
+    return granted
+  }
+
+  private func askForPermission(
+    _ gate: any PermissionGate, handler: PermissionRequestHandler?
+  ) async -> Bool {
+    let answer: Bool?
+    let reason: String
+    if let handler {
+      answer = await Self.call(handler, timeout: configuration.permissionRequestTimeout)
+      reason =
+        answer == nil
+        ? "the app's permission request handler did not answer within "
+          + "\(configuration.permissionRequestTimeout)" : "the user denied it"
+    } else {
+      answer = await gate.ask(logger: logger)
+      reason = answer == nil ? "there is no terminal to ask on" : "the user denied it"
+    }
+    if let answer {
+      do {
+        try await gate.record(answer)
+      } catch {
+        logger.error("recording the Nearby permission failed", metadata: ["error": "\(error)"])
+      }
+    }
+    permissionGranted = answer == true
+    if answer != true { logDenied(gate, because: reason) }
+    return answer == true
+  }
+
+  private func logDenied(_ gate: any PermissionGate, because reason: String) {
+    let text =
+      "Nearby permission is not granted (\(reason)): publications and subscriptions stay "
+      + "paused; to grant it: \(gate.howToGrant)"
+    logger.warning("\(text)")
+  }
+
+  /// Calls `handler` and waits for its first answer, or `nil` after `timeout`.
+  private static func call(
+    _ handler: PermissionRequestHandler, timeout: Duration
+  ) async -> Bool? {
+    let once = Once()
+    let timer = Task {
+      try? await Task.sleep(for: timeout)
+      once.resume(with: nil)
+    }
+    defer { timer.cancel() }
+    return await withCheckedContinuation { continuation in
+      once.install(continuation)
+      handler { granted in once.resume(with: granted) }
+    }
+  }
+
+  /// A continuation resumed by the first of several racing callers.
+  private final class Once: Sendable {
+    private struct State {
+      var continuation: CheckedContinuation<Bool?, Never>?
+      var early: Bool??
+    }
+    private let state = Mutex(State())
+
+    func install(_ continuation: CheckedContinuation<Bool?, Never>) {
+      let early: Bool?? = state.withLock { state in
+        if let early = state.early { return early }
+        state.continuation = continuation
+        return nil
+      }
+      if let early { continuation.resume(returning: early) }
+    }
+
+    func resume(with value: Bool?) {
+      let continuation = state.withLock { state in
+        guard state.early == nil else { return CheckedContinuation<Bool?, Never>?.none }
+        state.early = .some(value)
+        defer { state.continuation = nil }
+        return state.continuation
+      }
+      continuation?.resume(returning: value)
+    }
+  }
+
+  /// The gate reports a new answer (here or in another process).
+  func permissionAnswerChanged(_ answer: Bool?) async {
+    let granted = answer == true
+    guard granted != permissionGranted, !isShutDown else { return }
+    permissionGranted = granted
+    if granted {
+      logger.info("Nearby permission granted: paused publications and subscriptions resume")
+    } else {
+      logger.info("Nearby permission withdrawn: publications and subscriptions pause")
+    }
+    await reconcilePauses()
+  }
+}

@@ -1,0 +1,174 @@
+public import Core
+public import Foundation
+public import Logging
+
+/// The user's Nearby permission for one app (the seed's `GNSPermission`), kept in the app's
+/// ``DefaultsStore`` under ``key`` and shared by every process of the app, including
+/// `nearby permission grant|revoke`.
+///
+/// Give it to a manager (`Configuration.permission`) and the manager asks for consent on the
+/// first publish or subscribe, pauses everything while permission is not granted, and resumes
+/// when it is granted (here, by another process, or by the CLI).
+///
+/// ```swift
+/// let permission = try await NearbyPermission(appID: "com.example.kiosk") { granted in
+///   print("Nearby is now", granted ? "allowed" : "off")
+/// }
+/// var configuration = MessageManager.Configuration(resolver: .embedded)
+/// configuration.permission = permission
+/// ```
+public final class NearbyPermission: PermissionGate {
+  /// The store key: `true` granted, `false` denied, absent never answered.
+  public static let key = "nearby.permission.granted"
+
+  /// How the user is asked when the app gives no `permissionRequestHandler`.
+  public enum Prompt: Sendable {
+    /// A y/n question on the terminal when `input` is one (stdin and stderr by default);
+    /// without a terminal, nobody is asked and permission stays not granted.
+    case terminal(input: Int32 = STDIN_FILENO, output: Int32 = STDERR_FILENO)
+    /// Never ask (services): permission is what was recorded.
+    case never
+  }
+
+  /// The store that holds the answer.
+  public let store: DefaultsStore
+  private let prompt: Prompt
+  private let promptTimeout: Duration
+  private let handlerTask: Task<Void, Never>?
+
+  /// A permission over `store`.
+  ///
+  /// - Parameters:
+  ///   - prompt: how to ask when the app gives no request handler. Default: the terminal.
+  ///   - promptTimeout: how long the terminal prompt waits for an answer (then: not asked).
+  ///   - changedHandler: called with ``isGranted`` each time it changes (not at creation),
+  ///     whoever changed it; runs on a task of its own.
+  public init(
+    store: DefaultsStore, prompt: Prompt = .terminal(), promptTimeout: Duration = .seconds(120),
+    changedHandler: (@Sendable (Bool) -> Void)? = nil
+  ) {
+    self.store = store
+    self.prompt = prompt
+    self.promptTimeout = promptTimeout
+    if let changedHandler {
+      let changes = Self.changes(of: store)
+      handlerTask = Task {
+        for await granted in changes { changedHandler(granted) }
+      }
+    } else {
+      handlerTask = nil
+    }
+  }
+
+  /// A permission over the store of `appID` in `directory` (default: the XDG config folder).
+  ///
+  /// - Throws: the errors of ``DefaultsStore/init(appID:directory:logger:)``.
+  public convenience init(
+    appID: String, directory: URL? = nil, prompt: Prompt = .terminal(),
+    logger: Logger = Logger(label: "nearby.permission"),
+    changedHandler: (@Sendable (Bool) -> Void)? = nil
+  ) async throws {
+    let store = try await DefaultsStore(appID: appID, directory: directory, logger: logger)
+    self.init(store: store, prompt: prompt, changedHandler: changedHandler)
+  }
+
+  deinit { handlerTask?.cancel() }
+
+  /// Whether the user granted Nearby permission (false when never asked).
+  public var isGranted: Bool { store.bool(forKey: Self.key) == true }
+
+  /// Whether the user has answered (granted or denied).
+  public var isDetermined: Bool { store.bool(forKey: Self.key) != nil }
+
+  /// Grants or revokes permission, for every process of the app. Returns once it is on disk.
+  ///
+  /// - Throws: the errors of ``DefaultsStore/set(_:forKey:)``.
+  public func setGranted(_ granted: Bool) async throws {
+    try await store.set(granted, forKey: Self.key)
+  }
+
+  /// Forgets the answer: the next publish or subscribe asks again.
+  ///
+  /// - Throws: the errors of ``DefaultsStore/removeValue(forKey:)``.
+  public func reset() async throws {
+    try await store.removeValue(forKey: Self.key)
+  }
+
+  /// A new stream of ``isGranted`` each time it changes (not its value now). Keeps the newest
+  /// 16 unread values.
+  public func changes() -> AsyncStream<Bool> { Self.changes(of: store) }
+
+  private static func changes(of store: DefaultsStore) -> AsyncStream<Bool> {
+    let answers = answers(of: store)
+    let (stream, continuation) = AsyncStream.makeStream(
+      of: Bool.self, bufferingPolicy: .bufferingNewest(16))
+    let task = Task {
+      var last = store.bool(forKey: key) == true
+      for await answer in answers where (answer == true) != last {
+        last = answer == true
+        continuation.yield(last)
+      }
+      continuation.finish()
+    }
+    continuation.onTermination = { _ in task.cancel() }
+    return stream
+  }
+
+  private static func answers(of store: DefaultsStore) -> AsyncStream<Bool?> {
+    let events = store.events()
+    let (stream, continuation) = AsyncStream.makeStream(
+      of: Bool?.self, bufferingPolicy: .bufferingNewest(16))
+    let task = Task {
+      var last = store.bool(forKey: key)
+      for await event in events {
+        let relevant: Bool
+        switch event {
+        case .changed(let keys, _): relevant = keys.contains(key)
+        case .corruptFileMovedAside: relevant = true
+        case .watchFailed: relevant = false
+        }
+        let answer = store.bool(forKey: key)
+        if relevant, answer != last {
+          last = answer
+          continuation.yield(answer)
+        }
+      }
+      continuation.finish()
+    }
+    continuation.onTermination = { _ in task.cancel() }
+    return stream
+  }
+
+  // MARK: PermissionGate
+
+  public func answer() async -> Bool? { store.bool(forKey: Self.key) }
+
+  public func record(_ granted: Bool) async throws { try await setGranted(granted) }
+
+  public func answers() -> AsyncStream<Bool?> { Self.answers(of: store) }
+
+  public var howToGrant: String {
+    "run `nearby permission grant --app \(store.appID)`, or call NearbyPermission.setGranted(true)"
+  }
+
+  /// Asks on the terminal (see ``Prompt``); `nil` when there is none, the prompt is `.never`,
+  /// or nobody answered within the prompt timeout.
+  public func ask(logger: Logger) async -> Bool? {
+    guard case .terminal(let input, let output) = prompt, isatty(input) == 1 else {
+      return nil
+    }
+    let question = """
+      \(store.appID) wants to use Nearby: it exchanges short random tokens with nearby devices \
+      over Bluetooth LE and near-ultrasonic audio (speaker and microphone), and sends them to \
+      the Nearby resolver server to find the messages of people nearby.
+      Allow Nearby for \(store.appID)? [y/N] 
+      """
+    let timeout = promptTimeout
+    return await withCheckedContinuation { continuation in
+      Thread.detachNewThread {
+        continuation.resume(
+          returning: TerminalPrompt.ask(question, input: input, output: output, timeout: timeout))
+      }
+    }
+  }
+}

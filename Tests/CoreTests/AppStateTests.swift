@@ -1,0 +1,66 @@
+import Core
+import Foundation
+import MediumTestKit
+import Resolution
+import Strategy
+import Testing
+
+@Suite("MessageManager: app state")
+struct AppStateTests {
+  @Test("in background only BLE background handles run; the rest pause and resume")
+  func backgroundPausesForegroundWork() async throws {
+    let device = try await ScriptedDevice(resolver: InProcessResolver())
+    let manager = device.manager
+    let foreground = try await manager.publish(Message(text: "fg")) {
+      $0.strategy = Strategy(mediums: .audio)
+    }
+    let background = try await manager.subscribe(configure: {
+      $0.strategy = Strategy(mediums: .ble, allowInBackground: true)
+    })
+    #expect(await eventually { device.audio.transmittedToken != nil })
+
+    await manager.setAppState(.background)
+    #expect(await manager.currentAppState == .background)
+    #expect(foreground.status == .paused)
+    #expect(background.status == .active)
+    #expect(await eventually { device.audio.transmittedToken == nil && !device.audio.isScanning })
+    #expect(device.ble.isScanning)
+
+    // Made while in background: a foreground-only handle starts paused.
+    let later = try await manager.subscribe(configure: { $0.strategy = Strategy(mediums: .audio) })
+    #expect(later.status == .paused)
+
+    await manager.setAppState(.foreground)
+    #expect(foreground.status == .active)
+    #expect(later.status == .active)
+    #expect(await eventually { device.audio.transmittedToken != nil && device.audio.isScanning })
+    await manager.shutdown()
+  }
+
+  @Test("a paused subscription finds again after resuming")
+  func resumedSubscriptionFinds() async throws {
+    let resolver = try InProcessResolver()
+    let air = Air()
+    await air.place("alice", at: Air.Position(x: 0))
+    await air.place("bob", at: Air.Position(x: 1))
+    let alice = try await MessageManager(
+      apiKey: "k",
+      configuration: .init(
+        resolver: .inProcess(resolver), mediums: MediumProvider.air(air, device: "alice")))
+    let bob = try await MessageManager(
+      apiKey: "k",
+      configuration: .init(
+        resolver: .inProcess(resolver), mediums: MediumProvider.air(air, device: "bob")))
+    let found = Calls<Message>()
+    let subscription = try await bob.subscribe(onFound: { found.append($0) }, configure: { _ in })
+    await bob.setAppState(.background)
+    let publication = try await alice.publish(Message(text: "hello"))
+    try await Task.sleep(for: .milliseconds(200))
+    #expect(found.all.isEmpty)
+    await bob.setAppState(.foreground)
+    #expect(await eventually { found.all.contains(Message(text: "hello")) })
+    _ = (subscription, publication)
+    await alice.shutdown()
+    await bob.shutdown()
+  }
+}

@@ -1,0 +1,137 @@
+import BackgroundPersistence
+import Core
+import Foundation
+import Logging
+import PermissionStore
+import Resolution
+import ServiceLifecycle
+import Systemd
+
+/// Restores the background work of one app and holds it until graceful shutdown.
+struct RestoreService: Service {
+  let appID: String
+  let directory: URL?
+  let apiKey: String
+  let once: Bool
+  let json: Bool
+  let logger: Logger
+
+  struct Report: Encodable {
+    var app: String
+    var backgroundMode: Bool
+    var permissionGranted: Bool
+    var publications: Int
+    var subscriptions: Int
+    var expired: Int
+    var failures: [String: String]
+  }
+
+  func run() async throws {
+    let notifier = SystemdNotifier()
+    let store = try await DefaultsStore(appID: appID, directory: directory, logger: logger)
+    defer { store.close() }
+    let background = BackgroundPersistence(store: store, logger: logger)
+    let permission = NearbyPermission(store: store, prompt: .never)
+
+    var configuration = MessageManager.Configuration(resolver: .embedded, logger: logger)
+    configuration.permission = permission
+    // Background work is BLE only; this launcher gets the BlueZ medium's factory when that
+    // plugin is part of the build. Until then the work is registered with the resolver only.
+    configuration.mediums = []
+    logger.warning(
+      "this build has no BLE medium (the BlueZ plugin): restored work is registered with the resolver but not discovered over the air"
+    )
+    let manager = try await MessageManager(apiKey: apiKey, configuration: configuration)
+    await manager.setAppState(.background)
+    let logger = logger
+    let keeper = BackgroundKeeper(
+      persistence: background, manager: manager, logger: logger,
+      onFound: { descriptor, message in
+        logger.notice(
+          "found a message in background",
+          metadata: [
+            "nearby.subscription": "\(descriptor.id)", "nearby.namespace": "\(message.namespace)",
+            "nearby.type": "\(message.type)", "nearby.text": "\(message.text ?? "<binary>")",
+          ])
+      },
+      onLost: { descriptor, message in
+        logger.info(
+          "lost a message in background",
+          metadata: ["nearby.subscription": "\(descriptor.id)", "nearby.type": "\(message.type)"])
+      })
+    let changes = await keeper.sync()
+    if !background.isEnabled {
+      logger.notice(
+        "background mode is off for this app: nothing to keep alive until it is turned on with `nearby background on --app \(appID)`"
+      )
+    }
+    let readyStatus = await status(keeper, background, permission, failures: changes.failures)
+    notifier.ready(status: readyStatus)
+    logger.info("ready", metadata: ["status": "\(readyStatus)"])
+
+    if once {
+      print(await report(keeper, background, permission, changes))
+    } else {
+      // Follows the store (descriptors added or removed, the mode switched) until
+      // SIGTERM/SIGINT; the keeper holds the handles, and so the work.
+      await cancelWhenGracefulShutdown {
+        await withTaskGroup(of: Void.self) { group in
+          group.addTask {
+            await keeper.follow { changes in
+              notifier.status(
+                await status(keeper, background, permission, failures: changes.failures))
+            }
+          }
+          group.addTask {
+            for await _ in permission.changes() {
+              notifier.status(await status(keeper, background, permission))
+            }
+          }
+          await group.next()
+          group.cancelAll()
+        }
+      }
+      notifier.stopping(status: "stopping")
+      logger.info("stopping on request")
+    }
+    await keeper.stopAll()
+    await manager.shutdown()
+  }
+
+  private func status(
+    _ keeper: BackgroundKeeper, _ background: BackgroundPersistence,
+    _ permission: NearbyPermission, failures: [String: String] = [:]
+  ) async -> String {
+    guard background.isEnabled else { return "background mode is off; nothing to restore" }
+    var status =
+      "restored \(await keeper.publicationHandles.count) publications, "
+      + "\(await keeper.subscriptionHandles.count) subscriptions"
+    if !failures.isEmpty { status += ", \(failures.count) failed" }
+    if !permission.isGranted {
+      status +=
+        "; paused until Nearby permission is granted (nearby permission grant --app \(appID))"
+    }
+    return status
+  }
+
+  private func report(
+    _ keeper: BackgroundKeeper, _ background: BackgroundPersistence,
+    _ permission: NearbyPermission, _ changes: BackgroundKeeper.Changes
+  ) async -> String {
+    let report = Report(
+      app: appID, backgroundMode: background.isEnabled, permissionGranted: permission.isGranted,
+      publications: await keeper.publicationHandles.count,
+      subscriptions: await keeper.subscriptionHandles.count, expired: changes.expired.count,
+      failures: changes.failures)
+    if json {
+      let encoder = JSONEncoder()
+      encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+      return (try? encoder.encode(report)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+    return
+      "app \(appID): background mode \(report.backgroundMode ? "on" : "off"), permission "
+      + "\(report.permissionGranted ? "granted" : "not granted"), restored "
+      + "\(report.publications) publications and \(report.subscriptions) subscriptions"
+      + (report.expired > 0 ? ", \(report.expired) expired" : "")
+  }
+}
