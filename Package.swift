@@ -195,7 +195,7 @@ let package = Package(
     ),
     .testTarget(
       name: "PermissionStoreTests",
-      dependencies: ["PermissionStore", "Core", "MediumTestKit", "Resolution"],
+      dependencies: ["PermissionStore", "Core", "MediumTestKit", "Resolution", "Strategy"],
       swiftSettings: strictSwift
     ),
     .testTarget(
@@ -227,7 +227,7 @@ let package = Package(
     ),
     .testTarget(
       name: "ResolutionTests",
-      dependencies: ["Resolution", "Core", "Strategy", "Tokens"],
+      dependencies: ["Resolution", "Core", "Strategy", "Tokens", "MediumTestKit"],
       swiftSettings: strictSwift
     ),
     .testTarget(

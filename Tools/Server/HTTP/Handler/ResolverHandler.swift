@@ -118,6 +118,18 @@ struct ResolverHandler: APIProtocol {
     }
   }
 
+  /// A read-only transaction, with the same error answers.
+  func read<T: Sendable>(_ body: @escaping @Sendable (SQLStore) throws -> T) async throws -> T {
+    do {
+      return try await storage.read(body)
+    } catch let failure as APIFailure {
+      throw failure
+    } catch {
+      health.recordFailure(error)
+      throw APIFailure.unavailable("the database did not answer; try again")
+    }
+  }
+
   static func failure(for error: ResolverError) -> APIFailure {
     switch error {
     case .invalidAPIKey: .unauthorized(error.description)

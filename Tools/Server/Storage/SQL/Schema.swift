@@ -127,7 +127,32 @@ enum Schema {
         revoked_at {real}
       )
       """,
-    ]
+    ],
+    [
+      """
+      CREATE TABLE beacons (
+        project TEXT NOT NULL,
+        name TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        advertised_id {blob} NOT NULL,
+        description TEXT NOT NULL,
+        created_at {real} NOT NULL,
+        PRIMARY KEY (project, name)
+      )
+      """,
+      """
+      CREATE TABLE attachments (
+        project TEXT NOT NULL,
+        beacon TEXT NOT NULL,
+        name TEXT NOT NULL,
+        namespace TEXT NOT NULL,
+        type TEXT NOT NULL,
+        data {blob} NOT NULL,
+        created_at {real} NOT NULL,
+        PRIMARY KEY (project, beacon, name)
+      )
+      """,
+    ],
   ]
 
   /// DDL text with the dialect's type names left open.

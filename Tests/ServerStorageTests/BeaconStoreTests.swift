@@ -1,0 +1,39 @@
+import Foundation
+import ServerStorage
+import Testing
+
+@Suite("Beacons in SQL storage")
+struct BeaconStoreTests {
+  @Test(arguments: StorageKind.allCases)
+  func beaconsAndAttachmentsPerProject(_ kind: StorageKind) async throws {
+    let storage = try await StorageFixture.make(kind)
+    defer { Task { await storage.shutdown() } }
+    let id = try AdvertisedID(kind: .altbeacon, hex: String(repeating: "0f", count: 20))
+    let menu = try NewAttachment(namespacedType: "cafe/menu", data: [1, 2, 3])
+    let now = Date(timeIntervalSince1970: 1_800_000_000)
+    let result = try await storage.transaction { store in
+      let first = try store.registerBeacon(
+        project: "p", advertisedID: id, description: "d", attachments: [menu], now: now)
+      let twice = try store.registerBeacon(
+        project: "p", advertisedID: id, description: "", attachments: [], now: now)
+      let elsewhere = try store.beacons(project: "q", advertisedIDs: [id])
+      let found = try store.beacons(project: "p", advertisedIDs: [id, id])
+      let deleted = try store.deleteBeacon(project: "p", name: id.name)
+      return (first, twice, elsewhere, found, deleted, try store.beacons(project: "p"))
+    }
+    #expect(result.0?.attachments.map(\.data) == [[1, 2, 3]])
+    #expect(result.1 == nil)
+    #expect(result.2.isEmpty)
+    #expect(result.3.count == 1 && result.3[0].advertisedID == id)
+    #expect(result.4)
+    #expect(result.5.isEmpty)
+  }
+
+  @Test func attachmentLimitsAreChecked() {
+    #expect(throws: BeaconInputError.self) {
+      try NewAttachment(namespacedType: "a/b", data: [UInt8](repeating: 0, count: 1025))
+    }
+    #expect(throws: BeaconInputError.self) { try NewAttachment(namespacedType: "a b/c", data: []) }
+    #expect(throws: BeaconInputError.self) { try AdvertisedID(kind: .eddystone, hex: "zz") }
+  }
+}

@@ -1,0 +1,264 @@
+public import Foundation
+
+/// What a beacon transmits and is registered by (contract §6): Eddystone's namespace +
+/// instance (16 bytes), iBeacon's proximity UUID + major + minor (20 bytes), AltBeacon's id
+/// (20 bytes).
+public struct AdvertisedID: Sendable, Hashable, Codable {
+  public enum Kind: String, Sendable, Hashable, Codable, CaseIterable {
+    case eddystone
+    case ibeacon
+    case altbeacon
+
+    /// The id's length in bytes.
+    public var byteCount: Int {
+      switch self {
+      case .eddystone: 16
+      case .ibeacon, .altbeacon: 20
+      }
+    }
+  }
+
+  public var kind: Kind
+  public var bytes: [UInt8]
+
+  /// - Throws: ``BeaconInputError`` naming the expected length or the bad text.
+  public init(kind: Kind, hex: String) throws(BeaconInputError) {
+    guard hex.count % 2 == 0, hex.allSatisfy(\.isHexDigit) else {
+      throw .invalid("advertisedId.id must be hex digits, got '\(hex.prefix(64))'")
+    }
+    var bytes: [UInt8] = []
+    var index = hex.startIndex
+    while index < hex.endIndex {
+      let next = hex.index(index, offsetBy: 2)
+      bytes.append(UInt8(hex[index..<next], radix: 16)!)
+      index = next
+    }
+    try self.init(kind: kind, bytes: bytes)
+  }
+
+  /// - Throws: ``BeaconInputError`` naming the expected length.
+  public init(kind: Kind, bytes: [UInt8]) throws(BeaconInputError) {
+    guard bytes.count == kind.byteCount else {
+      throw .invalid(
+        "a \(kind.rawValue) advertisedId.id is \(kind.byteCount) bytes "
+          + "(\(kind.byteCount * 2) hex digits), got \(bytes.count)")
+    }
+    self.kind = kind
+    self.bytes = bytes
+  }
+
+  public var hex: String { bytes.map { String(format: "%02x", $0) }.joined() }
+
+  /// The beacon's name: `kind!hex`.
+  public var name: String { "\(kind.rawValue)!\(hex)" }
+}
+
+/// A beacon input that breaks a rule; the text names it.
+public enum BeaconInputError: Error, Sendable, Hashable, CustomStringConvertible {
+  case invalid(String)
+  /// Over a documented limit (attachment data, description).
+  case overLimit(String)
+
+  public var description: String {
+    switch self {
+    case .invalid(let why), .overLimit(let why): why
+    }
+  }
+}
+
+/// Data attached to a beacon for one `namespace/type`.
+public struct AttachmentRecord: Sendable, Hashable {
+  /// The most bytes of data an attachment holds.
+  public static let maximumDataBytes = 1024
+
+  public var name: String
+  public var namespace: String
+  public var type: String
+  public var data: [UInt8]
+  public var createdAt: Date
+
+  public var namespacedType: String { "\(namespace)/\(type)" }
+}
+
+/// A registered beacon with its attachments.
+public struct BeaconRecord: Sendable, Hashable {
+  public var project: String
+  public var advertisedID: AdvertisedID
+  public var description: String
+  public var createdAt: Date
+  public var attachments: [AttachmentRecord]
+
+  public var name: String { advertisedID.name }
+}
+
+/// An attachment to add: `namespace/type` and data, checked against the limits.
+public struct NewAttachment: Sendable, Hashable {
+  public var namespace: String
+  public var type: String
+  public var data: [UInt8]
+
+  /// - Throws: ``BeaconInputError`` for a malformed `namespacedType`, or data over
+  ///   ``AttachmentRecord/maximumDataBytes``.
+  public init(namespacedType: String, data: [UInt8]) throws(BeaconInputError) {
+    let parts = namespacedType.split(separator: "/", omittingEmptySubsequences: false)
+    guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
+      throw .invalid("namespacedType must be 'namespace/type', got '\(namespacedType.prefix(100))'")
+    }
+    let (namespace, type) = (String(parts[0]), String(parts[1]))
+    guard namespace.count <= 64,
+      namespace.unicodeScalars.allSatisfy({
+        $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._-".unicodeScalars.contains($0))
+      })
+    else {
+      throw .invalid(
+        "the namespace must be 1 to 64 characters of [A-Za-z0-9._-], got '\(namespace.prefix(100))'"
+      )
+    }
+    guard type.count <= 32 else {
+      throw .overLimit("the type is \(type.count) characters; the limit is 32 characters")
+    }
+    guard data.count <= AttachmentRecord.maximumDataBytes else {
+      throw .overLimit(
+        "attachment data is \(data.count) bytes; the limit is \(AttachmentRecord.maximumDataBytes) bytes"
+      )
+    }
+    self.namespace = namespace
+    self.type = type
+    self.data = data
+  }
+}
+
+/// Beacons and attachments (contract §7), always scoped to one project: a project never sees
+/// another's beacons or attachments.
+extension SQLStore {
+  /// Registers a beacon; nil if the project has it already.
+  public func registerBeacon(
+    project: String, advertisedID: AdvertisedID, description: String,
+    attachments: [NewAttachment], now: Date
+  ) throws -> BeaconRecord? {
+    let exists = try sql.queryFirst(
+      "SELECT 1 FROM beacons WHERE project = ? AND name = ?",
+      [.text(project), .text(advertisedID.name)])
+    guard exists == nil else { return nil }
+    try sql.execute(
+      """
+      INSERT INTO beacons (project, name, kind, advertised_id, description, created_at)
+      VALUES (?, ?, ?, ?, ?, ?)
+      """,
+      [
+        .text(project), .text(advertisedID.name), .text(advertisedID.kind.rawValue),
+        .blob(advertisedID.bytes), .text(description), SQLValue(now),
+      ])
+    var record = BeaconRecord(
+      project: project, advertisedID: advertisedID, description: description, createdAt: now,
+      attachments: [])
+    for attachment in attachments {
+      if let added = try addAttachment(
+        project: project, beacon: advertisedID.name, attachment, now: now)
+      {
+        record.attachments.append(added)
+      }
+    }
+    return record
+  }
+
+  /// The project's beacons (all, or those with these advertised ids), with attachments.
+  public func beacons(project: String, advertisedIDs: [AdvertisedID]? = nil) throws
+    -> [BeaconRecord]
+  {
+    var rows: [SQLRow]
+    if let advertisedIDs {
+      rows = []
+      for name in Set(advertisedIDs.map(\.name)).sorted() {
+        rows += try sql.query(
+          """
+          SELECT kind, advertised_id, description, created_at FROM beacons
+          WHERE project = ? AND name = ?
+          """, [.text(project), .text(name)])
+      }
+    } else {
+      rows = try sql.query(
+        """
+        SELECT kind, advertised_id, description, created_at FROM beacons
+        WHERE project = ? ORDER BY created_at, name
+        """, [.text(project)])
+    }
+    return try rows.map { row in
+      guard let kind = AdvertisedID.Kind(rawValue: try row.text(0)) else {
+        throw SQLStorageError.unexpectedValue("beacon kind \(try row.text(0))")
+      }
+      let id: AdvertisedID
+      do { id = try AdvertisedID(kind: kind, bytes: try row.blob(1)) } catch {
+        throw SQLStorageError.unexpectedValue("beacon id: \(error)")
+      }
+      var record = BeaconRecord(
+        project: project, advertisedID: id, description: try row.text(2),
+        createdAt: Date(timeIntervalSince1970: try row.real(3)), attachments: [])
+      record.attachments = try attachments(project: project, beacon: record.name)
+      return record
+    }
+  }
+
+  /// Removes a beacon with its attachments; false if the project has no such beacon.
+  public func deleteBeacon(project: String, name: String) throws -> Bool {
+    let exists = try sql.queryFirst(
+      "SELECT 1 FROM beacons WHERE project = ? AND name = ?", [.text(project), .text(name)])
+    guard exists != nil else { return false }
+    try sql.execute(
+      "DELETE FROM attachments WHERE project = ? AND beacon = ?", [.text(project), .text(name)])
+    try sql.execute(
+      "DELETE FROM beacons WHERE project = ? AND name = ?", [.text(project), .text(name)])
+    return true
+  }
+
+  /// Adds an attachment; nil if the project has no such beacon.
+  public func addAttachment(
+    project: String, beacon: String, _ attachment: NewAttachment, now: Date
+  ) throws -> AttachmentRecord? {
+    let exists = try sql.queryFirst(
+      "SELECT 1 FROM beacons WHERE project = ? AND name = ?", [.text(project), .text(beacon)])
+    guard exists != nil else { return nil }
+    var generator = SystemRandomNumberGenerator()
+    let name = (0..<6).map { _ in
+      String(format: "%02x", UInt8.random(in: 0...255, using: &generator))
+    }
+    .joined()
+    try sql.execute(
+      """
+      INSERT INTO attachments (project, beacon, name, namespace, type, data, created_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?)
+      """,
+      [
+        .text(project), .text(beacon), .text(name), .text(attachment.namespace),
+        .text(attachment.type), .blob(attachment.data), SQLValue(now),
+      ])
+    return AttachmentRecord(
+      name: name, namespace: attachment.namespace, type: attachment.type, data: attachment.data,
+      createdAt: now)
+  }
+
+  /// Removes an attachment; false if there is none by that name.
+  public func deleteAttachment(project: String, beacon: String, name: String) throws -> Bool {
+    let exists = try sql.queryFirst(
+      "SELECT 1 FROM attachments WHERE project = ? AND beacon = ? AND name = ?",
+      [.text(project), .text(beacon), .text(name)])
+    guard exists != nil else { return false }
+    try sql.execute(
+      "DELETE FROM attachments WHERE project = ? AND beacon = ? AND name = ?",
+      [.text(project), .text(beacon), .text(name)])
+    return true
+  }
+
+  private func attachments(project: String, beacon: String) throws -> [AttachmentRecord] {
+    try sql.query(
+      """
+      SELECT name, namespace, type, data, created_at FROM attachments
+      WHERE project = ? AND beacon = ? ORDER BY created_at, name
+      """, [.text(project), .text(beacon)]
+    ).map { row in
+      AttachmentRecord(
+        name: try row.text(0), namespace: try row.text(1), type: try row.text(2),
+        data: try row.blob(3), createdAt: Date(timeIntervalSince1970: try row.real(4)))
+    }
+  }
+}
