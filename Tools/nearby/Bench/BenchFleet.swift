@@ -1,0 +1,92 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// The simulated devices of the server benchmark: registered over HTTP, each with a
+/// publication and a subscription, and their current tokens.
+struct BenchFleet {
+  struct Device {
+    var id: String
+    var secret: String
+    var token: String
+  }
+
+  var devices: [Device]
+
+  static func make(base: String, key: String, devices count: Int, progress: (String) -> Void)
+    async throws -> BenchFleet
+  {
+    var devices: [Device] = []
+    for index in 0..<count {
+      let registered = try await post(base + "/v1/devices", key: key, secret: nil, body: nil)
+      guard let id = registered["id"] as? String, let secret = registered["secret"] as? String
+      else { throw CommandFailure("registration answered \(registered)") }
+      let text = Data("device \(index)".utf8).base64EncodedString()
+      let body = """
+        {"publish": [{"id": "\(UUID().uuidString)", "message": {"content": "\(text)", "type": "bench"}}],
+         "subscribe": [{"id": "\(UUID().uuidString)", "type": "bench"}]}
+        """
+      let answer = try await post(
+        base + "/v1/devices/\(id)/report", key: key, secret: secret, body: body)
+      guard let directives = answer["directives"] as? [String: Any],
+        let token = directives["token"] as? String
+      else { throw CommandFailure("report answered \(answer)") }
+      devices.append(Device(id: id, secret: secret, token: token))
+      if (index + 1) % 250 == 0 { progress("\(index + 1) devices ready") }
+    }
+    return BenchFleet(devices: devices)
+  }
+
+  /// A wrk script: each request is one device's report with sightings of its neighbours
+  /// (the next `sightings` devices in the fleet), devices taken in turn.
+  func luaScript(key: String, sightings: Int) -> String {
+    var lines = ["local requests = {}"]
+    let time = ISO8601DateFormatter().string(from: Date())
+    for (index, device) in devices.enumerated() {
+      let heard = (1...max(sightings, 1)).prefix(sightings).map {
+        devices[(index + $0) % devices.count].token
+      }
+      let items = heard.map { #"{"token":"\#($0)","medium":"ble","rssi":-60,"time":"\#(time)"}"# }
+      let body = #"{"sightings":[\#(items.joined(separator: ","))]}"#
+      lines.append(
+        "requests[\(index + 1)] = wrk.format(\"POST\", \"/v1/devices/\(device.id)/report\", "
+          + "{[\"Content-Type\"] = \"application/json\", [\"X-Nearby-API-Key\"] = \"\(key)\", "
+          + "[\"X-Nearby-Device-Secret\"] = \"\(device.secret)\"}, '\(body)')")
+    }
+    lines += [
+      "local counter = 0",
+      "request = function()",
+      "  counter = counter % #requests + 1",
+      "  return requests[counter]",
+      "end",
+      "local failures = 0",
+      "response = function(status, headers, body)",
+      "  if status ~= 200 then failures = failures + 1 end",
+      "end",
+      "done = function(summary, latency, requests)",
+      "  io.write(string.format(\"non-200: %d\\n\", summary.errors.status))",
+      "end",
+    ]
+    return lines.joined(separator: "\n") + "\n"
+  }
+
+  private static func post(_ url: String, key: String, secret: String?, body: String?)
+    async throws -> [String: Any]
+  {
+    var request = HTTPClientRequest(url: url)
+    request.method = .POST
+    request.headers.add(name: "X-Nearby-API-Key", value: key)
+    if let secret { request.headers.add(name: "X-Nearby-Device-Secret", value: secret) }
+    if let body {
+      request.headers.add(name: "Content-Type", value: "application/json")
+      request.body = .bytes(ByteBuffer(string: body))
+    }
+    let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+    let bytes = try await response.body.collect(upTo: 1 << 20)
+    guard (200..<300).contains(response.status.code) else {
+      throw CommandFailure("\(url) answered \(response.status.code): \(String(buffer: bytes))")
+    }
+    return (try JSONSerialization.jsonObject(with: Data(buffer: bytes)) as? [String: Any]) ?? [:]
+  }
+}
