@@ -26,6 +26,7 @@ public final class PostgresStorage: ResolverStorage {
   private let runner: Task<Void, Never>
   private let threads: NIOThreadPool
   private let logger: Logger
+  private let batcher: TransactionBatcher
 
   /// Connects to the database named by `url` (`postgres://user[:password]@host[:port]/database`,
   /// or `postgres://user@/database?host=/run/postgresql` for a Unix socket) and migrates it.
@@ -42,10 +43,16 @@ public final class PostgresStorage: ResolverStorage {
     client = PostgresClient(configuration: configuration, backgroundLogger: logger)
     let client = self.client
     runner = Task { await client.run() }
-    threads = NIOThreadPool(numberOfThreads: max(connections, 1))
+    let threads = NIOThreadPool(numberOfThreads: max(connections, 1))
+    self.threads = threads
     threads.start()
+    batcher = TransactionBatcher { [logger] body in
+      try await Self.lockedTransaction(client: client, threads: threads, logger: logger, body)
+    }
     do {
-      _ = try await transaction { store in try Schema.migrate(store.sql) }
+      try await Self.lockedTransaction(client: client, threads: threads, logger: logger) {
+        store in try Schema.migrate(store.sql)
+      }
     } catch {
       await shutdown()
       throw error
@@ -57,9 +64,15 @@ public final class PostgresStorage: ResolverStorage {
   public func transaction<T: Sendable>(_ body: @escaping @Sendable (SQLStore) throws -> T)
     async throws -> T
   {
-    let logger = self.logger
-    let threads = self.threads
-    return try await client.withConnection { connection in
+    try await batcher.submit(body)
+  }
+
+  /// One transaction under the advisory lock, on a blocking-pool thread.
+  private static func lockedTransaction<T: Sendable>(
+    client: PostgresClient, threads: NIOThreadPool, logger: Logger,
+    _ body: @escaping @Sendable (SQLStore) throws -> T
+  ) async throws -> T {
+    try await client.withConnection { connection in
       try await threads.runIfActive {
         let sql = PostgresSQLConnection(connection, logger: logger)
         try sql.execute("BEGIN")

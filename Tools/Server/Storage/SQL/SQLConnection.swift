@@ -18,10 +18,27 @@ public protocol SQLConnection: AnyObject {
   /// Runs a query and returns every row.
   /// - Throws: the driver's error, or ``SQLStorageError``.
   func query(_ sql: String, _ binds: [SQLValue]) throws -> [SQLRow]
+  /// Runs `body` inside a savepoint: its changes are kept if it returns and undone if it
+  /// throws; the transaction goes on either way.
+  func savepoint<T>(_ body: () throws -> T) throws -> T
 }
 
 extension SQLConnection {
   public func execute(_ sql: String) throws { try execute(sql, []) }
+
+  /// A savepoint with SQL statements (both dialects speak them).
+  public func savepoint<T>(_ body: () throws -> T) throws -> T {
+    try execute("SAVEPOINT nearby_item")
+    do {
+      let result = try body()
+      try execute("RELEASE SAVEPOINT nearby_item")
+      return result
+    } catch {
+      try execute("ROLLBACK TO SAVEPOINT nearby_item")
+      try execute("RELEASE SAVEPOINT nearby_item")
+      throw error
+    }
+  }
 
   /// The first row, if any.
   public func queryFirst(_ sql: String, _ binds: [SQLValue]) throws -> SQLRow? {

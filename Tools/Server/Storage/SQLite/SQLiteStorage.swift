@@ -5,6 +5,9 @@ public import Logging
 /// The default storage: one SQLite file (write-ahead log), created with its folders on first
 /// use and migrated on open. Nothing to set up.
 ///
+/// Concurrent transactions are committed together (``TransactionBatcher``), each in its own
+/// savepoint.
+///
 /// Durability: every transaction is committed to the write-ahead log before `transaction`
 /// returns, so a crash of the process loses nothing; `synchronous = NORMAL` means a power
 /// loss can lose the last transactions before the next checkpoint (SQLite's documented
@@ -13,6 +16,7 @@ public import Logging
 public final class SQLiteStorage: ResolverStorage {
   public let path: String
   private let pool: DatabasePool
+  private let batcher: TransactionBatcher
 
   /// Opens (creating if needed) the database at `path` and brings its schema up to date.
   /// - Throws: ``SQLStorageError/badDatabaseURL(_:)`` if the folder cannot be made; the
@@ -30,8 +34,12 @@ public final class SQLiteStorage: ResolverStorage {
     configuration.prepareDatabase { db in
       try db.execute(sql: "PRAGMA synchronous = NORMAL")
     }
-    pool = try DatabasePool(path: path, configuration: configuration)
+    let pool = try DatabasePool(path: path, configuration: configuration)
+    self.pool = pool
     try pool.write { db in try Schema.migrate(GRDBConnection(db)) }
+    batcher = TransactionBatcher { body in
+      try await pool.write { db in try body(SQLStore(GRDBConnection(db))) }
+    }
     logger.info("storage ready", metadata: ["sqlite": "\(path)", "schema": "\(Schema.version)"])
   }
 
@@ -40,7 +48,7 @@ public final class SQLiteStorage: ResolverStorage {
   public func transaction<T: Sendable>(_ body: @escaping @Sendable (SQLStore) throws -> T)
     async throws -> T
   {
-    try await pool.write { db in try body(SQLStore(GRDBConnection(db))) }
+    try await batcher.submit(body)
   }
 
   public func read<T: Sendable>(_ body: @escaping @Sendable (SQLStore) throws -> T) async throws

@@ -1,0 +1,80 @@
+import Synchronization
+
+/// Group commit: transactions submitted while one is being written wait, and then run together
+/// in one database transaction, each inside its own savepoint. A body that throws rolls back
+/// its savepoint only; the others commit. Under load this turns many small commits (each
+/// writing the same few pages to the log) into one, and one hop to the writer per batch.
+///
+/// Nothing waits on purpose: a transaction submitted to an idle batcher starts at once.
+final class TransactionBatcher: Sendable {
+  typealias Work = @Sendable (SQLStore) throws -> any Sendable
+  /// Runs `body` in one database transaction (committed if it returns).
+  typealias RunTransaction =
+    @Sendable (@escaping @Sendable (SQLStore) throws -> Void) async throws
+    -> Void
+
+  private struct Item: Sendable {
+    let work: Work
+    let continuation: CheckedContinuation<any Sendable, any Error>
+  }
+
+  private struct State {
+    var queue: [Item] = []
+    var running = false
+  }
+
+  private let state = Mutex(State())
+  private let run: RunTransaction
+  /// The most transactions committed together.
+  let maximumBatch: Int
+
+  init(maximumBatch: Int = 256, run: @escaping RunTransaction) {
+    self.maximumBatch = max(maximumBatch, 1)
+    self.run = run
+  }
+
+  func submit<T: Sendable>(_ body: @escaping @Sendable (SQLStore) throws -> T) async throws -> T {
+    let value = try await withCheckedThrowingContinuation {
+      (continuation: CheckedContinuation<any Sendable, any Error>) in
+      let start = state.withLock { state -> Bool in
+        state.queue.append(Item(work: { try body($0) }, continuation: continuation))
+        guard !state.running else { return false }
+        state.running = true
+        return true
+      }
+      if start { Task { await self.drain() } }
+    }
+    // `value` is what `body` returned: a `T` by construction.
+    return value as! T
+  }
+
+  private func drain() async {
+    while true {
+      let batch = state.withLock { state -> [Item] in
+        guard !state.queue.isEmpty else {
+          state.running = false
+          return []
+        }
+        let count = min(state.queue.count, maximumBatch)
+        defer { state.queue.removeFirst(count) }
+        return Array(state.queue.prefix(count))
+      }
+      if batch.isEmpty { return }
+      let results = Mutex<[Result<any Sendable, any Error>]>([])
+      do {
+        try await run { store in
+          var outcomes: [Result<any Sendable, any Error>] = []
+          outcomes.reserveCapacity(batch.count)
+          for item in batch {
+            outcomes.append(Result { try store.sql.savepoint { try item.work(store) } })
+          }
+          results.withLock { $0 = outcomes }
+        }
+        let outcomes = results.withLock { $0 }
+        for (item, outcome) in zip(batch, outcomes) { item.continuation.resume(with: outcome) }
+      } catch {
+        for item in batch { item.continuation.resume(throwing: error) }
+      }
+    }
+  }
+}
