@@ -16,6 +16,7 @@ let package = Package(
     .library(name: "Core", targets: ["Core"]),
     .library(name: "Resolution", targets: ["Resolution"]),
     .library(name: "MediumTestKit", targets: ["MediumTestKit"]),
+    .library(name: "DBus", targets: ["DBus"]),
     .executable(name: "nearby", targets: ["nearby"]),
   ],
   dependencies: [
@@ -55,6 +56,16 @@ let package = Package(
       path: "Modules/MediumTestKit",
       swiftSettings: strictSwift
     ),
+    .systemLibrary(
+      name: "CDBus", path: "Modules/CDBus", pkgConfig: "dbus-1",
+      providers: [.apt(["libdbus-1-dev"])]
+    ),
+    .target(
+      name: "DBus",
+      dependencies: ["CDBus", .product(name: "Logging", package: "swift-log")],
+      path: "Modules/DBus",
+      swiftSettings: strictSwift
+    ),
     .executableTarget(
       name: "nearby",
       dependencies: [
@@ -87,5 +98,7 @@ let package = Package(
       dependencies: ["Core", "Resolution", "MediumTestKit", "Strategy", "Tokens"],
       swiftSettings: strictSwift
     ),
+    .testTarget(
+      name: "DBusTests", dependencies: ["DBus", "MediumTestKit"], swiftSettings: strictSwift),
   ]
 )
