@@ -69,7 +69,7 @@ let package = Package(
     .executableTarget(
       name: "nearby",
       dependencies: [
-        "Core", "Resolution", "MediumTestKit", "Strategy", "Tokens",
+        "Core", "Resolution", "MediumTestKit", "Strategy", "Tokens", "DBus",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ],

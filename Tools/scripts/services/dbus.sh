@@ -27,6 +27,7 @@ nearby_dbus_config() { # type socket
 XML
 }
 
+# Starts one bus and sets nearby_dbus_address (not called in $(...): on_exit must run here).
 start_nearby_dbus() { # name type
   local dir="$NEARBY_TEST_RUNTIME/dbus" name="$1" type="$2"
   mkdir -p "$dir"
@@ -38,13 +39,15 @@ start_nearby_dbus() { # name type
     exit 1
   fi
   on_exit "kill \$(cat \"$dir/$name.pid\")"
-  head -n1 "$dir/$name.address"
+  nearby_dbus_address=$(head -n1 "$dir/$name.address")
 }
 
 if ! command -v dbus-daemon >/dev/null 2>&1; then
   echo "error: dbus-daemon is missing; run Tools/scripts/install-deps.sh (apt-ble.txt)" >&2
   exit 1
 fi
-NEARBY_TEST_DBUS_SYSTEM_ADDRESS=$(start_nearby_dbus system system)
-NEARBY_TEST_DBUS_SESSION_ADDRESS=$(start_nearby_dbus session session)
+start_nearby_dbus system system
+NEARBY_TEST_DBUS_SYSTEM_ADDRESS=$nearby_dbus_address
+start_nearby_dbus session session
+NEARBY_TEST_DBUS_SESSION_ADDRESS=$nearby_dbus_address
 export NEARBY_TEST_DBUS_SYSTEM_ADDRESS NEARBY_TEST_DBUS_SESSION_ADDRESS
