@@ -98,6 +98,12 @@ let package = Package(
       dependencies: ["Core", "Resolution", "MediumTestKit", "Strategy", "Tokens"],
       swiftSettings: strictSwift
     ),
+    .executableTarget(
+      name: "bluez-double",
+      dependencies: ["DBus", .product(name: "Logging", package: "swift-log")],
+      path: "Tests/Doubles/BlueZDouble",
+      swiftSettings: strictSwift
+    ),
     .testTarget(
       name: "DBusTests", dependencies: ["DBus", "MediumTestKit"], swiftSettings: strictSwift),
   ]

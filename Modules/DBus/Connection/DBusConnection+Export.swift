@@ -37,4 +37,15 @@ extension DBusConnection {
   {
     await registry.property(name, interface: interface, at: path)
   }
+
+  /// Decides whether an incoming call may reach the exported objects: returns `nil` to let it
+  /// through or the error to answer instead (a service's own access check, such as answering
+  /// ``DBusError/Name-swift.struct/accessDenied``). Runs on the connection's object actor for
+  /// every call, including `Properties`, `ObjectManager` and `Introspect` calls.
+  public typealias CallFilter = @Sendable (DBusMessage) -> DBusError?
+
+  /// Sets (or removes, with `nil`) the ``CallFilter``.
+  public func setCallFilter(_ filter: CallFilter?) async {
+    await registry.setFilter(filter)
+  }
 }

@@ -16,6 +16,8 @@ actor ObjectRegistry {
   private(set) var objects: [DBusObjectPath: [String: DBusInterface]] = [:]
   /// Paths that serve `org.freedesktop.DBus.ObjectManager` for the objects below them.
   private var managers: Set<DBusObjectPath> = []
+  /// Checks every incoming call first; an error it returns is the reply.
+  private var filter: DBusConnection.CallFilter?
 
   init(core: ConnectionCore) { self.core = core }
 
@@ -58,6 +60,8 @@ actor ObjectRegistry {
   }
 
   func addObjectManager(at path: DBusObjectPath) { managers.insert(path) }
+
+  func setFilter(_ filter: DBusConnection.CallFilter?) { self.filter = filter }
 
   func setProperty(_ name: String, to value: DBusValue, interface: String, at path: DBusObjectPath)
     throws(DBusError)
@@ -105,6 +109,10 @@ actor ObjectRegistry {
   // MARK: Incoming calls
 
   private func handle(_ call: DBusMessage) {
+    if let refusal = filter?(call) {
+      respond(to: call, with: .failure(refusal))
+      return
+    }
     do throws(DBusError) {
       if let reply = try answer(call) { respond(to: call, with: .success(reply)) }
     } catch {
