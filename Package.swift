@@ -17,6 +17,7 @@ let package = Package(
     .library(name: "Resolution", targets: ["Resolution"]),
     .library(name: "MediumTestKit", targets: ["MediumTestKit"]),
     .library(name: "DBus", targets: ["DBus"]),
+    .library(name: "BLEBlueZ", targets: ["BLEBlueZ"]),
     .executable(name: "nearby", targets: ["nearby"]),
   ],
   dependencies: [
@@ -98,10 +99,25 @@ let package = Package(
       dependencies: ["Core", "Resolution", "MediumTestKit", "Strategy", "Tokens"],
       swiftSettings: strictSwift
     ),
+    .target(
+      name: "BLEBlueZ",
+      dependencies: [
+        "Core", "DBus", "Strategy", "Tokens", .product(name: "Logging", package: "swift-log"),
+      ],
+      path: "Plugins/BLEBlueZ",
+      swiftSettings: strictSwift
+    ),
     .executableTarget(
       name: "bluez-double",
       dependencies: ["DBus", .product(name: "Logging", package: "swift-log")],
       path: "Tests/Doubles/BlueZDouble",
+      swiftSettings: strictSwift
+    ),
+    .testTarget(
+      name: "BLEBlueZTests",
+      dependencies: [
+        "BLEBlueZ", "DBus", "Core", "MediumTestKit", "Resolution", "Strategy", "Tokens",
+      ],
       swiftSettings: strictSwift
     ),
     .testTarget(

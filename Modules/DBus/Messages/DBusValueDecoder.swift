@@ -4,19 +4,27 @@ import CDBus
 /// message; what this refuses is what the value model does not hold (unix file descriptors).
 enum DBusValueDecoder {
   /// Reads every argument from `iter` to the end.
-  static func decodeAll(_ iter: UnsafeMutablePointer<DBusMessageIter>) throws(DBusError)
-    -> [DBusValue]
-  {
+  static func decodeAll(
+    _ iter: UnsafeMutablePointer<DBusMessageIter>, types: [DBusType]? = nil
+  ) throws(DBusError) -> [DBusValue] {
     var values: [DBusValue] = []
+    if let types { values.reserveCapacity(types.count) }
+    var index = 0
     while dbus_message_iter_get_arg_type(iter) != 0 {
-      values.append(try decode(iter))
+      let known = types.flatMap { index < $0.count ? $0[index] : nil }
+      values.append(try decode(iter, known: known))
       dbus_message_iter_next(iter)
+      index += 1
     }
     return values
   }
 
   /// Reads the argument `iter` points at.
-  static func decode(_ iter: UnsafeMutablePointer<DBusMessageIter>) throws(DBusError) -> DBusValue {
+  /// `known` is the argument's type when the caller knows it from an enclosing signature; it
+  /// spares asking libdbus for (and parsing) the signature of arrays.
+  static func decode(_ iter: UnsafeMutablePointer<DBusMessageIter>, known: DBusType? = nil)
+    throws(DBusError) -> DBusValue
+  {
     let code = dbus_message_iter_get_arg_type(iter)
     switch code {
     case 121:  // y
@@ -72,9 +80,12 @@ enum DBusValueDecoder {
     case 114:  // r (struct)
       var sub = DBusMessageIter()
       dbus_message_iter_recurse(iter, &sub)
+      if case .structure(let fields)? = known {
+        return .structure(try decodeAll(&sub, types: fields))
+      }
       return .structure(try decodeAll(&sub))
     case 97:  // a
-      return try decodeArray(iter)
+      return try decodeArray(iter, known: known)
     case 104:  // h
       throw DBusError(.notSupported, "the message carries a unix file descriptor (h)")
     default:
@@ -88,9 +99,9 @@ enum DBusValueDecoder {
     return p.map { String(cString: $0) } ?? ""
   }
 
-  private static func decodeArray(_ iter: UnsafeMutablePointer<DBusMessageIter>) throws(DBusError)
-    -> DBusValue
-  {
+  private static func decodeArray(
+    _ iter: UnsafeMutablePointer<DBusMessageIter>, known: DBusType?
+  ) throws(DBusError) -> DBusValue {
     let elementCode = dbus_message_iter_get_element_type(iter)
     var sub = DBusMessageIter()
     dbus_message_iter_recurse(iter, &sub)
@@ -101,16 +112,17 @@ enum DBusValueDecoder {
       guard let p, count > 0 else { return .bytes([]) }
       return .bytes(Array(UnsafeBufferPointer(start: p, count: Int(count))))
     }
-    let arrayType = try currentType(iter)
+    let arrayType: DBusType
+    if let known { arrayType = known } else { arrayType = try currentType(iter) }
     switch arrayType {
     case .dictionary(let keyType, let valueType):
       var entries: [DBusDictEntry] = []
       while dbus_message_iter_get_arg_type(&sub) != 0 {
         var pair = DBusMessageIter()
         dbus_message_iter_recurse(&sub, &pair)
-        let key = try decode(&pair)
+        let key = try decode(&pair, known: keyType)
         dbus_message_iter_next(&pair)
-        let value = try decode(&pair)
+        let value = try decode(&pair, known: valueType)
         entries.append(DBusDictEntry(key, value))
         dbus_message_iter_next(&sub)
       }
@@ -118,7 +130,7 @@ enum DBusValueDecoder {
     case .array(let elementType):
       var elements: [DBusValue] = []
       while dbus_message_iter_get_arg_type(&sub) != 0 {
-        elements.append(try decode(&sub))
+        elements.append(try decode(&sub, known: elementType))
         dbus_message_iter_next(&sub)
       }
       return .array(elementType, elements)
@@ -145,6 +157,25 @@ enum DBusValueDecoder {
     case "a{sa{sv}}":
       return .dictionary(key: .string, value: .dictionary(key: .string, value: .variant))
     default: return try DBusType(signature: signature)
+    }
+  }
+}
+
+extension DBusValueDecoder {
+  /// The types of a body's signature; the signatures of BlueZ's and the bus's common signals
+  /// skip the parser.
+  static func bodyTypes(_ signature: String) throws(DBusError) -> [DBusType] {
+    let vardict = DBusType.dictionary(key: .string, value: .variant)
+    switch signature {
+    case "": return []
+    case "sa{sv}as": return [.string, vardict, .array(.string)]
+    case "oa{sa{sv}}": return [.objectPath, .dictionary(key: .string, value: vardict)]
+    case "oas": return [.objectPath, .array(.string)]
+    case "sss": return [.string, .string, .string]
+    case "s": return [.string]
+    case "v": return [.variant]
+    case "a{sv}": return [vardict]
+    default: return try DBusType.list(signature: signature)
     }
   }
 }

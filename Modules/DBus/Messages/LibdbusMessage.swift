@@ -83,7 +83,8 @@ extension DBusMessage {
     noReplyExpected = dbus_message_get_no_reply(message) != 0
     var iter = DBusMessageIter()
     if dbus_message_iter_init(message, &iter) != 0 {
-      body = try DBusValueDecoder.decodeAll(&iter)
+      let signature = dbus_message_get_signature(message).map { String(cString: $0) } ?? ""
+      body = try DBusValueDecoder.decodeAll(&iter, types: DBusValueDecoder.bodyTypes(signature))
     }
   }
 
@@ -174,5 +175,26 @@ extension DBusError {
       self.init(.failed, fallback)
     }
     dbus_error_free(&error)
+  }
+}
+
+extension DBusMessage {
+  /// For benchmarks: parses `bytes` once with libdbus, then decodes that parsed message into
+  /// a ``DBusMessage`` `times` times, calling `body` with each (the work a connection does for
+  /// each message after libdbus has read it from the socket).
+  @_spi(Benchmarks)
+  public static func decodeRepeatedly(
+    serialized bytes: [UInt8], times: Int, _ body: (DBusMessage) throws -> Void
+  ) throws {
+    var error = CDBus.DBusError()
+    dbus_error_init(&error)
+    let message: OpaquePointer? = bytes.withUnsafeBufferPointer { buffer in
+      buffer.withMemoryRebound(to: CChar.self) {
+        dbus_message_demarshal($0.baseAddress, Int32(clamping: $0.count), &error)
+      }
+    }
+    guard let message else { throw DBusError(taking: &error, or: "not a D-Bus message") }
+    defer { dbus_message_unref(message) }
+    for _ in 0..<times { try body(try DBusMessage(libdbus: message)) }
   }
 }

@@ -1,13 +1,13 @@
 /// A D-Bus type: one complete type of a signature, such as `s`, `ay`, `a{sv}` or `(iu)`.
 ///
 /// Unix file descriptors (`h`) are not supported: signatures containing them are rejected.
-public indirect enum DBusType: Sendable, Hashable {
+public enum DBusType: Sendable, Hashable {
   case byte, boolean, int16, uint16, int32, uint32, int64, uint64, double
   case string, objectPath, signature, variant
   /// `aT`: an array of elements of one type.
-  case array(DBusType)
+  indirect case array(DBusType)
   /// `a{KV}`: a dictionary; `key` is a basic type.
-  case dictionary(key: DBusType, value: DBusType)
+  indirect case dictionary(key: DBusType, value: DBusType)
   /// `(T…)`: a struct of one or more fields.
   case structure([DBusType])
 

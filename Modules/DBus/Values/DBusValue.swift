@@ -4,7 +4,7 @@
 /// Arrays and dictionaries carry their element types, so an empty one still has a signature.
 /// A byte array (`ay`) is always decoded as ``bytes(_:)``; ``array(_:_:)`` with element type
 /// ``DBusType/byte`` encodes the same way. Dictionaries keep their entries in wire order.
-public indirect enum DBusValue: Sendable, Hashable {
+public enum DBusValue: Sendable, Hashable {
   case byte(UInt8)
   case boolean(Bool)
   case int16(Int16)
@@ -27,7 +27,7 @@ public indirect enum DBusValue: Sendable, Hashable {
   /// `(…)`: one or more fields.
   case structure([DBusValue])
   /// `v`: any value, with its type on the wire.
-  case variant(DBusValue)
+  indirect case variant(DBusValue)
 
   /// The value's type.
   public var type: DBusType {
