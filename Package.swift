@@ -70,7 +70,7 @@ let package = Package(
     .executableTarget(
       name: "nearby",
       dependencies: [
-        "Core", "Resolution", "MediumTestKit", "Strategy", "Tokens", "DBus",
+        "Core", "Resolution", "MediumTestKit", "Strategy", "Tokens", "DBus", "BLEBlueZ",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ],

@@ -23,6 +23,9 @@ public struct BlueZConfiguration: Sendable {
   public var retryDelay: Duration = .milliseconds(100)
   /// How many times `InProgress`/`NotReady` are retried before the call fails.
   public var retries = 5
+  /// Whether ``BlueZMedium/advertisements`` reports every advertising report heard while
+  /// scanning (for tools such as `nearby ble scan`); off by default.
+  public var reportsAllAdvertisements = false
 
   public init(
     bus: DBusBus = .system, adapter: String? = nil, txPowerAtZeroMeters: Int8 = -20,

@@ -20,6 +20,7 @@ actor BlueZEngine {
   let logger: Logger
   let sightings: AsyncStream<Sighting>.Continuation
   let statuses: AsyncStream<MediumStatus>.Continuation
+  let advertisements: AsyncStream<BlueZAdvertisement>.Continuation
 
   private var adapters: [DBusObjectPath: AdapterState] = [:]
   private var devices: [DBusObjectPath: DeviceState] = [:]
@@ -40,8 +41,10 @@ actor BlueZEngine {
 
   init(
     configuration: BlueZConfiguration, connection: DBusConnection, logger: Logger,
-    sightings: AsyncStream<Sighting>.Continuation, statuses: AsyncStream<MediumStatus>.Continuation
+    sightings: AsyncStream<Sighting>.Continuation, statuses: AsyncStream<MediumStatus>.Continuation,
+    advertisements: AsyncStream<BlueZAdvertisement>.Continuation
   ) {
+    self.advertisements = advertisements
     self.configuration = configuration
     self.connection = connection
     self.logger = logger
@@ -161,6 +164,7 @@ actor BlueZEngine {
     tasks = []
     sightings.finish()
     statuses.finish()
+    advertisements.finish()
     connection.close()
   }
 
@@ -425,7 +429,16 @@ actor BlueZEngine {
       return
     }
     lastReport = .now
-    guard wantScanning, discovering, let frame = device.frame, frame.token != advert?.token,
+    guard wantScanning, discovering else { return }
+    let frame = device.frame
+    if configuration.reportsAllAdvertisements {
+      advertisements.yield(
+        BlueZAdvertisement(
+          address: device.address ?? path.rawValue, rssi: device.rssi.map(Int.init),
+          txPower: device.txPower.map(Int.init), serviceData: device.serviceData,
+          manufacturerData: device.manufacturerData, token: frame?.token))
+    }
+    guard let frame, frame.token != advert?.token,
       frame.token != wantedToken
     else { return }
     sightings.yield(

@@ -19,6 +19,10 @@ public final class BlueZMedium: Medium {
   public let capabilities: MediumCapabilities = [.broadcast, .scan, .background]
   public let sightings: AsyncStream<Sighting>
   public let statusUpdates: AsyncStream<MediumStatus>
+  /// Every advertising report heard while scanning, ours or not, when
+  /// ``BlueZConfiguration/reportsAllAdvertisements`` is on (else it finishes at once). Keeps
+  /// the newest 4096 unread.
+  public let advertisements: AsyncStream<BlueZAdvertisement>
   public let name: String
   let engine: BlueZEngine
 
@@ -31,12 +35,17 @@ public final class BlueZMedium: Medium {
       of: Sighting.self, bufferingPolicy: .bufferingNewest(4096))
     let (statuses, statusContinuation) = AsyncStream.makeStream(
       of: MediumStatus.self, bufferingPolicy: .bufferingNewest(16))
+    let (advertisements, advertisementsContinuation) = AsyncStream.makeStream(
+      of: BlueZAdvertisement.self, bufferingPolicy: .bufferingNewest(4096))
+    if !configuration.reportsAllAdvertisements { advertisementsContinuation.finish() }
+    self.advertisements = advertisements
     self.sightings = sightings
     self.statusUpdates = statuses
     name = "bluez \(configuration.adapter ?? "default adapter")"
     engine = BlueZEngine(
       configuration: configuration, connection: connection, logger: logger,
-      sightings: sightingsContinuation, statuses: statusContinuation)
+      sightings: sightingsContinuation, statuses: statusContinuation,
+      advertisements: advertisementsContinuation)
     do {
       try await engine.start()
     } catch {
@@ -62,6 +71,9 @@ public final class BlueZMedium: Medium {
   /// Unregisters the advert, stops discovery, closes the D-Bus connection, finishes streams.
   public func shutdown() async { await engine.shutdown() }
 
+  /// The medium's current status (the last one on ``statusUpdates``).
+  public func status() async -> MediumStatus? { await engine.currentStatus }
+
   /// The adapters BlueZ offers: name, power, advertising instances (for `nearby ble status`).
   public func adapters() async -> [BlueZAdapterInfo] {
     let chosen = await engine.chosenAdapter
@@ -84,4 +96,20 @@ public struct BlueZAdapterInfo: Sendable, Hashable, Codable {
   public var activeAdvertisements: Int?
   /// Whether the medium uses this adapter.
   public var inUse: Bool
+}
+
+/// One advertising report as BlueZ gave it (``BlueZMedium/advertisements``).
+public struct BlueZAdvertisement: Sendable, Hashable {
+  /// The device's address, such as `C0:DE:00:00:01:01`.
+  public var address: String
+  /// The received signal strength in dBm.
+  public var rssi: Int?
+  /// The advertised TX power in dBm, when the advert carries it.
+  public var txPower: Int?
+  /// Service data by service UUID (lower case).
+  public var serviceData: [String: [UInt8]]
+  /// Manufacturer data by company identifier.
+  public var manufacturerData: [UInt16: [UInt8]]
+  /// Our token, when the service data carries our frame.
+  public var token: Token?
 }

@@ -12,7 +12,8 @@ struct Nearby: AsyncParsableCommand {
         nearby demo                 simulated devices publish, subscribe, find and lose
         nearby demo --json          the same, one JSON event a line
         nearby bench dispatch       found-event throughput and latency (build with -c release)
+        nearby ble scan --json      every BLE advertisement BlueZ hears, one JSON object a line
       """,
-    subcommands: [DemoCommand.self, BenchCommand.self]
+    subcommands: [DemoCommand.self, BenchCommand.self, BLECommand.self]
   )
 }
