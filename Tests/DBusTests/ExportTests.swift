@@ -155,6 +155,30 @@ import Testing
     #expect(try removed.arguments("oas")[1] == .strings(["org.bluez.LEAdvertisement1"]))
   }
 
+  @Test func callFilterAnswersInsteadOfTheObject() async throws {
+    let server = try await TestBus.connect()
+    let client = try await TestBus.connect()
+    try await server.export(Self.advertInterface {}, at: Self.advert)
+    let refused = client.uniqueName
+    await server.setCallFilter { call in
+      call.sender == refused ? DBusError(.accessDenied, "not you") : nil
+    }
+    await expectError(DBusError.Name.accessDenied) {
+      _ = try await client.property(
+        "Type", interface: "org.bluez.LEAdvertisement1", of: server.uniqueName, at: Self.advert)
+    }
+    let other = try await TestBus.connect()
+    #expect(
+      try await other.property(
+        "Type", interface: "org.bluez.LEAdvertisement1", of: server.uniqueName, at: Self.advert)
+        == .string("broadcast"))
+    await server.setCallFilter(nil)
+    #expect(
+      try await client.property(
+        "Type", interface: "org.bluez.LEAdvertisement1", of: server.uniqueName, at: Self.advert)
+        == .string("broadcast"))
+  }
+
   /// Another D-Bus implementation (GLib's gdbus) reads and calls our object.
   @Test func gdbusSeesTheExportedObject() async throws {
     let bus = try TestBus.system

@@ -57,6 +57,18 @@ import Testing
     #expect(decoded.kind == .methodCall)
   }
 
+  @Test func decodedMessageEqualsTheOriginal() throws {
+    var message = DBusMessage.methodCall(
+      destination: "org.bluez", path: Self.path, interface: "org.bluez.Adapter1",
+      member: "SetDiscoveryFilter", body: [.vardict(["Transport": .string("le")])])
+    message.serial = 9
+    var decoded = try DBusMessage(serialized: message.serialized())
+    #expect(decoded == message)
+    #expect(decoded.signature == "a{sv}")
+    decoded.body.append(.string("more"))
+    #expect(decoded.signature == "a{sv}s")
+  }
+
   @Test func byteArraysDecodeAsBytes() throws {
     let message = DBusMessage.signal(
       path: Self.path, interface: "org.nearby.Test", member: "V",

@@ -32,7 +32,11 @@ public struct DBusMessage: Sendable, Hashable {
   /// For calls: the caller wants no reply.
   public var noReplyExpected = false
   /// The arguments.
-  public var body: [DBusValue]
+  public var body: [DBusValue] {
+    didSet { knownSignature = nil }
+  }
+  /// The body's signature as received (saves recomputing it from the values).
+  var knownSignature: String?
 
   /// A message with every field given.
   public init(
@@ -48,6 +52,7 @@ public struct DBusMessage: Sendable, Hashable {
     self.destination = destination
     self.replySerial = replySerial
     self.body = body
+    self.knownSignature = nil
   }
 
   /// A method call.
@@ -83,7 +88,7 @@ public struct DBusMessage: Sendable, Hashable {
   }
 
   /// The body's signature, such as `sa{sv}as`.
-  public var signature: String { DBusType.signature(of: body.map(\.type)) }
+  public var signature: String { knownSignature ?? DBusType.signature(of: body.map(\.type)) }
 
   /// For an error message: the error it carries (its name and first string argument).
   public var error: DBusError? {
@@ -116,5 +121,25 @@ extension DBusMessage: CustomStringConvertible {
     if let errorName { parts.append(errorName) }
     parts.append("(\(signature))")
     return parts.joined(separator: " ")
+  }
+}
+
+extension DBusMessage {
+  /// Equal when every header field and the body are equal.
+  public static func == (lhs: DBusMessage, rhs: DBusMessage) -> Bool {
+    lhs.kind == rhs.kind && lhs.serial == rhs.serial && lhs.replySerial == rhs.replySerial
+      && lhs.path == rhs.path && lhs.interface == rhs.interface && lhs.member == rhs.member
+      && lhs.errorName == rhs.errorName && lhs.destination == rhs.destination
+      && lhs.sender == rhs.sender && lhs.noReplyExpected == rhs.noReplyExpected
+      && lhs.body == rhs.body
+  }
+
+  public func hash(into hasher: inout Hasher) {
+    hasher.combine(kind)
+    hasher.combine(serial)
+    hasher.combine(path)
+    hasher.combine(interface)
+    hasher.combine(member)
+    hasher.combine(body)
   }
 }

@@ -85,6 +85,7 @@ extension DBusMessage {
     if dbus_message_iter_init(message, &iter) != 0 {
       let signature = dbus_message_get_signature(message).map { String(cString: $0) } ?? ""
       body = try DBusValueDecoder.decodeAll(&iter, types: DBusValueDecoder.bodyTypes(signature))
+      knownSignature = signature
     }
   }
 

@@ -15,7 +15,7 @@ struct BLEBench: AsyncParsableCommand {
       A private dbus-daemon is started. A stand-in for bluetoothd (this process, another \
       connection) owns org.bluez, serves one adapter and --devices Device1 objects, and emits \
       each device's PropertiesChanged (RSSI + ServiceData with our frame) --rate times a \
-      second, for --seconds. Every emission carries a fresh token, so each sighting on the \
+      second, for --seconds (sent in 5 ms ticks). Every emission carries a fresh token, so each sighting on the \
       medium's stream is matched to its emission: latency = sighting received − signal emitted \
       (both clocks in this process). The BlueZ medium is the real one, on its own connection.
       """)
@@ -91,25 +91,32 @@ struct BLEBench: AsyncParsableCommand {
       }
     }
     progress("\(devices) devices × \(rate)/s for \(seconds) s = \(total) reports")
-    let interval = Duration.seconds(1) / (devices * rate)
-    var next = ContinuousClock.now
-    for sequence in 0..<total {
-      next += interval
-      while ContinuousClock.now < next { await Task.yield() }
-      let frame = BLETokenFrame(token: Token(value: UInt64(sequence)), txPower: -20)
-      let signal = DBusMessage.signal(
-        path: paths[sequence % devices], interface: "org.freedesktop.DBus.Properties",
-        member: "PropertiesChanged",
-        body: [
-          .string("org.bluez.Device1"),
-          .vardict([
-            "RSSI": .int16(-60),
-            "ServiceData": .vardict([BLETokenFrame.serviceUUID: .bytes(frame.payload)]),
-          ]),
-          .strings([]),
-        ])
-      times.sent(sequence, at: .now)
-      try bluez.emit(signal)
+    // Emitted in 5 ms ticks (each tick sends the reports due by then) and sleeping between
+    // ticks, so that the emitter does not spin on one of the cores the medium needs.
+    let perSecond = Double(devices * rate)
+    let begin = ContinuousClock.now
+    var sequence = 0
+    while sequence < total {
+      let elapsed = (ContinuousClock.now - begin) / .seconds(1)
+      let due = min(total, Int(elapsed * perSecond) + 1)
+      while sequence < due {
+        let frame = BLETokenFrame(token: Token(value: UInt64(sequence)), txPower: -20)
+        let signal = DBusMessage.signal(
+          path: paths[sequence % devices], interface: "org.freedesktop.DBus.Properties",
+          member: "PropertiesChanged",
+          body: [
+            .string("org.bluez.Device1"),
+            .vardict([
+              "RSSI": .int16(-60),
+              "ServiceData": .vardict([BLETokenFrame.serviceUUID: .bytes(frame.payload)]),
+            ]),
+            .strings([]),
+          ])
+        times.sent(sequence, at: .now)
+        try bluez.emit(signal)
+        sequence += 1
+      }
+      try await Task.sleep(for: .milliseconds(5))
     }
     let deadline = ContinuousClock.now + .seconds(10)
     while times.receivedCount < total, ContinuousClock.now < deadline {
