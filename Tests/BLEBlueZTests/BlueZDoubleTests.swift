@@ -161,4 +161,42 @@ import Tokens
     await speaker.shutdown()
     await listener.shutdown()
   }
+
+  /// BlueZ's NotReady is retried with backoff; the call succeeds once BlueZ is ready.
+  @Test func notReadyIsRetried() async throws {
+    let control = try await DoubleControl.connect()
+    defer { control.close() }
+    try await control.call(
+      "FailNext", [.string("StartDiscovery"), .string("org.bluez.Error.NotReady"), .uint32(2)])
+    try await control.call(
+      "FailNext",
+      [.string("RegisterAdvertisement"), .string("org.bluez.Error.InProgress"), .uint32(2)])
+    let medium = try await control.medium("hci1")
+    try await medium.startScanning()
+    try await medium.transmit(Token.random())
+    #expect(try await control.discoveryClients("hci1").count == 1)
+    #expect(try await control.adverts("hci1").count == 1)
+    await medium.shutdown()
+  }
+
+  /// A scan that goes silent is restarted by the watchdog (3 s in these tests).
+  @Test func watchdogRestartsASilentScan() async throws {
+    let control = try await DoubleControl.connect()
+    defer { control.close() }
+    let speaker = try await control.medium("hci0")
+    let listener = try await control.medium("hci1")
+    let heard = StreamRecorder(listener.sightings)
+    let token = Token.random()
+    try await listener.startScanning()
+    try await speaker.transmit(token)
+    #expect(
+      await heard.first(since: .now - .seconds(1), timeout: .seconds(5)) { $0.token == token }
+        != nil)
+    try await control.call("StallDiscovery", [.string("hci1")])
+    try await Task.sleep(for: .milliseconds(300))
+    let stalled = ContinuousClock.now
+    #expect(await heard.first(since: stalled, timeout: .seconds(10)) { $0.token == token } != nil)
+    await speaker.shutdown()
+    await listener.shutdown()
+  }
 }

@@ -53,6 +53,10 @@ actor BlueZDouble {
   private var nextSlot = 1
   private var tasks: [Task<Void, Never>] = []
   private let denied = Flag()
+  /// Errors to answer instead of running a method: member → (error name, how many times).
+  private var failures: [String: (name: String, count: Int)] = [:]
+  /// Adapters whose discovery sessions have gone silent until discovery is started again.
+  private var stalled: Set<String> = []
 
   init(bus: DBusBus, adapters: Int, reportInterval: Duration, logger: Logger) {
     self.bus = bus
@@ -253,13 +257,22 @@ actor BlueZDouble {
     adapters[name]?.filters[client] = map
   }
 
+  /// Throws the error scheduled for `member` by `FailNext`, if any is left.
+  private func scheduledFailure(_ member: String) throws(DBusError) {
+    guard let failure = failures[member], failure.count > 0 else { return }
+    failures[member] = failure.count > 1 ? (failure.name, failure.count - 1) : nil
+    throw DBusError(.init(failure.name), "scheduled by FailNext")
+  }
+
   func startDiscovery(_ name: String, client: String) async throws(DBusError) {
+    try scheduledFailure("StartDiscovery")
     let adapter = try adapter(name)
     guard adapter.powered else { throw DBusError(BlueZErrors.notReady, "Resource Not Ready") }
     guard adapter.discovery[client] == nil else {
       throw DBusError(BlueZErrors.inProgress, "Operation already in progress")
     }
     adapters[name]?.discovery[client] = adapter.filters[client] ?? [:]
+    stalled.remove(name)
     await updateCounts(name)
     await syncAir()
   }
@@ -284,6 +297,7 @@ actor BlueZDouble {
   // MARK: Advertising
 
   func register(_ name: String, owner: String, path: DBusObjectPath) async throws {
+    try scheduledFailure("RegisterAdvertisement")
     let adapter = try adapter(name)
     let key = AdvertKey(owner: owner, path: path)
     guard adapter.adverts[key] == nil else {
@@ -435,6 +449,7 @@ actor BlueZDouble {
     guard let connection else { return }
     for (path, device) in devices {
       guard let hearer = adapters[device.hearing], !hearer.discovery.isEmpty, hearer.powered,
+        !stalled.contains(hearer.name),
         let advert = advert(of: device)
       else { continue }
       let rssi = device.rssi + Int16.random(in: -2...2)
@@ -495,6 +510,15 @@ actor BlueZDouble {
           await self?.setInstances(call.body[0].string ?? "", count)
           return []
         },
+        DBusMethod("FailNext", input: "ssu") { [weak self] call in
+          await self?.failNext(
+            call.body[0].string ?? "", call.body[1].string ?? "", Int(call.body[2].integer ?? 1))
+          return []
+        },
+        DBusMethod("StallDiscovery", input: "s") { [weak self] call in
+          await self?.stall(call.body[0].string ?? "")
+          return []
+        },
         DBusMethod("SetReportInterval", input: "u") { [weak self] call in
           await self?.setInterval(.milliseconds(Int(call.body[0].integer ?? 100)))
           return []
@@ -514,6 +538,8 @@ actor BlueZDouble {
 
   private func reset() async {
     denied.value = false
+    failures = [:]
+    stalled = []
     reportInterval = .milliseconds(100)
     for name in adapters.keys where !(adapters[name]!.present) { await setPresent(name, true) }
     for (name, adapter) in adapters {
@@ -533,6 +559,10 @@ actor BlueZDouble {
   }
 
   private func setDenied(_ on: Bool) { denied.value = on }
+  private func failNext(_ member: String, _ name: String, _ count: Int) {
+    failures[member] = (name, count)
+  }
+  private func stall(_ adapter: String) { stalled.insert(adapter) }
   private func setInterval(_ interval: Duration) { reportInterval = interval }
 
   private func setInstances(_ name: String, _ count: UInt8) async {
