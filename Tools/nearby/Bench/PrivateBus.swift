@@ -36,8 +36,11 @@ final class PrivateBus {
     }
   }
 
+  /// Kills the daemon. SIGKILL, not `terminate()`: a process started from a Swift
+  /// concurrency thread inherits its blocked signals, SIGTERM among them.
   func stop() {
-    process.terminate()
+    kill(process.processIdentifier, SIGKILL)
+    process.waitUntilExit()
     try? FileManager.default.removeItem(at: folder)
   }
 }
