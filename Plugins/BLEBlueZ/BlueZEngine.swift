@@ -34,7 +34,11 @@ actor BlueZEngine {
   /// The registered advert: its object path and the token it carries.
   private var advert: (path: DBusObjectPath, token: Token)?
   private var advertCounter = 0
+  /// Whether our scan is active at BlueZ (a discovery session or a registered monitor).
   private var discovering = false
+  /// Whether the active scan is a monitor (else discovery).
+  private var monitoring = false
+  private var monitorExported = false
   private var lastReport = ContinuousClock.now
   private var tasks: [Task<Void, Never>] = []
   private var isShutDown = false
@@ -246,13 +250,23 @@ actor BlueZEngine {
     }
   }
 
-  private func applyScan(throwing: Bool) async throws {
-    if discovering, !wantScanning || problem() != nil {
-      discovering = false
-      if problem() == nil {
-        _ = try? await bluez(chosen!, "org.bluez.Adapter1", "StopDiscovery", [])
-      }
+  private static var monitorPath: DBusObjectPath { try! advertRoot.appending("monitor0") }
+
+  /// Ends our scan at BlueZ: unregisters the monitor or stops discovery.
+  private func stopActiveScan() async {
+    discovering = false
+    guard problem() == nil, let chosen else { return }
+    if monitoring {
+      _ = try? await bluez(
+        chosen, "org.bluez.AdvertisementMonitorManager1", "UnregisterMonitor",
+        [.objectPath(Self.advertRoot)])
+    } else {
+      _ = try? await bluez(chosen, "org.bluez.Adapter1", "StopDiscovery", [])
     }
+  }
+
+  private func applyScan(throwing: Bool) async throws {
+    if discovering, !wantScanning || problem() != nil { await stopActiveScan() }
     guard wantScanning, !discovering else { return }
     if let problem = problem() {
       if throwing { throw problem }
@@ -260,22 +274,44 @@ actor BlueZEngine {
     }
     let adapter = chosen!
     do {
-      _ = try await bluez(
-        adapter, "org.bluez.Adapter1", "SetDiscoveryFilter",
-        [.vardict(["Transport": .string("le"), "DuplicateData": .boolean(true)])])
-      do {
-        _ = try await bluez(adapter, "org.bluez.Adapter1", "StartDiscovery", [])
-      } catch  where error.name == .bluezInProgress {
-        // Our session is already running (BlueZ counts sessions per client).
+      if adapters[adapter]?.canMonitor == true {
+        if !monitorExported {
+          try await connection.export(
+            MonitorObject.interface { [weak self] in await self?.monitorReleased() },
+            at: Self.monitorPath)
+          monitorExported = true
+        }
+        _ = try await bluez(
+          adapter, "org.bluez.AdvertisementMonitorManager1", "RegisterMonitor",
+          [.objectPath(Self.advertRoot)])
+        monitoring = true
+      } else {
+        _ = try await bluez(
+          adapter, "org.bluez.Adapter1", "SetDiscoveryFilter",
+          [.vardict(["Transport": .string("le"), "DuplicateData": .boolean(true)])])
+        do {
+          _ = try await bluez(adapter, "org.bluez.Adapter1", "StartDiscovery", [])
+        } catch  where error.name == .bluezInProgress {
+          // Our session is already running (BlueZ counts sessions per client).
+        }
+        monitoring = false
       }
       discovering = true
       lastReport = .now
-      logger.debug("bluez \(name): scanning")
+      logger.debug("bluez \(name): scanning with \(monitoring ? "a pattern monitor" : "discovery")")
     } catch {
       await noteAccess(error)
       logger.warning("bluez \(name): cannot scan: \(error)")
       if throwing { throw BlueZMediumError.bluez(error) }
     }
+  }
+
+  private func monitorReleased() async {
+    guard discovering, monitoring else { return }
+    logger.debug("bluez \(name): BlueZ released our monitor")
+    discovering = false
+    try? await Task.sleep(for: configuration.retryDelay)
+    try? await applyScan(throwing: false)
   }
 
   /// Calls a BlueZ method, retrying `NotReady` (and `InProgress`, except for StartDiscovery)
@@ -359,15 +395,22 @@ actor BlueZEngine {
         let interfaces = DBusConnection.interfaceMap(body[1])
       else { return }
       if let properties = interfaces["org.bluez.Device1"] { deviceChanged(path, properties) }
-      if interfaces["org.bluez.Adapter1"] != nil
-        || interfaces["org.bluez.LEAdvertisingManager1"] != nil
-      {
-        var merged = interfaces
-        if let existing = adapters[path], interfaces["org.bluez.Adapter1"] == nil {
-          merged["org.bluez.Adapter1"] = ["Powered": .boolean(existing.powered)]
-        }
-        adapters[path] = AdapterState(path: path, interfaces: merged)
+      if interfaces["org.bluez.Adapter1"] != nil {
+        adapters[path] = AdapterState(path: path, interfaces: interfaces)
         if chosen == nil { choose() }
+        await reconcile()
+      } else if var adapter = adapters[path] {
+        // Interfaces added to a known adapter: update what they tell.
+        let added = AdapterState(path: path, interfaces: interfaces)
+        if interfaces["org.bluez.LEAdvertisingManager1"] != nil {
+          adapter.hasAdvertising = true
+          adapter.supportedInstances = added.supportedInstances
+          adapter.activeInstances = added.activeInstances
+        }
+        if interfaces["org.bluez.AdvertisementMonitorManager1"] != nil {
+          adapter.monitorTypes = added.monitorTypes
+        }
+        adapters[path] = adapter
         await reconcile()
       }
     case ("org.freedesktop.DBus.ObjectManager", "InterfacesRemoved"):
@@ -375,6 +418,12 @@ actor BlueZEngine {
         let names = body[1].elements?.compactMap(\.string)
       else { return }
       if names.contains("org.bluez.Device1") { devices[path] = nil }
+      if names.contains("org.bluez.AdvertisementMonitorManager1") {
+        adapters[path]?.monitorTypes = []
+      }
+      if names.contains("org.bluez.LEAdvertisingManager1") {
+        adapters[path]?.hasAdvertising = false
+      }
       if names.contains("org.bluez.Adapter1") {
         adapters[path] = nil
         if chosen == path {
@@ -454,8 +503,7 @@ actor BlueZEngine {
     else { return }
     logger.info(
       "bluez \(name): no advertising report for \(configuration.scanWatchdog); restarting the scan")
-    discovering = false
-    _ = try? await bluez(chosen!, "org.bluez.Adapter1", "StopDiscovery", [])
+    await stopActiveScan()
     try? await applyScan(throwing: false)
   }
 

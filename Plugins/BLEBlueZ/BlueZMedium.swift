@@ -5,7 +5,8 @@ public import Strategy
 public import Tokens
 
 /// Bluetooth LE through BlueZ: advertises our BLE token frame with an exported
-/// `org.bluez.LEAdvertisement1` registered at `LEAdvertisingManager1`, and scans with
+/// `org.bluez.LEAdvertisement1` registered at `LEAdvertisingManager1`, and scans with a
+/// pattern monitor (`AdvertisementMonitorManager1`) where the adapter offers one, else with
 /// `Adapter1.SetDiscoveryFilter` (LE, duplicates reported) and `StartDiscovery`, turning
 /// devices' service data into sightings.
 ///

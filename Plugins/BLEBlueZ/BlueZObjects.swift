@@ -9,6 +9,8 @@ struct AdapterState: Sendable {
   var hasAdvertising: Bool
   var supportedInstances: Int?
   var activeInstances: Int?
+  /// AdvertisementMonitorManager1's monitor types (empty when the adapter has none).
+  var monitorTypes: [String]
 
   init(path: DBusObjectPath, interfaces: [String: [String: DBusValue]]) {
     self.path = path
@@ -19,7 +21,13 @@ struct AdapterState: Sendable {
     hasAdvertising = advertising != nil
     supportedInstances = advertising?["SupportedInstances"]?.integer.map(Int.init)
     activeInstances = advertising?["ActiveInstances"]?.integer.map(Int.init)
+    monitorTypes =
+      interfaces["org.bluez.AdvertisementMonitorManager1"]?["SupportedMonitorTypes"]?.elements?
+      .compactMap(\.string) ?? []
   }
+
+  /// Whether scanning can use a passive "or_patterns" monitor instead of discovery.
+  var canMonitor: Bool { monitorTypes.contains("or_patterns") }
 }
 
 /// What the medium keeps of a BlueZ device: enough to make a sighting from a
@@ -96,5 +104,37 @@ struct AdvertObject: Sendable {
           return []
         }
       ], properties: properties)
+  }
+}
+
+/// The `org.bluez.AdvertisementMonitor1` object that asks BlueZ for adverts carrying our
+/// service data (AD type 0x21 starting with our UUID): passive, low-power scanning where the
+/// adapter offers AdvertisementMonitorManager1.
+enum MonitorObject {
+  static func interface(onRelease: @escaping @Sendable () async -> Void) -> DBusInterface {
+    DBusInterface(
+      "org.bluez.AdvertisementMonitor1",
+      methods: [
+        DBusMethod("Release") { _ in
+          await onRelease()
+          return []
+        },
+        DBusMethod("Activate") { _ in [] },
+        DBusMethod("DeviceFound", input: "o") { _ in [] },
+        DBusMethod("DeviceLost", input: "o") { _ in [] },
+      ],
+      properties: [
+        DBusProperty("Type", .string("or_patterns")),
+        DBusProperty(
+          "Patterns",
+          .array(
+            .structure([.byte, .byte, .array(.byte)]),
+            [
+              .structure([
+                .byte(0), .byte(BLETokenFrame.serviceData128ADType),
+                .bytes(BLETokenFrame.serviceUUIDLittleEndian),
+              ])
+            ])),
+      ])
   }
 }

@@ -199,4 +199,28 @@ import Tokens
     await speaker.shutdown()
     await listener.shutdown()
   }
+
+  /// Where the adapter offers AdvertisementMonitorManager1, scanning registers a pattern
+  /// monitor for our service data instead of starting discovery, and still hears the peer.
+  @Test func scansWithAPatternMonitorWhereOffered() async throws {
+    let control = try await DoubleControl.connect()
+    defer { control.close() }
+    try await control.call("SetMonitorSupport", [.string("hci1"), .boolean(true)])
+    let speaker = try await control.medium("hci0")
+    let listener = try await control.medium("hci1")
+    let heard = StreamRecorder(listener.sightings)
+    let token = Token.random()
+    try await listener.startScanning()
+    try await speaker.transmit(token)
+    #expect(
+      await heard.first(since: .now - .seconds(1), timeout: .seconds(5)) { $0.token == token }
+        != nil)
+    #expect(try await control.discoveryClients("hci1").isEmpty)
+    let monitors = try await control.call("Monitors", [.string("hci1")]).first?.elements
+    #expect(monitors == [.objectPath(try DBusObjectPath("/org/nearby/ble/monitor0"))])
+    await listener.stopScanning()
+    #expect(try await control.call("Monitors", [.string("hci1")]).first?.elements?.isEmpty == true)
+    await speaker.shutdown()
+    await listener.shutdown()
+  }
 }

@@ -21,7 +21,28 @@ actor BlueZDouble {
     var discovery: [String: [String: DBusValue]] = [:]
     var filters: [String: [String: DBusValue]] = [:]
     var adverts: [AdvertKey: RegisteredAdvert] = [:]
+    /// Whether the adapter offers AdvertisementMonitorManager1 (set before clients look).
+    var monitorSupport = false
+    /// Registered "or_patterns" monitors by (client, monitor object): their patterns.
+    var monitors: [AdvertKey: [MonitorPattern]] = [:]
     var path: DBusObjectPath { try! DBusObjectPath("/org/bluez/\(name)") }
+
+    /// Whether a monitor of this adapter matches the advert (our double builds the AD
+    /// structures of service data the way bluetoothd does: type 0x16/0x20/0x21 + UUID + data).
+    func monitorMatches(_ advert: RegisteredAdvert) -> Bool {
+      monitors.values.contains { patterns in
+        patterns.contains { pattern in
+          advert.serviceData.contains { uuid, data in
+            let structure = serviceDataStructure(uuid: uuid, data: data)
+            guard structure.type == pattern.adType else { return false }
+            let bytes = structure.bytes
+            let start = Int(pattern.start)
+            return start + pattern.content.count <= bytes.count
+              && Array(bytes[start..<(start + pattern.content.count)]) == pattern.content
+          }
+        }
+      }
+    }
     var address: String { String(format: "00:AA:01:00:00:%02X", index) }
   }
 
@@ -203,6 +224,76 @@ actor BlueZDouble {
           DBusProperty("SupportedIncludes", .strings(["tx-power", "appearance", "local-name"])),
           DBusProperty("SupportedSecondaryChannels", .strings([])),
         ]), at: adapter.path)
+    if adapter.monitorSupport { try await exportMonitorManager(name) }
+  }
+
+  private func exportMonitorManager(_ name: String) async throws {
+    guard let connection, let adapter = adapters[name] else { return }
+    try await connection.export(
+      DBusInterface(
+        "org.bluez.AdvertisementMonitorManager1",
+        methods: [
+          DBusMethod("RegisterMonitor", input: "o") { [weak self] call in
+            guard let self, let root = call.body[0].objectPath else { return [] }
+            try await self.registerMonitors(name, owner: call.sender ?? "", root: root)
+            return []
+          },
+          DBusMethod("UnregisterMonitor", input: "o") { [weak self] call in
+            guard let self, let root = call.body[0].objectPath else { return [] }
+            await self.unregisterMonitors(name, owner: call.sender ?? "", root: root)
+            return []
+          },
+        ],
+        properties: [
+          DBusProperty("SupportedMonitorTypes", .strings(["or_patterns"])),
+          DBusProperty("SupportedFeatures", .strings([])),
+        ]), at: adapter.path)
+  }
+
+  /// Reads the client's `AdvertisementMonitor1` objects below `root` (bluetoothd does it
+  /// through the client's ObjectManager), keeps their patterns, calls `Activate`.
+  func registerMonitors(_ name: String, owner: String, root: DBusObjectPath) async throws {
+    _ = try adapter(name)
+    guard let connection else { throw DBusError(BlueZErrors.failed, "restarting") }
+    let objects: DBusConnection.ManagedObjects
+    do {
+      objects = try await connection.managedObjects(of: owner, at: root, timeout: .seconds(2))
+    } catch {
+      throw DBusError(BlueZErrors.failed, "Failed to read the monitors: \(error)")
+    }
+    var found = 0
+    for (path, interfaces) in objects {
+      guard let monitor = interfaces["org.bluez.AdvertisementMonitor1"] else { continue }
+      guard monitor["Type"]?.string == "or_patterns", let list = monitor["Patterns"]?.elements
+      else { throw DBusError(BlueZErrors.invalidArguments, "Invalid arguments in method call") }
+      var patterns: [MonitorPattern] = []
+      for item in list {
+        guard let fields = item.fields, fields.count == 3, case .byte(let start) = fields[0],
+          case .byte(let type) = fields[1], let content = fields[2].bytes
+        else { throw DBusError(BlueZErrors.invalidArguments, "Invalid arguments in method call") }
+        patterns.append(MonitorPattern(start: start, adType: type, content: content))
+      }
+      adapters[name]?.monitors[AdvertKey(owner: owner, path: path)] = patterns
+      var activate = DBusMessage.methodCall(
+        destination: owner, path: path, interface: "org.bluez.AdvertisementMonitor1",
+        member: "Activate")
+      activate.noReplyExpected = true
+      _ = try? connection.send(activate)
+      found += 1
+    }
+    guard found > 0 else {
+      throw DBusError(BlueZErrors.invalidArguments, "no AdvertisementMonitor1 below \(root)")
+    }
+    stalled.remove(name)
+    await syncAir()
+  }
+
+  func unregisterMonitors(_ name: String, owner: String, root: DBusObjectPath) async {
+    let kept =
+      adapters[name]?.monitors.filter {
+        !($0.key.owner == owner && $0.key.path.isDescendant(of: root))
+      } ?? [:]
+    adapters[name]?.monitors = kept
   }
 
   private func adapter(_ name: String) throws(DBusError) -> Adapter {
@@ -352,6 +443,8 @@ actor BlueZDouble {
 
   private func clientLeft(_ client: String) async {
     for name in adapters.keys {
+      let keptMonitors = adapters[name]?.monitors.filter { $0.key.owner != client } ?? [:]
+      adapters[name]?.monitors = keptMonitors
       let had = adapters[name]?.discovery.removeValue(forKey: client) != nil
       adapters[name]?.filters[client] = nil
       let before = adapters[name]?.adverts.count ?? 0
@@ -381,7 +474,7 @@ actor BlueZDouble {
             "\(hearer.path.rawValue)/dev_\(address.replacingOccurrences(of: ":", with: "_"))")
           if let existing = devices[path], existing.advert == key {
             wanted[path] = existing
-          } else if !hearer.discovery.isEmpty {
+          } else if !hearer.discovery.isEmpty || hearer.monitorMatches(advertiser.adverts[key]!) {
             wanted[path] = Device(
               path: path, hearing: hearer.name, advertiser: advertiser.name, advert: key,
               rssi: Int16(-45 - 6 * abs(advertiser.index - hearer.index)))
@@ -448,7 +541,9 @@ actor BlueZDouble {
   private func report() async {
     guard let connection else { return }
     for (path, device) in devices {
-      guard let hearer = adapters[device.hearing], !hearer.discovery.isEmpty, hearer.powered,
+      guard let hearer = adapters[device.hearing], hearer.powered,
+        let heard = advert(of: device),
+        !hearer.discovery.isEmpty || hearer.monitorMatches(heard),
         !stalled.contains(hearer.name),
         let advert = advert(of: device)
       else { continue }
@@ -515,6 +610,13 @@ actor BlueZDouble {
             call.body[0].string ?? "", call.body[1].string ?? "", Int(call.body[2].integer ?? 1))
           return []
         },
+        DBusMethod("SetMonitorSupport", input: "sb") { [weak self] call in
+          await self?.setMonitorSupport(call.body[0].string ?? "", call.body[1].bool ?? false)
+          return []
+        },
+        DBusMethod("Monitors", input: "s", output: "ao") { [weak self] call in
+          [.objectPaths(await self?.monitorPaths(call.body[0].string ?? "") ?? [])]
+        },
         DBusMethod("StallDiscovery", input: "s") { [weak self] call in
           await self?.stall(call.body[0].string ?? "")
           return []
@@ -540,6 +642,10 @@ actor BlueZDouble {
     denied.value = false
     failures = [:]
     stalled = []
+    for name in adapters.keys {
+      adapters[name]?.monitors = [:]
+      await setMonitorSupport(name, false)
+    }
     reportInterval = .milliseconds(100)
     for name in adapters.keys where !(adapters[name]!.present) { await setPresent(name, true) }
     for (name, adapter) in adapters {
@@ -563,6 +669,24 @@ actor BlueZDouble {
     failures[member] = (name, count)
   }
   private func stall(_ adapter: String) { stalled.insert(adapter) }
+
+  /// Adds or removes AdvertisementMonitorManager1 on an adapter (re-exports the adapter).
+  private func setMonitorSupport(_ name: String, _ on: Bool) async {
+    guard let adapter = adapters[name], adapter.monitorSupport != on else { return }
+    adapters[name]?.monitorSupport = on
+    guard adapter.present else { return }
+    if on {
+      try? await exportMonitorManager(name)
+    } else {
+      adapters[name]?.monitors = [:]
+      await connection?.unexport(
+        interfaces: ["org.bluez.AdvertisementMonitorManager1"], at: adapter.path)
+    }
+  }
+
+  private func monitorPaths(_ name: String) -> [DBusObjectPath] {
+    adapters[name].map { $0.monitors.keys.map(\.path).sorted() } ?? []
+  }
   private func setInterval(_ interval: Duration) { reportInterval = interval }
 
   private func setInstances(_ name: String, _ count: UInt8) async {
@@ -614,4 +738,25 @@ final class Flag: Sendable {
     get { storage.load(ordering: .relaxed) }
     set { storage.store(newValue, ordering: .relaxed) }
   }
+}
+
+/// One pattern of an "or_patterns" advertisement monitor.
+struct MonitorPattern: Sendable, Hashable {
+  var start: UInt8
+  var adType: UInt8
+  var content: [UInt8]
+}
+
+/// The AD structure bluetoothd builds for service data: its AD type and its bytes after the
+/// type (UUID little-endian, then the data).
+func serviceDataStructure(uuid: String, data: [UInt8]) -> (type: UInt8, bytes: [UInt8]) {
+  let hex = uuid.replacingOccurrences(of: "-", with: "")
+  var uuidBytes: [UInt8] = []
+  var index = hex.startIndex
+  while index < hex.endIndex, let next = hex.index(index, offsetBy: 2, limitedBy: hex.endIndex) {
+    uuidBytes.append(UInt8(hex[index..<next], radix: 16) ?? 0)
+    index = next
+  }
+  let type: UInt8 = uuidBytes.count == 2 ? 0x16 : uuidBytes.count == 4 ? 0x20 : 0x21
+  return (type, uuidBytes.reversed() + data)
 }
