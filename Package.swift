@@ -19,6 +19,8 @@ let package = Package(
     .library(name: "ServerStorage", targets: ["ServerStorage"]),
     .library(name: "ServerResolver", targets: ["ServerResolver"]),
     .library(name: "NearbyServer", targets: ["NearbyServer"]),
+    .library(name: "DBus", targets: ["DBus"]),
+    .library(name: "BLEBlueZ", targets: ["BLEBlueZ"]),
     .executable(name: "nearby", targets: ["nearby"]),
     .executable(name: "nearby-restore", targets: ["nearby-restore"]),
     .library(name: "PermissionStore", targets: ["PermissionStore"]),
@@ -181,11 +183,21 @@ let package = Package(
       path: "Tools/nearby-store-probe",
       swiftSettings: strictSwift
     ),
+    .systemLibrary(
+      name: "CDBus", path: "Modules/CDBus", pkgConfig: "dbus-1",
+      providers: [.apt(["libdbus-1-dev"])]
+    ),
+    .target(
+      name: "DBus",
+      dependencies: ["CDBus", .product(name: "Logging", package: "swift-log")],
+      path: "Modules/DBus",
+      swiftSettings: strictSwift
+    ),
     .executableTarget(
       name: "nearby",
       dependencies: [
         "Core", "Resolution", "MediumTestKit", "Strategy", "Tokens", "NearbyServer",
-        "ServerStorage", "PermissionStore", "BackgroundPersistence",
+        "ServerStorage", "PermissionStore", "BackgroundPersistence", "DBus", "BLEBlueZ",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
         .product(name: "NIOCore", package: "swift-nio"),
@@ -277,5 +289,28 @@ let package = Package(
       dependencies: ["Core", "Resolution", "MediumTestKit", "Strategy", "Tokens"],
       swiftSettings: strictSwift
     ),
+    .target(
+      name: "BLEBlueZ",
+      dependencies: [
+        "Core", "DBus", "Strategy", "Tokens", .product(name: "Logging", package: "swift-log"),
+      ],
+      path: "Plugins/BLEBlueZ",
+      swiftSettings: strictSwift
+    ),
+    .executableTarget(
+      name: "bluez-double",
+      dependencies: ["DBus", .product(name: "Logging", package: "swift-log")],
+      path: "Tests/Doubles/BlueZDouble",
+      swiftSettings: strictSwift
+    ),
+    .testTarget(
+      name: "BLEBlueZTests",
+      dependencies: [
+        "BLEBlueZ", "DBus", "Core", "MediumTestKit", "Resolution", "Strategy", "Tokens",
+      ],
+      swiftSettings: strictSwift
+    ),
+    .testTarget(
+      name: "DBusTests", dependencies: ["DBus", "MediumTestKit"], swiftSettings: strictSwift),
   ]
 )

@@ -13,10 +13,11 @@ struct Nearby: AsyncParsableCommand {
         nearby demo --json          the same, one JSON event a line
         nearby bench dispatch       found-event throughput and latency (build with -c release)
         nearby server               the resolver server on 127.0.0.1:7171 (SQLite, no set-up)
+        nearby ble scan --json      every BLE advertisement BlueZ hears, one JSON object a line
       """,
     subcommands: [
       DemoCommand.self, BenchCommand.self, ServerCommand.self, PermissionCommand.self,
-      BackgroundCommand.self,
+      BackgroundCommand.self, BLECommand.self,
     ]
   )
 }

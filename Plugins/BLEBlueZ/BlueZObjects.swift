@@ -1,0 +1,140 @@
+import DBus
+import Tokens
+
+/// What the medium keeps of a BlueZ adapter.
+struct AdapterState: Sendable {
+  var path: DBusObjectPath
+  var name: String
+  var powered: Bool
+  var hasAdvertising: Bool
+  var supportedInstances: Int?
+  var activeInstances: Int?
+  /// AdvertisementMonitorManager1's monitor types (empty when the adapter has none).
+  var monitorTypes: [String]
+
+  init(path: DBusObjectPath, interfaces: [String: [String: DBusValue]]) {
+    self.path = path
+    name = String(path.rawValue.split(separator: "/").last ?? "")
+    let adapter = interfaces["org.bluez.Adapter1"] ?? [:]
+    powered = adapter["Powered"]?.bool ?? false
+    let advertising = interfaces["org.bluez.LEAdvertisingManager1"]
+    hasAdvertising = advertising != nil
+    supportedInstances = advertising?["SupportedInstances"]?.integer.map(Int.init)
+    activeInstances = advertising?["ActiveInstances"]?.integer.map(Int.init)
+    monitorTypes =
+      interfaces["org.bluez.AdvertisementMonitorManager1"]?["SupportedMonitorTypes"]?.elements?
+      .compactMap(\.string) ?? []
+  }
+
+  /// Whether scanning can use a passive "or_patterns" monitor instead of discovery.
+  var canMonitor: Bool { monitorTypes.contains("or_patterns") }
+}
+
+/// What the medium keeps of a BlueZ device: enough to make a sighting from a
+/// `PropertiesChanged` that carries only some of the fields.
+struct DeviceState: Sendable {
+  var adapter: DBusObjectPath?
+  var address: String?
+  var rssi: Int16?
+  var txPower: Int16?
+  var serviceData: [String: [UInt8]] = [:]
+  var manufacturerData: [UInt16: [UInt8]] = [:]
+
+  /// Applies Device1 properties; returns whether they carry an advertising report (RSSI or
+  /// data).
+  mutating func apply(_ properties: [String: DBusValue]) -> Bool {
+    var report = false
+    if let adapter = properties["Adapter"]?.objectPath { self.adapter = adapter }
+    if let address = properties["Address"]?.string { self.address = address }
+    if let rssi = properties["RSSI"]?.integer {
+      self.rssi = Int16(clamping: rssi)
+      report = true
+    }
+    if let tx = properties["TxPower"]?.integer { txPower = Int16(clamping: tx) }
+    if let data = properties["ServiceData"]?.stringDictionary {
+      serviceData = [:]
+      for (uuid, value) in data {
+        if let bytes = value.bytes { serviceData[uuid.lowercased()] = bytes }
+      }
+      report = true
+    }
+    if let data = properties["ManufacturerData"]?.integerDictionary {
+      manufacturerData = [:]
+      for (id, value) in data {
+        if let bytes = value.bytes, let key = UInt16(exactly: id) { manufacturerData[key] = bytes }
+      }
+      report = true
+    }
+    return report
+  }
+
+  /// Our token frame, when the device's service data carries one.
+  var frame: BLETokenFrame? {
+    guard let payload = serviceData[BLETokenFrame.serviceUUID] else { return nil }
+    return try? BLETokenFrame(payload: payload)
+  }
+}
+
+/// The advertisement object we export for `LEAdvertisingManager1.RegisterAdvertisement`.
+struct AdvertObject: Sendable {
+  static let legacyLimit = 31
+
+  var frame: BLETokenFrame
+  var localName: String?
+
+  /// The legacy advertising bytes BlueZ will build for a broadcast advertisement: our
+  /// service-data AD structure (28 bytes) and, if set, the local name's.
+  var legacyLength: Int {
+    frame.adStructure.count + (localName.map { 2 + $0.utf8.count } ?? 0)
+  }
+
+  func interface(onRelease: @escaping @Sendable () async -> Void) -> DBusInterface {
+    var properties = [
+      DBusProperty("Type", .string("broadcast")),
+      DBusProperty("ServiceData", .vardict([BLETokenFrame.serviceUUID: .bytes(frame.payload)])),
+      DBusProperty("Includes", .strings([])),
+      DBusProperty("Discoverable", .boolean(false)),
+    ]
+    if let localName { properties.append(DBusProperty("LocalName", .string(localName))) }
+    return DBusInterface(
+      "org.bluez.LEAdvertisement1",
+      methods: [
+        DBusMethod("Release") { _ in
+          await onRelease()
+          return []
+        }
+      ], properties: properties)
+  }
+}
+
+/// The `org.bluez.AdvertisementMonitor1` object that asks BlueZ for adverts carrying our
+/// service data (AD type 0x21 starting with our UUID): passive, low-power scanning where the
+/// adapter offers AdvertisementMonitorManager1.
+enum MonitorObject {
+  static func interface(onRelease: @escaping @Sendable () async -> Void) -> DBusInterface {
+    DBusInterface(
+      "org.bluez.AdvertisementMonitor1",
+      methods: [
+        DBusMethod("Release") { _ in
+          await onRelease()
+          return []
+        },
+        DBusMethod("Activate") { _ in [] },
+        DBusMethod("DeviceFound", input: "o") { _ in [] },
+        DBusMethod("DeviceLost", input: "o") { _ in [] },
+      ],
+      properties: [
+        DBusProperty("Type", .string("or_patterns")),
+        DBusProperty(
+          "Patterns",
+          .array(
+            .structure([.byte, .byte, .array(.byte)]),
+            [
+              .structure([
+                .byte(0), .byte(BLETokenFrame.serviceData128ADType),
+                .bytes(BLETokenFrame.serviceUUIDLittleEndian),
+              ])
+            ])),
+      ])
+  }
+}

@@ -1,0 +1,226 @@
+import BLEBlueZ
+import Core
+import DBus
+import MediumTestKit
+import Testing
+import Tokens
+
+/// Every test that uses the BlueZ double: one serialized suite, because they share the one
+/// double on the private system bus (each test resets it first).
+@Suite(.serialized) struct BlueZDoubleTests {
+  @Test(arguments: MediumConformance.Check.allCases)
+  func conformance(_ check: MediumConformance.Check) async throws {
+    let control = try await DoubleControl.connect()
+    defer { control.close() }
+    try await MediumConformance(
+      settle: .milliseconds(400), quiet: .milliseconds(600),
+      makePair: {
+        MediumConformance.Pair(
+          first: try await control.medium("hci0"), second: try await control.medium("hci1"))
+      }
+    ).run(check)
+  }
+
+  @Test func advertIsReadByBlueZWithOurFrame() async throws {
+    let control = try await DoubleControl.connect()
+    defer { control.close() }
+    let medium = try await control.medium("hci0")
+    let token = Token.random()
+    try await medium.transmit(token)
+    let adverts = try await control.adverts("hci0")
+    #expect(adverts.count == 1)
+    let payload = adverts.first?["ServiceData"]?.stringDictionary?[BLETokenFrame.serviceUUID]?.bytes
+    #expect(try payload.map { try BLETokenFrame(payload: $0).token } == token)
+    #expect(adverts.first?["Type"]?.string == "broadcast")
+    #expect(adverts.first?["Length"]?.integer == 28)
+    await medium.stopTransmitting()
+    #expect(try await control.adverts("hci0").isEmpty)
+    await medium.shutdown()
+  }
+
+  @Test func advertThatCannotFitIsRefusedBeforeBlueZSeesIt() async throws {
+    let control = try await DoubleControl.connect()
+    defer { control.close() }
+    let medium = try await control.medium("hci0", localName: "kiosk")
+    do {
+      try await medium.transmit(Token.random())
+      Issue.record("a 35-byte advert was accepted")
+    } catch let error as BlueZMediumError {
+      #expect(error == .advertisementTooLong(bytes: 35, limit: 31))
+      #expect(error.description.contains("31"))
+    }
+    #expect(try await control.adverts("hci0").isEmpty)
+    await medium.shutdown()
+  }
+
+  @Test func maximumAdvertisementsIsATypedError() async throws {
+    let control = try await DoubleControl.connect()
+    defer { control.close() }
+    try await control.call("SetSupportedInstances", [.string("hci0"), .byte(0)])
+    let medium = try await control.medium("hci0")
+    do {
+      try await medium.transmit(Token.random())
+      Issue.record("advertising beyond the instance limit succeeded")
+    } catch let BlueZMediumError.bluez(error) {
+      #expect(error.name == .bluezNotPermitted)
+      #expect(error.message.contains("Maximum advertisements"))
+    }
+    await medium.shutdown()
+  }
+
+  @Test func powerOffAndOnChangesStatus() async throws {
+    let control = try await DoubleControl.connect()
+    defer { control.close() }
+    let medium = try await control.medium("hci0")
+    let statuses = StreamRecorder(medium.statusUpdates)
+    #expect(await eventually { statuses.elements.last == .ready })
+    try await control.setPowered("hci0", false)
+    #expect(await eventually { statuses.elements.last == .poweredOff })
+    await #expect(throws: BlueZMediumError.self) { try await medium.transmit(Token.random()) }
+    try await control.setPowered("hci0", true)
+    #expect(await eventually { statuses.elements.last == .ready })
+    // The wish was kept: once powered, the advert is registered without another call.
+    #expect(await eventually { (try? await control.adverts("hci0").count) == 1 })
+    await medium.shutdown()
+  }
+
+  @Test func accessDeniedIsAPermissionErrorWithTheFix() async throws {
+    let control = try await DoubleControl.connect()
+    defer { control.close() }
+    try await control.call("SetAccessDenied", [.boolean(true)])
+    let medium = try await control.medium("hci0")
+    let statuses = StreamRecorder(medium.statusUpdates)
+    #expect(
+      await eventually {
+        if case .permissionDenied(let fix) = statuses.elements.last {
+          return fix.contains("bluetooth") && fix.contains("group")
+        }
+        return false
+      })
+    await #expect(throws: BlueZMediumError.self) { try await medium.transmit(Token.random()) }
+    await medium.shutdown()
+  }
+
+  @Test func recoversFromABluetoothdRestart() async throws {
+    let control = try await DoubleControl.connect()
+    defer { control.close() }
+    let speaker = try await control.medium("hci0")
+    let listener = try await control.medium("hci1")
+    let heard = StreamRecorder(listener.sightings)
+    let statuses = StreamRecorder(listener.statusUpdates)
+    let token = Token.random()
+    try await listener.startScanning()
+    try await speaker.transmit(token)
+    #expect(
+      await heard.first(since: .now - .seconds(1), timeout: .seconds(5)) { $0.token == token }
+        != nil)
+    try await control.call("Restart", [.uint32(300)])
+    #expect(
+      await eventually {
+        statuses.elements.contains { if case .unavailable = $0 { true } else { false } }
+      })
+    #expect(try await control.waitForBlueZ())
+    let back = ContinuousClock.now
+    #expect(await eventually { statuses.elements.last == .ready })
+    #expect(await heard.first(since: back, timeout: .seconds(5)) { $0.token == token } != nil)
+    #expect(try await control.adverts("hci0").count == 1)
+    #expect(try await control.discoveryClients("hci1").count == 1)
+    await speaker.shutdown()
+    await listener.shutdown()
+  }
+
+  @Test func followsAnAdapterThatGoesAwayAndComesBack() async throws {
+    let control = try await DoubleControl.connect()
+    defer { control.close() }
+    let medium = try await control.medium("hci0")
+    let statuses = StreamRecorder(medium.statusUpdates)
+    try await medium.transmit(Token.random())
+    try await control.call("RemoveAdapter", [.string("hci0")])
+    #expect(await eventually { statuses.elements.last == .poweredOff })
+    try await control.call("AddAdapter", [.string("hci0")])
+    #expect(await eventually { statuses.elements.last == .ready })
+    #expect(await eventually { (try? await control.adverts("hci0").count) == 1 })
+    await medium.shutdown()
+  }
+
+  @Test func sightingsCarryRSSIAndTxPower() async throws {
+    let control = try await DoubleControl.connect()
+    defer { control.close() }
+    let speaker = try await control.medium("hci0")
+    let listener = try await control.medium("hci2")
+    let heard = StreamRecorder(listener.sightings)
+    let token = Token.random()
+    try await listener.startScanning()
+    try await speaker.transmit(token)
+    let sighting = await heard.first(since: .now - .seconds(1), timeout: .seconds(5)) {
+      $0.token == token
+    }
+    #expect(sighting?.medium == .ble)
+    #expect(sighting?.txPower == -20)
+    #expect((-65.0 ... -50.0).contains(sighting?.rssi ?? 0))
+    await speaker.shutdown()
+    await listener.shutdown()
+  }
+
+  /// BlueZ's NotReady is retried with backoff; the call succeeds once BlueZ is ready.
+  @Test func notReadyIsRetried() async throws {
+    let control = try await DoubleControl.connect()
+    defer { control.close() }
+    try await control.call(
+      "FailNext", [.string("StartDiscovery"), .string("org.bluez.Error.NotReady"), .uint32(2)])
+    try await control.call(
+      "FailNext",
+      [.string("RegisterAdvertisement"), .string("org.bluez.Error.InProgress"), .uint32(2)])
+    let medium = try await control.medium("hci1")
+    try await medium.startScanning()
+    try await medium.transmit(Token.random())
+    #expect(try await control.discoveryClients("hci1").count == 1)
+    #expect(try await control.adverts("hci1").count == 1)
+    await medium.shutdown()
+  }
+
+  /// A scan that goes silent is restarted by the watchdog (3 s in these tests).
+  @Test func watchdogRestartsASilentScan() async throws {
+    let control = try await DoubleControl.connect()
+    defer { control.close() }
+    let speaker = try await control.medium("hci0")
+    let listener = try await control.medium("hci1")
+    let heard = StreamRecorder(listener.sightings)
+    let token = Token.random()
+    try await listener.startScanning()
+    try await speaker.transmit(token)
+    #expect(
+      await heard.first(since: .now - .seconds(1), timeout: .seconds(5)) { $0.token == token }
+        != nil)
+    try await control.call("StallDiscovery", [.string("hci1")])
+    try await Task.sleep(for: .milliseconds(300))
+    let stalled = ContinuousClock.now
+    #expect(await heard.first(since: stalled, timeout: .seconds(10)) { $0.token == token } != nil)
+    await speaker.shutdown()
+    await listener.shutdown()
+  }
+
+  /// Where the adapter offers AdvertisementMonitorManager1, scanning registers a pattern
+  /// monitor for our service data instead of starting discovery, and still hears the peer.
+  @Test func scansWithAPatternMonitorWhereOffered() async throws {
+    let control = try await DoubleControl.connect()
+    defer { control.close() }
+    try await control.call("SetMonitorSupport", [.string("hci1"), .boolean(true)])
+    let speaker = try await control.medium("hci0")
+    let listener = try await control.medium("hci1")
+    let heard = StreamRecorder(listener.sightings)
+    let token = Token.random()
+    try await listener.startScanning()
+    try await speaker.transmit(token)
+    #expect(
+      await heard.first(since: .now - .seconds(1), timeout: .seconds(5)) { $0.token == token }
+        != nil)
+    #expect(try await control.discoveryClients("hci1").isEmpty)
+    let monitors = try await control.call("Monitors", [.string("hci1")]).first?.elements
+    #expect(monitors == [.objectPath(try DBusObjectPath("/org/nearby/ble/monitor0"))])
+    await listener.stopScanning()
+    #expect(try await control.call("Monitors", [.string("hci1")]).first?.elements?.isEmpty == true)
+    await speaker.shutdown()
+    await listener.shutdown()
+  }
+}

@@ -1,0 +1,227 @@
+import DBus
+import Foundation
+import MediumTestKit
+import Testing
+
+/// Calls, errors, timeouts and signals on the private buses.
+@Suite struct ConnectionTests {
+  static let path = try! DBusObjectPath("/org/nearby/test")
+
+  @Test func connectsToBothBuses() async throws {
+    let system = try await TestBus.connect()
+    let session = try await TestBus.connect(try TestBus.session)
+    #expect(system.uniqueName.hasPrefix(":"))
+    #expect(session.uniqueName.hasPrefix(":"))
+    #expect(try await system.listNames().contains(system.uniqueName))
+    #expect(try await !session.listNames().contains(system.uniqueName))
+  }
+
+  @Test func refusesABadAddress() async {
+    await #expect(throws: DBusError.self) {
+      _ = try await DBusConnection(.address("unix:path=/nonexistent/nearby-bus"))
+    }
+    await #expect(throws: DBusError.self) { _ = try await DBusConnection(.address("nonsense")) }
+  }
+
+  @Test func callsTheBus() async throws {
+    let bus = try await TestBus.connect()
+    let id = try await bus.call(
+      destination: "org.freedesktop.DBus", path: try DBusObjectPath("/org/freedesktop/DBus"),
+      interface: "org.freedesktop.DBus", member: "GetId")
+    #expect(id.count == 1 && (id[0].string?.count ?? 0) == 32)
+  }
+
+  @Test func typedErrorsFromTheBus() async throws {
+    let bus = try await TestBus.connect()
+    do {
+      _ = try await bus.call(
+        destination: "org.nearby.test.Nobody", path: Self.path, interface: nil, member: "M")
+      Issue.record("a call to a missing service succeeded")
+    } catch {
+      #expect(error.name == .serviceUnknown)
+    }
+    #expect(try await bus.nameOwner(of: "org.nearby.test.Nobody") == nil)
+  }
+
+  @Test func accessDeniedByPolicy() async throws {
+    let bus = try await TestBus.connect()
+    do {
+      try await bus.requestName("org.nearby.test.Forbidden")
+      Issue.record("the policy let us own a forbidden name")
+    } catch {
+      #expect(error.name == .accessDenied)
+      #expect(error.name.isInNamespace("org.freedesktop.DBus.Error"))
+    }
+  }
+
+  @Test func ownsAndReleasesNames() async throws {
+    let a = try await TestBus.connect()
+    let b = try await TestBus.connect()
+    let name = "org.nearby.test.Owned\(UInt32.random(in: 0...UInt32.max))"
+    let changes = try await b.nameOwnerChanges(of: name)
+    #expect(try await a.requestName(name) == .primaryOwner)
+    #expect(try await b.requestName(name) == .exists)
+    #expect(try await b.nameOwner(of: name) == a.uniqueName)
+    let change = await first(of: changes)
+    #expect(change?.old == "" && change?.new == a.uniqueName)
+    #expect(try await a.releaseName(name))
+    #expect(try await b.nameOwner(of: name) == nil)
+  }
+
+  @Test func callTimesOut() async throws {
+    let server = try await TestBus.connect()
+    let client = try await TestBus.connect()
+    try await server.export(
+      DBusInterface(
+        "org.nearby.Slow",
+        methods: [
+          DBusMethod("Sleep") { _ in
+            try await Task.sleep(for: .seconds(3))
+            return []
+          }
+        ]), at: Self.path)
+    let start = ContinuousClock.now
+    do {
+      _ = try await client.call(
+        destination: server.uniqueName, path: Self.path, interface: "org.nearby.Slow",
+        member: "Sleep", timeout: .milliseconds(200))
+      Issue.record("the call did not time out")
+    } catch {
+      #expect(error.name == .noReply)
+      #expect(error.message.contains("org.nearby.Slow.Sleep"))
+    }
+    let waited = ContinuousClock.now - start
+    #expect(waited >= .milliseconds(200) && waited < .seconds(2))
+  }
+
+  @Test func cancellingACallEndsIt() async throws {
+    let server = try await TestBus.connect()
+    let client = try await TestBus.connect()
+    try await server.export(
+      DBusInterface(
+        "org.nearby.Slow",
+        methods: [
+          DBusMethod("Sleep") { _ in
+            try await Task.sleep(for: .seconds(5)); return []
+          }
+        ]),
+      at: Self.path)
+    let name = server.uniqueName
+    let task = Task { () async throws -> [DBusValue] in
+      try await client.call(
+        destination: name, path: Self.path, interface: "org.nearby.Slow", member: "Sleep")
+    }
+    try await Task.sleep(for: .milliseconds(100))
+    task.cancel()
+    let result = await task.result
+    #expect(throws: DBusError.self) { try result.get() }
+    if case .failure(let error) = result { #expect((error as? DBusError)?.name == .cancelled) }
+  }
+
+  @Test func closingFailsWaitingCallsAndEndsStreams() async throws {
+    let server = try await TestBus.connect()
+    let client = try await TestBus.connect()
+    try await server.export(
+      DBusInterface(
+        "org.nearby.Slow",
+        methods: [
+          DBusMethod("Sleep") { _ in
+            try await Task.sleep(for: .seconds(5)); return []
+          }
+        ]),
+      at: Self.path)
+    let signals = try await client.signals(matching: DBusMatchRule(interface: "org.nearby.None"))
+    let name = server.uniqueName
+    let call = Task { () async throws -> [DBusValue] in
+      try await client.call(
+        destination: name, path: Self.path, interface: "org.nearby.Slow", member: "Sleep")
+    }
+    try await Task.sleep(for: .milliseconds(100))
+    client.close()
+    if case .failure(let error) = await call.result {
+      #expect((error as? DBusError)?.name == .disconnected)
+    } else {
+      Issue.record("the call succeeded after close")
+    }
+    var iterator = signals.makeAsyncIterator()
+    #expect(await iterator.next() == nil)
+    #expect(!client.isConnected)
+    #expect(throws: DBusError.self) {
+      try client.emit(.signal(path: Self.path, interface: "org.nearby.T", member: "S"))
+    }
+  }
+
+  @Test func deliversMatchingSignalsOnly() async throws {
+    let sender = try await TestBus.connect()
+    let receiver = try await TestBus.connect()
+    let devices = try await receiver.signals(
+      matching: DBusMatchRule(
+        sender: sender.uniqueName, interface: "org.freedesktop.DBus.Properties",
+        member: "PropertiesChanged", arguments: [0: "org.bluez.Device1"]))
+    let all = try await receiver.signals(
+      matching: DBusMatchRule(interface: "org.freedesktop.DBus.Properties"))
+    let other = try DBusObjectPath("/org/bluez/hci0")
+    let device = try DBusObjectPath("/org/bluez/hci0/dev_00_11_22_33_44_55")
+    try sender.emit(
+      .signal(
+        path: other, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
+        body: [.string("org.bluez.Adapter1"), .vardict(["Powered": .boolean(false)]), .strings([])])
+    )
+    for rssi in Int16(-70)...(-61) {
+      try sender.emit(
+        .signal(
+          path: device, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
+          body: [.string("org.bluez.Device1"), .vardict(["RSSI": .int16(rssi)]), .strings([])]))
+    }
+    var seen: [Int64] = []
+    for await signal in devices {
+      #expect(signal.path == device)
+      #expect(signal.sender == sender.uniqueName)
+      seen.append(try signal.arguments("sa{sv}as")[1].stringDictionary?["RSSI"]?.integer ?? 0)
+      if seen.count == 10 { break }
+    }
+    #expect(seen == Array(-70...(-61)))
+    let firstOfAll = await first(of: all)
+    #expect(firstOfAll?.path == other)
+  }
+
+  /// The number of match rules the bus holds for `connection` (the daemon's Debug.Stats).
+  static func matchRules(of connection: DBusConnection, on bus: DBusConnection) async throws
+    -> Int64?
+  {
+    let stats = try await bus.call(
+      destination: "org.freedesktop.DBus", path: try DBusObjectPath("/org/freedesktop/DBus"),
+      interface: "org.freedesktop.DBus.Debug.Stats", member: "GetConnectionStats",
+      [.string(connection.uniqueName)])
+    return stats.first?.stringDictionary?["MatchRules"]?.integer
+  }
+
+  @Test func endingAStreamRemovesItsMatchRule() async throws {
+    let sender = try await TestBus.connect()
+    let receiver = try await TestBus.connect()
+    var stream: AsyncStream<DBusMessage>? = try await receiver.signals(
+      matching: DBusMatchRule(interface: "org.nearby.Ephemeral"))
+    #expect(try await Self.matchRules(of: receiver, on: sender) == 1)
+    let consumer = Task { [stream] in
+      for await _ in stream! {}
+    }
+    stream = nil
+    consumer.cancel()
+    #expect(
+      try await eventually(timeout: .seconds(5)) {
+        try await Self.matchRules(of: receiver, on: sender) == 0
+      })
+    // A new subscription still works and sees new signals.
+    let fresh = try await receiver.signals(
+      matching: DBusMatchRule(interface: "org.nearby.Ephemeral"))
+    try sender.emit(.signal(path: Self.path, interface: "org.nearby.Ephemeral", member: "Ping"))
+    #expect(await first(of: fresh)?.member == "Ping")
+  }
+
+  @Test func refusesAnInvalidRule() async throws {
+    let bus = try await TestBus.connect()
+    await #expect(throws: DBusError.self) {
+      _ = try await bus.signals(matching: DBusMatchRule(interface: "bad"))
+    }
+  }
+}

@@ -1,0 +1,73 @@
+import DBus
+import Foundation
+import Testing
+
+/// The private buses `Tools/scripts/test.sh` starts (Tools/scripts/services/dbus.sh).
+enum TestBus {
+  static func address(_ variable: String) throws -> DBusBus {
+    guard let address = ProcessInfo.processInfo.environment[variable], !address.isEmpty else {
+      throw TestBusMissing(variable: variable)
+    }
+    return .address(address)
+  }
+
+  /// The private "system" bus.
+  static var system: DBusBus { get throws { try address("NEARBY_TEST_DBUS_SYSTEM_ADDRESS") } }
+  /// The private session bus.
+  static var session: DBusBus { get throws { try address("NEARBY_TEST_DBUS_SESSION_ADDRESS") } }
+
+  static func connect(_ bus: DBusBus? = nil) async throws -> DBusConnection {
+    try await DBusConnection(bus ?? system)
+  }
+}
+
+struct TestBusMissing: Error, CustomStringConvertible {
+  var variable: String
+  var description: String {
+    "\(variable) is not set: run the tests with Tools/scripts/test.sh, which starts the private "
+      + "D-Bus daemons (Tools/scripts/services/dbus.sh)"
+  }
+}
+
+/// Runs a command to its end on a thread of its own (never on the cooperative pool); returns
+/// its exit status and standard output.
+func runCommand(_ executable: String, _ arguments: [String]) async throws -> (Int32, String) {
+  try await withCheckedThrowingContinuation { continuation in
+    Thread.detachNewThread {
+      let process = Process()
+      process.executableURL = URL(fileURLWithPath: executable)
+      process.arguments = arguments
+      let output = Pipe()
+      process.standardOutput = output
+      process.standardError = output
+      do {
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        continuation.resume(
+          returning: (process.terminationStatus, String(decoding: data, as: UTF8.self)))
+      } catch {
+        continuation.resume(throwing: error)
+      }
+    }
+  }
+}
+
+/// The first element of a stream, or `nil` after `timeout`.
+func first<T: Sendable>(of stream: AsyncStream<T>, within timeout: Duration = .seconds(5))
+  async -> T?
+{
+  await withTaskGroup(of: T?.self) { group in
+    group.addTask {
+      var iterator = stream.makeAsyncIterator()
+      return await iterator.next()
+    }
+    group.addTask {
+      try? await Task.sleep(for: timeout)
+      return nil
+    }
+    let result = await group.next() ?? nil
+    group.cancelAll()
+    return result
+  }
+}

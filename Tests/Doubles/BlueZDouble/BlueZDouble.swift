@@ -1,0 +1,762 @@
+import DBus
+import Foundation
+import Logging
+import Synchronization
+
+/// A stand-in for bluetoothd on a (private) system bus: BlueZ's real D-Bus interfaces
+/// (ObjectManager at `/`, Adapter1, LEAdvertisingManager1, Device1), its error names, and a
+/// simulated air: an advert registered on one adapter appears as a device, with RSSI, on every
+/// other powered adapter that is discovering, and is re-reported at ``reportInterval``.
+///
+/// Tests steer it through `org.nearby.BlueZDouble1` at `/org/nearby/BlueZDouble` (bus name
+/// `org.nearby.BlueZDouble`): power, adapter loss, AccessDenied mode, restart.
+actor BlueZDouble {
+  struct Adapter {
+    var name: String
+    var index: Int
+    var powered = true
+    var present = true
+    var supportedInstances: UInt8 = 5
+    /// Discovery sessions by client unique name, with the client's filter.
+    var discovery: [String: [String: DBusValue]] = [:]
+    var filters: [String: [String: DBusValue]] = [:]
+    var adverts: [AdvertKey: RegisteredAdvert] = [:]
+    /// Whether the adapter offers AdvertisementMonitorManager1 (set before clients look).
+    var monitorSupport = false
+    /// Registered "or_patterns" monitors by (client, monitor object): their patterns.
+    var monitors: [AdvertKey: [MonitorPattern]] = [:]
+    var path: DBusObjectPath { try! DBusObjectPath("/org/bluez/\(name)") }
+
+    /// Whether a monitor of this adapter matches the advert (our double builds the AD
+    /// structures of service data the way bluetoothd does: type 0x16/0x20/0x21 + UUID + data).
+    func monitorMatches(_ advert: RegisteredAdvert) -> Bool {
+      monitors.values.contains { patterns in
+        patterns.contains { pattern in
+          advert.serviceData.contains { uuid, data in
+            let structure = serviceDataStructure(uuid: uuid, data: data)
+            guard structure.type == pattern.adType else { return false }
+            let bytes = structure.bytes
+            let start = Int(pattern.start)
+            return start + pattern.content.count <= bytes.count
+              && Array(bytes[start..<(start + pattern.content.count)]) == pattern.content
+          }
+        }
+      }
+    }
+    var address: String { String(format: "00:AA:01:00:00:%02X", index) }
+  }
+
+  struct AdvertKey: Hashable, Sendable {
+    var owner: String
+    var path: DBusObjectPath
+  }
+
+  struct Device {
+    var path: DBusObjectPath
+    var hearing: String
+    var advertiser: String
+    var advert: AdvertKey
+    var rssi: Int16
+  }
+
+  static let controlName = "org.nearby.BlueZDouble"
+  static let controlPath = try! DBusObjectPath("/org/nearby/BlueZDouble")
+  static let controlInterface = "org.nearby.BlueZDouble1"
+
+  let bus: DBusBus
+  let adapterCount: Int
+  var reportInterval: Duration
+  let logger: Logger
+  private var connection: DBusConnection?
+  private var adapters: [String: Adapter] = [:]
+  private var devices: [DBusObjectPath: Device] = [:]
+  private var advertSlots: [AdvertKey: Int] = [:]
+  private var nextSlot = 1
+  private var tasks: [Task<Void, Never>] = []
+  private let denied = Flag()
+  /// Errors to answer instead of running a method: member → (error name, how many times).
+  private var failures: [String: (name: String, count: Int)] = [:]
+  /// Adapters whose discovery sessions have gone silent until discovery is started again.
+  private var stalled: Set<String> = []
+
+  init(bus: DBusBus, adapters: Int, reportInterval: Duration, logger: Logger) {
+    self.bus = bus
+    self.adapterCount = adapters
+    self.reportInterval = reportInterval
+    self.logger = logger
+    var adapters: [String: Adapter] = [:]
+    for index in 0..<adapterCount {
+      adapters["hci\(index)"] = Adapter(name: "hci\(index)", index: index)
+    }
+    self.adapters = adapters
+  }
+
+  // MARK: Life
+
+  /// Connects, owns `org.bluez` and the control name, exports the adapters.
+  func start() async throws {
+    let connection = try await DBusConnection(bus, logger: logger)
+    self.connection = connection
+    await connection.addObjectManager(at: .root)
+    let denied = self.denied
+    await connection.setCallFilter { call in
+      guard denied.value, call.path != Self.controlPath else { return nil }
+      return DBusError(
+        .accessDenied,
+        "Rejected send message, 1 matched rules; type=\"method_call\", sender=\"\(call.sender ?? "")\" "
+          + "interface=\"\(call.interface ?? "")\" member=\"\(call.member ?? "")\" "
+          + "destination=\"org.bluez\" (the double's AccessDenied mode)")
+    }
+    try await connection.export(controlInterface(), at: Self.controlPath)
+    for name in adapters.keys.sorted() where adapters[name]!.present {
+      try await exportAdapter(name)
+    }
+    let owners = try await connection.signals(
+      matching: DBusMatchRule(
+        sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus",
+        member: "NameOwnerChanged"))
+    tasks.append(
+      Task { [weak self] in
+        for await signal in owners {
+          guard let body = try? signal.arguments("sss"), let name = body[0].string,
+            name.hasPrefix(":"), body[2].string == ""
+          else { continue }
+          await self?.clientLeft(name)
+        }
+      })
+    tasks.append(
+      Task { [weak self] in
+        while !Task.isCancelled {
+          guard let interval = await self?.reportInterval else { return }
+          try? await Task.sleep(for: interval)
+          await self?.report()
+        }
+      })
+    guard try await connection.requestName("org.bluez") == .primaryOwner,
+      try await connection.requestName(Self.controlName) == .primaryOwner
+    else { throw DBusError(.failed, "org.bluez or \(Self.controlName) is already owned") }
+    logger.info("bluez double up as \(connection.uniqueName) with \(adapters.count) adapters")
+  }
+
+  /// Drops the bus connection (names lost) and, after `downFor`, comes back with fresh state:
+  /// what a bluetoothd restart looks like to clients.
+  func restart(downFor: Duration) async throws {
+    for task in tasks { task.cancel() }
+    tasks = []
+    connection?.close()
+    connection = nil
+    for name in adapters.keys {
+      adapters[name]?.adverts = [:]
+      adapters[name]?.discovery = [:]
+      adapters[name]?.filters = [:]
+    }
+    devices = [:]
+    try await Task.sleep(for: downFor)
+    try await start()
+  }
+
+  // MARK: Adapters
+
+  private func exportAdapter(_ name: String) async throws {
+    guard let connection, let adapter = adapters[name] else { return }
+    let properties: [DBusProperty] = [
+      DBusProperty("Address", .string(adapter.address)),
+      DBusProperty("AddressType", .string("public")),
+      DBusProperty("Name", .string("double-\(name)")),
+      DBusProperty("Alias", .string("double-\(name)"), access: .readWrite),
+      DBusProperty("Class", .uint32(0)),
+      DBusProperty(
+        "Powered", .boolean(adapter.powered), access: .readWrite,
+        validator: { [weak self] value in
+          let on = value.bool ?? false
+          Task { await self?.poweredChanged(name, on, fromPeer: true) }
+        }),
+      DBusProperty("Discoverable", .boolean(false), access: .readWrite),
+      DBusProperty("Pairable", .boolean(false), access: .readWrite),
+      DBusProperty("Discovering", .boolean(false)),
+      DBusProperty("UUIDs", .strings([])),
+      DBusProperty("Modalias", .string("usb:v1D6Bp0246d0541")),
+      DBusProperty("Roles", .strings(["central", "peripheral"])),
+    ]
+    try await connection.export(
+      DBusInterface(
+        "org.bluez.Adapter1",
+        methods: [
+          DBusMethod("StartDiscovery") { [weak self] call in
+            try await self?.startDiscovery(name, client: call.sender ?? "")
+            return []
+          },
+          DBusMethod("StopDiscovery") { [weak self] call in
+            try await self?.stopDiscovery(name, client: call.sender ?? "")
+            return []
+          },
+          DBusMethod("SetDiscoveryFilter", input: "a{sv}") { [weak self] call in
+            try await self?.setFilter(name, client: call.sender ?? "", call.body[0])
+            return []
+          },
+          DBusMethod("GetDiscoveryFilters", output: "as") { _ in
+            [.strings(["UUIDs", "RSSI", "Pathloss", "Transport", "DuplicateData", "Discoverable"])]
+          },
+          DBusMethod("RemoveDevice", input: "o") { [weak self] call in
+            guard let path = call.body[0].objectPath else { return [] }
+            try await self?.removeDevice(path)
+            return []
+          },
+        ], properties: properties), at: adapter.path)
+    try await connection.export(
+      DBusInterface(
+        "org.bluez.LEAdvertisingManager1",
+        methods: [
+          DBusMethod("RegisterAdvertisement", input: "oa{sv}") { [weak self] call in
+            guard let self, let path = call.body[0].objectPath else { return [] }
+            try await self.register(name, owner: call.sender ?? "", path: path)
+            return []
+          },
+          DBusMethod("UnregisterAdvertisement", input: "o") { [weak self] call in
+            guard let self, let path = call.body[0].objectPath else { return [] }
+            try await self.unregister(name, owner: call.sender ?? "", path: path)
+            return []
+          },
+        ],
+        properties: [
+          DBusProperty("ActiveInstances", .byte(0)),
+          DBusProperty("SupportedInstances", .byte(adapter.supportedInstances)),
+          DBusProperty("SupportedIncludes", .strings(["tx-power", "appearance", "local-name"])),
+          DBusProperty("SupportedSecondaryChannels", .strings([])),
+        ]), at: adapter.path)
+    if adapter.monitorSupport { try await exportMonitorManager(name) }
+  }
+
+  private func exportMonitorManager(_ name: String) async throws {
+    guard let connection, let adapter = adapters[name] else { return }
+    try await connection.export(
+      DBusInterface(
+        "org.bluez.AdvertisementMonitorManager1",
+        methods: [
+          DBusMethod("RegisterMonitor", input: "o") { [weak self] call in
+            guard let self, let root = call.body[0].objectPath else { return [] }
+            try await self.registerMonitors(name, owner: call.sender ?? "", root: root)
+            return []
+          },
+          DBusMethod("UnregisterMonitor", input: "o") { [weak self] call in
+            guard let self, let root = call.body[0].objectPath else { return [] }
+            await self.unregisterMonitors(name, owner: call.sender ?? "", root: root)
+            return []
+          },
+        ],
+        properties: [
+          DBusProperty("SupportedMonitorTypes", .strings(["or_patterns"])),
+          DBusProperty("SupportedFeatures", .strings([])),
+        ]), at: adapter.path)
+  }
+
+  /// Reads the client's `AdvertisementMonitor1` objects below `root` (bluetoothd does it
+  /// through the client's ObjectManager), keeps their patterns, calls `Activate`.
+  func registerMonitors(_ name: String, owner: String, root: DBusObjectPath) async throws {
+    _ = try adapter(name)
+    guard let connection else { throw DBusError(BlueZErrors.failed, "restarting") }
+    let objects: DBusConnection.ManagedObjects
+    do {
+      objects = try await connection.managedObjects(of: owner, at: root, timeout: .seconds(2))
+    } catch {
+      throw DBusError(BlueZErrors.failed, "Failed to read the monitors: \(error)")
+    }
+    var found = 0
+    for (path, interfaces) in objects {
+      guard let monitor = interfaces["org.bluez.AdvertisementMonitor1"] else { continue }
+      guard monitor["Type"]?.string == "or_patterns", let list = monitor["Patterns"]?.elements
+      else { throw DBusError(BlueZErrors.invalidArguments, "Invalid arguments in method call") }
+      var patterns: [MonitorPattern] = []
+      for item in list {
+        guard let fields = item.fields, fields.count == 3, case .byte(let start) = fields[0],
+          case .byte(let type) = fields[1], let content = fields[2].bytes
+        else { throw DBusError(BlueZErrors.invalidArguments, "Invalid arguments in method call") }
+        patterns.append(MonitorPattern(start: start, adType: type, content: content))
+      }
+      adapters[name]?.monitors[AdvertKey(owner: owner, path: path)] = patterns
+      var activate = DBusMessage.methodCall(
+        destination: owner, path: path, interface: "org.bluez.AdvertisementMonitor1",
+        member: "Activate")
+      activate.noReplyExpected = true
+      _ = try? connection.send(activate)
+      found += 1
+    }
+    guard found > 0 else {
+      throw DBusError(BlueZErrors.invalidArguments, "no AdvertisementMonitor1 below \(root)")
+    }
+    stalled.remove(name)
+    await syncAir()
+  }
+
+  func unregisterMonitors(_ name: String, owner: String, root: DBusObjectPath) async {
+    let kept =
+      adapters[name]?.monitors.filter {
+        !($0.key.owner == owner && $0.key.path.isDescendant(of: root))
+      } ?? [:]
+    adapters[name]?.monitors = kept
+  }
+
+  private func adapter(_ name: String) throws(DBusError) -> Adapter {
+    guard let adapter = adapters[name], adapter.present else {
+      throw DBusError(.unknownObject, "no adapter \(name)")
+    }
+    return adapter
+  }
+
+  func poweredChanged(_ name: String, _ on: Bool, fromPeer: Bool) async {
+    guard var adapter = adapters[name], adapter.present else { return }
+    let was = adapter.powered
+    adapter.powered = on
+    adapters[name] = adapter
+    if !fromPeer {
+      try? await connection?.setProperty(
+        "Powered", to: .boolean(on), interface: "org.bluez.Adapter1", at: adapter.path)
+    }
+    guard was != on else { return }
+    if !on {
+      // bluetoothd releases adverts and ends discovery when the adapter powers off.
+      for (key, _) in adapter.adverts { await release(key, on: name) }
+      adapters[name]?.adverts = [:]
+      adapters[name]?.discovery = [:]
+      await updateCounts(name)
+    }
+    await syncAir()
+  }
+
+  private func updateCounts(_ name: String) async {
+    guard let adapter = adapters[name], let connection else { return }
+    try? await connection.setProperty(
+      "Discovering", to: .boolean(!adapter.discovery.isEmpty), interface: "org.bluez.Adapter1",
+      at: adapter.path)
+    try? await connection.setProperty(
+      "ActiveInstances", to: .byte(UInt8(adapter.adverts.count)),
+      interface: "org.bluez.LEAdvertisingManager1", at: adapter.path)
+  }
+
+  // MARK: Discovery
+
+  func setFilter(_ name: String, client: String, _ filter: DBusValue) async throws(DBusError) {
+    _ = try adapter(name)
+    guard let map = filter.stringDictionary else {
+      throw DBusError(BlueZErrors.invalidArguments, "Invalid arguments in method call")
+    }
+    if let transport = map["Transport"] {
+      guard let text = transport.string, ["auto", "bredr", "le"].contains(text) else {
+        throw DBusError(BlueZErrors.invalidArguments, "Invalid arguments in method call")
+      }
+    }
+    adapters[name]?.filters[client] = map
+  }
+
+  /// Throws the error scheduled for `member` by `FailNext`, if any is left.
+  private func scheduledFailure(_ member: String) throws(DBusError) {
+    guard let failure = failures[member], failure.count > 0 else { return }
+    failures[member] = failure.count > 1 ? (failure.name, failure.count - 1) : nil
+    throw DBusError(.init(failure.name), "scheduled by FailNext")
+  }
+
+  func startDiscovery(_ name: String, client: String) async throws(DBusError) {
+    try scheduledFailure("StartDiscovery")
+    let adapter = try adapter(name)
+    guard adapter.powered else { throw DBusError(BlueZErrors.notReady, "Resource Not Ready") }
+    guard adapter.discovery[client] == nil else {
+      throw DBusError(BlueZErrors.inProgress, "Operation already in progress")
+    }
+    adapters[name]?.discovery[client] = adapter.filters[client] ?? [:]
+    stalled.remove(name)
+    await updateCounts(name)
+    await syncAir()
+  }
+
+  func stopDiscovery(_ name: String, client: String) async throws(DBusError) {
+    let adapter = try adapter(name)
+    guard adapter.powered else { throw DBusError(BlueZErrors.notReady, "Resource Not Ready") }
+    guard adapter.discovery[client] != nil else {
+      throw DBusError(BlueZErrors.failed, "No discovery started")
+    }
+    adapters[name]?.discovery[client] = nil
+    await updateCounts(name)
+  }
+
+  private func removeDevice(_ path: DBusObjectPath) async throws(DBusError) {
+    guard devices.removeValue(forKey: path) != nil else {
+      throw DBusError(BlueZErrors.doesNotExist, "Does Not Exist")
+    }
+    await connection?.unexport(at: path)
+  }
+
+  // MARK: Advertising
+
+  func register(_ name: String, owner: String, path: DBusObjectPath) async throws {
+    try scheduledFailure("RegisterAdvertisement")
+    let adapter = try adapter(name)
+    let key = AdvertKey(owner: owner, path: path)
+    guard adapter.adverts[key] == nil else {
+      throw DBusError(BlueZErrors.alreadyExists, "Already Exists")
+    }
+    guard adapter.adverts.count < Int(adapter.supportedInstances) else {
+      throw DBusError(BlueZErrors.notPermitted, "Maximum advertisements reached")
+    }
+    guard let connection else { throw DBusError(BlueZErrors.failed, "restarting") }
+    // bluetoothd reads the advert from the client's object, as here.
+    let properties: [String: DBusValue]
+    do {
+      properties = try await connection.allProperties(
+        interface: "org.bluez.LEAdvertisement1", of: owner, at: path, timeout: .seconds(2))
+    } catch {
+      throw DBusError(BlueZErrors.failed, "Failed to parse advertisement: \(error)")
+    }
+    let advert = try RegisteredAdvert(owner: owner, path: path, properties: properties)
+    guard advert.payloadLength <= 31 else {
+      throw DBusError(BlueZErrors.invalidLength, "Advertising data too long.")
+    }
+    guard adapters[name]?.powered == true else {
+      throw DBusError(BlueZErrors.notReady, "Resource Not Ready")
+    }
+    adapters[name]?.adverts[key] = advert
+    if advertSlots[key] == nil {
+      advertSlots[key] = nextSlot
+      nextSlot += 1
+    }
+    await updateCounts(name)
+    await syncAir()
+  }
+
+  func unregister(_ name: String, owner: String, path: DBusObjectPath) async throws(DBusError) {
+    _ = try adapter(name)
+    let key = AdvertKey(owner: owner, path: path)
+    guard adapters[name]?.adverts.removeValue(forKey: key) != nil else {
+      throw DBusError(BlueZErrors.doesNotExist, "Does Not Exist")
+    }
+    await updateCounts(name)
+    await syncAir()
+  }
+
+  /// Calls `Release` on the client's advert object (bluetoothd does when it drops one).
+  private func release(_ key: AdvertKey, on name: String) async {
+    var call = DBusMessage.methodCall(
+      destination: key.owner, path: key.path, interface: "org.bluez.LEAdvertisement1",
+      member: "Release")
+    call.noReplyExpected = true
+    _ = try? connection?.send(call)
+  }
+
+  private func clientLeft(_ client: String) async {
+    for name in adapters.keys {
+      let keptMonitors = adapters[name]?.monitors.filter { $0.key.owner != client } ?? [:]
+      adapters[name]?.monitors = keptMonitors
+      let had = adapters[name]?.discovery.removeValue(forKey: client) != nil
+      adapters[name]?.filters[client] = nil
+      let before = adapters[name]?.adverts.count ?? 0
+      let kept = adapters[name]?.adverts.filter { $0.key.owner != client } ?? [:]
+      adapters[name]?.adverts = kept
+      if had || before != adapters[name]?.adverts.count { await updateCounts(name) }
+    }
+    await syncAir()
+  }
+
+  // MARK: The air
+
+  /// Makes the device objects match the adverts: every advert on a powered adapter appears
+  /// on every other powered adapter that is discovering (devices stay after discovery stops,
+  /// as in bluetoothd's cache, but are no longer reported).
+  private func syncAir() async {
+    guard let connection else { return }
+    var wanted: [DBusObjectPath: Device] = [:]
+    for advertiser in adapters.values where advertiser.present && advertiser.powered {
+      for (key, _) in advertiser.adverts {
+        for hearer in adapters.values
+        where hearer.name != advertiser.name && hearer.present && hearer.powered {
+          let slot = advertSlots[key] ?? 0
+          let address = String(
+            format: "C0:DE:%02X:%02X:%02X:01", advertiser.index, slot >> 8, slot & 0xff)
+          let path = try! DBusObjectPath(
+            "\(hearer.path.rawValue)/dev_\(address.replacingOccurrences(of: ":", with: "_"))")
+          if let existing = devices[path], existing.advert == key {
+            wanted[path] = existing
+          } else if !hearer.discovery.isEmpty || hearer.monitorMatches(advertiser.adverts[key]!) {
+            wanted[path] = Device(
+              path: path, hearing: hearer.name, advertiser: advertiser.name, advert: key,
+              rssi: Int16(-45 - 6 * abs(advertiser.index - hearer.index)))
+          }
+        }
+      }
+    }
+    for (path, device) in devices where wanted[path]?.advert != device.advert {
+      devices[path] = nil
+      await connection.unexport(at: path)
+    }
+    for (path, device) in wanted where devices[path] == nil {
+      devices[path] = device
+      try? await connection.export(deviceInterface(device), at: path)
+    }
+  }
+
+  private func advert(of device: Device) -> RegisteredAdvert? {
+    adapters[device.advertiser]?.adverts[device.advert]
+  }
+
+  private func deviceInterface(_ device: Device) -> DBusInterface {
+    let advert = advert(of: device)
+    let address = device.path.rawValue.split(separator: "/").last!.dropFirst(4)
+      .replacingOccurrences(of: "_", with: ":")
+    var properties = [
+      DBusProperty("Address", .string(address)),
+      DBusProperty("AddressType", .string("random")),
+      DBusProperty("Alias", .string(address.replacingOccurrences(of: ":", with: "-"))),
+      DBusProperty("Adapter", .objectPath(adapters[device.hearing]!.path)),
+      DBusProperty("Paired", .boolean(false)),
+      DBusProperty("Bonded", .boolean(false)),
+      DBusProperty("Trusted", .boolean(false), access: .readWrite),
+      DBusProperty("Blocked", .boolean(false), access: .readWrite),
+      DBusProperty("LegacyPairing", .boolean(false)),
+      DBusProperty("Connected", .boolean(false)),
+      DBusProperty("ServicesResolved", .boolean(false)),
+      DBusProperty("UUIDs", .strings(advert?.serviceUUIDs ?? [])),
+      DBusProperty("RSSI", .int16(device.rssi), emitsChanged: false),
+      DBusProperty("ServiceData", serviceData(advert), emitsChanged: false),
+      DBusProperty("ManufacturerData", manufacturerData(advert), emitsChanged: false),
+    ]
+    if let name = advert?.localName { properties.append(DBusProperty("Name", .string(name))) }
+    if let txPower = advert?.txPower, advert?.includesTxPower == true {
+      properties.append(DBusProperty("TxPower", .int16(txPower)))
+    }
+    return DBusInterface("org.bluez.Device1", properties: properties)
+  }
+
+  private func serviceData(_ advert: RegisteredAdvert?) -> DBusValue {
+    .vardict((advert?.serviceData ?? [:]).mapValues { DBusValue.bytes($0) })
+  }
+
+  private func manufacturerData(_ advert: RegisteredAdvert?) -> DBusValue {
+    .dictionary(
+      key: .uint16, value: .variant,
+      (advert?.manufacturerData ?? [:]).sorted { $0.key < $1.key }.map {
+        DBusDictEntry(.uint16($0.key), .variant(.bytes($0.value)))
+      })
+  }
+
+  /// One advertising report per device heard by a discovering adapter: `PropertiesChanged`
+  /// with a jittered RSSI and, where the client asked for DuplicateData, the data again.
+  private func report() async {
+    guard let connection else { return }
+    for (path, device) in devices {
+      guard let hearer = adapters[device.hearing], hearer.powered,
+        let heard = advert(of: device),
+        !hearer.discovery.isEmpty || hearer.monitorMatches(heard),
+        !stalled.contains(hearer.name),
+        let advert = advert(of: device)
+      else { continue }
+      let rssi = device.rssi + Int16.random(in: -2...2)
+      var changed: [String: DBusValue] = ["RSSI": .int16(rssi)]
+      let duplicates = hearer.discovery.values.contains { $0["DuplicateData"]?.bool ?? true }
+      if duplicates {
+        if !advert.serviceData.isEmpty { changed["ServiceData"] = serviceData(advert) }
+        if !advert.manufacturerData.isEmpty {
+          changed["ManufacturerData"] = manufacturerData(advert)
+        }
+      }
+      try? await connection.setProperty(
+        "RSSI", to: .int16(rssi), interface: "org.bluez.Device1", at: path)
+      try? connection.emit(
+        .signal(
+          path: path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
+          body: [.string("org.bluez.Device1"), .vardict(changed), .strings([])]))
+    }
+  }
+
+  // MARK: Control
+
+  private func controlInterface() -> DBusInterface {
+    DBusInterface(
+      Self.controlInterface,
+      methods: [
+        DBusMethod("Reset") { [weak self] _ in
+          await self?.reset()
+          return []
+        },
+        DBusMethod("SetPowered", input: "sb") { [weak self] call in
+          await self?.poweredChanged(
+            call.body[0].string ?? "", call.body[1].bool ?? false, fromPeer: false)
+          return []
+        },
+        DBusMethod("SetAccessDenied", input: "b") { [weak self] call in
+          await self?.setDenied(call.body[0].bool ?? false)
+          return []
+        },
+        DBusMethod("Restart", input: "u") { [weak self] call in
+          let milliseconds = Int(call.body[0].integer ?? 200)
+          Task { [weak self] in
+            try? await Task.sleep(for: .milliseconds(20))
+            try? await self?.restart(downFor: .milliseconds(milliseconds))
+          }
+          return []
+        },
+        DBusMethod("RemoveAdapter", input: "s") { [weak self] call in
+          await self?.setPresent(call.body[0].string ?? "", false)
+          return []
+        },
+        DBusMethod("AddAdapter", input: "s") { [weak self] call in
+          await self?.setPresent(call.body[0].string ?? "", true)
+          return []
+        },
+        DBusMethod("SetSupportedInstances", input: "sy") { [weak self] call in
+          guard case .byte(let count) = call.body[1] else { return [] }
+          await self?.setInstances(call.body[0].string ?? "", count)
+          return []
+        },
+        DBusMethod("FailNext", input: "ssu") { [weak self] call in
+          await self?.failNext(
+            call.body[0].string ?? "", call.body[1].string ?? "", Int(call.body[2].integer ?? 1))
+          return []
+        },
+        DBusMethod("SetMonitorSupport", input: "sb") { [weak self] call in
+          await self?.setMonitorSupport(call.body[0].string ?? "", call.body[1].bool ?? false)
+          return []
+        },
+        DBusMethod("Monitors", input: "s", output: "ao") { [weak self] call in
+          [.objectPaths(await self?.monitorPaths(call.body[0].string ?? "") ?? [])]
+        },
+        DBusMethod("StallDiscovery", input: "s") { [weak self] call in
+          await self?.stall(call.body[0].string ?? "")
+          return []
+        },
+        DBusMethod("SetReportInterval", input: "u") { [weak self] call in
+          await self?.setInterval(.milliseconds(Int(call.body[0].integer ?? 100)))
+          return []
+        },
+        DBusMethod("Adverts", input: "s", output: "aa{sv}") { [weak self] call in
+          [
+            .array(
+              .dictionary(key: .string, value: .variant),
+              await self?.advertList(call.body[0].string ?? "") ?? [])
+          ]
+        },
+        DBusMethod("DiscoveryClients", input: "s", output: "as") { [weak self] call in
+          [.strings(await self?.discoveryClients(call.body[0].string ?? "") ?? [])]
+        },
+      ])
+  }
+
+  private func reset() async {
+    denied.value = false
+    failures = [:]
+    stalled = []
+    for name in adapters.keys {
+      adapters[name]?.monitors = [:]
+      await setMonitorSupport(name, false)
+    }
+    reportInterval = .milliseconds(100)
+    for name in adapters.keys where !(adapters[name]!.present) { await setPresent(name, true) }
+    for (name, adapter) in adapters {
+      for (key, _) in adapter.adverts { await release(key, on: name) }
+      adapters[name]?.adverts = [:]
+      adapters[name]?.discovery = [:]
+      adapters[name]?.filters = [:]
+      adapters[name]?.supportedInstances = 5
+      try? await connection?.setProperty(
+        "SupportedInstances", to: .byte(5), interface: "org.bluez.LEAdvertisingManager1",
+        at: adapter.path)
+      await poweredChanged(name, true, fromPeer: false)
+      await updateCounts(name)
+    }
+    for path in devices.keys { await connection?.unexport(at: path) }
+    devices = [:]
+  }
+
+  private func setDenied(_ on: Bool) { denied.value = on }
+  private func failNext(_ member: String, _ name: String, _ count: Int) {
+    failures[member] = (name, count)
+  }
+  private func stall(_ adapter: String) { stalled.insert(adapter) }
+
+  /// Adds or removes AdvertisementMonitorManager1 on an adapter (re-exports the adapter).
+  private func setMonitorSupport(_ name: String, _ on: Bool) async {
+    guard let adapter = adapters[name], adapter.monitorSupport != on else { return }
+    adapters[name]?.monitorSupport = on
+    guard adapter.present else { return }
+    if on {
+      try? await exportMonitorManager(name)
+    } else {
+      adapters[name]?.monitors = [:]
+      await connection?.unexport(
+        interfaces: ["org.bluez.AdvertisementMonitorManager1"], at: adapter.path)
+    }
+  }
+
+  private func monitorPaths(_ name: String) -> [DBusObjectPath] {
+    adapters[name].map { $0.monitors.keys.map(\.path).sorted() } ?? []
+  }
+  private func setInterval(_ interval: Duration) { reportInterval = interval }
+
+  private func setInstances(_ name: String, _ count: UInt8) async {
+    guard let adapter = adapters[name] else { return }
+    adapters[name]?.supportedInstances = count
+    try? await connection?.setProperty(
+      "SupportedInstances", to: .byte(count), interface: "org.bluez.LEAdvertisingManager1",
+      at: adapter.path)
+  }
+
+  private func setPresent(_ name: String, _ present: Bool) async {
+    guard let adapter = adapters[name], adapter.present != present else { return }
+    adapters[name]?.present = present
+    if present {
+      try? await exportAdapter(name)
+    } else {
+      for (key, _) in adapter.adverts { await release(key, on: name) }
+      adapters[name]?.adverts = [:]
+      adapters[name]?.discovery = [:]
+      for (path, device) in devices where device.hearing == name {
+        devices[path] = nil
+        await connection?.unexport(at: path)
+      }
+      await connection?.unexport(at: adapter.path)
+    }
+    await syncAir()
+  }
+
+  private func advertList(_ name: String) -> [DBusValue] {
+    (adapters[name]?.adverts.values.map { advert in
+      DBusValue.vardict([
+        "Owner": .string(advert.owner), "Path": .objectPath(advert.path),
+        "Type": .string(advert.type),
+        "ServiceData": .vardict(advert.serviceData.mapValues { .bytes($0) }),
+        "Length": .uint32(UInt32(advert.payloadLength)),
+      ])
+    }) ?? []
+  }
+
+  private func discoveryClients(_ name: String) -> [String] {
+    adapters[name].map { Array($0.discovery.keys).sorted() } ?? []
+  }
+}
+
+/// A flag the call filter reads from the object actor while the double's actor writes it.
+final class Flag: Sendable {
+  private let storage = Atomic<Bool>(false)
+  var value: Bool {
+    get { storage.load(ordering: .relaxed) }
+    set { storage.store(newValue, ordering: .relaxed) }
+  }
+}
+
+/// One pattern of an "or_patterns" advertisement monitor.
+struct MonitorPattern: Sendable, Hashable {
+  var start: UInt8
+  var adType: UInt8
+  var content: [UInt8]
+}
+
+/// The AD structure bluetoothd builds for service data: its AD type and its bytes after the
+/// type (UUID little-endian, then the data).
+func serviceDataStructure(uuid: String, data: [UInt8]) -> (type: UInt8, bytes: [UInt8]) {
+  let hex = uuid.replacingOccurrences(of: "-", with: "")
+  var uuidBytes: [UInt8] = []
+  var index = hex.startIndex
+  while index < hex.endIndex, let next = hex.index(index, offsetBy: 2, limitedBy: hex.endIndex) {
+    uuidBytes.append(UInt8(hex[index..<next], radix: 16) ?? 0)
+    index = next
+  }
+  let type: UInt8 = uuidBytes.count == 2 ? 0x16 : uuidBytes.count == 4 ? 0x20 : 0x21
+  return (type, uuidBytes.reversed() + data)
+}
