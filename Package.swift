@@ -55,10 +55,17 @@ let package = Package(
       path: "Modules/MediumTestKit",
       swiftSettings: strictSwift
     ),
+    .target(
+      name: "AudioModem", dependencies: ["Tokens"], path: "Plugins/AudioPulse/Modem",
+      swiftSettings: strictSwift),
+    .target(
+      name: "AudioModemTestKit", dependencies: ["AudioModem", "Tokens"],
+      path: "Plugins/AudioPulse/ModemTestKit", swiftSettings: strictSwift),
     .executableTarget(
       name: "nearby",
       dependencies: [
-        "Core", "Resolution", "MediumTestKit", "Strategy", "Tokens",
+        "Core", "Resolution", "MediumTestKit", "Strategy", "Tokens", "AudioModem",
+        "AudioModemTestKit",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ],
@@ -82,6 +89,9 @@ let package = Package(
       dependencies: ["MediumTestKit", "Core", "Strategy", "Tokens"],
       swiftSettings: strictSwift
     ),
+    .testTarget(
+      name: "AudioModemTests", dependencies: ["AudioModem", "AudioModemTestKit", "Tokens"],
+      swiftSettings: strictSwift),
     .testTarget(
       name: "IntegrationTests",
       dependencies: ["Core", "Resolution", "MediumTestKit", "Strategy", "Tokens"],
