@@ -250,13 +250,15 @@ public struct AudioModemDecoder: Sendable {
         continue
       }
       candidateCount += 1
-      if let token = demodulate(candidate) {
-        found.append(token)
-        decodedStarts.append(candidate.start)
-        if decodedStarts.count > 8 { decodedStarts.removeFirst() }
-      } else {
+      guard let (token, start) = demodulate(candidate) else {
         failedCandidates += 1
+        continue
       }
+      // Another candidate may have been refined onto a frame already decoded.
+      if decodedStarts.contains(where: { abs($0 - start) < 3 * Double(Self.window) }) { continue }
+      found.append(token)
+      decodedStarts.append(start)
+      if decodedStarts.count > 8 { decodedStarts.removeFirst() }
     }
     return found.sorted { $0.offset < $1.offset }
   }
@@ -266,7 +268,8 @@ public struct AudioModemDecoder: Sendable {
     Int(candidate.start.rounded(.up)) + (P.frameSymbols + 2) * Self.window + 4
   }
 
-  private mutating func demodulate(_ detected: Candidate) -> DecodedToken? {
+  /// The token of a candidate frame and the frame's refined start, or nil.
+  private mutating func demodulate(_ detected: Candidate) -> (DecodedToken, Double)? {
     let candidate = refine(detected)
     var pass = demodulationPass(candidate, drift: (0, 0))
     var decoded = FrameCodec.token(from: pass.symbols, confidence: pass.confidence)
@@ -283,16 +286,17 @@ public struct AudioModemDecoder: Sendable {
     if recentCandidates.count > 8 { recentCandidates.removeFirst() }
     recentSymbols.append(pass.symbols)
     if recentSymbols.count > 8 { recentSymbols.removeFirst() }
-    guard let (token, corrected) = decoded else { return nil }
+    guard let (token, corrected) = decoded, !Self.looksTruncated(pass.peaks) else { return nil }
     // E_signal / E_noise = C/N0 · N / B_noise for a matched correlation over N samples.
     let ratio = pass.noise > 0 ? pass.signal / pass.noise : 1e9
     let cn0 = 10 * log10(max(ratio, 1e-9) * noiseBandwidth / Double(Self.window))
     let snr = cn0 - 10 * log10(P.bandwidth)
     let offset = (candidate.start / P.basebandRate) - P.rampDuration
-    return DecodedToken(
+    let decodedToken = DecodedToken(
       token: token, offset: offset, snrDB: snr,
       frequencyOffset: candidate.offsetBins * P.bandwidth / Double(Self.chips),
       correctedSymbols: corrected)
+    return (decodedToken, candidate.start)
   }
 
   /// The candidate moved to where the whole preamble (6 up- and 2 down-chirps, each correlated
@@ -382,7 +386,20 @@ public struct AudioModemDecoder: Sendable {
     return (offset, slope)
   }
 
+  /// Whether some run of four data symbols carries far less signal than the others: a frame
+  /// cut short (or drowned part-way) is not reported even when the code could fill it in.
+  private static func looksTruncated(_ peaks: [Double]) -> Bool {
+    let blocks = stride(from: 0, to: peaks.count, by: 4).map { start in
+      let block = peaks[start..<min(start + 4, peaks.count)]
+      return block.reduce(0, +) / Double(block.count)
+    }
+    let median = blocks.sorted()[blocks.count / 2]
+    return blocks.contains { $0 < 0.25 * median }
+  }
+
   private struct Pass {
+    /// Each symbol's peak energy above the mean of the other bins.
+    var peaks: [Double] = []
     var symbols: [UInt8] = []
     var confidence: [Float] = []
     /// The peak's position between bins (chips) in each symbol.
@@ -472,6 +489,7 @@ public struct AudioModemDecoder: Sendable {
       pass.symbols.append(UInt8(best))
       pass.confidence.append(Float(energies[best] / max(second, 1e-30)))
       pass.signal += max(energies[best] - others, 0)
+      pass.peaks.append(max(energies[best] - others, 0))
       pass.noise += others
       let left = log(energies[(best + m - 1) % m] + 1e-30)
       let center = log(energies[best] + 1e-30)

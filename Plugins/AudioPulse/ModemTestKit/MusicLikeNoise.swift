@@ -8,12 +8,13 @@ public struct MusicLikeNoise: Sendable {
   public let sampleRate: Double
   private var generator: SeededGenerator
   private struct Note: Sendable {
-    var frequency: Double
+    /// One period of the note's waveform (its harmonics), 1024 samples.
+    var table: [Float]
     var phase: Double
+    var increment: Double
     var age: Int
     var length: Int
     var amplitude: Double
-    var harmonics: Int
   }
   private var notes: [Note] = []
   private var drum = 0.0
@@ -33,11 +34,19 @@ public struct MusicLikeNoise: Sendable {
       if generator.uniform() < 4 / sampleRate {
         let fundamental = 55 * pow(2, generator.uniform() * 6)
         let harmonics = max(1, min(40, Int(sampleRate / 2 / fundamental) - 1))
+        var table = [Float](repeating: 0, count: 1024)
+        for harmonic in 1...harmonics {
+          let weight = 1 / Double(harmonic)
+          for index in table.indices {
+            table[index] += Float(
+              weight * sin(2 * Double.pi * Double(harmonic * index) / Double(table.count)))
+          }
+        }
         notes.append(
           Note(
-            frequency: fundamental, phase: 0, age: 0,
+            table: table, phase: 0, increment: fundamental / sampleRate, age: 0,
             length: Int((0.2 + 1.5 * generator.uniform()) * sampleRate),
-            amplitude: 0.05 + 0.1 * generator.uniform(), harmonics: harmonics))
+            amplitude: 0.05 + 0.1 * generator.uniform()))
         if notes.count > 8 { notes.removeFirst() }
       }
       if generator.uniform() < 2 / sampleRate { drum = 0.3 + 0.3 * generator.uniform() }
@@ -46,12 +55,9 @@ public struct MusicLikeNoise: Sendable {
         var note = notes[noteIndex]
         let attack = min(1, Double(note.age) / (0.01 * sampleRate))
         let decay = exp(-3 * Double(note.age) / Double(note.length))
-        var tone = 0.0
-        for harmonic in 1...note.harmonics {
-          tone += sin(2 * Double.pi * note.phase * Double(harmonic)) / Double(harmonic)
-        }
+        let tone = Double(note.table[Int(note.phase * Double(note.table.count)) & 1023])
         value += note.amplitude * attack * decay * tone
-        note.phase += note.frequency / sampleRate
+        note.phase += note.increment
         note.phase -= note.phase.rounded(.down)
         note.age += 1
         notes[noteIndex] = note
