@@ -13,6 +13,6 @@ struct Nearby: AsyncParsableCommand {
         nearby demo --json          the same, one JSON event a line
         nearby bench dispatch       found-event throughput and latency (build with -c release)
       """,
-    subcommands: [DemoCommand.self, BenchCommand.self]
+    subcommands: [DemoCommand.self, BenchCommand.self, AudioCommand.self]
   )
 }
