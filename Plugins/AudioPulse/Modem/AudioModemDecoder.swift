@@ -49,7 +49,8 @@ public struct AudioModemDecoder: Sendable {
   private var pending: [Candidate] = []
   /// Frame starts (baseband samples) of the latest decoded frames.
   private var decodedStarts: [Double] = []
-  /// Candidates demodulated and how many of them yielded no token (for tests and benchmarks).
+  /// Candidate frames demodulated so far (most preambles seen in noise are never demodulated).
+  public var candidatesDemodulated: Int { candidateCount }
   private(set) var candidateCount = 0
   private(set) var failedCandidates = 0
   /// The data symbols of the last candidates demodulated (for tests).
@@ -156,6 +157,19 @@ public struct AudioModemDecoder: Sendable {
     guard let up = Self.peak(summed), up.ratio >= Self.upThreshold,
       let dn = Self.peak(down), dn.ratio >= Self.downThreshold
     else { return }
+    // Preamble windows agree on one bin; data windows (random symbols) do not.
+    let peakBin = Int(up.position.rounded()) % Self.chips
+    var agreeing = 0
+    for back in 2...6 {
+      let base = ((index - back) % Self.historySize) * Self.chips
+      var best = 0
+      for bin in 1..<Self.chips where upEnergies[base + bin] > upEnergies[base + best] {
+        best = bin
+      }
+      let distance = abs(best - peakBin)
+      if min(distance, Self.chips - distance) <= 1 { agreeing += 1 }
+    }
+    guard agreeing >= 3 else { return }
 
     // b_up = −δ_up + c, b_down = δ + c, with δ_up = δ + 4εM (the clock offset ε = c·B/(M·fc)
     // moves the symbol boundaries between the centre of the up windows and the down window).
@@ -246,7 +260,10 @@ public struct AudioModemDecoder: Sendable {
       guard Double(produced) - candidate.start < Double(Self.ringSize - Self.window) else {
         continue
       }
-      if decodedStarts.contains(where: { abs($0 - candidate.start) < 3 * Double(Self.window) }) {
+      let frameLength = Double(P.frameSymbols * Self.window)
+      if decodedStarts.contains(where: {
+        candidate.start > $0 - 3 * Double(Self.window) && candidate.start < $0 + frameLength
+      }) {
         continue
       }
       candidateCount += 1
@@ -256,6 +273,9 @@ public struct AudioModemDecoder: Sendable {
       }
       // Another candidate may have been refined onto a frame already decoded.
       if decodedStarts.contains(where: { abs($0 - start) < 3 * Double(Self.window) }) { continue }
+      // Candidates seen inside this frame (its data can look like a preamble) are moot.
+      let frameEnd = start + Double(P.frameSymbols * Self.window)
+      pending.removeAll { $0.start > start && $0.start < frameEnd }
       found.append(token)
       decodedStarts.append(start)
       if decodedStarts.count > 8 { decodedStarts.removeFirst() }
@@ -347,13 +367,12 @@ public struct AudioModemDecoder: Sendable {
       let tau = start - Double(q)
       var sumReal = 0.0
       var sumImaginary = 0.0
+      var phasor = Phasor(
+        chirp: chirp == .down ? -1 : 1, step: step, tau: tau, offsetHz: offsetHz)
       for index in 0..<n {
-        let u = (Double(index) - tau) * step
-        if u >= P.symbolDuration { break }
+        if (Double(index) - tau) * step >= P.symbolDuration { break }
         let ring = (q + index) & (Self.ringSize - 1)
-        let phase =
-          -2 * Double.pi * (chirp.phase(at: u) + offsetHz * (Double(index) - tau) / P.basebandRate)
-        let (c, s) = (cos(phase), sin(phase))
+        let (c, s) = phasor.next()
         let (a, b) = (Double(ringReal[ring]), Double(ringImaginary[ring]))
         sumReal += a * c - b * s
         sumImaginary += a * s + b * c
@@ -425,7 +444,6 @@ public struct AudioModemDecoder: Sendable {
     var wrapReal = [Double](repeating: 0, count: n)
     var wrapImaginary = [Double](repeating: 0, count: n)
     var energies = [Double](repeating: 0, count: m)
-    let base = Chirp.up(shift: 0)
 
     for symbol in 0..<P.dataSymbols {
       let first = P.preambleUpChirps + P.preambleDownChirps + symbol
@@ -434,6 +452,12 @@ public struct AudioModemDecoder: Sendable {
       let q = Int(start.rounded(.up))
       let tau = start - Double(q)  // −1 < τ ≤ 0
       var used = n
+      var dechirp = Phasor(chirp: 1, step: step, tau: tau, offsetHz: offsetHz)
+      let wrapStart = 2 * Double.pi * P.bandwidth * (-tau * step)
+      let wrapStep = 2 * Double.pi * P.bandwidth * step
+      var wrapRotor = Rotor(
+        real: cos(wrapStart), imaginary: sin(wrapStart), stepReal: cos(wrapStep),
+        stepImaginary: sin(wrapStep))
       for index in 0..<n {
         let u = (Double(index) - tau) * step
         if u >= period {
@@ -443,14 +467,12 @@ public struct AudioModemDecoder: Sendable {
         let ring = (q + index) & (Self.ringSize - 1)
         let (a, b) = (Double(ringReal[ring]), Double(ringImaginary[ring]))
         // Remove the base chirp and the carrier offset: d = r · e^(−2πi(g(u) + f·t)).
-        let phase =
-          -2 * Double.pi * (base.phase(at: u) + offsetHz * (Double(index) - tau) / P.basebandRate)
-        let (c, s) = (cos(phase), sin(phase))
+        let (c, s) = dechirp.next()
         dechirpedReal[index] = a * c - b * s
         dechirpedImaginary[index] = a * s + b * c
-        let wrap = 2 * Double.pi * P.bandwidth * u
-        wrapReal[index] = cos(wrap)
-        wrapImaginary[index] = sin(wrap)
+        wrapReal[index] = wrapRotor.real
+        wrapImaginary[index] = wrapRotor.imaginary
+        wrapRotor.advance()
       }
       // Correlate with each shifted chirp: e^(−2πi k B u / M), times e^(2πi B u) after its wrap.
       var best = 0
@@ -499,5 +521,57 @@ public struct AudioModemDecoder: Sendable {
         curvature < 0 ? min(max(0.5 * (left - right) / curvature, -0.5), 0.5) : 0)
     }
     return pass
+  }
+}
+
+/// e^(iθ) advanced by a fixed angle each step.
+private struct Rotor {
+  var real: Double
+  var imaginary: Double
+  let stepReal: Double
+  let stepImaginary: Double
+
+  mutating func advance() {
+    (real, imaginary) = (
+      real * stepReal - imaginary * stepImaginary, real * stepImaginary + imaginary * stepReal
+    )
+  }
+}
+
+/// e^(−2πi·φ(n)) for n = 0, 1, 2 … where φ is a base chirp's baseband phase (up: +1, down: −1)
+/// at chirp time (n − τ)·step plus a frequency offset's phase, by recurrence: φ is quadratic
+/// in n, so each step multiplies by a rotor that itself rotates by a fixed angle.
+private struct Phasor {
+  private var value: Rotor
+  private var rate: Rotor
+
+  init(chirp direction: Double, step: Double, tau: Double, offsetHz: Double) {
+    let bandwidth = ModemParameters.bandwidth
+    // φ(m) = c1·m + c2·m², m = n − τ (cycles).
+    let c1 = direction * (-bandwidth / 2) * step + offsetHz / ModemParameters.basebandRate
+    let c2 = direction * bandwidth / (2 * ModemParameters.symbolDuration) * step * step
+    let p0 = -c1 * tau + c2 * tau * tau
+    let p1 = c1 - 2 * c2 * tau
+    let p2 = c2
+    func rotor(_ cycles: Double, step stepCycles: Double) -> Rotor {
+      let angle = -2 * Double.pi * (cycles - cycles.rounded())
+      let stepAngle = -2 * Double.pi * (stepCycles - stepCycles.rounded())
+      return Rotor(
+        real: cos(angle), imaginary: sin(angle), stepReal: cos(stepAngle),
+        stepImaginary: sin(stepAngle))
+    }
+    value = rotor(p0, step: 0)
+    rate = rotor(p1 + p2, step: 2 * p2)
+  }
+
+  /// The current value (cos, sin), then a step on.
+  mutating func next() -> (Double, Double) {
+    let current = (value.real, value.imaginary)
+    value = Rotor(
+      real: value.real * rate.real - value.imaginary * rate.imaginary,
+      imaginary: value.real * rate.imaginary + value.imaginary * rate.real,
+      stepReal: 0, stepImaginary: 0)
+    rate.advance()
+    return current
   }
 }
