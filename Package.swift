@@ -61,6 +61,16 @@ let package = Package(
     .target(
       name: "AudioModemTestKit", dependencies: ["AudioModem", "Tokens"],
       path: "Plugins/AudioPulse/ModemTestKit", swiftSettings: strictSwift),
+    .systemLibrary(
+      name: "CPulse", path: "Plugins/AudioPulse/CPulse", pkgConfig: "libpulse-simple",
+      providers: [.apt(["libpulse-dev"])]),
+    .target(
+      name: "AudioPulse",
+      dependencies: [
+        "CPulse", "AudioModem", "Core", "Strategy", "Tokens",
+        .product(name: "Logging", package: "swift-log"),
+      ],
+      path: "Plugins/AudioPulse/Medium", swiftSettings: strictSwift),
     .executableTarget(
       name: "nearby",
       dependencies: [
@@ -91,6 +101,13 @@ let package = Package(
     ),
     .testTarget(
       name: "AudioModemTests", dependencies: ["AudioModem", "AudioModemTestKit", "Tokens"],
+      swiftSettings: strictSwift),
+    .testTarget(
+      name: "AudioPulseTests",
+      dependencies: [
+        "AudioPulse", "AudioModem", "Core", "MediumTestKit", "Resolution", "Strategy", "Tokens",
+        .product(name: "Logging", package: "swift-log"),
+      ],
       swiftSettings: strictSwift),
     .testTarget(
       name: "IntegrationTests",

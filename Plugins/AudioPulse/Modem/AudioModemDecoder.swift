@@ -49,6 +49,10 @@ public struct AudioModemDecoder: Sendable {
   private var pending: [Candidate] = []
   /// Frame starts (baseband samples) of the latest decoded frames.
   private var decodedStarts: [Double] = []
+  /// Whether a frame seems to be on the air now (a preamble was seen and its frame has not
+  /// ended): a transmitter sharing the channel waits.
+  public var isReceiving: Bool { !pending.isEmpty }
+
   /// Candidate frames demodulated so far (most preambles seen in noise are never demodulated).
   public var candidatesDemodulated: Int { candidateCount }
   private(set) var candidateCount = 0

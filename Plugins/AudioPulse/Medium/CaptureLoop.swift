@@ -1,0 +1,82 @@
+import AudioModem
+import Foundation
+
+/// The record thread: while scanning, reads 20 ms fragments, decodes them and reports every
+/// token heard; reconnects after failures. At start it opens the source once to report the
+/// medium's first status.
+struct CaptureLoop: Sendable {
+  let medium: PulseAudioMedium
+
+  func run() {
+    let settings = medium.settings
+    let rate = settings.sampleRate
+    var buffer = [Float](repeating: 0, count: max(1, Int(Double(rate) * settings.recordFragment)))
+    var stream: PulseStream?
+    var decoder: AudioModemDecoder?
+    var seen = -1
+    var retryAt = ContinuousClock.now
+    var probed = false
+
+    while true {
+      let (shutdown, scanning, request) = medium.withState {
+        ($0.shutdown, $0.scanning, $0.scanRequest)
+      }
+      if shutdown { break }
+      if request != seen {
+        seen = request
+        if !scanning {
+          stream = nil
+          decoder = nil
+          medium.withState { $0.receiving = false }
+        }
+        medium.withState { $0.scanDone = max($0.scanDone, request) }
+      }
+      if !scanning && probed {
+        Thread.sleep(forTimeInterval: 0.01)
+        continue
+      }
+      if stream == nil {
+        guard ContinuousClock.now >= retryAt else {
+          Thread.sleep(forTimeInterval: 0.01)
+          continue
+        }
+        do {
+          stream = try PulseStream(
+            direction: .record, server: settings.server, device: settings.source,
+            sampleRate: rate, latency: settings.recordFragment, name: "nearby listener")
+          decoder = try? AudioModemDecoder(sampleRate: Double(rate))
+          medium.setProblem(nil, playback: false)
+        } catch {
+          medium.setProblem(medium.status(for: error, device: "the microphone"), playback: false)
+          retryAt = .now + .seconds(1)
+          probed = true
+          continue
+        }
+        if !probed {
+          probed = true
+          if !scanning { stream = nil }
+          continue
+        }
+      }
+      guard let current = stream else { continue }
+      do {
+        try buffer.withUnsafeMutableBufferPointer { try current.read(into: $0) }
+      } catch {
+        let error = PulseStream.Failure(error)
+        medium.log.warning("audio capture failed", metadata: ["error": "\(error.text)"])
+        stream = nil
+        medium.setProblem(medium.status(for: error, device: "the microphone"), playback: false)
+        retryAt = .now + .seconds(1)
+        continue
+      }
+      guard var active = decoder else { continue }
+      let found = active.process(buffer)
+      let receiving = active.isReceiving
+      decoder = active
+      medium.withState { $0.receiving = receiving }
+      for token in found { medium.report(token) }
+    }
+    stream = nil
+    medium.threadFinished()
+  }
+}

@@ -1,0 +1,35 @@
+/// Where and how the PulseAudio medium plays and records.
+public struct PulseAudioConfiguration: Sendable, Hashable {
+  /// The server (`unix:/path/native`, `tcp:host`), or nil for the default (`$PULSE_SERVER`,
+  /// else the session's server).
+  public var server: String?
+  /// The sink to play into, or nil for the default sink.
+  public var sink: String?
+  /// The source to record from, or nil for the default source (the microphone).
+  public var source: String?
+  /// The streams' sample rate in Hz; use the device's own rate (PulseAudio's default for
+  /// most hardware is 48000) so that the server does not resample the 18.5–20 kHz band away.
+  public var sampleRate: Int
+  /// Peak level of the frames, 0 < level ≤ 1.
+  public var level: Float
+  /// Seconds between the starts of two frames: a random value in this range (2–3 s).
+  public var interval: ClosedRange<Double>
+  /// Target playback buffer and record fragment, in seconds (40 ms and 20 ms).
+  public var playbackLatency: Double
+  public var recordFragment: Double
+
+  public init(
+    server: String? = nil, sink: String? = nil, source: String? = nil, sampleRate: Int = 48_000,
+    level: Float = 0.5, interval: ClosedRange<Double> = 2...3, playbackLatency: Double = 0.04,
+    recordFragment: Double = 0.02
+  ) {
+    self.server = server
+    self.sink = sink
+    self.source = source
+    self.sampleRate = sampleRate
+    self.level = level
+    self.interval = interval
+    self.playbackLatency = playbackLatency
+    self.recordFragment = recordFragment
+  }
+}
