@@ -75,7 +75,7 @@ let package = Package(
       name: "nearby",
       dependencies: [
         "Core", "Resolution", "MediumTestKit", "Strategy", "Tokens", "AudioModem",
-        "AudioModemTestKit",
+        "AudioModemTestKit", "AudioPulse",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ],

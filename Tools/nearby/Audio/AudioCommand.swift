@@ -5,5 +5,8 @@ struct AudioCommand: AsyncParsableCommand {
     commandName: "audio",
     abstract:
       "The near-ultrasonic token modem: write tokens to WAV files and find them in WAV files.",
-    subcommands: [AudioEncodeCommand.self, AudioDecodeCommand.self])
+    subcommands: [
+      AudioEncodeCommand.self, AudioDecodeCommand.self, AudioSendCommand.self,
+      AudioListenCommand.self,
+    ])
 }
