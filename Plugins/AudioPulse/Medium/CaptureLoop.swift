@@ -16,6 +16,11 @@ struct CaptureLoop: Sendable {
     var seen = -1
     var retryAt = ContinuousClock.now
     var probed = false
+    var unacknowledged: Int?
+    func acknowledge(_ request: Int) {
+      medium.withState { $0.scanDone = max($0.scanDone, request) }
+      unacknowledged = nil
+    }
 
     while true {
       let (shutdown, scanning, request) = medium.withState {
@@ -29,7 +34,9 @@ struct CaptureLoop: Sendable {
           decoder = nil
           medium.withState { $0.receiving = false }
         }
-        medium.withState { $0.scanDone = max($0.scanDone, request) }
+        // Acknowledged once the stream is open (or failed): startScanning returns when
+        // listening has begun.
+        if !scanning || stream != nil { acknowledge(request) } else { unacknowledged = request }
       }
       if !scanning && probed {
         Thread.sleep(forTimeInterval: 0.01)
@@ -50,8 +57,10 @@ struct CaptureLoop: Sendable {
           medium.setProblem(medium.status(for: error, device: "the microphone"), playback: false)
           retryAt = .now + .seconds(1)
           probed = true
+          if let request = unacknowledged { acknowledge(request) }
           continue
         }
+        if let request = unacknowledged { acknowledge(request) }
         if !probed {
           probed = true
           if !scanning { stream = nil }

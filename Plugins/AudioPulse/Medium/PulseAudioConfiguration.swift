@@ -14,13 +14,15 @@ public struct PulseAudioConfiguration: Sendable, Hashable {
   public var level: Float
   /// Seconds between the starts of two frames: a random value in this range (2–3 s).
   public var interval: ClosedRange<Double>
-  /// Target playback buffer and record fragment, in seconds (40 ms and 20 ms).
+  /// Target playback buffer and record fragment, in seconds (80 ms and 20 ms): short enough
+  /// for a sighting within 150 ms of a frame's end, long enough that a busy machine does not
+  /// leave gaps in a frame.
   public var playbackLatency: Double
   public var recordFragment: Double
 
   public init(
     server: String? = nil, sink: String? = nil, source: String? = nil, sampleRate: Int = 48_000,
-    level: Float = 0.5, interval: ClosedRange<Double> = 2...3, playbackLatency: Double = 0.04,
+    level: Float = 0.5, interval: ClosedRange<Double> = 2...3, playbackLatency: Double = 0.08,
     recordFragment: Double = 0.02
   ) {
     self.server = server

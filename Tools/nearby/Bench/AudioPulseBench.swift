@@ -43,6 +43,7 @@ struct AudioPulseBench: AsyncParsableCommand {
     let receiver = try PulseAudioMedium(configuration: configuration, logger: logger)
     let sightings = StreamRecorder(receiver.sightings)
     try await receiver.startScanning()
+    try await Task.sleep(for: .milliseconds(500))
     var latencies: [Double] = []
     for round in 1...rounds {
       let token = Token.random()
