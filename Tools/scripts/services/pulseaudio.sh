@@ -37,10 +37,12 @@ start_pulseaudio() {
   echo $! >"$dir/deny.pid"
   on_exit "kill \$(cat \"$dir/deny.pid\") 2>/dev/null"
 
-  local i
+  # test.sh runs with pipefail: read pactl's output first, then look into it.
+  local i sources denied
   for ((i = 0; i < 100; i++)); do
-    if PULSE_SERVER="unix:$dir/native" pactl list short sources 2>/dev/null | grep -q nearby_managers.monitor \
-      && PULSE_SERVER="tcp:127.0.0.1:$port" pactl info 2>&1 | grep -q "Access denied"; then
+    sources=$(PULSE_SERVER="unix:$dir/native" pactl list short sources 2>/dev/null || true)
+    denied=$(PULSE_SERVER="tcp:127.0.0.1:$port" pactl info 2>&1 || true)
+    if [[ $sources == *nearby_managers.monitor* && $denied == *"Access denied"* ]]; then
       export NEARBY_TEST_PULSE_SERVER="unix:$dir/native"
       export NEARBY_TEST_PULSE_DENYING_SERVER="tcp:127.0.0.1:$port"
       return 0
