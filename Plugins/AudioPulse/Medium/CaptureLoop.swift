@@ -15,7 +15,11 @@ struct CaptureLoop: Sendable {
     var decoder: AudioModemDecoder?
     var seen = -1
     var retryAt = ContinuousClock.now
+    // Whether the status is known from a stream that opened; until then (and after a
+    // failure) the thread keeps trying every second even when not scanning, so that the
+    // status recovers when the server comes (back).
     var probed = false
+    var probeFailed = false
     var unacknowledged: Int?
     func acknowledge(_ request: Int) {
       medium.withState { $0.scanDone = max($0.scanDone, request) }
@@ -38,7 +42,7 @@ struct CaptureLoop: Sendable {
         // listening has begun.
         if !scanning || stream != nil { acknowledge(request) } else { unacknowledged = request }
       }
-      if !scanning && probed {
+      if !scanning && probed && !probeFailed {
         Thread.sleep(forTimeInterval: 0.01)
         continue
       }
@@ -57,13 +61,15 @@ struct CaptureLoop: Sendable {
           medium.setProblem(medium.status(for: error, device: "the microphone"), playback: false)
           retryAt = .now + .seconds(1)
           probed = true
+          probeFailed = true
           if let request = unacknowledged { acknowledge(request) }
           continue
         }
         if let request = unacknowledged { acknowledge(request) }
-        if !probed {
+        probeFailed = false
+        if !scanning {
           probed = true
-          if !scanning { stream = nil }
+          stream = nil
           continue
         }
       }
