@@ -18,7 +18,7 @@ struct TwoProcessTests {
     let token = Token.random()
     let started = ContinuousClock.now
     let sender = try await Subprocess.run([
-      "audio", "send", "--token", token.hex, "--seconds", "3", "--server", server, "--sink",
+      "audio", "send", "--token", token.hex, "--seconds", "5", "--server", server, "--sink",
       "nearby_process",
     ])
     #expect(sender.status == 0, "\(String(decoding: sender.err, as: UTF8.self))")
@@ -33,7 +33,7 @@ struct TwoProcessTests {
     let medium = try PulseServer.medium(sink: "nearby_process")
     let token = Token.random()
     async let listener = Subprocess.run([
-      "audio", "listen", "--seconds", "4", "--json", "--server", server, "--source",
+      "audio", "listen", "--seconds", "5", "--json", "--server", server, "--source",
       "nearby_process.monitor",
     ])
     try await Task.sleep(for: .milliseconds(500))
@@ -46,6 +46,36 @@ struct TwoProcessTests {
       (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
     }.compactMap { $0["token"] as? String }
     #expect(tokens.contains(token.hex))
+  }
+}
+
+/// `nearby audio selftest` through the real server, on a sink of its own.
+@Suite("nearby audio selftest", .serialized)
+struct SelftestTests {
+  @Test("selftest: a path that carries the band passes, a silent one fails with exit 1")
+  func selftest() async throws {
+    let server = try PulseServer.address()
+    let good = try await Subprocess.run([
+      "audio", "selftest", "--json", "--server", server, "--sink", "nearby_selftest",
+      "--source", "nearby_selftest.monitor",
+    ])
+    #expect(good.status == 0, "\(String(decoding: good.err, as: UTF8.self))")
+    let result = try #require(
+      JSONSerialization.jsonObject(with: good.out) as? [String: Any], "\(good.out)")
+    #expect(result["carries_band"] as? Bool == true)
+    #expect(result["token_decoded"] as? Bool == true)
+    #expect((result["bands"] as? [Any])?.count == 12)
+
+    // Recording a monitor nobody plays into: nothing carries.
+    let silent = try await Subprocess.run([
+      "audio", "selftest", "--json", "--server", server, "--sink", "nearby_selftest",
+      "--source", "nearby_quiet.monitor",
+    ])
+    #expect(silent.status == 1)
+    let failed = try #require(
+      JSONSerialization.jsonObject(with: silent.out) as? [String: Any], "\(silent.out)")
+    #expect(failed["carries_band"] as? Bool == false)
+    #expect(failed["token_decoded"] as? Bool == false)
   }
 }
 

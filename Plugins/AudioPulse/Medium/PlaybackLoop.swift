@@ -55,6 +55,11 @@ struct PlaybackLoop: Sendable {
             direction: .playback, server: settings.server, device: settings.sink,
             sampleRate: rate, latency: settings.playbackLatency, name: "nearby token")
           medium.setProblem(nil, playback: true)
+          // A fresh stream starts with 150 ms of silence: the server settles the new stream
+          // (buffering, rewinds of what the sink already rendered) on silence, not on a
+          // preamble. A frame cut by the reconnection starts again.
+          position = frame.count
+          nextStart = .now + .milliseconds(150)
         } catch {
           medium.setProblem(medium.status(for: error, device: "the speaker"), playback: true)
           retryAt = .now + .seconds(1)

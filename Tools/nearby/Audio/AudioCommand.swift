@@ -7,6 +7,6 @@ struct AudioCommand: AsyncParsableCommand {
       "The near-ultrasonic token modem: write tokens to WAV files and find them in WAV files.",
     subcommands: [
       AudioEncodeCommand.self, AudioDecodeCommand.self, AudioSendCommand.self,
-      AudioListenCommand.self,
+      AudioListenCommand.self, AudioSelftestCommand.self,
     ])
 }

@@ -15,10 +15,10 @@ struct AudioPulseBench: AsyncParsableCommand {
     abstract: "Audio medium latency through PulseAudio: end of a frame's airtime → sighting.",
     discussion: """
       Needs a PulseAudio server with a sink whose monitor carries what is played, e.g. \
-      `pactl load-module module-null-sink sink_name=bench`. The frame's start is taken as the \
-      moment transmit() returns (the playback thread has the token); the frame then waits \
-      behind the playback buffer (40 ms), so the figure is an upper bound of the decoding \
-      latency.
+      `pactl load-module module-null-sink sink_name=bench`. Each round hands the sender a new \
+      token (a rotation: the playback stream stays open, what is queued is flushed and the new \
+      frame starts at once). The frame's start is taken as the moment transmit() returns; it \
+      then still passes the playback buffer, so the figure is an upper bound.
       """)
 
   @Option(help: "PulseAudio server (default: $PULSE_SERVER or the session's).") var server: String?
@@ -51,7 +51,6 @@ struct AudioPulseBench: AsyncParsableCommand {
       let start = Date()
       // The sighting's time is taken on the record thread as the token is reported.
       let heard = await sightings.first(since: .now, timeout: .seconds(5)) { $0.token == token }
-      await sender.stopTransmitting()
       if let heard {
         let milliseconds = heard.time.timeIntervalSince(start) * 1000
         latencies.append(milliseconds - ModemParameters.airtime * 1000)
@@ -59,6 +58,7 @@ struct AudioPulseBench: AsyncParsableCommand {
       FileHandle.standardError.write(Data("bench: round \(round)/\(rounds)\n".utf8))
       try await Task.sleep(for: .milliseconds(300))
     }
+    await sender.stopTransmitting()
     await sender.shutdown()
     await receiver.shutdown()
     let sorted = latencies.sorted()

@@ -3,8 +3,9 @@
 # Two real servers, private to this run (own runtime folder, no D-Bus, no autospawn):
 # - NEARBY_TEST_PULSE_SERVER: null sinks at 48 kHz float32 mono, one per test suite so that
 #   suites running at once do not hear each other: "nearby" (conformance), "nearby_process"
-#   (two processes), "nearby_managers" (two managers); mediums play into a sink and record its
-#   monitor source ("nearby.monitor", ...).
+#   (two processes), "nearby_managers" (two managers), "nearby_selftest" (nearby audio
+#   selftest), "nearby_quiet" (nobody plays into it);
+#   mediums play into a sink and record its monitor source ("nearby.monitor", ...).
 # - NEARBY_TEST_PULSE_DENYING_SERVER: TCP on 127.0.0.1 with cookie authentication and a
 #   cookie no client has, so every client gets "Access denied" (the microphone-error path).
 # CI runs as root: pulseaudio then warns that it is meant for a user session but runs; -n
@@ -22,6 +23,8 @@ start_pulseaudio() {
     -L "module-null-sink sink_name=nearby rate=48000 format=float32le channels=1" \
     -L "module-null-sink sink_name=nearby_process rate=48000 format=float32le channels=1" \
     -L "module-null-sink sink_name=nearby_managers rate=48000 format=float32le channels=1" \
+    -L "module-null-sink sink_name=nearby_selftest rate=48000 format=float32le channels=1" \
+    -L "module-null-sink sink_name=nearby_quiet rate=48000 format=float32le channels=1" \
     </dev/null >/dev/null 2>&1 &
   echo $! >"$dir/pulse.pid"
   on_exit "kill \$(cat \"$dir/pulse.pid\") 2>/dev/null"
@@ -42,7 +45,7 @@ start_pulseaudio() {
   for ((i = 0; i < 100; i++)); do
     sources=$(PULSE_SERVER="unix:$dir/native" pactl list short sources 2>/dev/null || true)
     denied=$(PULSE_SERVER="tcp:127.0.0.1:$port" pactl info 2>&1 || true)
-    if [[ $sources == *nearby_managers.monitor* && $denied == *"Access denied"* ]]; then
+    if [[ $sources == *nearby_quiet.monitor* && $denied == *"Access denied"* ]]; then
       export NEARBY_TEST_PULSE_SERVER="unix:$dir/native"
       export NEARBY_TEST_PULSE_DENYING_SERVER="tcp:127.0.0.1:$port"
       return 0
