@@ -9,8 +9,7 @@ struct CaptureLoop: Sendable {
 
   func run() {
     let settings = medium.settings
-    let rate = settings.sampleRate
-    var buffer = [Float](repeating: 0, count: max(1, Int(Double(rate) * settings.recordFragment)))
+    var buffer: [Float] = []
     var stream: PulseStream?
     var decoder: AudioModemDecoder?
     var seen = -1
@@ -51,11 +50,21 @@ struct CaptureLoop: Sendable {
           Thread.sleep(forTimeInterval: 0.01)
           continue
         }
+        let rate = settings.rate(isSink: false)
+        guard ModemParameters.sampleRates.contains(Double(rate)) else {
+          medium.setProblem(medium.status(forRate: rate, device: "the microphone"), playback: false)
+          retryAt = .now + .seconds(1)
+          probed = true
+          probeFailed = true
+          if let request = unacknowledged { acknowledge(request) }
+          continue
+        }
         do {
           stream = try PulseStream(
             direction: .record, server: settings.server, device: settings.source,
             sampleRate: rate, latency: settings.recordFragment, name: "nearby listener")
           decoder = try? AudioModemDecoder(sampleRate: Double(rate))
+          buffer = [Float](repeating: 0, count: max(1, Int(Double(rate) * settings.recordFragment)))
           medium.setProblem(nil, playback: false)
         } catch {
           medium.setProblem(medium.status(for: error, device: "the microphone"), playback: false)

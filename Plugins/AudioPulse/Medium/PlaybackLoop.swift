@@ -9,9 +9,8 @@ struct PlaybackLoop: Sendable {
 
   func run() {
     let settings = medium.settings
-    let rate = settings.sampleRate
-    let chunk = max(1, rate / 100)  // 10 ms
-    let silence = [Float](repeating: 0, count: chunk)
+    var chunk = 480  // 10 ms at the stream's rate
+    var silence = [Float](repeating: 0, count: chunk)
     var stream: PulseStream?
     var frame: [Float] = []
     var position = 0
@@ -19,11 +18,7 @@ struct PlaybackLoop: Sendable {
     var deferredSince: ContinuousClock.Instant?
     var seen = 0
     var retryAt = ContinuousClock.now
-    guard let encoder = try? AudioModemEncoder(sampleRate: Double(rate), level: settings.level)
-    else {
-      medium.threadFinished()
-      return
-    }
+    var encoder: AudioModemEncoder?
     var generator = SystemRandomNumberGenerator()
 
     while true {
@@ -35,7 +30,7 @@ struct PlaybackLoop: Sendable {
         // A new token or a stop: drop what is queued and start over at once.
         stream?.flush()
         seen = request
-        frame = token.map { encoder.samples(for: $0) } ?? []
+        frame = token.flatMap { token in encoder?.samples(for: token) } ?? []
         position = frame.count
         nextStart = .now
         if token == nil { stream = nil }
@@ -50,10 +45,24 @@ struct PlaybackLoop: Sendable {
           Thread.sleep(forTimeInterval: 0.01)
           continue
         }
+        let rate = settings.rate(isSink: true)
+        guard ModemParameters.sampleRates.contains(Double(rate)),
+          let rateEncoder = try? AudioModemEncoder(sampleRate: Double(rate), level: settings.level)
+        else {
+          medium.setProblem(medium.status(forRate: rate, device: "the speaker"), playback: true)
+          retryAt = .now + .seconds(1)
+          continue
+        }
         do {
           stream = try PulseStream(
             direction: .playback, server: settings.server, device: settings.sink,
             sampleRate: rate, latency: settings.playbackLatency, name: "nearby token")
+          if encoder?.sampleRate != rateEncoder.sampleRate {
+            encoder = rateEncoder
+            frame = token.map { rateEncoder.samples(for: $0) } ?? []
+            chunk = max(1, rate / 100)
+            silence = [Float](repeating: 0, count: chunk)
+          }
           medium.setProblem(nil, playback: true)
           // A fresh stream starts with 150 ms of silence: the server settles the new stream
           // (buffering, rewinds of what the sink already rendered) on silence, not on a

@@ -7,9 +7,10 @@ public struct PulseAudioConfiguration: Sendable, Hashable {
   public var sink: String?
   /// The source to record from, or nil for the default source (the microphone).
   public var source: String?
-  /// The streams' sample rate in Hz; use the device's own rate (PulseAudio's default for
-  /// most hardware is 48000) so that the server does not resample the 18.5–20 kHz band away.
-  public var sampleRate: Int
+  /// The streams' sample rate in Hz, or nil (the default) for the device's own rate, read
+  /// from the server when a stream opens (48000 when it cannot be read): streams at the
+  /// device's rate are not resampled, so the 18.5–20 kHz band is not filtered away.
+  public var sampleRate: Int?
   /// Peak level of the frames, 0 < level ≤ 1.
   public var level: Float
   /// Seconds between the starts of two frames: a random value in this range (2–3 s).
@@ -21,7 +22,7 @@ public struct PulseAudioConfiguration: Sendable, Hashable {
   public var recordFragment: Double
 
   public init(
-    server: String? = nil, sink: String? = nil, source: String? = nil, sampleRate: Int = 48_000,
+    server: String? = nil, sink: String? = nil, source: String? = nil, sampleRate: Int? = nil,
     level: Float = 0.5, interval: ClosedRange<Double> = 2...3, playbackLatency: Double = 0.08,
     recordFragment: Double = 0.02
   ) {
@@ -33,5 +34,12 @@ public struct PulseAudioConfiguration: Sendable, Hashable {
     self.interval = interval
     self.playbackLatency = playbackLatency
     self.recordFragment = recordFragment
+  }
+
+  /// The rate to open a stream on the sink (`isSink`) or the source at.
+  func rate(isSink: Bool) -> Int {
+    sampleRate
+      ?? PulseDeviceRate.sampleRate(server: server, device: isSink ? sink : source, isSink: isSink)
+      ?? 48_000
   }
 }

@@ -9,7 +9,14 @@ public enum PulseAudioLoopback {
     public var description: String
   }
 
-  /// Records from the configured source while playing `samples` (mono, at the configured rate)
+  /// The rate `run` uses for `configuration`: its own, or the source's (48000 when unknown).
+  /// Blocks for up to 2 s: call it from a thread of its own or accept the wait.
+  public static func sampleRate(for configuration: PulseAudioConfiguration) -> Int {
+    configuration.rate(isSink: false)
+  }
+
+  /// Records from the configured source while playing `samples` (mono, at the configured rate,
+  /// 48000 when none is set)
   /// into the configured sink, starting `lead` seconds into the recording; returns the
   /// recording, `lead` + the samples' duration + `tail` seconds long. Runs on two dedicated
   /// threads; the caller's task only waits.
@@ -18,7 +25,7 @@ public enum PulseAudioLoopback {
     _ samples: [Float], configuration: PulseAudioConfiguration, lead: Double = 0.3,
     tail: Double = 0.5
   ) async throws -> [Float] {
-    let rate = configuration.sampleRate
+    let rate = configuration.sampleRate ?? 48_000
     let total = Int(Double(rate) * lead) + samples.count + Int(Double(rate) * tail)
     let result = Mutex<(recording: [Float]?, error: String?, done: Int)>((nil, nil, 0))
     let recordingStarted = Mutex(false)

@@ -50,7 +50,7 @@ public final class PulseAudioMedium: Medium {
   /// - Throws: ``AudioModemError`` when the configured rate or level is out of range.
   public init(configuration: PulseAudioConfiguration = .init(), logger: Logger) throws {
     _ = try AudioModemEncoder(
-      sampleRate: Double(configuration.sampleRate), level: configuration.level)
+      sampleRate: Double(configuration.sampleRate ?? 48_000), level: configuration.level)
     self.configuration = configuration
     self.logger = logger
     name = "pulseaudio \(configuration.sink ?? "default")"
@@ -152,6 +152,13 @@ public final class PulseAudioMedium: Medium {
       logger.info("audio medium status", metadata: ["status": "\(changed)"])
       statusContinuation.yield(changed)
     }
+  }
+
+  /// The status when the device's rate cannot carry the band.
+  func status(forRate rate: Int, device: String) -> MediumStatus {
+    .unavailable(
+      "\(device) runs at \(rate) Hz; the 18.5–20 kHz band needs at least 44100 Hz. Choose "
+        + "another device or set its rate (default-sample-rate in daemon.conf).")
   }
 
   /// The status a libpulse failure means, with how to fix it.

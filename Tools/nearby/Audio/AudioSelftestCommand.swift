@@ -47,8 +47,12 @@ struct AudioSelftestCommand: AsyncParsableCommand {
   }
 
   func run() async throws {
-    let configuration = pulse.configuration
-    let rate = Double(configuration.sampleRate)
+    let requested = pulse.configuration
+    // The source's own rate (introspection blocks briefly: off the cooperative pool).
+    let deviceRate = await Task.detached { PulseAudioLoopback.sampleRate(for: requested) }.value
+    var configuration = requested
+    configuration.sampleRate = deviceRate
+    let rate = Double(deviceRate)
     let token = Token.random()
     let sweep = Self.sweep(from: 15_000, to: 21_000, seconds: 2, rate: rate)
     let frame = try AudioModemEncoder(sampleRate: rate).samples(for: token)
@@ -62,7 +66,7 @@ struct AudioSelftestCommand: AsyncParsableCommand {
     }
 
     if let path = saveRecording {
-      let wav = WAVFile(sampleRate: configuration.sampleRate, samples: recording)
+      let wav = WAVFile(sampleRate: deviceRate, samples: recording)
       try wav.data(format: .f32).write(to: URL(fileURLWithPath: path))
     }
     let bands = Self.bandSNRs(recording, rate: rate)
