@@ -59,7 +59,9 @@ struct SelftestTests {
       "audio", "selftest", "--json", "--server", server, "--sink", "nearby_selftest",
       "--source", "nearby_selftest.monitor",
     ])
-    #expect(good.status == 0, "\(String(decoding: good.err, as: UTF8.self))")
+    #expect(
+      good.status == 0,
+      "\(String(decoding: good.err, as: UTF8.self)) \(String(decoding: good.out, as: UTF8.self))")
     let result = try #require(
       JSONSerialization.jsonObject(with: good.out) as? [String: Any], "\(good.out)")
     #expect(result["carries_band"] as? Bool == true)

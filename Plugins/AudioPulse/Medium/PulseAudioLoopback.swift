@@ -18,7 +18,8 @@ public enum PulseAudioLoopback {
   /// Records from the configured source while playing `samples` (mono, at the configured rate,
   /// 48000 when none is set)
   /// into the configured sink, starting `lead` seconds into the recording; returns the
-  /// recording, `lead` + the samples' duration + `tail` seconds long. Runs on two dedicated
+  /// recording, from before the playback starts to `tail` seconds after it has all been
+  /// written (at most `lead` + the samples' duration + `tail` + 10 s). Runs on two dedicated
   /// threads; the caller's task only waits.
   /// - Throws: ``Failure`` when either stream cannot be opened or fails.
   public static func run(
@@ -26,24 +27,28 @@ public enum PulseAudioLoopback {
     tail: Double = 0.5
   ) async throws -> [Float] {
     let rate = configuration.sampleRate ?? 48_000
-    let total = Int(Double(rate) * lead) + samples.count + Int(Double(rate) * tail)
+    // Recording goes on until the playback has been written and `tail` more seconds (plus the
+    // playback buffer) have been recorded: a slow start of either stream does not cut the end.
+    let most = Int(Double(rate) * (lead + tail + 10)) + samples.count
     let result = Mutex<(recording: [Float]?, error: String?, done: Int)>((nil, nil, 0))
     let recordingStarted = Mutex(false)
+    let playbackEnded = Mutex<ContinuousClock.Instant?>(nil)
+    let drain = Duration.seconds(tail)
     Thread.detachNewThread {
       do {
         let stream = try PulseStream(
           direction: .record, server: configuration.server, device: configuration.source,
           sampleRate: rate, latency: configuration.recordFragment, name: "nearby selftest")
         recordingStarted.withLock { $0 = true }
-        var recording = [Float](repeating: 0, count: total)
         let fragment = max(1, Int(Double(rate) * configuration.recordFragment))
-        var position = 0
-        while position < total {
-          let end = min(position + fragment, total)
-          try recording[position..<end].withUnsafeMutableBufferPointer {
-            try stream.read(into: $0)
+        var recording: [Float] = []
+        var piece = [Float](repeating: 0, count: fragment)
+        while recording.count < most {
+          if let ended = playbackEnded.withLock({ $0 }), ContinuousClock.now > ended + drain {
+            break
           }
-          position = end
+          try piece.withUnsafeMutableBufferPointer { try stream.read(into: $0) }
+          recording += piece
         }
         result.withLock {
           $0.recording = recording
@@ -67,6 +72,9 @@ public enum PulseAudioLoopback {
           sampleRate: rate, latency: configuration.playbackLatency, name: "nearby selftest")
         let audio = [Float](repeating: 0, count: Int(Double(rate) * lead)) + samples
         try audio.withUnsafeBufferPointer { try stream.write($0) }
+        // Freeing the stream would drop what is still buffered: wait until it has played.
+        try stream.drain()
+        playbackEnded.withLock { $0 = .now }
         result.withLock { $0.done += 1 }
       } catch {
         result.withLock {
@@ -77,7 +85,7 @@ public enum PulseAudioLoopback {
         }
       }
     }
-    let limit = ContinuousClock.now + .seconds(Double(total) / Double(rate) + 10)
+    let limit = ContinuousClock.now + .seconds(Double(most) / Double(rate) + 5)
     while result.withLock({ $0.done < 2 }) {
       guard ContinuousClock.now < limit else {
         throw Failure(description: "PulseAudio did not play and record within the time expected")

@@ -70,6 +70,14 @@ final class PulseStream {
     }
   }
 
+  /// Waits until everything written has been played.
+  func drain() throws(Failure) {
+    var error: Int32 = 0
+    if pa_simple_drain(handle, &error) < 0 {
+      throw Failure(code: error, text: Self.text(error), operation: "drain")
+    }
+  }
+
   /// Drops what is buffered for playback and not yet played.
   func flush() {
     var error: Int32 = 0

@@ -51,6 +51,8 @@ struct AudioSelftestCommand: AsyncParsableCommand {
     // The source's own rate (introspection blocks briefly: off the cooperative pool).
     let deviceRate = await Task.detached { PulseAudioLoopback.sampleRate(for: requested) }.value
     var configuration = requested
+    // Latency does not matter here; a deep buffer keeps a busy machine from leaving gaps.
+    configuration.playbackLatency = 0.5
     configuration.sampleRate = deviceRate
     let rate = Double(deviceRate)
     let token = Token.random()
