@@ -42,4 +42,21 @@ struct ManagerTests {
     await alice.shutdown()
     await bob.shutdown()
   }
+
+  @Test("a server that refuses the client raises the microphone permission error handler")
+  func microphoneError() async throws {
+    let configuration = PulseAudioConfiguration(
+      server: try PulseServer.denyingAddress(), sink: "nearby", source: "nearby.monitor")
+    let raised = Mutex<[Bool]>([])
+    let manager = try await MessageManager(
+      apiKey: "audio-test",
+      configuration: .init(
+        resolver: .inProcess(try InProcessResolver()), mediums: [.pulseAudio(configuration)],
+        microphonePermissionErrorHandler: { active in raised.withLock { $0.append(active) } }))
+    let subscription = try await manager.subscribe(
+      onFound: { _ in }, configure: { $0.strategy = Strategy(mediums: .audio) })
+    #expect(await eventually(timeout: .seconds(10)) { raised.withLock { $0.first == true } })
+    withExtendedLifetime(subscription) {}
+    await manager.shutdown()
+  }
 }
