@@ -12,6 +12,8 @@ struct Nearby: AsyncParsableCommand {
         nearby demo                 simulated devices publish, subscribe, find and lose
         nearby demo --json          the same, one JSON event a line
         nearby bench dispatch       found-event throughput and latency (build with -c release)
+        nearby audio encode --token 0123456789abcdef --out t.wav && nearby audio decode t.wav
+        nearby audio selftest       does this speaker → microphone path carry 18.5–20 kHz?
       """,
     subcommands: [DemoCommand.self, BenchCommand.self, AudioCommand.self]
   )
