@@ -306,6 +306,15 @@ public struct AudioModemDecoder: Sendable {
         decoded = FrameCodec.token(from: pass.symbols, confidence: pass.confidence)
       }
     }
+    // At low SNR the preamble's timing estimate can be off by a fraction of a chip, which
+    // shifts every data peak between bins: try a few offsets (the CRC is the judge).
+    for offset in [0.35, -0.35, 0.7, -0.7] where decoded == nil && pass.signal > 0 {
+      let moved = demodulationPass(candidate, drift: (offset, 0))
+      if let found = FrameCodec.token(from: moved.symbols, confidence: moved.confidence) {
+        decoded = found
+        pass = moved
+      }
+    }
     recentCandidates.append((detected.start, candidate.start, candidate.offsetBins))
     if recentCandidates.count > 8 { recentCandidates.removeFirst() }
     recentSymbols.append(pass.symbols)
