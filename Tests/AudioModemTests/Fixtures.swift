@@ -1,3 +1,4 @@
+import Foundation
 import AudioModem
 import AudioModemTestKit
 import Tokens
@@ -16,8 +17,22 @@ struct Scenario {
     return (audio, Channel.power(of: frame))
   }
 
-  func decode(_ audio: [Float]) throws -> [DecodedToken] {
-    var decoder = try AudioModemDecoder(sampleRate: sampleRate)
-    return decoder.process(audio) + decoder.finish()
+  /// Decodes on a thread of its own: decoding seconds of audio in a debug build would hold a
+  /// cooperative thread (of two, here) for that long and starve other suites' timers.
+  func decode(_ audio: [Float]) async throws -> [DecodedToken] {
+    let sampleRate = sampleRate
+    return try await offPool {
+      var decoder = try AudioModemDecoder(sampleRate: sampleRate)
+      return decoder.process(audio) + decoder.finish()
+    }
+  }
+}
+
+/// Runs CPU-heavy work on a new thread and returns its result (never blocks the pool).
+func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+  try await withCheckedThrowingContinuation { continuation in
+    Thread.detachNewThread {
+      continuation.resume(with: Result { try body() })
+    }
   }
 }

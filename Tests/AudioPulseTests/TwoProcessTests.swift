@@ -18,11 +18,11 @@ struct TwoProcessTests {
     let token = Token.random()
     let started = ContinuousClock.now
     let sender = try await Subprocess.run([
-      "audio", "send", "--token", token.hex, "--seconds", "5", "--server", server, "--sink",
+      "audio", "send", "--token", token.hex, "--seconds", "8", "--server", server, "--sink",
       "nearby_process",
     ])
     #expect(sender.status == 0, "\(String(decoding: sender.err, as: UTF8.self))")
-    let heard = await sightings.first(since: started, timeout: .seconds(1)) { $0.token == token }
+    let heard = await sightings.first(since: started, timeout: .seconds(6)) { $0.token == token }
     #expect(heard?.medium == .audio)
     await medium.shutdown()
   }

@@ -24,7 +24,7 @@ public enum PulseAudioLoopback {
   /// - Throws: ``Failure`` when either stream cannot be opened or fails.
   public static func run(
     _ samples: [Float], configuration: PulseAudioConfiguration, lead: Double = 0.3,
-    tail: Double = 0.5
+    tail: Double = 1.5
   ) async throws -> [Float] {
     let rate = configuration.sampleRate ?? 48_000
     // Recording goes on until the playback has been written and `tail` more seconds (plus the
