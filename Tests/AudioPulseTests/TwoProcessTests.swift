@@ -49,6 +49,17 @@ struct TwoProcessTests {
   }
 }
 
+extension TwoProcessTests {
+  @Test("listen without a server exits 1 and says how to fix it")
+  func listenWithoutServer() async throws {
+    let result = try await Subprocess.run([
+      "audio", "listen", "--seconds", "0.5", "--server", "unix:/nonexistent/nearby/native",
+    ])
+    #expect(result.status == 1)
+    #expect(String(decoding: result.err, as: UTF8.self).contains("PULSE_SERVER"))
+  }
+}
+
 /// `nearby audio selftest` through the real server, on a sink of its own.
 @Suite("nearby audio selftest", .serialized)
 struct SelftestTests {

@@ -9,7 +9,8 @@ import Tokens
 struct AudioSendCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "send",
-    abstract: "Play a token through PulseAudio every 2–3 s for a number of seconds.")
+    abstract: "Play a token through PulseAudio every 2–3 s for a number of seconds.",
+    discussion: "Exits 1 when PulseAudio was never usable (the reason is printed).")
 
   @Option(help: "The token: 16 hex digits.") var token: String
   @Option(help: "How long to transmit, in seconds (0.5–3600).") var seconds = 10.0
@@ -24,15 +25,11 @@ struct AudioSendCommand: AsyncParsableCommand {
 
   func run() async throws {
     let medium = try PulseAudioMedium(configuration: pulse.configuration, logger: pulse.logger)
-    let statuses = Task {
-      for await status in medium.statusUpdates where status != .ready {
-        FileHandle.standardError.write(Data("audio: \(status)\n".utf8))
-      }
-    }
+    let statuses = Task { await PulseOptions.watch(medium.statusUpdates) }
     try await medium.transmit(try Token(hex: token))
     try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
     await medium.shutdown()
-    statuses.cancel()
+    if !(await statuses.value) { throw ExitCode(1) }
   }
 }
 
@@ -42,7 +39,8 @@ struct AudioListenCommand: AsyncParsableCommand {
     commandName: "listen",
     abstract: "Print the tokens heard through PulseAudio for a number of seconds.",
     discussion: """
-      One line a token: "<token>  <snr> dB", or with --json {"snr_db":…,"token":"…"}.
+      One line a token: "<token>  <snr> dB", or with --json {"snr_db":…,"token":"…"}. Exits 1 \
+      when PulseAudio was never usable (the reason is printed).
       """)
 
   @Option(help: "How long to listen, in seconds (0.5–3600).") var seconds = 10.0
@@ -78,16 +76,12 @@ struct AudioListenCommand: AsyncParsableCommand {
         FileHandle.standardOutput.write(Data((line + "\n").utf8))
       }
     }
-    let statuses = Task {
-      for await status in medium.statusUpdates where status != .ready {
-        FileHandle.standardError.write(Data("audio: \(status)\n".utf8))
-      }
-    }
+    let statuses = Task { await PulseOptions.watch(medium.statusUpdates) }
     try await medium.startScanning()
     try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
     await medium.shutdown()
     await printer.value
-    statuses.cancel()
+    if !(await statuses.value) { throw ExitCode(1) }
   }
 }
 
@@ -102,6 +96,20 @@ struct PulseOptions: ParsableArguments {
     var logger = Logger(label: "nearby.audio")
     logger.logLevel = .warning
     return logger
+  }
+
+  /// Prints every problem status to stderr until the stream ends; whether the medium was ever
+  /// ready (the command exits 1 when it never was).
+  static func watch(_ statuses: AsyncStream<MediumStatus>) async -> Bool {
+    var wasReady = false
+    for await status in statuses {
+      if status == .ready {
+        wasReady = true
+      } else {
+        FileHandle.standardError.write(Data("audio: \(status)\n".utf8))
+      }
+    }
+    return wasReady
   }
 
   var configuration: PulseAudioConfiguration {
