@@ -16,6 +16,8 @@ let package = Package(
     .library(name: "Core", targets: ["Core"]),
     .library(name: "Resolution", targets: ["Resolution"]),
     .library(name: "MediumTestKit", targets: ["MediumTestKit"]),
+    .library(name: "AudioModem", targets: ["AudioModem"]),
+    .library(name: "AudioPulse", targets: ["AudioPulse"]),
     .executable(name: "nearby", targets: ["nearby"]),
   ],
   dependencies: [
