@@ -21,6 +21,8 @@ let package = Package(
     .library(name: "NearbyServer", targets: ["NearbyServer"]),
     .library(name: "DBus", targets: ["DBus"]),
     .library(name: "BLEBlueZ", targets: ["BLEBlueZ"]),
+    .library(name: "AudioModem", targets: ["AudioModem"]),
+    .library(name: "AudioPulse", targets: ["AudioPulse"]),
     .executable(name: "nearby", targets: ["nearby"]),
     .executable(name: "nearby-restore", targets: ["nearby-restore"]),
     .library(name: "PermissionStore", targets: ["PermissionStore"]),
@@ -79,6 +81,22 @@ let package = Package(
       path: "Modules/MediumTestKit",
       swiftSettings: strictSwift
     ),
+    .target(
+      name: "AudioModem", dependencies: ["Tokens"], path: "Plugins/AudioPulse/Modem",
+      swiftSettings: strictSwift),
+    .target(
+      name: "AudioModemTestKit", dependencies: ["AudioModem", "Tokens"],
+      path: "Plugins/AudioPulse/ModemTestKit", swiftSettings: strictSwift),
+    .systemLibrary(
+      name: "CPulse", path: "Plugins/AudioPulse/CPulse", pkgConfig: "libpulse-simple",
+      providers: [.apt(["libpulse-dev"])]),
+    .target(
+      name: "AudioPulse",
+      dependencies: [
+        "CPulse", "AudioModem", "Core", "Strategy", "Tokens",
+        .product(name: "Logging", package: "swift-log"),
+      ],
+      path: "Plugins/AudioPulse/Medium", swiftSettings: strictSwift),
     .target(
       name: "ServerStorage",
       dependencies: [
@@ -198,6 +216,7 @@ let package = Package(
       dependencies: [
         "Core", "Resolution", "MediumTestKit", "Strategy", "Tokens", "NearbyServer",
         "ServerStorage", "PermissionStore", "BackgroundPersistence", "DBus", "BLEBlueZ",
+        "AudioModem", "AudioModemTestKit", "AudioPulse",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
         .product(name: "NIOCore", package: "swift-nio"),
@@ -284,6 +303,16 @@ let package = Package(
       ],
       swiftSettings: strictSwift
     ),
+    .testTarget(
+      name: "AudioModemTests", dependencies: ["AudioModem", "AudioModemTestKit", "Tokens"],
+      swiftSettings: strictSwift),
+    .testTarget(
+      name: "AudioPulseTests",
+      dependencies: [
+        "AudioPulse", "AudioModem", "Core", "MediumTestKit", "Resolution", "Strategy", "Tokens",
+        .product(name: "Logging", package: "swift-log"),
+      ],
+      swiftSettings: strictSwift),
     .testTarget(
       name: "IntegrationTests",
       dependencies: ["Core", "Resolution", "MediumTestKit", "Strategy", "Tokens"],

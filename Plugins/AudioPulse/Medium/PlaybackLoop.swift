@@ -1,0 +1,111 @@
+import AudioModem
+import Foundation
+import Tokens
+
+/// The playback thread: plays the current token's frame every 2–3 s (silence in between), cuts
+/// a frame short when the token changes or stops, and reconnects after failures.
+struct PlaybackLoop: Sendable {
+  let medium: PulseAudioMedium
+
+  func run() {
+    let settings = medium.settings
+    var chunk = 480  // 10 ms at the stream's rate
+    var silence = [Float](repeating: 0, count: chunk)
+    var stream: PulseStream?
+    var frame: [Float] = []
+    var position = 0
+    var nextStart = ContinuousClock.now
+    var deferredSince: ContinuousClock.Instant?
+    var seen = 0
+    var retryAt = ContinuousClock.now
+    var encoder: AudioModemEncoder?
+    var generator = SystemRandomNumberGenerator()
+
+    while true {
+      let (shutdown, token, request) = medium.withState {
+        ($0.shutdown, $0.token, $0.transmitRequest)
+      }
+      if shutdown { break }
+      if request != seen {
+        // A new token or a stop: drop what is queued and start over at once.
+        stream?.flush()
+        seen = request
+        frame = token.flatMap { token in encoder?.samples(for: token) } ?? []
+        position = frame.count
+        nextStart = .now
+        if token == nil { stream = nil }
+        medium.withState { $0.transmitDone = max($0.transmitDone, request) }
+      }
+      guard token != nil else {
+        Thread.sleep(forTimeInterval: 0.01)
+        continue
+      }
+      if stream == nil {
+        guard ContinuousClock.now >= retryAt else {
+          Thread.sleep(forTimeInterval: 0.01)
+          continue
+        }
+        let rate = settings.rate(isSink: true)
+        guard ModemParameters.sampleRates.contains(Double(rate)),
+          let rateEncoder = try? AudioModemEncoder(sampleRate: Double(rate), level: settings.level)
+        else {
+          medium.setProblem(medium.status(forRate: rate, device: "the speaker"), playback: true)
+          retryAt = .now + .seconds(1)
+          continue
+        }
+        do {
+          stream = try PulseStream(
+            direction: .playback, server: settings.server, device: settings.sink,
+            sampleRate: rate, latency: settings.playbackLatency, name: "nearby token")
+          if encoder?.sampleRate != rateEncoder.sampleRate {
+            encoder = rateEncoder
+            frame = token.map { rateEncoder.samples(for: $0) } ?? []
+            chunk = max(1, rate / 100)
+            silence = [Float](repeating: 0, count: chunk)
+          }
+          medium.setProblem(nil, playback: true)
+          // A fresh stream starts with 150 ms of silence: the server settles the new stream
+          // (buffering, rewinds of what the sink already rendered) on silence, not on a
+          // preamble. A frame cut by the reconnection starts again.
+          position = frame.count
+          nextStart = .now + .milliseconds(150)
+        } catch {
+          medium.setProblem(medium.status(for: error, device: "the speaker"), playback: true)
+          retryAt = .now + .seconds(1)
+          continue
+        }
+      }
+      guard let current = stream else { continue }
+      if position >= frame.count && ContinuousClock.now >= nextStart {
+        // Listen before talking: wait while a frame is being received, up to 1 s.
+        let busy = medium.withState { $0.receiving }
+        let since = deferredSince ?? .now
+        if busy && ContinuousClock.now - since < .seconds(1) {
+          deferredSince = since
+        } else {
+          deferredSince = nil
+          position = 0
+          let gap = Double.random(in: settings.interval, using: &generator)
+          nextStart = .now + .milliseconds(Int(gap * 1000))
+        }
+      }
+      do {
+        if position < frame.count {
+          let end = min(position + chunk, frame.count)
+          try frame[position..<end].withUnsafeBufferPointer { try current.write($0) }
+          position = end
+        } else {
+          try silence.withUnsafeBufferPointer { try current.write($0) }
+        }
+      } catch {
+        let error = PulseStream.Failure(error)
+        medium.log.warning("audio playback failed", metadata: ["error": "\(error.text)"])
+        stream = nil
+        medium.setProblem(medium.status(for: error, device: "the speaker"), playback: true)
+        retryAt = .now + .seconds(1)
+      }
+    }
+    stream = nil
+    medium.threadFinished()
+  }
+}

@@ -1,0 +1,147 @@
+import ArgumentParser
+import AudioModem
+import AudioPulse
+import Foundation
+import Tokens
+
+/// `nearby audio selftest`: does this speaker → microphone path carry 18.5–20 kHz?
+struct AudioSelftestCommand: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "selftest",
+    abstract: "Play a 15–21 kHz sweep and a token through PulseAudio, record them, and report "
+      + "whether this speaker → microphone path carries the 18.5–20 kHz band.",
+    discussion: """
+      For each 500 Hz band the sweep's loudest moment is compared with the band's median level \
+      over the recording (the background). The path carries the band when every band in \
+      18.5–20 kHz stands ≥ 15 dB above its background and the token is decoded. Exits 0 when \
+      it does, 1 when it does not (the output says which band failed), 1 with an error when \
+      PulseAudio cannot play or record.
+      """)
+
+  @Flag(help: "Print the result as one JSON object.") var json = false
+  @Option(help: "Also write the recording to this WAV file (float32).") var saveRecording: String?
+  @OptionGroup var pulse: PulseOptions
+
+  struct Band: Encodable {
+    var fromHz: Double
+    var toHz: Double
+    var snrDB: Double
+    enum CodingKeys: String, CodingKey {
+      case fromHz = "from_hz"
+      case toHz = "to_hz"
+      case snrDB = "snr_db"
+    }
+  }
+
+  struct Result: Encodable {
+    var carriesBand: Bool
+    var tokenDecoded: Bool
+    var tokenSNRDB: Double?
+    var bands: [Band]
+    enum CodingKeys: String, CodingKey {
+      case carriesBand = "carries_band"
+      case tokenDecoded = "token_decoded"
+      case tokenSNRDB = "token_snr_db"
+      case bands
+    }
+  }
+
+  func run() async throws {
+    let requested = pulse.configuration
+    // The source's own rate (introspection blocks briefly: off the cooperative pool).
+    let deviceRate = await Task.detached { PulseAudioLoopback.sampleRate(for: requested) }.value
+    var configuration = requested
+    // Latency does not matter here; a deep buffer keeps a busy machine from leaving gaps.
+    configuration.playbackLatency = 0.5
+    configuration.sampleRate = deviceRate
+    let rate = Double(deviceRate)
+    let token = Token.random()
+    let sweep = Self.sweep(from: 15_000, to: 21_000, seconds: 2, rate: rate)
+    let frame = try AudioModemEncoder(sampleRate: rate).samples(for: token)
+    let played = sweep + [Float](repeating: 0, count: Int(0.3 * rate)) + frame
+    let recording: [Float]
+    do {
+      recording = try await PulseAudioLoopback.run(played, configuration: configuration)
+    } catch {
+      FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+      throw ExitCode(1)
+    }
+
+    if let path = saveRecording {
+      let wav = WAVFile(sampleRate: deviceRate, samples: recording)
+      try wav.data(format: .f32).write(to: URL(fileURLWithPath: path))
+    }
+    let bands = Self.bandSNRs(recording, rate: rate)
+    var decoder = try AudioModemDecoder(sampleRate: rate)
+    let found = (decoder.process(recording) + decoder.finish()).first { $0.token == token }
+    let inBand = bands.filter { $0.fromHz >= 18_500 && $0.toHz <= 20_000 }
+    let carries = inBand.allSatisfy { $0.snrDB >= 15 } && found != nil
+    let result = Result(
+      carriesBand: carries, tokenDecoded: found != nil,
+      tokenSNRDB: found.map { ($0.snrDB * 10).rounded() / 10 }, bands: bands)
+    if json {
+      print(JSONLine.encode(result))
+    } else {
+      for band in bands {
+        print(
+          String(
+            format: "%5.1f–%4.1f kHz  %5.1f dB above background", band.fromHz / 1000,
+            band.toHz / 1000, band.snrDB))
+      }
+      print(
+        found.map { String(format: "token decoded, SNR %.1f dB", $0.snrDB) }
+          ?? "token NOT decoded")
+      print(
+        carries
+          ? "this path carries 18.5–20 kHz: audio tokens will work"
+          : "this path does NOT carry 18.5–20 kHz well enough for audio tokens "
+            + "(check the volume, the devices chosen, and that nothing resamples below 44.1 kHz)")
+    }
+    if !carries { throw ExitCode(1) }
+  }
+
+  /// A linear sweep with 10 ms ramps, peak 0.5.
+  static func sweep(from start: Double, to end: Double, seconds: Double, rate: Double) -> [Float] {
+    let count = Int(seconds * rate)
+    let ramp = 0.01 * rate
+    return (0..<count).map { index in
+      let time = Double(index) / rate
+      let phase = start * time + (end - start) * time * time / (2 * seconds)
+      let edge = min(Double(index), Double(count - 1 - index))
+      let envelope = edge < ramp ? 0.5 * (1 - cos(Double.pi * edge / ramp)) : 1
+      return Float(0.5 * envelope * sin(2 * Double.pi * (phase - phase.rounded(.down))))
+    }
+  }
+
+  /// For each 500 Hz band in 15–21 kHz: the loudest 2048-sample frame over the band's median.
+  static func bandSNRs(_ recording: [Float], rate: Double) -> [Band] {
+    let size = 2048
+    let fft = FFT(size: size)
+    let edges = stride(from: 15_000.0, to: 21_000, by: 500).map { ($0, $0 + 500) }
+    var levels = [[Double]](repeating: [], count: edges.count)
+    var start = 0
+    while start + size <= recording.count {
+      var real = (0..<size).map { index in
+        recording[start + index]
+          * Float(0.5 - 0.5 * cos(2 * Double.pi * Double(index) / Double(size)))
+      }
+      var imaginary = [Float](repeating: 0, count: size)
+      fft.forward(real: &real, imaginary: &imaginary)
+      for (band, (low, high)) in edges.enumerated() {
+        var energy = 0.0
+        for bin in Int(low / rate * Double(size))..<Int(high / rate * Double(size)) {
+          energy += Double(real[bin] * real[bin] + imaginary[bin] * imaginary[bin])
+        }
+        levels[band].append(energy)
+      }
+      start += size / 2
+    }
+    return edges.enumerated().map { band, edge in
+      let sorted = levels[band].sorted()
+      let peak = sorted.last ?? 0
+      let median = sorted.isEmpty ? 0 : sorted[sorted.count / 2]
+      let snr = 10 * log10(max(peak, 1e-20) / max(median, peak * 1e-10, 1e-20))
+      return Band(fromHz: edge.0, toHz: edge.1, snrDB: (snr * 10).rounded() / 10)
+    }
+  }
+}
