@@ -16,7 +16,7 @@ struct Nearby: AsyncParsableCommand {
       """,
     subcommands: [
       DemoCommand.self, BenchCommand.self, ServerCommand.self, PermissionCommand.self,
-      BackgroundCommand.self,
+      BackgroundCommand.self, BeaconsCommand.self,
     ]
   )
 }
