@@ -22,6 +22,27 @@ struct AdvertisementTests {
       ])
   }
 
+  @Test("forEach visits what frames collects, and stops at a malformed structure")
+  func visit() throws {
+    let eid = try EddystoneEID(ephemeralID: BeaconBytes(hex: "0102030405060708"), txPower: 0)
+    let payload =
+      BeaconFrame.eddystoneUID(Self.uid).advertisement + BeaconFrame.eddystoneEID(eid).advertisement
+    var visited: [BeaconFrame] = []
+    try BeaconFrame.forEach(inAdvertisement: payload) { visited.append($0) }
+    #expect(visited == [.eddystoneUID(Self.uid), .eddystoneEID(eid)])
+    #expect(try BeaconFrame.frames(inAdvertisement: payload) == visited)
+    visited = []
+    let error = parseError { () throws(BeaconFrameError) in
+      try BeaconFrame.forEach(
+        inAdvertisement: BeaconFrame.eddystoneUID(Self.uid).advertisement + [5, 0x16]
+      ) {
+        visited.append($0)
+      }
+    }
+    #expect(error == .truncatedADStructure(offset: 31, length: 5, available: 1))
+    #expect(visited == [.eddystoneUID(Self.uid)])
+  }
+
   @Test("a payload without beacons gives none; zero padding ends the payload")
   func noBeacons() throws {
     #expect(

@@ -34,26 +34,54 @@ public enum ADStructure {
   /// `0000feaa`, `0000feaa-0000-1000-8000-00805f9b34fb` — or `nil` for a 128-bit UUID outside
   /// the Bluetooth base range or a 32-bit one above 0xFFFF (neither carries a beacon).
   /// - Throws: ``BeaconFrameError/invalidUUID(_:)`` for text that is no UUID.
+  @inlinable
   public static func uuid16(_ text: some StringProtocol) throws(BeaconFrameError) -> UInt16? {
-    var digits = Substring(text)
-    if digits.hasPrefix("0x") || digits.hasPrefix("0X") { digits = digits.dropFirst(2) }
-    let isHex = digits.utf8.allSatisfy {
-      ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x66)
+    var string = String(text)
+    return try uuid16(string: &string)
+  }
+
+  @usableFromInline
+  static func uuid16(string: inout String) throws(BeaconFrameError) -> UInt16? {
+    // Read as UTF-8 in place: BlueZ keys every service-data entry this way, so this runs once
+    // an advertisement.
+    let result = string.withUTF8 { utf8 in
+      capture { () throws(BeaconFrameError) in try uuid16(utf8: utf8) }
     }
-    switch digits.utf8.count {
-    case 4 where isHex, 8 where isHex:
-      guard let value = UInt32(digits, radix: 16) else { throw .invalidUUID(String(text)) }
+    guard case .success(let value) = result else { throw .invalidUUID(string) }
+    return value
+  }
+
+  /// `invalidUUID("")` stands for "invalid"; the caller puts the text in.
+  static func uuid16(utf8 whole: UnsafeBufferPointer<UInt8>) throws(BeaconFrameError) -> UInt16? {
+    var utf8 = whole[...]
+    if utf8.count >= 2, utf8[utf8.startIndex] == UInt8(ascii: "0"),
+      utf8[utf8.startIndex + 1] | 0x20 == UInt8(ascii: "x")
+    {
+      utf8 = utf8.dropFirst(2)
+    }
+    switch utf8.count {
+    case 4, 8:
+      var value: UInt32 = 0
+      for char in utf8 {
+        guard let nibble = hexValue(char) else { throw .invalidUUID("") }
+        value = value << 4 | UInt32(nibble)
+      }
       return UInt16(exactly: value)
     case 36:
-      let parts = digits.split(separator: "-", omittingEmptySubsequences: false)
-      guard parts.map(\.utf8.count) == [8, 4, 4, 4, 12],
-        let bytes = parseHex(digits), bytes.count == 16
-      else { throw .invalidUUID(String(text)) }
-      let value = bytes.reduce(UInt128(0)) { $0 << 8 | UInt128($1) }
+      // 8-4-4-4-12 hex digits.
+      var value: UInt128 = 0
+      for (position, char) in utf8.enumerated() {
+        if position == 8 || position == 13 || position == 18 || position == 23 {
+          guard char == UInt8(ascii: "-") else { throw .invalidUUID("") }
+          continue
+        }
+        guard let nibble = hexValue(char) else { throw .invalidUUID("") }
+        value = value << 4 | UInt128(nibble)
+      }
       guard value & ((1 << 96) - 1) == baseUUIDLow else { return nil }
       return UInt16(exactly: value >> 96)
     default:
-      throw .invalidUUID(String(text))
+      throw .invalidUUID("")
     }
   }
 
@@ -83,5 +111,15 @@ public enum ADStructure {
       try body(offset, buffer[offset + 1], (offset + 2)..<(offset + 1 + length))
       offset += 1 + length
     }
+  }
+}
+
+/// The value of one ASCII hex digit (either case), `nil` for any other byte.
+func hexValue(_ char: UInt8) -> UInt8? {
+  switch char {
+  case UInt8(ascii: "0")...UInt8(ascii: "9"): char - UInt8(ascii: "0")
+  case UInt8(ascii: "a")...UInt8(ascii: "f"): char - UInt8(ascii: "a") + 10
+  case UInt8(ascii: "A")...UInt8(ascii: "F"): char - UInt8(ascii: "A") + 10
+  default: nil
   }
 }

@@ -38,6 +38,7 @@ public struct AltBeacon: Sendable, Hashable {
   /// Reads the manufacturer data after the company identifier (starting 0xBE 0xAC).
   /// - Throws: ``BeaconFrameError/wrongLength(_:count:expected:)`` unless 24 bytes long or
   ///   when it does not start with the beacon code.
+  @inlinable
   public init(companyID: UInt16, manufacturerData: some Collection<UInt8>)
     throws(BeaconFrameError)
   {
@@ -46,6 +47,7 @@ public struct AltBeacon: Sendable, Hashable {
     }
   }
 
+  @usableFromInline
   init(companyID: UInt16, _ data: UnsafeBufferPointer<UInt8>) throws(BeaconFrameError) {
     guard data.count == Self.length, data.uint16(at: 0) == Self.beaconCode else {
       throw .wrongLength(.altBeacon, count: data.count, expected: Self.length)

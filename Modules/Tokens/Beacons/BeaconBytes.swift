@@ -23,9 +23,32 @@ public struct BeaconBytes: Sendable, Hashable, RandomAccessCollection {
     for byte in bytes { append(byte) }
   }
 
-  /// `count` bytes of `buffer` from `start`; the caller has checked the bounds.
+  /// `count` bytes of `buffer` from `start`; the caller has checked the bounds. Reads 8 bytes
+  /// at a time: parsing speed depends on it.
   init(_ buffer: UnsafeBufferPointer<UInt8>, from start: Int, count: Int) {
-    for index in start..<(start + count) { append(buffer[index]) }
+    precondition(
+      start >= 0 && count >= 0 && count <= Self.maximumCount && start + count <= buffer.count,
+      "BeaconBytes range outside the buffer")
+    guard count > 0, let base = buffer.baseAddress else { return }
+    let raw = UnsafeRawPointer(base + start)
+    let headCount = Swift.min(count, 16)
+    var offset = 0
+    while offset + 8 <= headCount {
+      let word = raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self).bigEndian
+      head = head << 64 | UInt128(word)
+      offset += 8
+    }
+    while offset < headCount {
+      head = head << 8 | UInt128(raw.load(fromByteOffset: offset, as: UInt8.self))
+      offset += 1
+    }
+    head <<= 8 * (16 - headCount)
+    while offset < count {
+      tail = tail << 8 | UInt32(raw.load(fromByteOffset: offset, as: UInt8.self))
+      offset += 1
+    }
+    if count > 16 { tail <<= 8 * (20 - count) }
+    length = UInt8(count)
   }
 
   private mutating func append(_ byte: UInt8) {

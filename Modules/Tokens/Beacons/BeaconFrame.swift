@@ -53,18 +53,45 @@ extension BeaconFrame {
   /// - Throws: ``BeaconFrameError/truncatedADStructure(offset:length:available:)``,
   ///   ``BeaconFrameError/adStructureTooShort(offset:type:length:minimum:)``, and the frame
   ///   errors of a beacon structure that is malformed.
+  @inlinable
   public static func frames(inAdvertisement payload: some Collection<UInt8>)
     throws(BeaconFrameError) -> [BeaconFrame]
   {
     try withBuffer(payload) { buffer in
-      capture { () throws(BeaconFrameError) in
-        var frames: [BeaconFrame] = []
-        try ADStructure.forEach(in: buffer) { offset, type, data throws(BeaconFrameError) in
-          if let frame = try frame(in: buffer, offset: offset, type: type, data: data) {
-            frames.append(frame)
-          }
-        }
-        return frames
+      capture { () throws(BeaconFrameError) in try frames(in: buffer) }
+    }
+  }
+
+  @usableFromInline
+  static func frames(in buffer: UnsafeBufferPointer<UInt8>) throws(BeaconFrameError)
+    -> [BeaconFrame]
+  {
+    var frames: [BeaconFrame] = []
+    try forEach(in: buffer) { frames.append($0) }
+    return frames
+  }
+
+  /// Calls `body` with each beacon frame of a whole advertising payload, in order, without
+  /// collecting them in an array: the allocation-free form of ``frames(inAdvertisement:)`` for
+  /// a scanner's hot path. Frames before a malformed structure have been passed to `body`
+  /// when it throws.
+  /// - Throws: as ``frames(inAdvertisement:)``.
+  @inlinable
+  public static func forEach(
+    inAdvertisement payload: some Collection<UInt8>, _ body: (BeaconFrame) -> Void
+  ) throws(BeaconFrameError) {
+    try withBuffer(payload) { buffer in
+      capture { () throws(BeaconFrameError) in try forEach(in: buffer, body) }
+    }
+  }
+
+  @usableFromInline
+  static func forEach(in buffer: UnsafeBufferPointer<UInt8>, _ body: (BeaconFrame) -> Void)
+    throws(BeaconFrameError)
+  {
+    try ADStructure.forEach(in: buffer) { offset, type, data throws(BeaconFrameError) in
+      if let frame = try frame(in: buffer, offset: offset, type: type, data: data) {
+        body(frame)
       }
     }
   }
@@ -117,6 +144,7 @@ extension BeaconFrame {
   ///   `0xFEAA`.
   /// - Throws: ``BeaconFrameError/invalidUUID(_:)`` for a key that is no UUID, and the
   ///   Eddystone frame errors for Eddystone data that is malformed.
+  @inlinable
   public static func parse(serviceData: some Collection<UInt8>, uuid: some StringProtocol)
     throws(BeaconFrameError) -> BeaconFrame?
   {
@@ -129,6 +157,7 @@ extension BeaconFrame {
   /// (company 0x004C, starting 0x02 0x15) nor an AltBeacon (starting 0xBE 0xAC).
   /// - Throws: ``BeaconFrameError/wrongLength(_:count:expected:)`` when the bytes start like
   ///   a beacon but are not as long as one.
+  @inlinable
   public static func parse(manufacturerData: some Collection<UInt8>, companyID: UInt16)
     throws(BeaconFrameError) -> BeaconFrame?
   {
@@ -137,11 +166,12 @@ extension BeaconFrame {
     }
   }
 
+  @usableFromInline
   static func manufacturerFrame(companyID: UInt16, _ data: UnsafeBufferPointer<UInt8>)
     throws(BeaconFrameError) -> BeaconFrame?
   {
     guard data.count >= 2 else { return nil }
-    if companyID == IBeacon.companyID, data[0] == IBeacon.prefix[0], data[1] == IBeacon.prefix[1] {
+    if companyID == IBeacon.companyID, data[0] == 0x02, data[1] == 0x15 {
       return .iBeacon(try IBeacon(data))
     }
     if data.uint16(at: 0) == AltBeacon.beaconCode {

@@ -27,6 +27,7 @@ extension Array<UInt8> {
 /// Runs `body` on the bytes of `collection` without copying them when they are contiguous.
 /// `body` returns a `Result` so that its typed error survives the untyped
 /// `withContiguousStorageIfAvailable`.
+@inlinable
 func withBuffer<Value>(
   _ collection: some Collection<UInt8>,
   _ body: (UnsafeBufferPointer<UInt8>) -> Result<Value, BeaconFrameError>
@@ -38,6 +39,7 @@ func withBuffer<Value>(
 }
 
 /// Runs a throwing parser and captures its typed error.
+@inlinable
 func capture<Value>(
   _ body: () throws(BeaconFrameError) -> Value
 ) -> Result<Value, BeaconFrameError> {

@@ -11,10 +11,12 @@ public enum Eddystone {
   /// Reads one Eddystone frame (the service data after the UUID).
   /// - Throws: ``BeaconFrameError/emptyEddystoneFrame``,
   ///   ``BeaconFrameError/unknownEddystoneFrameType(_:)``, and the frame kind's own errors.
+  @inlinable
   public static func parse(frame: some Collection<UInt8>) throws(BeaconFrameError) -> BeaconFrame {
     try withBuffer(frame) { buffer in capture { () throws(BeaconFrameError) in try parse(buffer) } }
   }
 
+  @usableFromInline
   static func parse(_ frame: UnsafeBufferPointer<UInt8>) throws(BeaconFrameError) -> BeaconFrame {
     guard let type = frame.first else { throw .emptyEddystoneFrame }
     switch type {

@@ -27,12 +27,14 @@ public struct EddystoneEID: Sendable, Hashable {
   /// Reads a frame (the Eddystone service data, starting with the frame type).
   /// - Throws: ``BeaconFrameError/wrongLength(_:count:expected:)`` unless 10 bytes long,
   ///   ``BeaconFrameError/unknownEddystoneFrameType(_:)`` for another frame type.
+  @inlinable
   public init(frame: some Collection<UInt8>) throws(BeaconFrameError) {
     self = try withBuffer(frame) { buffer in
       capture { () throws(BeaconFrameError) in try Self(buffer) }
     }
   }
 
+  @usableFromInline
   init(_ frame: UnsafeBufferPointer<UInt8>) throws(BeaconFrameError) {
     guard frame.count == Self.length else {
       throw .wrongLength(.eddystoneEID, count: frame.count, expected: Self.length)

@@ -40,12 +40,14 @@ public struct EddystoneEncryptedTLM: Sendable, Hashable {
   /// - Throws: ``BeaconFrameError/wrongLength(_:count:expected:)`` unless 18 bytes long,
   ///   ``BeaconFrameError/unknownEddystoneFrameType(_:)`` or
   ///   ``BeaconFrameError/unknownTLMVersion(_:)`` for another frame.
+  @inlinable
   public init(frame: some Collection<UInt8>) throws(BeaconFrameError) {
     self = try withBuffer(frame) { buffer in
       capture { () throws(BeaconFrameError) in try Self(buffer) }
     }
   }
 
+  @usableFromInline
   init(_ frame: UnsafeBufferPointer<UInt8>) throws(BeaconFrameError) {
     guard frame.count == Self.length else {
       throw .wrongLength(.eddystoneTLM, count: frame.count, expected: Self.length)

@@ -43,12 +43,14 @@ public struct EddystoneUID: Sendable, Hashable {
   /// Reads a frame (the Eddystone service data, starting with the frame type).
   /// - Throws: ``BeaconFrameError/wrongLength(_:count:expected:)`` unless 20 or 18 bytes
   ///   long, ``BeaconFrameError/unknownEddystoneFrameType(_:)`` for another frame type.
+  @inlinable
   public init(frame: some Collection<UInt8>) throws(BeaconFrameError) {
     self = try withBuffer(frame) { buffer in
       capture { () throws(BeaconFrameError) in try Self(buffer) }
     }
   }
 
+  @usableFromInline
   init(_ frame: UnsafeBufferPointer<UInt8>) throws(BeaconFrameError) {
     guard frame.count == Self.length || frame.count == Self.legacyLength else {
       throw .wrongLength(.eddystoneUID, count: frame.count, expected: Self.length)

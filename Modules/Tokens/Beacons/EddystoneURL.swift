@@ -48,12 +48,14 @@ public struct EddystoneURL: Sendable, Hashable {
   /// - Throws: ``BeaconFrameError/urlFrameLength(count:)`` outside 3…20 bytes,
   ///   ``BeaconFrameError/unknownURLScheme(_:)``, ``BeaconFrameError/reservedURLByte(_:offset:)``,
   ///   ``BeaconFrameError/unknownEddystoneFrameType(_:)`` for another frame type.
+  @inlinable
   public init(frame: some Collection<UInt8>) throws(BeaconFrameError) {
     self = try withBuffer(frame) { buffer in
       capture { () throws(BeaconFrameError) in try Self(buffer) }
     }
   }
 
+  @usableFromInline
   init(_ frame: UnsafeBufferPointer<UInt8>) throws(BeaconFrameError) {
     guard frame.count >= 3, frame.count <= 3 + Self.maximumEncodedLength else {
       throw .urlFrameLength(count: frame.count)
@@ -71,23 +73,55 @@ public struct EddystoneURL: Sendable, Hashable {
     // 12 (longest scheme) + 17 × 6 (longest expansion).
     url = String(unsafeUninitializedCapacity: 114) { out in
       var written = 0
-      for byte in Self.schemeBytes[Int(scheme)] {
-        out[written] = byte
-        written += 1
+      func copy(_ text: StaticString) {
+        let bytes = UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount)
+        for byte in bytes {
+          out[written] = byte
+          written += 1
+        }
       }
+      copy(Self.scheme(scheme))
       for offset in 3..<frame.count {
         let byte = frame[offset]
         if byte <= 0x0d {
-          for expanded in Self.expansionBytes[Int(byte)] {
-            out[written] = expanded
-            written += 1
-          }
+          copy(Self.expansion(byte))
         } else {
           out[written] = byte
           written += 1
         }
       }
       return written
+    }
+  }
+
+  /// The text of a scheme byte (0…3); a switch rather than ``schemes`` keeps parsing free of
+  /// reference counting.
+  private static func scheme(_ byte: UInt8) -> StaticString {
+    switch byte {
+    case 0: "http://www."
+    case 1: "https://www."
+    case 2: "http://"
+    default: "https://"
+    }
+  }
+
+  /// The text of an expansion byte (0…13), as in ``expansions``.
+  private static func expansion(_ byte: UInt8) -> StaticString {
+    switch byte {
+    case 0: ".com/"
+    case 1: ".org/"
+    case 2: ".edu/"
+    case 3: ".net/"
+    case 4: ".info/"
+    case 5: ".biz/"
+    case 6: ".gov/"
+    case 7: ".com"
+    case 8: ".org"
+    case 9: ".edu"
+    case 10: ".net"
+    case 11: ".info"
+    case 12: ".biz"
+    default: ".gov"
     }
   }
 

@@ -38,12 +38,14 @@ public struct IBeacon: Sendable, Hashable {
   /// Reads the manufacturer data after Apple's company identifier (starting 0x02 0x15).
   /// - Throws: ``BeaconFrameError/wrongLength(_:count:expected:)`` unless 23 bytes long or
   ///   when it does not start with 0x02 0x15.
+  @inlinable
   public init(manufacturerData: some Collection<UInt8>) throws(BeaconFrameError) {
     self = try withBuffer(manufacturerData) { buffer in
       capture { () throws(BeaconFrameError) in try Self(buffer) }
     }
   }
 
+  @usableFromInline
   init(_ data: UnsafeBufferPointer<UInt8>) throws(BeaconFrameError) {
     guard data.count == Self.length, data[0] == 0x02, data[1] == 0x15 else {
       throw .wrongLength(.iBeacon, count: data.count, expected: Self.length)
