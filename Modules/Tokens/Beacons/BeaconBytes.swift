@@ -61,7 +61,9 @@ public struct BeaconBytes: Sendable, Hashable, RandomAccessCollection {
     length += 1
   }
 
+  /// 0.
   public var startIndex: Int { 0 }
+  /// The number of bytes.
   public var endIndex: Int { Int(length) }
 
   /// The byte at `position` (0 ..< count).

@@ -11,12 +11,19 @@
 /// never traps on any input: malformed bytes give a ``BeaconFrameError`` naming what is wrong.
 /// Safe to call from any thread.
 public enum BeaconFrame: Sendable, Hashable {
+  /// Eddystone-UID: namespace and instance.
   case eddystoneUID(EddystoneUID)
+  /// Eddystone-URL: a compressed URL.
   case eddystoneURL(EddystoneURL)
+  /// Eddystone-TLM version 0: plain telemetry.
   case eddystoneTLM(EddystoneTLM)
+  /// Eddystone-TLM version 1: encrypted telemetry of an EID beacon.
   case eddystoneEncryptedTLM(EddystoneEncryptedTLM)
+  /// Eddystone-EID: a rotating ephemeral identifier.
   case eddystoneEID(EddystoneEID)
+  /// Apple iBeacon.
   case iBeacon(IBeacon)
+  /// AltBeacon.
   case altBeacon(AltBeacon)
 
   /// The frame's kind (plain and encrypted TLM are both ``BeaconKind/eddystoneTLM``).
