@@ -19,7 +19,7 @@ struct Nearby: AsyncParsableCommand {
       """,
     subcommands: [
       DemoCommand.self, BenchCommand.self, ServerCommand.self, PermissionCommand.self,
-      BackgroundCommand.self, BLECommand.self, AudioCommand.self,
+      BackgroundCommand.self, BLECommand.self, AudioCommand.self, BeaconsCommand.self,
     ]
   )
 }

@@ -41,3 +41,6 @@ done
 
 echo "== swift test" >&2
 swift test --skip-build
+
+# The beacon parsers under libFuzzer, a bounded number of inputs each.
+Tools/scripts/fuzz-beacons.sh

@@ -1,0 +1,146 @@
+/// A fixed run of up to 20 bytes kept inline (no heap allocation): the identifiers and opaque
+/// fields of beacon frames — Eddystone namespace (10) and instance (6), ephemeral id (8),
+/// encrypted telemetry (12), salt and MIC (2 each), iBeacon proximity UUID (16), AltBeacon
+/// beacon id (20).
+///
+/// Text forms: ``hex`` (lowercase, no separators) and, for 16 bytes, ``uuidString``.
+public struct BeaconBytes: Sendable, Hashable, RandomAccessCollection {
+  /// The most bytes a value holds.
+  public static let maximumCount = 20
+
+  /// Bytes 0..<16, byte 0 the most significant; bytes past `count` are zero.
+  private var head: UInt128 = 0
+  /// Bytes 16..<20, byte 16 the most significant; bytes past `count` are zero.
+  private var tail: UInt32 = 0
+  private var length: UInt8 = 0
+
+  /// The given bytes.
+  /// - Throws: ``BeaconFrameError/tooManyBytes(count:maximum:)`` for more than 20 bytes.
+  public init(_ bytes: some Collection<UInt8>) throws(BeaconFrameError) {
+    guard bytes.count <= Self.maximumCount else {
+      throw .tooManyBytes(count: bytes.count, maximum: Self.maximumCount)
+    }
+    for byte in bytes { append(byte) }
+  }
+
+  /// `count` bytes of `buffer` from `start`; the caller has checked the bounds. Reads 8 bytes
+  /// at a time: parsing speed depends on it.
+  init(_ buffer: UnsafeBufferPointer<UInt8>, from start: Int, count: Int) {
+    precondition(
+      start >= 0 && count >= 0 && count <= Self.maximumCount && start + count <= buffer.count,
+      "BeaconBytes range outside the buffer")
+    guard count > 0, let base = buffer.baseAddress else { return }
+    let raw = UnsafeRawPointer(base + start)
+    let headCount = Swift.min(count, 16)
+    var offset = 0
+    while offset + 8 <= headCount {
+      let word = raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self).bigEndian
+      head = head << 64 | UInt128(word)
+      offset += 8
+    }
+    while offset < headCount {
+      head = head << 8 | UInt128(raw.load(fromByteOffset: offset, as: UInt8.self))
+      offset += 1
+    }
+    head <<= 8 * (16 - headCount)
+    while offset < count {
+      tail = tail << 8 | UInt32(raw.load(fromByteOffset: offset, as: UInt8.self))
+      offset += 1
+    }
+    if count > 16 { tail <<= 8 * (20 - count) }
+    length = UInt8(count)
+  }
+
+  private mutating func append(_ byte: UInt8) {
+    let index = Int(length)
+    if index < 16 {
+      head |= UInt128(byte) << (8 * (15 - index))
+    } else {
+      tail |= UInt32(byte) << (8 * (19 - index))
+    }
+    length += 1
+  }
+
+  /// 0.
+  public var startIndex: Int { 0 }
+  /// The number of bytes.
+  public var endIndex: Int { Int(length) }
+
+  /// The byte at `position` (0 ..< count).
+  public subscript(position: Int) -> UInt8 {
+    precondition(position >= 0 && position < Int(length), "BeaconBytes index out of range")
+    return position < 16
+      ? UInt8(truncatingIfNeeded: head >> (8 * (15 - position)))
+      : UInt8(truncatingIfNeeded: tail >> (8 * (19 - position)))
+  }
+
+  /// The bytes as an array.
+  public var bytes: [UInt8] { Array(self) }
+}
+
+extension BeaconBytes {
+  private static let hexDigits = Array("0123456789abcdef".utf8)
+
+  /// Lowercase hex, two digits a byte, no separators.
+  public var hex: String {
+    var out = [UInt8]()
+    out.reserveCapacity(2 * count)
+    for byte in self {
+      out.append(Self.hexDigits[Int(byte >> 4)])
+      out.append(Self.hexDigits[Int(byte & 0x0f)])
+    }
+    return String(decoding: out, as: UTF8.self)
+  }
+
+  /// For 16 bytes, the UUID form 8-4-4-4-12 in lowercase hex; `nil` for other lengths.
+  public var uuidString: String? {
+    guard count == 16 else { return nil }
+    var text = hex
+    for position in [8, 13, 18, 23] {
+      text.insert("-", at: text.index(text.startIndex, offsetBy: position))
+    }
+    return text
+  }
+
+  /// Parses hex digits (either case); `-`, `:` and spaces between them are ignored and a
+  /// leading `0x` is allowed, so a UUID's text form is accepted.
+  /// - Throws: ``BeaconFrameError/invalidHex(_:)`` for an odd count or a non-hex character,
+  ///   ``BeaconFrameError/tooManyBytes(count:maximum:)`` for more than 20 bytes.
+  public init(hex text: some StringProtocol) throws(BeaconFrameError) {
+    guard let bytes = parseHex(text) else { throw .invalidHex(String(text)) }
+    try self.init(bytes)
+  }
+}
+
+extension BeaconBytes: CustomStringConvertible {
+  public var description: String { hex }
+}
+
+/// Hex digits (either case) to bytes; `-`, `:`, spaces and a leading `0x` are ignored. `nil`
+/// for any other character or an odd number of digits.
+func parseHex(_ text: some StringProtocol) -> [UInt8]? {
+  var utf8 = Substring(text).utf8[...]
+  if utf8.starts(with: "0x".utf8) || utf8.starts(with: "0X".utf8) { utf8 = utf8.dropFirst(2) }
+  var out: [UInt8] = []
+  out.reserveCapacity(utf8.count / 2)
+  var high: UInt8?
+  for char in utf8 {
+    let nibble: UInt8
+    switch char {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): nibble = char - UInt8(ascii: "0")
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): nibble = char - UInt8(ascii: "a") + 10
+    case UInt8(ascii: "A")...UInt8(ascii: "F"): nibble = char - UInt8(ascii: "A") + 10
+    case UInt8(ascii: "-"), UInt8(ascii: ":"), UInt8(ascii: " "):
+      guard high == nil else { return nil }
+      continue
+    default: return nil
+    }
+    if let value = high {
+      out.append(value << 4 | nibble)
+      high = nil
+    } else {
+      high = nibble
+    }
+  }
+  return high == nil ? out : nil
+}
