@@ -61,9 +61,3 @@ struct BLEFailure: Error, CustomStringConvertible {
 func hex(_ bytes: [UInt8]) -> String {
   bytes.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
 }
-
-extension String {
-  func leftPadded(to width: Int) -> String {
-    count >= width ? self : String(repeating: "0", count: width - count) + self
-  }
-}

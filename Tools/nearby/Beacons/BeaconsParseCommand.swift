@@ -131,9 +131,3 @@ extension BeaconsParseCommand.Input {
     }
   }
 }
-
-extension String {
-  func leftPadded(to width: Int) -> String {
-    String(repeating: "0", count: max(0, width - count)) + self
-  }
-}
