@@ -23,6 +23,7 @@ let package = Package(
     .executable(name: "nearby-restore", targets: ["nearby-restore"]),
     .library(name: "PermissionStore", targets: ["PermissionStore"]),
     .library(name: "BackgroundPersistence", targets: ["BackgroundPersistence"]),
+    .library(name: "LANMulticast", targets: ["LANMulticast"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -266,6 +267,24 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOHTTP1", package: "swift-nio"),
+      ],
+      swiftSettings: strictSwift
+    ),
+    .target(
+      name: "LANMulticast",
+      dependencies: [
+        "Core", "Strategy", "Tokens",
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "Crypto", package: "swift-crypto"),
+      ],
+      path: "Plugins/LANMulticast",
+      swiftSettings: strictSwift
+    ),
+    .testTarget(
+      name: "LANMulticastTests",
+      dependencies: [
+        "LANMulticast", "MediumTestKit", "Core", "Resolution", "Strategy", "Tokens",
+        .product(name: "Logging", package: "swift-log"),
       ],
       swiftSettings: strictSwift
     ),
