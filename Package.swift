@@ -190,6 +190,9 @@ let package = Package(
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         .product(name: "Logging", package: "swift-log"),
+        "ServerResolver", "LANMulticast",
+        .product(name: "AsyncHTTPClient", package: "async-http-client"),
+        .product(name: "NIOCore", package: "swift-nio"),
       ],
       path: "Tools/nearby",
       swiftSettings: strictSwift
@@ -288,6 +291,8 @@ let package = Package(
       ],
       swiftSettings: strictSwift
     ),
+    .testTarget(
+      name: "NearbyCLITests", dependencies: ["MediumTestKit"], swiftSettings: strictSwift),
     .testTarget(
       name: "IntegrationTests",
       dependencies: ["Core", "Resolution", "MediumTestKit", "Strategy", "Tokens"],

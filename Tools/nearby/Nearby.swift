@@ -13,10 +13,12 @@ struct Nearby: AsyncParsableCommand {
         nearby demo --json          the same, one JSON event a line
         nearby bench dispatch       found-event throughput and latency (build with -c release)
         nearby server               the resolver server on 127.0.0.1:7171 (SQLite, no set-up)
+        nearby publish hello        publish until Ctrl-C (starts a local server if needed)
+        nearby subscribe            a live table of the messages nearby
       """,
     subcommands: [
       DemoCommand.self, BenchCommand.self, ServerCommand.self, PermissionCommand.self,
-      BackgroundCommand.self,
+      BackgroundCommand.self, PublishCommand.self, SubscribeCommand.self,
     ]
   )
 }
