@@ -4,5 +4,5 @@ struct BenchCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "bench",
     abstract: "Benchmarks; build with `swift build -c release` for meaningful numbers.",
-    subcommands: [DispatchBench.self, StoreBench.self, RestoreBench.self])
+    subcommands: [DispatchBench.self, StoreBench.self, RestoreBench.self, LANBench.self])
 }
