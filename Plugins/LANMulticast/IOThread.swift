@@ -65,6 +65,9 @@ final class IOThread: Sendable {
     wake()
   }
 
+  /// Asks the thread to stop without waiting (for a medium released without `shutdown()`).
+  func requestStop() { update { $0.stopping = true } }
+
   /// Stops the thread and waits until it has closed the socket and finished the streams.
   func stop() async {
     await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -135,7 +138,11 @@ final class IOThread: Sendable {
         pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0),
       ]
       let ready = poll(&descriptors, 2, timeout)
-      if ready < 0 && errno != EINTR { break }
+      if ready < 0 && errno != EINTR {
+        statuses.yield(
+          .unavailable("\(name) stopped: poll failed: \(SystemErrorText.text(for: errno))"))
+        break
+      }
       if descriptors[1].revents != 0 {
         var drain = [UInt8](repeating: 0, count: 64)
         while read(wakeRead, &drain, drain.count) > 0 {}

@@ -97,6 +97,8 @@ public final class LANMulticastMedium: Medium {
     await thread.stop()
   }
 
+  deinit { thread.requestStop() }
+
   private func checkRunning() throws(LANMulticastError) {
     if thread.state.withLock({ $0.stopping || $0.finished }) { throw .shutDown }
   }
