@@ -50,4 +50,7 @@ public struct LANMulticastConfiguration: Sendable, Hashable {
     self.sightingInterval = sightingInterval
     self.maximumClockSkew = maximumClockSkew
   }
+
+  /// Whether ``group`` is an IPv4 (224.0.0.0/4) or IPv6 (ff00::/8) multicast address.
+  public var hasMulticastGroup: Bool { MulticastSocket.isMulticast(group) }
 }

@@ -46,6 +46,15 @@ struct MulticastSocket: Sendable {
     throw .notAMulticastGroup(configuration.group)
   }
 
+  /// Whether `group` is an IPv4 (224.0.0.0/4) or IPv6 (ff00::/8) multicast address.
+  static func isMulticast(_ group: String) -> Bool {
+    var v4 = in_addr()
+    var v6 = in6_addr()
+    if inet_pton(AF_INET, group, &v4) == 1 { return UInt32(bigEndian: v4.s_addr) >> 28 == 0xE }
+    if inet_pton(AF_INET6, group, &v6) == 1 { return withUnsafeBytes(of: v6) { $0[0] } == 0xFF }
+    return false
+  }
+
   private static func openIPv4(group: in_addr, port: UInt16, interface: UInt32)
     throws(LANMulticastError) -> MulticastSocket
   {

@@ -99,6 +99,9 @@ struct MediumTests {
 
   @Test(arguments: ["192.168.1.1", "2001:db8::1", "not an address"])
   func aGroupThatIsNotMulticastIsRefused(_ group: String) {
+    #expect(!LANMulticastConfiguration(group: group).hasMulticastGroup)
+    #expect(LANMulticastConfiguration(group: "239.1.2.3").hasMulticastGroup)
+    #expect(LANMulticastConfiguration(group: "ff02::1").hasMulticastGroup)
     #expect(throws: LANMulticastError.notAMulticastGroup(group)) {
       try LANMulticastMedium(configuration: .init(group: group, interface: "lo"))
     }

@@ -23,6 +23,7 @@ struct ArgumentTests {
     (["publish", "hi", "--type", String(repeating: "t", count: 33)], "--type"),
     (["publish", "hi", "--server", "ftp://x"], "http(s) URL"),
     (["publish", "hi", "--lan-port", "0"], "--lan-port"),
+    (["publish", "hi", "--lan-group", "10.0.0.1"], "multicast address"),
     (["publish", "hi", "--background"], "BLE-only"),
     (["subscribe", "--log-level", "loud"], "--log-level"),
   ])

@@ -9,9 +9,10 @@ struct MediumOptions: Sendable {
   /// `--lan-interface`, else `NEARBY_LAN_INTERFACE`, else `nil` (the kernel's choice).
   var lanInterfaceName: String?
   var lanPort: UInt16
+  var lanGroup: String
 
   var lanConfiguration: LANMulticastConfiguration {
-    LANMulticastConfiguration(port: lanPort, interface: lanInterfaceName)
+    LANMulticastConfiguration(group: lanGroup, port: lanPort, interface: lanInterfaceName)
   }
 }
 
@@ -55,6 +56,12 @@ struct DiscoveryOptions: ParsableArguments {
   @Option(help: ArgumentHelp("The UDP port of the LAN medium.", valueName: "port"))
   var lanPort: Int = Int(LANMulticastConfiguration.defaultPort)
 
+  @Option(
+    help: ArgumentHelp(
+      "The LAN medium's multicast group: IPv4, or IPv6 such as \(LANMulticastConfiguration.defaultIPv6Group).",
+      valueName: "address"))
+  var lanGroup = LANMulticastConfiguration.defaultIPv4Group
+
   @Flag(help: "Print one JSON object a line (for scripts) instead of the live view.")
   var json = false
 
@@ -76,6 +83,11 @@ struct DiscoveryOptions: ParsableArguments {
     _ = try strategy()
     guard (1...65535).contains(lanPort) else {
       throw ValidationError("--lan-port must be between 1 and 65535, got \(lanPort)")
+    }
+    guard LANMulticastConfiguration(group: lanGroup).hasMulticastGroup else {
+      throw ValidationError(
+        "--lan-group must be a multicast address (IPv4 224.0.0.0/4 or IPv6 ff00::/8), got \(lanGroup)"
+      )
     }
     if let lanInterface, lanInterface.isEmpty {
       throw ValidationError("--lan-interface must name an interface (see `ip link`)")
@@ -132,7 +144,7 @@ struct DiscoveryOptions: ParsableArguments {
     let fromEnvironment = environment[LANMulticastConfiguration.interfaceEnvironmentVariable]
     return MediumOptions(
       lanInterfaceName: lanInterface ?? (fromEnvironment?.isEmpty == false ? fromEnvironment : nil),
-      lanPort: UInt16(clamping: lanPort))
+      lanPort: UInt16(clamping: lanPort), lanGroup: lanGroup)
   }
 
   func logger(label: String) -> Logger {
