@@ -27,6 +27,7 @@ let package = Package(
     .executable(name: "nearby-restore", targets: ["nearby-restore"]),
     .library(name: "PermissionStore", targets: ["PermissionStore"]),
     .library(name: "BackgroundPersistence", targets: ["BackgroundPersistence"]),
+    .library(name: "LANMulticast", targets: ["LANMulticast"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -216,7 +217,7 @@ let package = Package(
       dependencies: [
         "Core", "Resolution", "MediumTestKit", "Strategy", "Tokens", "NearbyServer",
         "ServerStorage", "PermissionStore", "BackgroundPersistence", "DBus", "BLEBlueZ",
-        "AudioModem", "AudioModemTestKit", "AudioPulse",
+        "AudioModem", "AudioModemTestKit", "AudioPulse", "ServerResolver", "LANMulticast",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
         .product(name: "NIOCore", package: "swift-nio"),
@@ -303,6 +304,26 @@ let package = Package(
       ],
       swiftSettings: strictSwift
     ),
+    .target(
+      name: "LANMulticast",
+      dependencies: [
+        "Core", "Strategy", "Tokens",
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "Crypto", package: "swift-crypto"),
+      ],
+      path: "Plugins/LANMulticast",
+      swiftSettings: strictSwift
+    ),
+    .testTarget(
+      name: "LANMulticastTests",
+      dependencies: [
+        "LANMulticast", "MediumTestKit", "Core", "Resolution", "Strategy", "Tokens",
+        .product(name: "Logging", package: "swift-log"),
+      ],
+      swiftSettings: strictSwift
+    ),
+    .testTarget(
+      name: "NearbyCLITests", dependencies: ["MediumTestKit"], swiftSettings: strictSwift),
     .testTarget(
       name: "AudioModemTests", dependencies: ["AudioModem", "AudioModemTestKit", "Tokens"],
       swiftSettings: strictSwift),

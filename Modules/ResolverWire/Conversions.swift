@@ -60,6 +60,7 @@ extension Components.Schemas.Medium {
     switch medium {
     case .ble: self = .ble
     case .audio: self = .audio
+    case .lan: self = .lan
     default: return nil
     }
   }
@@ -68,6 +69,7 @@ extension Components.Schemas.Medium {
     switch self {
     case .ble: .ble
     case .audio: .audio
+    case .lan: .lan
     }
   }
 }

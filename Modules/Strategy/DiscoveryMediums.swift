@@ -10,13 +10,17 @@ public struct DiscoveryMediums: NamedOptionSet, Hashable {
   public static let ble = DiscoveryMediums(rawValue: 1 << 0)
   /// Near-ultrasonic audio (PulseAudio).
   public static let audio = DiscoveryMediums(rawValue: 1 << 1)
+  /// UDP multicast on the local network segment (the LANMulticast plugin). Not in
+  /// ``default``: a network segment can reach well beyond earshot or radio range, so
+  /// strategies opt in to it.
+  public static let lan = DiscoveryMediums(rawValue: 1 << 2)
 
   /// Every medium: `[.ble, .audio]`.
   public static let `default`: DiscoveryMediums = [.ble, .audio]
 
   /// Known single mediums with their wire names, in a stable order.
   public static let named: [(name: String, option: DiscoveryMediums)] = [
-    ("ble", .ble), ("audio", .audio),
+    ("ble", .ble), ("audio", .audio), ("lan", .lan),
   ]
 
   /// Every medium this version knows by name.

@@ -26,7 +26,8 @@ extension StrategyError: CustomStringConvertible {
     case .earshotRequiresAudio(let mediums):
       return "distanceType earshot needs the audio medium, got mediums: \(mediums)"
     case .noMediums:
-      return "a strategy needs at least one medium (ble, audio)"
+      return "a strategy needs at least one medium "
+        + "(\(DiscoveryMediums.named.map(\.name).joined(separator: ", ")))"
     case .unknownMediums(let mediums):
       return "unknown medium bits 0x\(String(mediums.rawValue, radix: 16)) in the strategy; "
         + "known mediums: \(DiscoveryMediums.named.map(\.name).joined(separator: ", "))"

@@ -35,7 +35,8 @@ struct DiscoveryMediumsTests {
     #expect(DiscoveryMediums.ble.names == ["ble"])
     #expect(DiscoveryMediums.audio.names == ["audio"])
     #expect(DiscoveryMediums().names.isEmpty)
-    #expect(DiscoveryMediums.named.map(\.name) == ["ble", "audio"])
+    #expect(DiscoveryMediums.named.map(\.name) == ["ble", "audio", "lan"])
+    #expect(!DiscoveryMediums.default.contains(.lan))
   }
 
   @Test func elementsAreSingleMediums() {

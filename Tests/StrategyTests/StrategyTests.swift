@@ -204,13 +204,13 @@ struct StrategyErrorTests {
   }
 
   @Test func unnamedMediumBitsAreRejected() {
-    let unnamed = DiscoveryMediums(rawValue: 1 << 2)
+    let unnamed = DiscoveryMediums(rawValue: 1 << 6)
     #expect(unnamed.unknown == unnamed)
     #expect(DiscoveryMediums.default.unknown.isEmpty)
-    #expect("\(unnamed)" == "unknown(0x4)")
+    #expect("\(unnamed)" == "unknown(0x40)")
     #expect(throws: StrategyError.unknownMediums(unnamed)) {
       try Strategy(mediums: [.ble, unnamed]).validate()
     }
-    #expect("\(StrategyError.unknownMediums(unnamed))".contains("ble, audio"))
+    #expect("\(StrategyError.unknownMediums(unnamed))".contains("ble, audio, lan"))
   }
 }

@@ -13,13 +13,16 @@ struct Nearby: AsyncParsableCommand {
         nearby demo --json          the same, one JSON event a line
         nearby bench dispatch       found-event throughput and latency (build with -c release)
         nearby server               the resolver server on 127.0.0.1:7171 (SQLite, no set-up)
+        nearby publish hello        publish until Ctrl-C (starts a local server if needed)
+        nearby subscribe            a live table of the messages nearby
         nearby ble scan --json      every BLE advertisement BlueZ hears, one JSON object a line
         nearby audio encode --token 0123456789abcdef --out t.wav && nearby audio decode t.wav
         nearby audio selftest       does this speaker → microphone path carry 18.5–20 kHz?
       """,
     subcommands: [
-      DemoCommand.self, BenchCommand.self, ServerCommand.self, PermissionCommand.self,
-      BackgroundCommand.self, BLECommand.self, AudioCommand.self, BeaconsCommand.self,
+      DemoCommand.self, BenchCommand.self, ServerCommand.self, PublishCommand.self,
+      SubscribeCommand.self, PermissionCommand.self, BackgroundCommand.self, BLECommand.self,
+      AudioCommand.self, BeaconsCommand.self,
     ]
   )
 }

@@ -1,0 +1,75 @@
+import Foundation
+import Testing
+
+/// Bad arguments and missing pieces end with a message that names the fix and a documented
+/// exit code; nothing here needs a server.
+@Suite("nearby publish and subscribe arguments")
+struct ArgumentTests {
+  func run(_ arguments: [String]) async throws -> (status: Int32, out: String, err: String) {
+    let (folder, environment, _) = try CLIEnvironment.make()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    return try await CLIEnvironment.run(arguments, environment: environment)
+  }
+
+  @Test(arguments: [
+    (["publish"], "exactly one"),
+    (["publish", "hi", "--file", "/etc/hostname"], "exactly one"),
+    (["publish", "hi", "--mediums", "wifi"], "unknown medium \"wifi\""),
+    (["publish", "hi", "--mediums", ""], "at least one"),
+    (["publish", "hi", "--mode", "shout"], "unknown mode \"shout\""),
+    (["publish", "hi", "--ttl", "forever"], "'infinite'"),
+    (["publish", "hi", "--ttl", "100000"], "86400"),
+    (["publish", "hi", "--namespace", "bad space"], "--namespace"),
+    (["publish", "hi", "--type", String(repeating: "t", count: 33)], "--type"),
+    (["publish", "hi", "--server", "ftp://x"], "http(s) URL"),
+    (["publish", "hi", "--lan-port", "0"], "--lan-port"),
+    (["publish", "hi", "--lan-group", "10.0.0.1"], "multicast address"),
+    (["publish", "hi", "--background"], "BLE-only"),
+    (["subscribe", "--log-level", "loud"], "--log-level"),
+  ])
+  func badArgumentsExit64(_ arguments: [String], _ message: String) async throws {
+    let result = try await run(arguments)
+    #expect(result.status == 64, "\(result)")
+    #expect(result.err.contains(message), "\(result.err)")
+  }
+
+  @Test func aTooLargeFileIsRefusedNamingTheLimit() async throws {
+    let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "nearby-big-\(UUID().uuidString)")
+    try Data(count: 102_401).write(to: file)
+    defer { try? FileManager.default.removeItem(at: file) }
+    let result = try await run(["publish", "--file", file.path, "--mediums", "lan"])
+    #expect(result.status == 64)
+    #expect(result.err.contains("102400"), "\(result.err)")
+  }
+
+  @Test func aMediumThatIsNotAvailableIsAnErrorWithTheReason() async throws {
+    let result = try await run(["subscribe", "--mediums", "audio"])
+    #expect(result.status == 69)
+    #expect(result.err.contains("no PulseAudio server"), "\(result.err)")
+  }
+
+  @Test func aMissingInterfaceIsNamedWithTheOnesThatExist() async throws {
+    let result = try await run(["subscribe", "--mediums", "lan", "--lan-interface", "nosuch0"])
+    #expect(result.status == 69)
+    #expect(result.err.contains("nosuch0") && result.err.contains("lo"), "\(result.err)")
+  }
+
+  @Test func anUnreachableServerIsReported() async throws {
+    let result = try await run([
+      "subscribe", "--mediums", "lan", "--lan-interface", "lo", "--server",
+      "http://127.0.0.1:9",
+    ])
+    #expect(result.status == 69)
+    #expect(result.err.contains("does not answer"), "\(result.err)")
+  }
+
+  @Test(arguments: ["publish", "subscribe"])
+  func helpHasExamplesAndExitCodes(_ command: String) async throws {
+    let result = try await run([command, "--help"])
+    #expect(result.status == 0)
+    #expect(result.out.contains("Examples:"))
+    #expect(result.out.contains("Exit codes:"))
+    #expect(result.out.contains("--lan-interface"))
+  }
+}

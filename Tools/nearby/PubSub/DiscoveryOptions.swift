@@ -1,0 +1,161 @@
+import ArgumentParser
+import Foundation
+import LANMulticast
+import Logging
+import Strategy
+
+/// What the medium probes and factories need from the command line and the environment.
+struct MediumOptions: Sendable {
+  /// `--lan-interface`, else `NEARBY_LAN_INTERFACE`, else `nil` (the kernel's choice).
+  var lanInterfaceName: String?
+  var lanPort: UInt16
+  var lanGroup: String
+
+  var lanConfiguration: LANMulticastConfiguration {
+    LANMulticastConfiguration(group: lanGroup, port: lanPort, interface: lanInterfaceName)
+  }
+}
+
+/// The options `nearby publish` and `nearby subscribe` share.
+struct DiscoveryOptions: ParsableArguments {
+  @Option(
+    help: ArgumentHelp(
+      "The resolver server's URL (default: the local one on 127.0.0.1:7171, started when none answers).",
+      valueName: "url"))
+  var server: String?
+
+  @Option(
+    help: ArgumentHelp(
+      "The project API key (default: $NEARBY_API_KEY, else the local server's key file).",
+      valueName: "key"))
+  var apiKey: String?
+
+  @Option(
+    help: ArgumentHelp(
+      "Mediums, comma-separated: ble, audio, lan (default: every one this machine has).",
+      valueName: "list"))
+  var mediums: String?
+
+  @Option(
+    help: ArgumentHelp(
+      "broadcast, scan, or both comma-separated (default: both).", valueName: "list"))
+  var mode = "broadcast,scan"
+
+  @Option(
+    help: ArgumentHelp(
+      "Seconds to stay active (up to 86400), or 'infinite' (the default: until Ctrl-C).",
+      valueName: "seconds"))
+  var ttl = "infinite"
+
+  @Option(
+    help: ArgumentHelp(
+      "The network interface of the LAN medium (default: $NEARBY_LAN_INTERFACE, else the routing table's choice).",
+      valueName: "name"))
+  var lanInterface: String?
+
+  @Option(help: ArgumentHelp("The UDP port of the LAN medium.", valueName: "port"))
+  var lanPort: Int = Int(LANMulticastConfiguration.defaultPort)
+
+  @Option(
+    help: ArgumentHelp(
+      "The LAN medium's multicast group: IPv4, or IPv6 such as \(LANMulticastConfiguration.defaultIPv6Group).",
+      valueName: "address"))
+  var lanGroup = LANMulticastConfiguration.defaultIPv4Group
+
+  @Flag(help: "Print one JSON object a line (for scripts) instead of the live view.")
+  var json = false
+
+  @Option(help: "Log level on stderr: trace, debug, info, notice, warning, error, critical.")
+  var logLevel = "warning"
+
+  func validate() throws {
+    if let server {
+      guard let url = URL(string: server), let scheme = url.scheme,
+        ["http", "https"].contains(scheme),
+        url.host != nil
+      else {
+        throw ValidationError(
+          "--server must be an http(s) URL such as http://host:7171, got \(server)")
+      }
+    }
+    if let apiKey, apiKey.isEmpty { throw ValidationError("--api-key must not be empty") }
+    _ = try requestedMediums()
+    _ = try strategy()
+    guard (1...65535).contains(lanPort) else {
+      throw ValidationError("--lan-port must be between 1 and 65535, got \(lanPort)")
+    }
+    guard LANMulticastConfiguration(group: lanGroup).hasMulticastGroup else {
+      throw ValidationError(
+        "--lan-group must be a multicast address (IPv4 224.0.0.0/4 or IPv6 ff00::/8), got \(lanGroup)"
+      )
+    }
+    if let lanInterface, lanInterface.isEmpty {
+      throw ValidationError("--lan-interface must name an interface (see `ip link`)")
+    }
+    guard Logger.Level(rawValue: logLevel) != nil else {
+      throw ValidationError(
+        "--log-level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")), got \(logLevel)"
+      )
+    }
+  }
+
+  /// `--mediums` as a set, or `nil` for "what this machine has".
+  func requestedMediums() throws -> DiscoveryMediums? {
+    guard let mediums else { return nil }
+    var result: DiscoveryMediums = []
+    for name in Self.list(mediums) {
+      guard let medium = DiscoveryMediums(name: name) else {
+        throw ValidationError(
+          "--mediums: unknown medium \"\(name)\"; known: "
+            + DiscoveryMediums.named.map(\.name).joined(separator: ", "))
+      }
+      result.insert(medium)
+    }
+    if result.isEmpty { throw ValidationError("--mediums needs at least one of ble, audio, lan") }
+    return result
+  }
+
+  /// The strategy from `--mode` and `--ttl`, with every medium (narrowed later to the chosen).
+  func strategy() throws -> Strategy {
+    var strategy = Strategy()
+    var mode: DiscoveryMode = []
+    for name in Self.list(self.mode) {
+      guard let option = DiscoveryMode(name: name) else {
+        throw ValidationError("--mode: unknown mode \"\(name)\"; known: broadcast, scan")
+      }
+      mode.insert(option)
+    }
+    if mode.isEmpty { throw ValidationError("--mode needs broadcast, scan or both") }
+    strategy.mode = mode
+    if ttl == "infinite" {
+      strategy.ttl = .infinite
+    } else if let seconds = Double(ttl) {
+      do { strategy.ttl = try TTL(seconds: seconds) } catch {
+        throw ValidationError("--ttl: \(error)")
+      }
+    } else {
+      throw ValidationError("--ttl takes seconds (up to 86400) or 'infinite', got \(ttl)")
+    }
+    return strategy
+  }
+
+  var mediumOptions: MediumOptions {
+    let environment = ProcessInfo.processInfo.environment
+    let fromEnvironment = environment[LANMulticastConfiguration.interfaceEnvironmentVariable]
+    return MediumOptions(
+      lanInterfaceName: lanInterface ?? (fromEnvironment?.isEmpty == false ? fromEnvironment : nil),
+      lanPort: UInt16(clamping: lanPort), lanGroup: lanGroup)
+  }
+
+  func logger(label: String) -> Logger {
+    var logger = Logger(label: label)
+    logger.logLevel = Logger.Level(rawValue: logLevel) ?? .warning
+    return logger
+  }
+
+  private static func list(_ text: String) -> [String] {
+    text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter {
+      !$0.isEmpty
+    }
+  }
+}

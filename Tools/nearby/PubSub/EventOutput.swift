@@ -1,0 +1,83 @@
+import Core
+import Foundation
+import Strategy
+
+/// Where publish and subscribe write: notes for people on stderr, and with `--json` one JSON
+/// object a line on stdout for scripts (keys sorted).
+struct EventOutput: Sendable {
+  let json: Bool
+
+  struct Line: Encodable {
+    var event: String
+    var time: String
+    var medium: String?
+    var available: Bool?
+    var detail: String?
+    var status: String?
+    var text: String?
+    var content: String?
+    var type: String?
+    var namespace: String?
+    var mediums: [String]?
+  }
+
+  /// Now as RFC 3339 UTC with milliseconds, e.g. `2026-11-21T13:05:00.123Z`.
+  static func now() -> String {
+    let formatter = ISO8601DateFormatter()
+    formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+    return formatter.string(from: Date())
+  }
+
+  func emit(_ line: Line) {
+    let text = JSONLine.encode(line) + "\n"
+    FileHandle.standardOutput.write(Data(text.utf8))
+  }
+
+  /// A note for people (stderr); with `--json`, also a `note` line.
+  func note(_ text: String) {
+    if json {
+      emit(Line(event: "note", time: Self.now(), detail: text))
+    } else {
+      FileHandle.standardError.write(Data("nearby: \(text)\n".utf8))
+    }
+  }
+
+  func medium(_ kind: DiscoveryMediums, _ availability: MediumCatalog.Availability) {
+    if json {
+      var line = Line(event: "medium", time: Self.now(), medium: kind.description)
+      switch availability {
+      case .available(let detail): (line.available, line.detail) = (true, detail)
+      case .unavailable(let reason): (line.available, line.detail) = (false, reason)
+      }
+      emit(line)
+    } else {
+      note("\(kind): \(MediumCatalog.describe(availability))")
+    }
+  }
+
+  /// A message event (found, lost) or the publication's own message with its status.
+  func message(
+    _ event: String, _ message: Message, mediums: DiscoveryMediums, status: String? = nil
+  ) {
+    emit(
+      Line(
+        event: event, time: Self.now(), status: status, text: message.text,
+        content: message.content.base64EncodedString(), type: message.type,
+        namespace: message.namespace, mediums: mediums.names))
+  }
+
+  /// A short, one-line, printable preview of a message's content.
+  static func preview(_ message: Message, width: Int = 40) -> String {
+    guard let text = message.text,
+      !text.unicodeScalars.contains(where: {
+        $0.properties.generalCategory == .control && $0 != "\n" && $0 != "\t"
+      })
+    else {
+      let hex = message.content.prefix(8).map { String(format: "%02x", $0) }.joined()
+      return "<\(message.content.count) bytes \(hex)\(message.content.count > 8 ? "…" : "")>"
+    }
+    let flat = text.replacingOccurrences(of: "\n", with: "⏎").replacingOccurrences(
+      of: "\t", with: " ")
+    return flat.count > width ? String(flat.prefix(width - 1)) + "…" : flat
+  }
+}
