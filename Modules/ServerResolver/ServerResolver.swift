@@ -73,11 +73,12 @@ public actor ServerResolver: Resolver {
         + configuration.requestTimeout.components.attoseconds / 1_000_000_000)
     client = Client(
       serverURL: configuration.url,
-      configuration: .init(jsonEncodingOptions: []),
+      configuration: .nearby,
       transport: AsyncHTTPClientTransport(configuration: .init(client: http, timeout: timeout)),
       middlewares: [AuthenticationMiddleware()])
     streamClient = Client(
       serverURL: configuration.url,
+      configuration: .nearby,
       transport: AsyncHTTPClientTransport(
         configuration: .init(client: http, timeout: .hours(24 * 365))),
       middlewares: [AuthenticationMiddleware()])

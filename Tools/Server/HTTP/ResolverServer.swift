@@ -4,6 +4,7 @@ public import Logging
 import NIOCore
 import OpenAPIHummingbird
 import ResolverAPI
+import ResolverWire
 public import ServerStorage
 public import ServiceLifecycle
 
@@ -51,7 +52,7 @@ public struct ResolverServer: Service {
 
     let router = Router()
     try handler.registerHandlers(
-      on: router, configuration: .init(jsonEncodingOptions: []),
+      on: router, configuration: .nearby,
       middlewares: [
         ErrorAnswerMiddleware(logger: logger),
         RequestMetricsMiddleware(metrics: metrics),
