@@ -215,3 +215,28 @@ struct StoreContractTests {
     #expect(loaded == nil)
   }
 }
+
+@Suite("Usage text")
+struct UsageTextTests {
+  @Test(arguments: StorageKind.allCases)
+  func usageSurvivesTheDatabaseAndOldJSONStillReads(_ kind: StorageKind) async throws {
+    let storage = try await StorageFixture.make(kind)
+    defer { Task { await storage.shutdown() } }
+    var record = DeviceRecord(
+      id: .random(), project: "p", secret: "s", token: .random(), tokenExpiresAt: Date())
+    record.usage.apply(Strategy(mediums: [.ble, .audio], mode: .broadcast), sign: 1)
+    record.usage.apply(Strategy(mediums: .audio, mode: .scan), sign: 1)
+    let saved = record
+    let id = record.id
+    let (fresh, old) = try await storage.transaction { store in
+      try store.saveDevice(saved)
+      let fresh = try SQLStore(store.sql).device(id)
+      try store.sql.execute(
+        "UPDATE devices SET usage = ? WHERE id = ?",
+        [.text(#"{"broadcastCounts":[1,1,2,1],"scanCounts":[2,1]}"#), .text(id.description)])
+      return (fresh, try SQLStore(store.sql).device(id))
+    }
+    #expect(fresh?.usage == record.usage)
+    #expect(old?.usage == record.usage)
+  }
+}

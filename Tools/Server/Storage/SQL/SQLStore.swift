@@ -16,6 +16,9 @@ public final class SQLStore: ResolutionStore {
   public let sql: any SQLConnection
   private let encoder: JSONEncoder
   private let decoder = JSONDecoder()
+  /// Devices read or written in this transaction (`.some(nil)`: known to be absent). A store
+  /// lives for one transaction (one savepoint of a batch), so nothing here goes stale.
+  private var devices: [DeviceID: DeviceRecord?] = [:]
 
   /// A store over a connection that is inside a transaction.
   public init(_ sql: any SQLConnection) {
@@ -27,15 +30,19 @@ public final class SQLStore: ResolutionStore {
   // MARK: Devices
 
   public func device(_ id: DeviceID) throws -> DeviceRecord? {
-    try sql.queryFirst(
+    if let cached = devices[id] { return cached }
+    let record = try sql.queryFirst(
       """
       SELECT id, project, secret, token, token_expires_at, usage, revision, last_event_sequence
       FROM devices WHERE id = ?
       """, [.text(id.description)]
     ).map(deviceRecord)
+    devices[id] = record
+    return record
   }
 
   public func saveDevice(_ device: DeviceRecord) throws {
+    devices[device.id] = nil
     try sql.execute(
       """
       INSERT INTO devices
@@ -49,12 +56,14 @@ public final class SQLStore: ResolutionStore {
       [
         .text(device.id.description), .text(device.project), .text(device.secret),
         SQLValue(bits: device.token.value), SQLValue(device.tokenExpiresAt),
-        .text(try json(device.usage)), SQLValue(bits: device.revision),
+        .text(UsageText.encode(device.usage)), SQLValue(bits: device.revision),
         SQLValue(bits: device.lastEventSequence),
       ])
+    devices[device.id] = device
   }
 
   public func removeDevice(_ id: DeviceID) throws {
+    devices[id] = .some(nil)
     try sql.execute("DELETE FROM devices WHERE id = ?", [.text(id.description)])
     try sql.execute("DELETE FROM events WHERE device = ?", [.text(id.description)])
   }
@@ -64,7 +73,7 @@ public final class SQLStore: ResolutionStore {
       id: try identifier(row.text(0)), project: try row.text(1), secret: try row.text(2),
       token: Token(value: UInt64(bitPattern: try row.integer(3))),
       tokenExpiresAt: Date(timeIntervalSince1970: try row.real(4)),
-      usage: try decode(MediumUsage.self, row.text(5)))
+      usage: try UsageText.decode(row.text(5)))
     record.revision = UInt64(bitPattern: try row.integer(6))
     record.lastEventSequence = UInt64(bitPattern: try row.integer(7))
     return record

@@ -66,7 +66,9 @@ final class TransactionBatcher: Sendable {
           var outcomes: [Result<any Sendable, any Error>] = []
           outcomes.reserveCapacity(batch.count)
           for item in batch {
-            outcomes.append(Result { try store.sql.savepoint { try item.work(store) } })
+            // A store per item: its caches must not outlive a savepoint that rolls back.
+            outcomes.append(
+              Result { try store.sql.savepoint { try item.work(SQLStore(store.sql)) } })
           }
           results.withLock { $0 = outcomes }
         }
