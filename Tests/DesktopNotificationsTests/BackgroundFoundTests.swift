@@ -61,7 +61,7 @@ struct BackgroundFoundTests {
       appName: "com.example.notify", summary: "Nearby message found: shop\(tag)/offer",
       body: "10% off")
     #expect(
-      await eventually(timeout: .seconds(10)) {
+      await eventually(timeout: .seconds(30)) {
         (try? await double.notifyCalls().contains(expected)) == true
       })
     _ = publication
