@@ -28,6 +28,7 @@ let package = Package(
     .library(name: "PermissionStore", targets: ["PermissionStore"]),
     .library(name: "BackgroundPersistence", targets: ["BackgroundPersistence"]),
     .library(name: "LANMulticast", targets: ["LANMulticast"]),
+    .library(name: "DesktopNotifications", targets: ["DesktopNotifications"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -189,6 +190,7 @@ let package = Package(
       name: "nearby-restore",
       dependencies: [
         "Core", "Resolution", "PermissionStore", "BackgroundPersistence", "Systemd",
+        "DesktopNotifications",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -362,5 +364,19 @@ let package = Package(
     ),
     .testTarget(
       name: "DBusTests", dependencies: ["DBus", "MediumTestKit"], swiftSettings: strictSwift),
+    .target(
+      name: "DesktopNotifications",
+      dependencies: ["Core", "DBus", .product(name: "Logging", package: "swift-log")],
+      path: "Modules/DesktopNotifications",
+      swiftSettings: strictSwift
+    ),
+    .testTarget(
+      name: "DesktopNotificationsTests",
+      dependencies: [
+        "DesktopNotifications", "DBus", "Core", "BackgroundPersistence", "PermissionStore",
+        "MediumTestKit", "Resolution", "Strategy", .product(name: "Logging", package: "swift-log"),
+      ],
+      swiftSettings: strictSwift
+    ),
   ]
 )

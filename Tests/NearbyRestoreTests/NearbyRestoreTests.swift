@@ -102,6 +102,26 @@ struct NearbyRestoreTests {
     #expect(running.errors.contains("nearby background on --app follow.test"))
   }
 
+  @Test("--no-notifications is accepted and documented; without a session bus it still runs")
+  func notificationsFlag() async throws {
+    let folder = try Folder()
+    defer { folder.remove() }
+    try await Self.prepareStore("flag.test", in: folder)
+    let restore = try Executables.find("nearby-restore")
+    let help = try await Executables.run(restore, ["--help"])
+    #expect(help.out.contains("--no-notifications"))
+    var environment = ProcessInfo.processInfo.environment
+    environment["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=\(folder.url.path)/no-bus"
+    for flags in [["--no-notifications"], []] {
+      let result = try await Executables.run(
+        restore,
+        ["--app", "flag.test", "--config-dir", folder.url.path, "--log-to", "stderr", "--once"]
+          + flags, environment: environment)
+      #expect(result.status == 0, "\(flags): \(result.err)")
+      #expect(result.out.contains("restored 1 publications and 2 subscriptions"), "\(result.out)")
+    }
+  }
+
   @Test("journal entries carry the fields, seen through a journald the test starts")
   func journalFields() async throws {
     try #require(

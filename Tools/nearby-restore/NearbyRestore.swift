@@ -1,4 +1,5 @@
 import ArgumentParser
+import DesktopNotifications
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -41,6 +42,14 @@ struct NearbyRestore: AsyncParsableCommand {
   @Flag(help: "With --once: print the report as one JSON object on stdout.")
   var json = false
 
+  @Flag(
+    help: """
+      Do not show a desktop notification for messages found in background (they are still \
+      logged). Notifications go to org.freedesktop.Notifications on the session bus \
+      ($DBUS_SESSION_BUS_ADDRESS).
+      """)
+  var noNotifications = false
+
   @Flag(help: "Log at debug level.")
   var verbose = false
 
@@ -63,7 +72,9 @@ struct NearbyRestore: AsyncParsableCommand {
     let service = RestoreService(
       appID: app, directory: configDir.map { URL(fileURLWithPath: $0) },
       apiKey: apiKey ?? ProcessInfo.processInfo.environment["NEARBY_API_KEY"] ?? "local",
-      once: once, json: json, logger: logger)
+      once: once, json: json,
+      desktopNotifier: noNotifications ? nil : DesktopNotifier(bus: .session, logger: logger),
+      logger: logger)
     let group = ServiceGroup(
       configuration: .init(
         services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],

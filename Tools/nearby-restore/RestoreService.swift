@@ -1,5 +1,6 @@
 import BackgroundPersistence
 import Core
+import DesktopNotifications
 import Foundation
 import Logging
 import PermissionStore
@@ -14,6 +15,9 @@ struct RestoreService: Service {
   let apiKey: String
   let once: Bool
   let json: Bool
+  /// Shows a desktop notification per message found in background; `nil` with
+  /// `--no-notifications`.
+  let desktopNotifier: DesktopNotifier?
   let logger: Logger
 
   struct Report: Encodable {
@@ -44,6 +48,18 @@ struct RestoreService: Service {
     let manager = try await MessageManager(apiKey: apiKey, configuration: configuration)
     await manager.setAppState(.background)
     let logger = logger
+    // Found messages go to the notifier through a bounded stream, so a slow or absent
+    // notification server never holds up the manager (the newest 64 wait, older ones drop).
+    let (found, foundContinuation) = AsyncStream.makeStream(
+      of: Message.self, bufferingPolicy: .bufferingNewest(64))
+    let desktopNotifier = desktopNotifier
+    let appID = appID
+    let notifications = Task {
+      for await message in found {
+        await desktopNotifier?.notify(DesktopNotification(found: message, appName: appID))
+      }
+    }
+    defer { notifications.cancel() }
     let keeper = BackgroundKeeper(
       persistence: background, manager: manager, logger: logger,
       onFound: { descriptor, message in
@@ -53,6 +69,7 @@ struct RestoreService: Service {
             "nearby.subscription": "\(descriptor.id)", "nearby.namespace": "\(message.namespace)",
             "nearby.type": "\(message.type)", "nearby.text": "\(message.text ?? "<binary>")",
           ])
+        if desktopNotifier != nil { foundContinuation.yield(message) }
       },
       onLost: { descriptor, message in
         logger.info(
@@ -96,6 +113,11 @@ struct RestoreService: Service {
     }
     await keeper.stopAll()
     await manager.shutdown()
+    // A notification still waiting for the server is dropped rather than holding up the stop.
+    foundContinuation.finish()
+    notifications.cancel()
+    await notifications.value
+    await desktopNotifier?.close()
   }
 
   private func status(
