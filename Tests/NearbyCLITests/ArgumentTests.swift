@@ -25,12 +25,26 @@ struct ArgumentTests {
     (["publish", "hi", "--lan-port", "0"], "--lan-port"),
     (["publish", "hi", "--lan-group", "10.0.0.1"], "multicast address"),
     (["publish", "hi", "--background"], "BLE-only"),
+    (["subscribe", "--background"], "BLE-only"),
     (["subscribe", "--log-level", "loud"], "--log-level"),
   ])
   func badArgumentsExit64(_ arguments: [String], _ message: String) async throws {
     let result = try await run(arguments)
     #expect(result.status == 64, "\(result)")
     #expect(result.err.contains(message), "\(result.err)")
+  }
+
+  @Test func subscribeBackgroundRecordsADescriptor() async throws {
+    let (folder, environment, _) = try CLIEnvironment.make()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let recorded = try await CLIEnvironment.run(
+      ["subscribe", "--background", "--mediums", "ble", "--type", "offer", "--app", "t.app"],
+      environment: environment)
+    #expect(recorded.status == 0, "\(recorded)")
+    let status = try await CLIEnvironment.run(
+      ["background", "status", "--app", "t.app", "--json"], environment: environment)
+    #expect(status.status == 0, "\(status)")
+    #expect(status.out.contains("\"offer\""), "\(status.out)")
   }
 
   @Test func aTooLargeFileIsRefusedNamingTheLimit() async throws {

@@ -1,7 +1,9 @@
 import ArgumentParser
+import BackgroundPersistence
 import Core
 import Foundation
 import Glibc
+import PermissionStore
 import Strategy
 
 /// `nearby subscribe`: a live table of the messages present nearby, or one JSON event a line.
@@ -23,10 +25,18 @@ struct SubscribeCommand: AsyncParsableCommand {
         nearby subscribe --type menu --namespace com.example.cafe
         nearby subscribe --mediums lan --lan-interface eth0 --json | jq .text
         nearby subscribe --server http://resolver.local:7171 --api-key KEY
+        nearby subscribe --background --mediums ble --type offer --app com.example.kiosk
       """)
 
   @Option(help: "Only messages of this type (default: every type).") var type: String?
   @Option(help: "Messages of this namespace (default: the project's).") var namespace = ""
+  @Flag(
+    help: """
+      Record the subscription for background restore (nearby-restore) instead of running it \
+      here; BLE-only, as in the original API.
+      """)
+  var background = false
+  @Option(help: "The app id whose store keeps --background work.") var app = "nearby"
   @OptionGroup var options: DiscoveryOptions
 
   func validate() throws {
@@ -36,15 +46,35 @@ struct SubscribeCommand: AsyncParsableCommand {
     do { try Message.validate(namespace: namespace) } catch {
       throw ValidationError("--namespace: \(error)")
     }
+    if background, try options.requestedMediums() != .ble {
+      throw ValidationError(
+        "--background work is BLE-only (as in the original API): add --mediums ble")
+    }
   }
 
   func run() async throws {
     do {
+      if background {
+        try await recordBackground()
+        return
+      }
       try await subscribe()
     } catch let failure as ExitFailure {
       FileHandle.standardError.write(Data("error: \(failure.description)\n".utf8))
       throw failure.code
     }
+  }
+
+  /// Records the subscription in the app's store for `nearby-restore` to run.
+  private func recordBackground() async throws {
+    var strategy = try options.strategy()
+    strategy.mediums = .ble
+    let store = BackgroundPersistence(store: try await DefaultsStore(appID: app))
+    let recorded = try await store.add(
+      BackgroundSubscription(namespace: namespace, type: type, strategy: strategy))
+    EventOutput(json: options.json).note(
+      "recorded background subscription \(recorded.id) for app \(app); nearby-restore "
+        + "--app \(app) runs it (`nearby background on --app \(app)` enables restore)")
   }
 
   private enum Step {
