@@ -232,7 +232,9 @@ let package = Package(
     ),
     .testTarget(
       name: "PermissionStoreTests",
-      dependencies: ["PermissionStore", "Core", "MediumTestKit", "Resolution", "Strategy"],
+      dependencies: [
+        "TestSupport", "PermissionStore", "Core", "MediumTestKit", "Resolution", "Strategy",
+      ],
       swiftSettings: strictSwift
     ),
     .testTarget(
@@ -251,6 +253,7 @@ let package = Package(
     .testTarget(
       name: "NearbyRestoreTests",
       dependencies: [
+        "TestSupport",
         "PermissionStore", "BackgroundPersistence", "Core", "Strategy", "MediumTestKit",
       ],
       swiftSettings: strictSwift
@@ -270,6 +273,12 @@ let package = Package(
     .testTarget(
       name: "MediumTestKitTests",
       dependencies: ["MediumTestKit", "Core", "Strategy", "Tokens"],
+      swiftSettings: strictSwift
+    ),
+    .target(
+      name: "TestSupport",
+      dependencies: [.product(name: "Logging", package: "swift-log")],
+      path: "Tests/TestSupport",
       swiftSettings: strictSwift
     ),
     .target(
@@ -332,13 +341,14 @@ let package = Package(
     .testTarget(
       name: "AudioPulseTests",
       dependencies: [
+        "TestSupport",
         "AudioPulse", "AudioModem", "Core", "MediumTestKit", "Resolution", "Strategy", "Tokens",
         .product(name: "Logging", package: "swift-log"),
       ],
       swiftSettings: strictSwift),
     .testTarget(
       name: "IntegrationTests",
-      dependencies: ["Core", "Resolution", "MediumTestKit", "Strategy", "Tokens"],
+      dependencies: ["TestSupport", "Core", "Resolution", "MediumTestKit", "Strategy", "Tokens"],
       swiftSettings: strictSwift
     ),
     .target(
@@ -358,12 +368,14 @@ let package = Package(
     .testTarget(
       name: "BLEBlueZTests",
       dependencies: [
+        "TestSupport",
         "BLEBlueZ", "DBus", "Core", "MediumTestKit", "Resolution", "Strategy", "Tokens",
       ],
       swiftSettings: strictSwift
     ),
     .testTarget(
-      name: "DBusTests", dependencies: ["DBus", "MediumTestKit"], swiftSettings: strictSwift),
+      name: "DBusTests", dependencies: ["TestSupport", "DBus", "MediumTestKit"],
+      swiftSettings: strictSwift),
     .target(
       name: "DesktopNotifications",
       dependencies: ["Core", "DBus", .product(name: "Logging", package: "swift-log")],
@@ -373,6 +385,7 @@ let package = Package(
     .testTarget(
       name: "DesktopNotificationsTests",
       dependencies: [
+        "TestSupport",
         "DesktopNotifications", "DBus", "Core", "BackgroundPersistence", "PermissionStore",
         "MediumTestKit", "Resolution", "Strategy", .product(name: "Logging", package: "swift-log"),
       ],

@@ -3,6 +3,7 @@ import Core
 import Foundation
 import MediumTestKit
 import Testing
+import TestSupport
 import Tokens
 
 /// One medium in this process, the other in a `nearby audio` subprocess, through the real
@@ -94,38 +95,12 @@ struct SelftestTests {
 
 /// Runs the built `nearby` on a thread of its own (waiting must not block the cooperative pool).
 enum Subprocess {
-  static var nearbyExecutable: URL? {
-    var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    for _ in 0..<4 {
-      let candidate = directory.appendingPathComponent("nearby")
-      if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-      directory.deleteLastPathComponent()
-    }
-    return nil
-  }
+  static var nearbyExecutable: URL? { try? ChildProcess.built("nearby") }
 
   static func run(_ arguments: [String]) async throws -> (status: Int32, out: Data, err: Data) {
     let executable = try #require(
       nearbyExecutable, "build the nearby product first: swift build --build-tests")
-    return try await withCheckedThrowingContinuation { continuation in
-      Thread.detachNewThread {
-        do {
-          let process = Process()
-          process.executableURL = executable
-          process.arguments = arguments
-          let out = Pipe()
-          let err = Pipe()
-          process.standardOutput = out
-          process.standardError = err
-          try process.run()
-          let output = out.fileHandleForReading.readDataToEndOfFile()
-          let errors = err.fileHandleForReading.readDataToEndOfFile()
-          process.waitUntilExit()
-          continuation.resume(returning: (process.terminationStatus, output, errors))
-        } catch {
-          continuation.resume(throwing: error)
-        }
-      }
-    }
+    let result = try await ChildProcess.run(executable, arguments)
+    return (result.status, result.out, result.err)
   }
 }

@@ -8,6 +8,7 @@ import Resolution
 import Strategy
 import Synchronization
 import Testing
+import TestSupport
 import Tokens
 
 extension BlueZDoubleTests {
@@ -93,34 +94,7 @@ extension BlueZDoubleTests {
 
 /// Runs the built `nearby` (next to the test bundle) on a thread of its own.
 func runNearby(_ arguments: [String]) async throws -> (Int32, String) {
-  var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-  var executable: URL?
-  for _ in 0..<4 {
-    let candidate = directory.appendingPathComponent("nearby")
-    if FileManager.default.isExecutableFile(atPath: candidate.path) {
-      executable = candidate
-      break
-    }
-    directory.deleteLastPathComponent()
-  }
-  let found = try #require(executable, "build the nearby product first: swift build --build-tests")
-  return try await withCheckedThrowingContinuation { continuation in
-    Thread.detachNewThread {
-      let process = Process()
-      process.executableURL = found
-      process.arguments = arguments
-      let output = Pipe()
-      process.standardOutput = output
-      process.standardError = output
-      do {
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        continuation.resume(
-          returning: (process.terminationStatus, String(decoding: data, as: UTF8.self)))
-      } catch {
-        continuation.resume(throwing: error)
-      }
-    }
-  }
+  let result = try await ChildProcess.run(
+    try ChildProcess.built("nearby"), arguments, combineOutput: true)
+  return (result.status, result.outText)
 }

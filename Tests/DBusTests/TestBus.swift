@@ -1,6 +1,7 @@
 import DBus
 import Foundation
 import Testing
+import TestSupport
 
 /// The private buses `Tools/scripts/test.sh` starts (Tools/scripts/services/dbus.sh).
 enum TestBus {
@@ -32,25 +33,9 @@ struct TestBusMissing: Error, CustomStringConvertible {
 /// Runs a command to its end on a thread of its own (never on the cooperative pool); returns
 /// its exit status and standard output.
 func runCommand(_ executable: String, _ arguments: [String]) async throws -> (Int32, String) {
-  try await withCheckedThrowingContinuation { continuation in
-    Thread.detachNewThread {
-      let process = Process()
-      process.executableURL = URL(fileURLWithPath: executable)
-      process.arguments = arguments
-      let output = Pipe()
-      process.standardOutput = output
-      process.standardError = output
-      do {
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        continuation.resume(
-          returning: (process.terminationStatus, String(decoding: data, as: UTF8.self)))
-      } catch {
-        continuation.resume(throwing: error)
-      }
-    }
-  }
+  let result = try await ChildProcess.run(
+    URL(fileURLWithPath: executable), arguments, combineOutput: true)
+  return (result.status, result.outText)
 }
 
 /// The first element of a stream, or `nil` after `timeout`.

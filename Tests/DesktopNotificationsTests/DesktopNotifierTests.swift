@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import MediumTestKit
 import Testing
+import TestSupport
 
 @Suite("DesktopNotifier")
 struct DesktopNotifierTests {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Runs the built `nearby beacons parse` as a user would.
 @Suite("nearby beacons parse")
@@ -18,40 +19,9 @@ struct BeaconsCommandTests {
 
   /// Runs `nearby` with `arguments` on a thread of its own, killed after 30 s.
   static func run(_ arguments: [String]) async throws -> Outcome {
-    let executable = try #require(
-      DemoCommandTests.nearbyExecutable, "build the nearby product first: swift build --build-tests"
-    )
-    return try await withCheckedThrowingContinuation { continuation in
-      Thread.detachNewThread {
-        do {
-          let process = Process()
-          process.executableURL = executable
-          process.arguments = arguments
-          let out = Pipe()
-          let err = Pipe()
-          process.standardOutput = out
-          process.standardError = err
-          process.standardInput = FileHandle.nullDevice
-          try process.run()
-          let killer = DispatchWorkItem {
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-          }
-          DispatchQueue.global().asyncAfter(deadline: .now() + 30, execute: killer)
-          // The outputs are far below a pipe's 64 KiB, so reading one after the other
-          // cannot block the child.
-          let output = out.fileHandleForReading.readDataToEndOfFile()
-          let errorData = err.fileHandleForReading.readDataToEndOfFile()
-          process.waitUntilExit()
-          killer.cancel()
-          continuation.resume(
-            returning: Outcome(
-              status: process.terminationStatus, out: String(decoding: output, as: UTF8.self),
-              err: String(decoding: errorData, as: UTF8.self)))
-        } catch {
-          continuation.resume(throwing: error)
-        }
-      }
-    }
+    let result = try await ChildProcess.run(
+      try ChildProcess.built("nearby"), arguments, timeout: 30)
+    return Outcome(status: result.status, out: result.outText, err: result.errText)
   }
 
   static let uid = "00ee00112233445566778899aabbccddeeff0000"

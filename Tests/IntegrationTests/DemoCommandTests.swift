@@ -1,46 +1,20 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Runs the built `nearby demo` the way the README does.
 @Suite("nearby demo")
 struct DemoCommandTests {
   /// The `nearby` executable next to this test bundle (SwiftPM puts both in the build folder).
-  static var nearbyExecutable: URL? {
-    var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    for _ in 0..<4 {
-      let candidate = directory.appendingPathComponent("nearby")
-      if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-      directory.deleteLastPathComponent()
-    }
-    return nil
-  }
+  static var nearbyExecutable: URL? { try? ChildProcess.built("nearby") }
 
   /// Runs `nearby` with `arguments` on a thread of its own (waiting for a process must not
   /// block the tests' cooperative threads); returns its exit status, stdout and stderr.
   static func run(_ arguments: [String]) async throws -> (status: Int32, out: Data, err: Data) {
     let executable = try #require(
       nearbyExecutable, "build the nearby product first: swift build --build-tests")
-    return try await withCheckedThrowingContinuation { continuation in
-      Thread.detachNewThread {
-        do {
-          let process = Process()
-          process.executableURL = executable
-          process.arguments = arguments
-          let out = Pipe()
-          let err = Pipe()
-          process.standardOutput = out
-          process.standardError = err
-          try process.run()
-          let errors = err.fileHandleForReading
-          let output = out.fileHandleForReading.readDataToEndOfFile()
-          let errorText = errors.readDataToEndOfFile()
-          process.waitUntilExit()
-          continuation.resume(returning: (process.terminationStatus, output, errorText))
-        } catch {
-          continuation.resume(throwing: error)
-        }
-      }
-    }
+    let result = try await ChildProcess.run(executable, arguments)
+    return (result.status, result.out, result.err)
   }
 
   @Test("prints found and lost as JSON lines and exits 0")

@@ -7,6 +7,7 @@ import Resolution
 import Strategy
 import Synchronization
 import Testing
+import TestSupport
 
 @Suite("NearbyPermission")
 struct NearbyPermissionTests {

@@ -1,0 +1,82 @@
+public import Foundation
+import Synchronization
+
+/// Runs a program to its end for a test, on a thread of its own: waiting for a process must
+/// never block Swift's cooperative threads (there are two of them on this machine).
+public enum ChildProcess {
+  public struct Result: Sendable {
+    public var status: Int32
+    public var out: Data
+    /// Standard error; empty when `combineOutput` sent it to ``out``.
+    public var err: Data
+
+    public var outText: String { String(decoding: out, as: UTF8.self) }
+    public var errText: String { String(decoding: err, as: UTF8.self) }
+  }
+
+  /// A built executable of this package, found next to the test bundle (SwiftPM puts both in
+  /// the build folder).
+  /// - Throws: a message naming the build command when it is not there.
+  public static func built(_ name: String) throws -> URL {
+    var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    for _ in 0..<4 {
+      let candidate = directory.appendingPathComponent(name)
+      if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+      directory.deleteLastPathComponent()
+    }
+    throw NotBuilt(description: "\(name) is not built: run swift build --build-tests first")
+  }
+
+  /// Runs `executable` with `arguments` and standard input from /dev/null; killed with
+  /// SIGKILL after `timeout` seconds.
+  /// - Parameter combineOutput: standard error goes to the same pipe as standard output.
+  public static func run(
+    _ executable: URL, _ arguments: [String], environment: [String: String]? = nil,
+    combineOutput: Bool = false, timeout: TimeInterval = 300
+  ) async throws -> Result {
+    try await withCheckedThrowingContinuation { continuation in
+      Thread.detachNewThread {
+        do {
+          let process = Process()
+          process.executableURL = executable
+          process.arguments = arguments
+          if let environment { process.environment = environment }
+          let out = Pipe()
+          let err = combineOutput ? out : Pipe()
+          process.standardOutput = out
+          process.standardError = err
+          process.standardInput = FileHandle.nullDevice
+          try process.run()
+          let killer = DispatchWorkItem {
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+          }
+          DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: killer)
+          // Standard error is read on another thread, so a child that fills one pipe while
+          // the other is being read never blocks.
+          let errors = Mutex(Data())
+          let errorsRead = DispatchSemaphore(value: 0)
+          if !combineOutput {
+            DispatchQueue.global().async {
+              let data = err.fileHandleForReading.readDataToEndOfFile()
+              errors.withLock { $0 = data }
+              errorsRead.signal()
+            }
+          }
+          let output = out.fileHandleForReading.readDataToEndOfFile()
+          if !combineOutput { errorsRead.wait() }
+          process.waitUntilExit()
+          killer.cancel()
+          continuation.resume(
+            returning: Result(
+              status: process.terminationStatus, out: output, err: errors.withLock { $0 }))
+        } catch {
+          continuation.resume(throwing: error)
+        }
+      }
+    }
+  }
+
+  struct NotBuilt: Error, CustomStringConvertible {
+    var description: String
+  }
+}
