@@ -117,10 +117,9 @@ struct DeviceEventSequence: AsyncSequence, Sendable {
           lastSent = .now
           return ServerSentEvent(event: "keepalive")
         }
-        guard await wakeups.next() != nil, !Task.isCancelled else {
-          _ = sequence.listener
-          return nil
-        }
+        // `sequence` holds the listener, so the hub registration lives as long as this
+        // iterator.
+        guard await wakeups.next() != nil, !Task.isCancelled else { return nil }
       }
     }
 

@@ -26,12 +26,12 @@ struct APIKeyMiddleware: ServerMiddleware {
         "missing X-Nearby-API-Key header; create a key with `nearby server keys create --project P`"
       )
     }
-    let record: APIKeyRecordSummary
+    let record: APIKeyRecord
     do {
       guard let found = try await keys.activeKey(key) else {
         throw APIFailure.unauthorized("unknown or revoked API key")
       }
-      record = APIKeyRecordSummary(id: found.id, project: found.project)
+      record = found
     } catch let failure as APIFailure {
       throw failure
     } catch {
@@ -46,9 +46,4 @@ struct APIKeyMiddleware: ServerMiddleware {
       try await next(request, body, metadata)
     }
   }
-}
-
-private struct APIKeyRecordSummary {
-  var id: String
-  var project: String
 }
