@@ -1,4 +1,5 @@
 public import Logging
+public import Tokens
 
 extension MessageManager {
   /// How a manager is set up: its resolver, its mediums, its logger and the seed's three
@@ -24,6 +25,16 @@ extension MessageManager {
     /// How long a ``PermissionRequestHandler`` may take to answer before the request counts
     /// as denied. Default 60 s.
     public var permissionRequestTimeout: Duration = .seconds(60)
+    /// A beacon attachment is lost when its beacon has not been heard for this long.
+    /// Default 10 s.
+    public var beaconLostAfter: Duration = .seconds(10)
+    /// How far back a beacon's received power is smoothed (a windowed median). Default 5 s.
+    public var beaconSmoothingWindow: Duration = .seconds(5)
+    /// How long the resolver's answer for an observed beacon id is kept (a beacon it does not
+    /// know: a fifth of this). Default 5 min.
+    public var beaconCacheTTL: Duration = .seconds(300)
+    /// Turns a beacon's received power into a distance (see Tokens' `PathLossModel`).
+    public var pathLossModel = PathLossModel()
 
     public init(
       resolver: ResolverChoice,

@@ -27,6 +27,9 @@ public struct SubscriptionParams: Sendable {
   public var type: String?
   /// How to scan for beacons when ``deviceTypes`` includes `.bleBeacons`.
   public var beaconStrategy: BeaconStrategy = .default
+  /// Beacons only of these ids (``deviceTypes`` `.bleBeacons`); empty (the default): every
+  /// beacon whose attachments match ``namespace`` and ``type``.
+  public var beaconFilters: [BeaconFilter] = []
   /// Called once when the subscription's TTL runs out. Runs on the manager's actor.
   public var expiredHandler: (@Sendable () -> Void)?
   /// As ``PublicationParams/permissionRequestHandler``.

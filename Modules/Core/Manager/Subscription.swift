@@ -1,3 +1,5 @@
+public import Tokens
+
 /// What happens to a subscription, in order, on ``Subscription/events``.
 public enum SubscriptionEvent: Sendable, Hashable {
   /// A message is nearby (reported once until it is lost).
@@ -6,6 +8,12 @@ public enum SubscriptionEvent: Sendable, Hashable {
   case lost(Message)
   /// The subscription's TTL ran out; the stream finishes after this.
   case expired
+  /// A found beacon attachment's estimated distance changed (beacon subscriptions only):
+  /// reported after found and then whenever the estimate moves by 10 % and 0.5 m or more.
+  case distanceChanged(Message, DistanceEstimate)
+  /// A found beacon attachment's smoothed signal changed (beacon subscriptions only):
+  /// reported after found and then whenever the smoothed RSSI moves by 2 dB or more.
+  case signalChanged(Message, BeaconSignal)
 }
 
 /// A subscription to nearby messages. It stays active while you keep a reference to it,

@@ -35,6 +35,30 @@ public protocol Medium: AnyObject, Sendable {
   func stopScanning() async
   /// Stops everything and releases the medium's resources; finishes its streams.
   func shutdown() async
+
+  /// Beacon frames heard while beacon scanning is on (mediums with the `.beacons`
+  /// capability). Default: a stream that is finished at once.
+  var beaconSightings: AsyncStream<BeaconSighting> { get }
+  /// Starts reporting beacon frames on ``beaconSightings``, or changes how: `lowPower` asks
+  /// for passive scanning where the hardware offers it (active discovery otherwise). Does
+  /// not touch token scanning. Default: throws ``ManagerError/unsupported(_:)``.
+  /// - Throws: an error describing why the medium cannot scan for beacons.
+  func startBeaconScanning(lowPower: Bool) async throws
+  /// Stops reporting beacon frames. Does nothing when not scanning for beacons.
+  func stopBeaconScanning() async
+}
+
+extension Medium {
+  /// No beacons: a finished stream.
+  public var beaconSightings: AsyncStream<BeaconSighting> { AsyncStream { $0.finish() } }
+
+  /// No beacons: throws ``ManagerError/unsupported(_:)``.
+  public func startBeaconScanning(lowPower: Bool) async throws {
+    throw ManagerError.unsupported("\(name) cannot scan for beacons")
+  }
+
+  /// No beacons: nothing to stop.
+  public func stopBeaconScanning() async {}
 }
 
 extension Medium {
@@ -42,6 +66,7 @@ extension Medium {
   public func shutdown() async {
     await stopTransmitting()
     await stopScanning()
+    await stopBeaconScanning()
   }
 }
 

@@ -24,6 +24,25 @@ public protocol Resolver: Sendable {
 
   /// Removes the device with its publications and subscriptions; finishes its event stream.
   func unregister(_ device: DeviceCredentials) async throws
+
+  /// The beacons of the device's project among `observed`, each with its attachments whose
+  /// `namespace/type` matches one of `namespacedTypes` (`*` every type, `ns/*` every type of
+  /// a namespace). Unknown ids are left out; an Eddystone-EID is matched against the
+  /// registered EID beacons' current ids. Default: throws ``ResolverError/unavailable(_:)``.
+  /// - Throws: ``ResolverError`` for unknown devices, a wrong secret, or a resolver that
+  ///   cannot be reached.
+  func beaconInfo(
+    for observed: [BeaconID], namespacedTypes: [String], from device: DeviceCredentials
+  ) async throws -> [BeaconInfo]
+}
+
+extension Resolver {
+  /// Beacons unsupported: throws ``ResolverError/unavailable(_:)``.
+  public func beaconInfo(
+    for observed: [BeaconID], namespacedTypes: [String], from device: DeviceCredentials
+  ) async throws -> [BeaconInfo] {
+    throw ResolverError.unavailable("this resolver does not resolve beacons")
+  }
 }
 
 /// Why a resolver refused a call.

@@ -146,6 +146,8 @@ struct SubscribeCommand: AsyncParsableCommand {
         } else {
           write("lost \(EventOutput.preview(message)) type=\"\(message.type)\"")
         }
+      case .event(.distanceChanged), .event(.signalChanged):
+        continue
       case .event(.expired):
         reason = "the subscription's TTL ran out"
         break loop

@@ -1,0 +1,40 @@
+public import Foundation
+
+/// A registered beacon as the resolver answers for an observed id: its name and the
+/// attachments that matched the asked namespaced types.
+public struct BeaconInfo: Sendable, Hashable {
+  /// The id that was observed (for an Eddystone-EID, the ephemeral id heard).
+  public var observed: BeaconID
+  /// The beacon's registered name (`kind!hex-id`): stable even when the observed id rotates.
+  public var beaconName: String
+  /// The attachments that matched.
+  public var attachments: [BeaconAttachment]
+
+  public init(observed: BeaconID, beaconName: String, attachments: [BeaconAttachment]) {
+    self.observed = observed
+    self.beaconName = beaconName
+    self.attachments = attachments
+  }
+}
+
+/// Data registered on the resolver for a beacon, under a namespace and type (≤ 1024 bytes).
+public struct BeaconAttachment: Sendable, Hashable {
+  /// The attachment's name on the resolver (unique per beacon).
+  public var name: String
+  /// The attachment's namespace.
+  public var namespace: String
+  /// The attachment's type.
+  public var type: String
+  /// The attachment's data.
+  public var data: Data
+
+  public init(name: String, namespace: String, type: String, data: Data) {
+    self.name = name
+    self.namespace = namespace
+    self.type = type
+    self.data = data
+  }
+
+  /// The attachment as the message a beacon subscription delivers.
+  public var message: Message { Message(content: data, type: type, namespace: namespace) }
+}
