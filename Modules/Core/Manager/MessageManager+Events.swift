@@ -35,6 +35,10 @@ extension MessageManager {
     case .subscriptionExpired(let id):
       guard let record = subscriptions.removeValue(forKey: id) else { return false }
       logger.debug("subscription expired", metadata: ["subscription": "\(id)"])
+      if record.beacons != nil {
+        beaconTracker.remove(id)
+        Task { await self.reconcileBeaconScanning() }
+      }
       record.expiredHandler?()
       record.continuation.yield(.expired)
       record.continuation.finish()

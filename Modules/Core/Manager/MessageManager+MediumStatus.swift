@@ -21,7 +21,9 @@ extension MessageManager {
     } else if previous != nil {
       slots[index].transmitting = nil
       slots[index].scanning = false
+      slots[index].beaconScan = nil
       await reconcileMediums()
+      await reconcileBeaconScanning()
     }
   }
 

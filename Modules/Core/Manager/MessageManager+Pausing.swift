@@ -49,16 +49,21 @@ extension MessageManager {
       }
     }
     for (id, record) in subscriptions {
-      let pause = mustPause(background: record.spec.strategy.allowInBackground)
+      let pause = mustPause(background: record.allowsBackground)
       guard pause != record.isPaused else { continue }
       subscriptions[id]?.isPaused = pause
-      if pause {
+      if pause { beaconTracker.remove(id) }
+      if !record.reportsToResolver {
+        // Beacons only: nothing to tell the resolver.
+        record.cell.set(pause ? .paused : .active)
+      } else if pause {
         record.cell.set(.paused)
         report.unsubscribe.append(id)
       } else {
         report.subscribe.append(record.spec)
       }
     }
+    await reconcileBeaconScanning()
     guard report != Report() else { return }
     do {
       try await send(report)

@@ -27,11 +27,15 @@ extension MessageManager {
     try params.strategy.validate()
     try Message.validate(namespace: params.namespace)
     if let type = params.type { try Message.validate(type: type) }
-    if params.deviceTypes.contains(.bleBeacons) {
+    let wantsBeacons = params.deviceTypes.contains(.bleBeacons)
+    let wantsDevices = params.deviceTypes.contains(.nearbyDevices)
+    guard wantsBeacons || wantsDevices else { throw ManagerError.noDeviceTypes }
+    if wantsBeacons, !slots.contains(where: { $0.medium.capabilities.contains(.beacons) }) {
       throw ManagerError.unsupported(
-        "beacon subscriptions (deviceTypes .bleBeacons) arrive with Eddystone/iBeacon support")
+        "beacon subscriptions need a medium that scans for beacons; this manager has "
+          + (slots.isEmpty ? "none" : slots.map(\.medium.name).joined(separator: ", "))
+          + " (add .bluez() to the configuration's mediums)")
     }
-    guard params.deviceTypes.contains(.nearbyDevices) else { throw ManagerError.noDeviceTypes }
     guard params.eventBufferSize > 0 else {
       throw ManagerError.invalidEventBufferSize(params.eventBufferSize)
     }
@@ -43,14 +47,39 @@ extension MessageManager {
     let cell = StatusCell()
     let permitted = await permitDiscovery(asking: params.permissionRequestHandler)
     guard !isShutDown else { throw ManagerError.shutDown }
-    let paused = !permitted || mustPause(background: params.strategy.allowInBackground)
-    subscriptions[spec.id] = SubscriptionRecord(
+    // Beacons alone: background as the beacon strategy says; with devices, both must allow.
+    let allowsBackground =
+      (!wantsDevices || params.strategy.allowInBackground)
+      && (!wantsBeacons || params.beaconStrategy.allowInBackground)
+    let paused = !permitted || mustPause(background: allowsBackground)
+    var record = SubscriptionRecord(
       spec: spec, cell: cell, continuation: continuation, onFound: onFound, onLost: onLost,
       expiredHandler: params.expiredHandler, isPaused: paused)
+    record.reportsToResolver = wantsDevices
+    record.allowsBackground = allowsBackground
+    record.beaconStrategy = params.beaconStrategy
+    if wantsBeacons {
+      record.beacons = BeaconInterest(
+        namespace: params.namespace, type: params.type,
+        includeIBeacons: params.beaconStrategy.includeIBeacons, filters: params.beaconFilters)
+    }
+    subscriptions[spec.id] = record
     let handle = Subscription(id: spec.id, events: stream, manager: self, cell: cell)
+    if !wantsDevices { startLocalExpiry(spec.id, ttl: params.strategy.ttl) }
     if paused {
       cell.set(.paused)
       logger.debug("subscribed, paused", metadata: ["subscription": "\(spec.id)"])
+      return handle
+    }
+    guard wantsDevices else {
+      cell.set(.active)
+      await reconcileBeaconScanning()
+      logger.debug(
+        "subscribed to beacons",
+        metadata: [
+          "subscription": "\(spec.id)", "namespace": "\(spec.namespace)",
+          "type": "\(spec.type ?? "*")",
+        ])
       return handle
     }
     do {
@@ -69,6 +98,7 @@ extension MessageManager {
       try? await send(Report(unsubscribe: [spec.id]))
     } else if subscriptions[spec.id]?.isPaused == false {
       cell.set(.active)
+      if wantsBeacons { await reconcileBeaconScanning() }
     }
     logger.debug(
       "subscribed",
@@ -81,9 +111,14 @@ extension MessageManager {
 
   func unsubscribe(_ id: SubscriptionID) async {
     guard let record = subscriptions.removeValue(forKey: id) else { return }
+    record.expiryTask?.cancel()
     record.continuation.finish()
     record.cell.set(.inactive)
-    guard !record.isPaused else { return }
+    if record.beacons != nil {
+      beaconTracker.remove(id)
+      await reconcileBeaconScanning()
+    }
+    guard !record.isPaused, record.reportsToResolver else { return }
     do {
       try await send(Report(unsubscribe: [id]))
       logger.debug("unsubscribed", metadata: ["subscription": "\(id)"])

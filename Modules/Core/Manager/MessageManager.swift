@@ -31,6 +31,8 @@ public actor MessageManager {
     /// What the medium was last told to transmit and whether to scan (after success).
     var transmitting: Token?
     var scanning = false
+    /// Whether the medium scans for beacons (`nil`: no), and in low power.
+    var beaconScan: Bool?
     var problem: MediumError.Kind?
   }
 
@@ -50,6 +52,15 @@ public actor MessageManager {
     let onLost: (@Sendable (Message) -> Void)?
     let expiredHandler: (@Sendable () -> Void)?
     var isPaused = false
+    /// Whether the resolver knows this subscription (it looks for nearby devices).
+    var reportsToResolver = true
+    /// Whether it keeps running while the app is in background.
+    var allowsBackground = false
+    /// For a subscription to beacons: which beacons and attachments, and how to scan.
+    var beacons: BeaconInterest?
+    var beaconStrategy = BeaconStrategy.default
+    /// The TTL timer of a subscription the resolver does not know (beacons only).
+    var expiryTask: Task<Void, Never>?
   }
 
   let errorsContinuation: AsyncStream<MediumError>.Continuation
@@ -77,6 +88,13 @@ public actor MessageManager {
   /// The consent request in progress, shared by concurrent first publishes/subscribes.
   var permissionRequest: Task<Bool, Never>?
   var appState = AppState.foreground
+  /// Beacons heard, found attachments, distances (see BeaconTracker).
+  var beaconTracker: BeaconTracker
+  /// The resolver's answers for observed beacon ids.
+  var beaconCache: BeaconInfoCache
+  var beaconSweepTask: Task<Void, Never>?
+  var isReconcilingBeacons = false
+  var beaconReconcileRequested = false
 
   /// Registers a device with the configured resolver and starts the configured mediums.
   ///
@@ -111,6 +129,11 @@ public actor MessageManager {
     self.configuration = configuration
     self.logger = logger
     self.slots = mediums.map { MediumSlot(medium: $0) }
+    self.beaconTracker = BeaconTracker(
+      settings: .init(
+        lostAfter: configuration.beaconLostAfter,
+        smoothingWindow: configuration.beaconSmoothingWindow, model: configuration.pathLossModel))
+    self.beaconCache = BeaconInfoCache(ttl: configuration.beaconCacheTTL)
     if let gate = configuration.permission {
       permissionGranted = await gate.answer() == true
       let answers = gate.answers()
@@ -134,6 +157,16 @@ public actor MessageManager {
             Task { await self.flushSightings() }
           }
         })
+      if medium.capabilities.contains(.beacons) {
+        let beacons = medium.beaconSightings
+        tasks.append(
+          Task { [weak self] in
+            for await sighting in beacons {
+              guard let self else { return }
+              await self.beaconHeard(sighting)
+            }
+          })
+      }
       tasks.append(
         Task { [weak self] in
           for await status in statuses {
@@ -161,6 +194,8 @@ public actor MessageManager {
   deinit {
     for task in tasks { task.cancel() }
     refreshTask?.cancel()
+    beaconSweepTask?.cancel()
+    for record in subscriptions.values { record.expiryTask?.cancel() }
     errorsContinuation.finish()
     guard !isShutDown else { return }
     let resolver = resolver
@@ -187,6 +222,7 @@ public actor MessageManager {
     stopHandles()
     for task in tasks { task.cancel() }
     refreshTask?.cancel()
+    beaconSweepTask?.cancel()
     for slot in slots { await slot.medium.shutdown() }
     do {
       try await resolver.unregister(credentials)
@@ -201,6 +237,7 @@ public actor MessageManager {
   private func stopHandles() {
     for record in publications.values { record.cell.set(.inactive) }
     for record in subscriptions.values {
+      record.expiryTask?.cancel()
       record.continuation.finish()
       record.cell.set(.inactive)
     }

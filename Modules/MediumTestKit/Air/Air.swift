@@ -1,7 +1,7 @@
 public import Core
 import Foundation
 public import Strategy
-import Tokens
+public import Tokens
 
 /// An in-memory "air" that carries tokens between simulated devices, for tests, the demo and
 /// benchmarks.
@@ -50,8 +50,15 @@ public actor Air {
     let kind: DiscoveryMediums
     var token: Token?
     var scanning = false
+    var beaconScanning = false
     let sightings: AsyncStream<Sighting>.Continuation
+    let beaconSightings: AsyncStream<BeaconSighting>.Continuation
     let status: AsyncStream<MediumStatus>.Continuation
+  }
+
+  private struct Beacon {
+    var frames: [BeaconFrame]
+    var address: String
   }
 
   private struct DevicePair: Hashable {
@@ -65,8 +72,10 @@ public actor Air {
   private var nextNodeID = 0
   private var positions: [String: Position] = [:]
   private var blocked: Set<DevicePair> = []
+  private var beacons: [String: Beacon] = [:]
   private var random: SplitMix64
   private var loop: Task<Void, Never>?
+  private var round = 0
   /// How many adverts were heard and lost so far.
   public private(set) var delivered = 0
   public private(set) var dropped = 0
@@ -103,6 +112,23 @@ public actor Air {
     pulse()
   }
 
+  /// Puts a simulated beacon named `name` at `position`, advertising `frames` in turn (one
+  /// each advertising round) to BLE mediums that scan for beacons within BLE range. Its RSSI
+  /// follows the frame's declared power and free-space loss (Tokens' `PathLossModel` with
+  /// exponent 2). Move it with ``place(_:at:)``; placing it again replaces its frames.
+  public func placeBeacon(_ name: String, frames: [BeaconFrame], at position: Position) {
+    let index =
+      beacons[name].map(\.address)
+      ?? String(format: "BE:AC:00:00:%02X:%02X", beacons.count >> 8, beacons.count & 0xff)
+    beacons[name] = Beacon(frames: frames, address: index)
+    positions[name] = position
+    startLoopIfNeeded()
+    pulse()
+  }
+
+  /// Switches a simulated beacon off.
+  public func removeBeacon(_ name: String) { beacons[name] = nil }
+
   /// Changes the probability that one advert is lost.
   public func setLoss(_ loss: Double) { configuration.loss = min(max(loss, 0), 1) }
 
@@ -128,14 +154,18 @@ public actor Air {
       of: Sighting.self, bufferingPolicy: .bufferingNewest(4096))
     let (statuses, statusContinuation) = AsyncStream.makeStream(
       of: MediumStatus.self, bufferingPolicy: .bufferingNewest(16))
+    let (beaconSightings, beaconContinuation) = AsyncStream.makeStream(
+      of: BeaconSighting.self, bufferingPolicy: .bufferingNewest(4096))
     statusContinuation.yield(.ready)
     let id = nextNodeID
     nextNodeID += 1
     nodes[id] = Node(
-      device: device, kind: kind, sightings: sightingsContinuation, status: statusContinuation)
+      device: device, kind: kind, sightings: sightingsContinuation,
+      beaconSightings: beaconContinuation, status: statusContinuation)
     startLoopIfNeeded()
     return AirMedium(
-      air: self, node: id, device: device, kind: kind, sightings: sightings, statuses: statuses)
+      air: self, node: id, device: device, kind: kind, sightings: sightings,
+      beaconSightings: beaconSightings, statuses: statuses)
   }
 
   func transmit(node id: Int, token: Token) {
@@ -153,9 +183,18 @@ public actor Air {
 
   func stopScanning(node id: Int) { nodes[id]?.scanning = false }
 
+  func startBeaconScanning(node id: Int) {
+    guard nodes[id]?.beaconScanning == false else { return }
+    nodes[id]?.beaconScanning = true
+    pulse()
+  }
+
+  func stopBeaconScanning(node id: Int) { nodes[id]?.beaconScanning = false }
+
   func detach(node id: Int) {
     guard let node = nodes.removeValue(forKey: id) else { return }
     node.sightings.finish()
+    node.beaconSightings.finish()
     node.status.finish()
   }
 
@@ -173,8 +212,10 @@ public actor Air {
     }
   }
 
-  /// One advertising round: every transmitter is heard by every scanner in reach.
+  /// One advertising round: every transmitter is heard by every scanner in reach, and every
+  /// beacon by every BLE medium scanning for beacons in reach.
   public func pulse() {
+    pulseBeacons()
     let now = Date()
     // In node order, so that a seeded loss pattern repeats from run to run.
     let ordered = nodes.keys.sorted().compactMap { nodes[$0] }
@@ -207,6 +248,32 @@ public actor Air {
             continuation.yield(sighting)
           }
         }
+      }
+    }
+  }
+}
+
+extension Air {
+  private func pulseBeacons() {
+    guard !beacons.isEmpty else { return }
+    let model = PathLossModel()
+    let now = ContinuousClock.now
+    round &+= 1
+    for (name, beacon) in beacons.sorted(by: { $0.key < $1.key }) where !beacon.frames.isEmpty {
+      let frame = beacon.frames[round % beacon.frames.count]
+      let reference = frame.referencePower ?? .atZeroMetres(Int8(Self.txPowerAt0m))
+      for hearer in nodes.values
+      where hearer.beaconScanning && hearer.kind == .ble && canHear(hearer.device, name, on: .ble) {
+        if configuration.loss > 0, Double.random(in: 0..<1, using: &random) < configuration.loss {
+          dropped += 1
+          continue
+        }
+        delivered += 1
+        let distance = max(position(of: hearer.device).distance(to: position(of: name)), 0.1)
+        let rssi = model.powerAtOneMetre(reference) - 20 * log10(distance)
+        hearer.beaconSightings.yield(
+          BeaconSighting(
+            address: beacon.address, frame: frame, rssi: Int(rssi.rounded()), time: now))
       }
     }
   }

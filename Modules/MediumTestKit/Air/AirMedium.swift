@@ -7,8 +7,12 @@ public import Tokens
 public final class AirMedium: Medium {
   public let kind: DiscoveryMediums
   public let name: String
-  public let capabilities: MediumCapabilities = [.broadcast, .scan]
+  public var capabilities: MediumCapabilities {
+    kind == .ble ? [.broadcast, .scan, .beacons] : [.broadcast, .scan]
+  }
   public let sightings: AsyncStream<Sighting>
+  /// Beacons placed on the air (``Air/placeBeacon(_:frames:at:)``), for a BLE medium.
+  public let beaconSightings: AsyncStream<BeaconSighting>
   public let statusUpdates: AsyncStream<MediumStatus>
   /// The simulated device this medium belongs to.
   public let device: String
@@ -17,8 +21,10 @@ public final class AirMedium: Medium {
 
   init(
     air: Air, node: Int, device: String, kind: DiscoveryMediums,
-    sightings: AsyncStream<Sighting>, statuses: AsyncStream<MediumStatus>
+    sightings: AsyncStream<Sighting>, beaconSightings: AsyncStream<BeaconSighting>,
+    statuses: AsyncStream<MediumStatus>
   ) {
+    self.beaconSightings = beaconSightings
     self.air = air
     self.node = node
     self.device = device
@@ -33,6 +39,15 @@ public final class AirMedium: Medium {
   public func startScanning() async throws { await air.startScanning(node: node) }
   public func stopScanning() async { await air.stopScanning(node: node) }
   public func shutdown() async { await air.detach(node: node) }
+
+  /// Hears the air's beacons (BLE mediums only; `lowPower` changes nothing in memory).
+  /// - Throws: ``Core/ManagerError/unsupported(_:)`` for a medium that is not BLE.
+  public func startBeaconScanning(lowPower: Bool) async throws {
+    guard kind == .ble else { throw ManagerError.unsupported("\(name) cannot scan for beacons") }
+    await air.startBeaconScanning(node: node)
+  }
+
+  public func stopBeaconScanning() async { await air.stopBeaconScanning(node: node) }
 }
 
 extension MediumProvider {

@@ -1,0 +1,160 @@
+import Logging
+import Strategy
+import Tokens
+
+/// Beacon subscriptions (`deviceTypes` `.bleBeacons`).
+///
+/// The manager scans for beacons with every medium that can while at least one beacon
+/// subscription runs (low power when all of them prefer it), follows each beacon heard in
+/// its ``BeaconTracker``, asks the resolver once per id and ``Configuration/beaconCacheTTL``
+/// which attachments the beacon has (``BeaconInfoCache``), and delivers them as messages:
+/// found, then distance and signal changes, then lost when the beacon has been silent for
+/// ``Configuration/beaconLostAfter``. The resolver is asked for every type (`*`); each
+/// subscription's namespace and type filter its share. Beacon events are not numbered by the
+/// resolver; they are delivered in the order the manager makes them.
+extension MessageManager {
+  /// The beacon interests of the subscriptions that run now.
+  var beaconInterests: [SubscriptionID: BeaconInterest] {
+    subscriptions.compactMapValues { $0.isPaused ? nil : $0.beacons }
+  }
+
+  /// A medium heard a beacon frame.
+  func beaconHeard(_ sighting: BeaconSighting) {
+    let interests = beaconInterests
+    guard !isShutDown, !interests.isEmpty, let id = beaconTracker.record(sighting) else { return }
+    let now = ContinuousClock.now
+    switch beaconCache.lookup(id, now: now) {
+    case .answer(let info):
+      deliverBeaconEvents(beaconTracker.apply(info, for: id, interests: interests, now: now))
+    case .pending:
+      break
+    case .miss:
+      Task { await self.resolveBeacon(id) }
+    }
+    startBeaconSweepIfNeeded()
+  }
+
+  /// Asks the resolver what `id` is, caches the answer and applies it.
+  private func resolveBeacon(_ id: BeaconID) async {
+    do {
+      let answers = try await resolver.beaconInfo(
+        for: [id], namespacedTypes: ["*"], from: credentials)
+      let info = answers.first { $0.observed == id }
+      let now = ContinuousClock.now
+      beaconCache.store(info, for: id, now: now)
+      if info == nil {
+        logger.debug("beacon not registered", metadata: ["beacon": "\(id)"])
+      }
+      deliverBeaconEvents(
+        beaconTracker.apply(info, for: id, interests: beaconInterests, now: now))
+    } catch let error as ResolverError where error.meansDeviceIsGone {
+      beaconCache.failed(id, now: .now)
+      await resolverDropped(because: "\(error)")
+    } catch {
+      beaconCache.failed(id, now: .now)
+      logger.warning(
+        "resolving a beacon failed; retrying when it is heard again after \(beaconCache.retryAfter)",
+        metadata: ["beacon": "\(id)", "error": "\(error)"])
+    }
+  }
+
+  /// Hands beacon events to their subscriptions' handlers and streams.
+  func deliverBeaconEvents(_ events: [BeaconTracker.Event]) {
+    for item in events {
+      guard let record = subscriptions[item.subscription] else { continue }
+      switch item.event {
+      case .found(let message): record.onFound?(message)
+      case .lost(let message): record.onLost?(message)
+      default: break
+      }
+      record.continuation.yield(item.event)
+    }
+  }
+
+  /// Runs the lost check while beacons are followed: every quarter of `beaconLostAfter`, at
+  /// most every second.
+  private func startBeaconSweepIfNeeded() {
+    guard beaconSweepTask == nil else { return }
+    let period = min(configuration.beaconLostAfter / 4, .seconds(1))
+    beaconSweepTask = Task { [weak self] in
+      while !Task.isCancelled {
+        try? await Task.sleep(for: period)
+        guard let self, await self.sweepBeacons() else { return }
+      }
+    }
+  }
+
+  /// Loses the attachments of silent beacons; false once nothing is followed any more.
+  private func sweepBeacons() -> Bool {
+    deliverBeaconEvents(beaconTracker.sweep(now: .now))
+    guard beaconTracker.isIdle || isShutDown else { return true }
+    beaconSweepTask = nil
+    return false
+  }
+
+  /// How the mediums should scan for beacons now: `nil` not at all, else whether in low
+  /// power (only when every running beacon subscription prefers it).
+  private var wantedBeaconScan: Bool? {
+    let running = subscriptions.values.filter { !$0.isPaused && $0.beacons != nil }
+    guard !running.isEmpty, !isShutDown else { return nil }
+    return running.allSatisfy(\.beaconStrategy.lowPowerPreferred)
+  }
+
+  /// Starts, changes or stops beacon scanning on every medium that can scan for beacons. One
+  /// pass runs at a time; a request during a pass makes it look again.
+  func reconcileBeaconScanning() async {
+    guard !isReconcilingBeacons else {
+      beaconReconcileRequested = true
+      return
+    }
+    isReconcilingBeacons = true
+    defer { isReconcilingBeacons = false }
+    var again = true
+    while again, !isShutDown {
+      again = false
+      beaconReconcileRequested = false
+      let want = wantedBeaconScan
+      for index in slots.indices where slots[index].medium.capabilities.contains(.beacons) {
+        guard slots[index].beaconScan != want, !isShutDown else { continue }
+        let medium = slots[index].medium
+        if let lowPower = want {
+          do {
+            try await medium.startBeaconScanning(lowPower: lowPower)
+            slots[index].beaconScan = lowPower
+            again = true
+          } catch {
+            logger.warning(
+              "medium cannot scan for beacons",
+              metadata: ["medium": "\(medium.name)", "error": "\(error)"])
+          }
+        } else {
+          await medium.stopBeaconScanning()
+          slots[index].beaconScan = nil
+          again = true
+        }
+      }
+      again = again || beaconReconcileRequested
+    }
+  }
+
+  /// Expires a subscription the resolver does not know (beacons only) after its TTL.
+  func startLocalExpiry(_ id: SubscriptionID, ttl: TTL) {
+    guard let seconds = ttl.seconds else { return }
+    subscriptions[id]?.expiryTask = Task { [weak self] in
+      try? await Task.sleep(for: .seconds(seconds))
+      guard !Task.isCancelled, let self else { return }
+      await self.expireLocally(id)
+    }
+  }
+
+  private func expireLocally(_ id: SubscriptionID) async {
+    guard let record = subscriptions.removeValue(forKey: id) else { return }
+    logger.debug("subscription expired", metadata: ["subscription": "\(id)"])
+    beaconTracker.remove(id)
+    record.expiredHandler?()
+    record.continuation.yield(.expired)
+    record.continuation.finish()
+    record.cell.set(.inactive)
+    await reconcileBeaconScanning()
+  }
+}

@@ -1,0 +1,69 @@
+import Core
+import Foundation
+import Resolution
+import Synchronization
+import Tokens
+
+/// An in-process resolver that also answers for beacons from a table the test fills, and
+/// counts the beacon lookups it gets.
+final class BeaconResolver: Resolver {
+  private let inner: InProcessResolver
+  private let table = Mutex<[BeaconID: BeaconInfo]>([:])
+  private let lookups = Mutex(0)
+
+  init() throws { inner = try InProcessResolver() }
+
+  /// Registers a beacon: `id` is answered with these attachments under `name`.
+  func register(_ id: BeaconID, name: String? = nil, attachments: [BeaconAttachment]) {
+    table.withLock {
+      $0[id] = BeaconInfo(observed: id, beaconName: name ?? "\(id)", attachments: attachments)
+    }
+  }
+
+  func unregisterBeacon(_ id: BeaconID) { _ = table.withLock { $0.removeValue(forKey: id) } }
+
+  /// How many times `beaconInfo` was called.
+  var lookupCount: Int { lookups.withLock { $0 } }
+
+  func register(apiKey: String) async throws -> DeviceCredentials {
+    try await inner.register(apiKey: apiKey)
+  }
+  func report(_ report: Report, from device: DeviceCredentials) async throws -> ReportAnswer {
+    try await inner.report(report, from: device)
+  }
+  func events(for device: DeviceCredentials) async throws -> AsyncStream<SequencedEvent> {
+    try await inner.events(for: device)
+  }
+  func unregister(_ device: DeviceCredentials) async throws {
+    try await inner.unregister(device)
+  }
+
+  func beaconInfo(
+    for observed: [BeaconID], namespacedTypes: [String], from device: DeviceCredentials
+  ) async throws -> [BeaconInfo] {
+    lookups.withLock { $0 += 1 }
+    return table.withLock { table in observed.compactMap { table[$0] } }
+  }
+}
+
+/// Beacon frames for tests.
+enum TestBeacons {
+  static let namespace = try! BeaconBytes(hex: "edd1ebeac04e5defa017")
+  static let uid = try! EddystoneUID(
+    namespace: namespace, instance: BeaconBytes(hex: "0123456789ab"), txPower: -18)
+  static let otherUID = try! EddystoneUID(
+    namespace: BeaconBytes(hex: "00112233445566778899"), instance: BeaconBytes(hex: "aabbccddeeff"),
+    txPower: -18)
+  static let iBeacon = try! IBeacon(
+    proximityUUID: BeaconBytes(hex: "e2c56db5dffb48d2b060d0f5a71096e0"), major: 1, minor: 2,
+    measuredPower: -59)
+  static func eid(_ hex: String) -> EddystoneEID {
+    try! EddystoneEID(ephemeralID: BeaconBytes(hex: hex), txPower: -18)
+  }
+
+  static func attachment(_ name: String, _ namespace: String, _ type: String, _ text: String)
+    -> BeaconAttachment
+  {
+    BeaconAttachment(name: name, namespace: namespace, type: type, data: Data(text.utf8))
+  }
+}

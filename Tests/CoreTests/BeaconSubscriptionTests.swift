@@ -1,0 +1,273 @@
+import Core
+import Foundation
+import MediumTestKit
+import Strategy
+import Testing
+import Tokens
+
+/// Beacon subscriptions on the in-memory air: found, distance, signal and lost, read like
+/// timelines. The air re-advertises every 50 ms; a beacon is lost after 1 s of silence.
+@Suite("Beacon subscriptions")
+struct BeaconSubscriptionTests {
+  struct Device {
+    let air: Air
+    let resolver: BeaconResolver
+    let manager: MessageManager
+  }
+
+  func device(cacheTTL: Duration = .seconds(300)) async throws -> Device {
+    var airConfiguration = Air.Configuration()
+    airConfiguration.advertiseInterval = .milliseconds(50)
+    airConfiguration.bleRange = 100
+    let air = Air(configuration: airConfiguration)
+    await air.place("me", at: .origin)
+    let resolver = try BeaconResolver()
+    var configuration = MessageManager.Configuration(
+      resolver: .custom(resolver), mediums: MediumProvider.air(air, device: "me", mediums: .ble))
+    configuration.beaconLostAfter = .seconds(1)
+    configuration.beaconSmoothingWindow = .milliseconds(500)
+    configuration.beaconCacheTTL = cacheTTL
+    let manager = try await MessageManager(apiKey: "test", configuration: configuration)
+    return Device(air: air, resolver: resolver, manager: manager)
+  }
+
+  let menu = TestBeacons.attachment("a1", "com.example", "menu", "soup")
+  let price = TestBeacons.attachment("a2", "com.example", "price", "3 EUR")
+  let other = TestBeacons.attachment("a3", "org.other", "menu", "bread")
+
+  @Test("a beacon's attachments are found, filtered by namespace and type, then lost")
+  func foundAndLost() async throws {
+    let device = try await device()
+    let uid = BeaconID(frame: .eddystoneUID(TestBeacons.uid))!
+    device.resolver.register(uid, attachments: [menu, price, other])
+    let all = try await device.manager.subscribe(configure: { $0.deviceTypes = .bleBeacons })
+    let namespaced = try await device.manager.subscribe(configure: {
+      $0.deviceTypes = .bleBeacons
+      $0.namespace = "com.example"
+    })
+    let typed = try await device.manager.subscribe(configure: {
+      $0.deviceTypes = .bleBeacons
+      $0.namespace = "com.example"
+      $0.type = "menu"
+    })
+    #expect(all.status == .active)
+    let (allEvents, nsEvents, typeEvents) = (
+      StreamRecorder(all.events), StreamRecorder(namespaced.events), StreamRecorder(typed.events)
+    )
+    await device.air.placeBeacon("b1", frames: [.eddystoneUID(TestBeacons.uid)], at: .init(x: 1))
+
+    _ = await allEvents.waitForCount(3 + 3 * 2)
+    #expect(
+      Set(allEvents.elements.compactMap(\.found)) == [menu.message, price.message, other.message])
+    _ = await nsEvents.waitForCount(2)
+    #expect(Set(nsEvents.elements.compactMap(\.found)) == [menu.message, price.message])
+    _ = await typeEvents.first { $0.found != nil }
+    try await Task.sleep(for: .milliseconds(200))
+    #expect(typeEvents.elements.compactMap(\.found) == [menu.message])
+    // After found: a distance and a signal for the attachment.
+    let distance = await typeEvents.first { $0.distance != nil }?.distance
+    #expect(distance != nil)
+    #expect(await typeEvents.first { $0.signal != nil } != nil)
+    // Found once, however often the beacon is heard.
+    #expect(typeEvents.elements.compactMap(\.found).count == 1)
+
+    await device.air.removeBeacon("b1")
+    let lost = await typeEvents.first(timeout: .seconds(5)) { $0.lost != nil }
+    #expect(lost?.lost == menu.message)
+    _ = await allEvents.first(timeout: .seconds(5)) { $0.lost == other.message }
+    #expect(
+      Set(allEvents.elements.compactMap(\.lost)) == [menu.message, price.message, other.message])
+    await device.manager.shutdown()
+  }
+
+  @Test("includeIBeacons false ignores iBeacons; filters narrow to one Eddystone namespace")
+  func iBeaconsAndFilters() async throws {
+    let device = try await device()
+    let uid = BeaconID(frame: .eddystoneUID(TestBeacons.uid))!
+    let otherUID = BeaconID(frame: .eddystoneUID(TestBeacons.otherUID))!
+    let iBeacon = BeaconID(frame: .iBeacon(TestBeacons.iBeacon))!
+    device.resolver.register(uid, attachments: [menu])
+    device.resolver.register(otherUID, attachments: [price])
+    device.resolver.register(iBeacon, attachments: [other])
+    let eddystoneOnly = try await device.manager.subscribe(configure: {
+      $0.deviceTypes = .bleBeacons
+      $0.beaconStrategy = BeaconStrategy(includeIBeacons: false)
+    })
+    let filtered = try await device.manager.subscribe(configure: {
+      $0.deviceTypes = .bleBeacons
+      $0.beaconFilters = [try .eddystoneUID(namespaceHex: "edd1ebeac04e5defa017")]
+    })
+    let everything = try await device.manager.subscribe(configure: { $0.deviceTypes = .bleBeacons })
+    let (eddystoneEvents, filteredEvents, allEvents) = (
+      StreamRecorder(eddystoneOnly.events), StreamRecorder(filtered.events),
+      StreamRecorder(everything.events)
+    )
+    await device.air.placeBeacon("uid", frames: [.eddystoneUID(TestBeacons.uid)], at: .init(x: 1))
+    await device.air.placeBeacon(
+      "other", frames: [.eddystoneUID(TestBeacons.otherUID)], at: .init(x: 2))
+    await device.air.placeBeacon("ib", frames: [.iBeacon(TestBeacons.iBeacon)], at: .init(x: 3))
+
+    _ = await allEvents.first { $0.found == other.message }
+    _ = await allEvents.first { $0.found == price.message }
+    _ = await allEvents.first { $0.found == menu.message }
+    #expect(
+      Set(allEvents.elements.compactMap(\.found)) == [menu.message, price.message, other.message])
+    try await Task.sleep(for: .milliseconds(300))
+    #expect(Set(eddystoneEvents.elements.compactMap(\.found)) == [menu.message, price.message])
+    #expect(filteredEvents.elements.compactMap(\.found) == [menu.message])
+    await device.manager.shutdown()
+  }
+
+  @Test("a beacon moving away reports growing distances, then is lost out of range")
+  func movingAway() async throws {
+    let device = try await device()
+    let uid = BeaconID(frame: .eddystoneUID(TestBeacons.uid))!
+    device.resolver.register(uid, attachments: [menu])
+    let subscription = try await device.manager.subscribe(configure: {
+      $0.deviceTypes = .bleBeacons
+    })
+    let events = StreamRecorder(subscription.events)
+    await device.air.placeBeacon("b1", frames: [.eddystoneUID(TestBeacons.uid)], at: .init(x: 1))
+    let near = try #require(await events.first { $0.distance != nil }?.distance)
+    // Eddystone TX power −18 dBm at 0 m, 41 dB over the first metre: −59 dBm at 1 m.
+    #expect(abs(near.metres - 1) < 0.2)
+
+    let moved = ContinuousClock.now
+    await device.air.place("b1", at: .init(x: 8))
+    let far = try #require(
+      await events.first(since: moved, timeout: .seconds(5)) { ($0.distance?.metres ?? 0) > 6 }?
+        .distance)
+    #expect(abs(far.metres - 8) < 1)
+    #expect(far.accuracy > near.accuracy)
+    let signal = try #require(events.elements(since: moved).compactMap(\.signal).last)
+    #expect(signal.rssi < -70)
+    #expect(signal.txPower == -59)
+
+    await device.air.place("b1", at: .init(x: 500))  // out of the air's 100 m range
+    let lost = await events.first(since: moved, timeout: .seconds(5)) { $0.lost != nil }
+    #expect(lost?.lost == menu.message)
+    await device.manager.shutdown()
+  }
+
+  @Test("the resolver is asked once per beacon id while its answer is cached")
+  func cached() async throws {
+    let device = try await device()
+    let uid = BeaconID(frame: .eddystoneUID(TestBeacons.uid))!
+    device.resolver.register(uid, attachments: [menu])
+    let subscription = try await device.manager.subscribe(configure: {
+      $0.deviceTypes = .bleBeacons
+    })
+    let events = StreamRecorder(subscription.events)
+    await device.air.placeBeacon("b1", frames: [.eddystoneUID(TestBeacons.uid)], at: .init(x: 1))
+    // An unregistered beacon is asked for once too, and stays unknown.
+    await device.air.placeBeacon(
+      "stranger", frames: [.eddystoneUID(TestBeacons.otherUID)], at: .init(x: 1))
+    _ = await events.first { $0.found != nil }
+    try await Task.sleep(for: .milliseconds(500))  // about 10 advertisements each
+    #expect(device.resolver.lookupCount == 2)
+    #expect(events.elements.compactMap(\.found) == [menu.message])
+    await device.manager.shutdown()
+  }
+
+  @Test("an attachment removed on the resolver is lost when the cache expires")
+  func attachmentRemoved() async throws {
+    let device = try await device(cacheTTL: .milliseconds(300))
+    let uid = BeaconID(frame: .eddystoneUID(TestBeacons.uid))!
+    device.resolver.register(uid, attachments: [menu, price])
+    let subscription = try await device.manager.subscribe(configure: {
+      $0.deviceTypes = .bleBeacons
+    })
+    let events = StreamRecorder(subscription.events)
+    await device.air.placeBeacon("b1", frames: [.eddystoneUID(TestBeacons.uid)], at: .init(x: 1))
+    _ = await events.first { $0.found == price.message }
+    device.resolver.register(uid, attachments: [menu])
+    let lost = await events.first(timeout: .seconds(3)) { $0.lost != nil }
+    #expect(lost?.lost == price.message)
+    #expect(events.elements.compactMap(\.lost) == [price.message])
+    await device.manager.shutdown()
+  }
+
+  @Test("an Eddystone-EID beacon keeps its attachment found across a rotation")
+  func eidRotation() async throws {
+    let device = try await device()
+    let first = TestBeacons.eid("0102030405060708")
+    let second = TestBeacons.eid("1112131415161718")
+    // The resolver links both ephemeral ids to one registered beacon.
+    for eid in [first, second] {
+      device.resolver.register(
+        BeaconID(frame: .eddystoneEID(eid))!, name: "eddystone-eid!0102030405060708",
+        attachments: [menu])
+    }
+    let subscription = try await device.manager.subscribe(configure: {
+      $0.deviceTypes = .bleBeacons
+    })
+    let events = StreamRecorder(subscription.events)
+    await device.air.placeBeacon("eid", frames: [.eddystoneEID(first)], at: .init(x: 1))
+    _ = await events.first { $0.found != nil }
+    await device.air.placeBeacon("eid", frames: [.eddystoneEID(second)], at: .init(x: 1))
+    try await Task.sleep(for: .milliseconds(1500))  // longer than lostAfter
+    #expect(device.resolver.lookupCount == 2)
+    #expect(events.elements.compactMap(\.found) == [menu.message])
+    #expect(events.elements.compactMap(\.lost).isEmpty)
+    await device.manager.shutdown()
+  }
+
+  @Test("a beacon subscription pauses in background unless its beacon strategy allows it")
+  func background() async throws {
+    let device = try await device()
+    let uid = BeaconID(frame: .eddystoneUID(TestBeacons.uid))!
+    device.resolver.register(uid, attachments: [menu])
+    let foreground = try await device.manager.subscribe(configure: { $0.deviceTypes = .bleBeacons })
+    let background = try await device.manager.subscribe(configure: {
+      $0.deviceTypes = .bleBeacons
+      $0.beaconStrategy.allowInBackground = true
+    })
+    await device.manager.setAppState(.background)
+    #expect(foreground.status == .paused)
+    #expect(background.status == .active)
+    let (foregroundEvents, backgroundEvents) = (
+      StreamRecorder(foreground.events), StreamRecorder(background.events)
+    )
+    await device.air.placeBeacon("b1", frames: [.eddystoneUID(TestBeacons.uid)], at: .init(x: 1))
+    _ = await backgroundEvents.first { $0.found != nil }
+    #expect(foregroundEvents.elements.isEmpty)
+    await device.manager.setAppState(.foreground)
+    #expect(foreground.status == .active)
+    #expect(await foregroundEvents.first { $0.found != nil }?.found == menu.message)
+    await device.manager.shutdown()
+  }
+
+  @Test("a beacon subscription needs a medium that scans for beacons, and expires on its TTL")
+  func mediumAndExpiry() async throws {
+    let bare = try await MessageManager(
+      apiKey: "test", configuration: .init(resolver: .custom(try BeaconResolver())))
+    await #expect(throws: ManagerError.self) {
+      try await bare.subscribe(configure: { $0.deviceTypes = .bleBeacons })
+    }
+    await bare.shutdown()
+
+    let device = try await device()
+    let expired = Calls<Bool>()
+    let subscription = try await device.manager.subscribe(configure: {
+      $0.deviceTypes = .bleBeacons
+      $0.strategy.ttl = try TTL(seconds: 0.3)
+      $0.expiredHandler = { expired.append(true) }
+    })
+    let events = StreamRecorder(subscription.events)
+    #expect(await events.waitUntilFinished(timeout: .seconds(3)))
+    #expect(events.elements == [.expired])
+    #expect(expired.all == [true])
+    #expect(subscription.status == .inactive)
+    #expect(await device.manager.subscriptionCount == 0)
+    await device.manager.shutdown()
+  }
+}
+
+extension SubscriptionEvent {
+  var found: Message? { if case .found(let message) = self { message } else { nil } }
+  var lost: Message? { if case .lost(let message) = self { message } else { nil } }
+  var distance: DistanceEstimate? {
+    if case .distanceChanged(_, let estimate) = self { estimate } else { nil }
+  }
+  var signal: BeaconSignal? { if case .signalChanged(_, let signal) = self { signal } else { nil } }
+}
