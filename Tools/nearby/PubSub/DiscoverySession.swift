@@ -13,11 +13,14 @@ struct DiscoverySession {
   let output: EventOutput
   let server: URL
 
-  static func start(_ options: DiscoveryOptions, label: String) async throws -> DiscoverySession {
+  /// - Parameter mediums: the mediums to use instead of `--mediums` (BLE for beacons).
+  static func start(
+    _ options: DiscoveryOptions, label: String, mediums: DiscoveryMediums? = nil
+  ) async throws -> DiscoverySession {
     let output = EventOutput(json: options.json)
     let logger = options.logger(label: label)
     let choice = try MediumCatalog.choose(
-      try options.requestedMediums(), options: options.mediumOptions)
+      try mediums ?? options.requestedMediums(), options: options.mediumOptions)
     for (kind, availability) in choice.report { output.medium(kind, availability) }
     let connection = try await ResolverConnection.resolve(
       server: options.server, apiKey: options.apiKey, note: output.note)

@@ -19,6 +19,10 @@ struct EventOutput: Sendable {
     var type: String?
     var namespace: String?
     var mediums: [String]?
+    var distance: Double?
+    var accuracy: Double?
+    var rssi: Double?
+    var txPower: Double?
   }
 
   /// Now as RFC 3339 UTC with milliseconds, e.g. `2026-11-21T13:05:00.123Z`.
@@ -65,6 +69,32 @@ struct EventOutput: Sendable {
         content: message.content.base64EncodedString(), type: message.type,
         namespace: message.namespace, mediums: mediums.names))
   }
+
+  /// A beacon attachment's distance or signal change (`nearby subscribe --beacons`).
+  func beaconUpdate(_ event: SubscriptionEvent) {
+    switch event {
+    case .distanceChanged(let message, let estimate):
+      var line = Self.line("distance", message)
+      (line.distance, line.accuracy) = (
+        Self.rounded(estimate.metres), Self.rounded(estimate.accuracy)
+      )
+      emit(line)
+    case .signalChanged(let message, let signal):
+      var line = Self.line("signal", message)
+      (line.rssi, line.txPower) = (Self.rounded(signal.rssi), signal.txPower)
+      emit(line)
+    default: break
+    }
+  }
+
+  private static func line(_ event: String, _ message: Message) -> Line {
+    Line(
+      event: event, time: now(), text: message.text,
+      content: message.content.base64EncodedString(), type: message.type,
+      namespace: message.namespace, mediums: ["ble"])
+  }
+
+  private static func rounded(_ value: Double) -> Double { (value * 100).rounded() / 100 }
 
   /// A short, one-line, printable preview of a message's content.
   static func preview(_ message: Message, width: Int = 40) -> String {

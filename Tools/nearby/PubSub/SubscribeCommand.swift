@@ -26,6 +26,13 @@ struct SubscribeCommand: AsyncParsableCommand {
         nearby subscribe --mediums lan --lan-interface eth0 --json | jq .text
         nearby subscribe --server http://resolver.local:7171 --api-key KEY
         nearby subscribe --background --mediums ble --type offer --app com.example.kiosk
+        nearby subscribe --beacons --namespace com.example --type menu
+        nearby subscribe --beacons --no-ibeacons --beacon-filter uid:edd1ebeac04e5defa017
+
+      With --beacons it subscribes to BLE beacons instead (Eddystone, iBeacon, AltBeacon): \
+      the attachments registered for them on the server (`nearby beacons register`, \
+      `nearby beacons attach`) are found and lost as messages, with the smoothed signal and \
+      the distance; --json adds `distance` and `signal` lines.
       """)
 
   @Option(help: "Only messages of this type (default: every type).") var type: String?
@@ -37,6 +44,17 @@ struct SubscribeCommand: AsyncParsableCommand {
       """)
   var background = false
   @Option(help: "The app id whose store keeps --background work.") var app = "nearby"
+  @Flag(help: "Subscribe to the attachments of BLE beacons instead of nearby devices.")
+  var beacons = false
+  @Flag(help: "With --beacons: Eddystone and AltBeacon only, no iBeacons.") var noIbeacons = false
+  @Flag(help: "With --beacons: active discovery even where passive scanning is offered.")
+  var activeScan = false
+  @Option(
+    help: """
+      With --beacons: only beacons matching one of these (repeatable): \
+      uid:NAMESPACE[:INSTANCE] (20 and 12 hex digits) or ibeacon:UUID[:MAJOR[:MINOR]].
+      """)
+  var beaconFilter: [String] = []
   @OptionGroup var options: DiscoveryOptions
 
   func validate() throws {
@@ -45,6 +63,18 @@ struct SubscribeCommand: AsyncParsableCommand {
     }
     do { try Message.validate(namespace: namespace) } catch {
       throw ValidationError("--namespace: \(error)")
+    }
+    if beacons {
+      if background {
+        throw ValidationError(
+          "--beacons and --background: run beacon subscriptions in the foreground")
+      }
+      if let mediums = try options.requestedMediums(), mediums != .ble {
+        throw ValidationError("--beacons scans BLE only: drop --mediums or use --mediums ble")
+      }
+      _ = try beaconFilters()
+    } else if noIbeacons || activeScan || !beaconFilter.isEmpty {
+      throw ValidationError("--no-ibeacons, --active-scan and --beacon-filter need --beacons")
     }
     if background, try options.requestedMediums() != .ble {
       throw ValidationError(
@@ -77,6 +107,34 @@ struct SubscribeCommand: AsyncParsableCommand {
         + "--app \(app) runs it (`nearby background on --app \(app)` enables restore)")
   }
 
+  /// The `--beacon-filter` values as filters.
+  func beaconFilters() throws -> [BeaconFilter] {
+    try beaconFilter.map { text in
+      let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+      do {
+        switch (parts.first, parts.count) {
+        case ("uid", 2), ("uid", 3):
+          return try .eddystoneUID(
+            namespaceHex: parts[1], instanceHex: parts.count == 3 ? parts[2] : nil)
+        case ("ibeacon", 2...4):
+          let numbers = try parts.dropFirst(2).map { part in
+            guard let value = UInt16(part) else {
+              throw ValidationError("--beacon-filter \(text): major and minor are 0…65535")
+            }
+            return value
+          }
+          return try .iBeacon(
+            uuid: parts[1], major: numbers.first, minor: numbers.dropFirst().first)
+        default:
+          throw ValidationError(
+            "--beacon-filter \(text): use uid:NAMESPACE[:INSTANCE] or ibeacon:UUID[:MAJOR[:MINOR]]")
+        }
+      } catch let error as BeaconFilterError {
+        throw ValidationError("--beacon-filter \(text): \(error)")
+      }
+    }
+  }
+
   private enum Step {
     case event(SubscriptionEvent)
     case tick
@@ -85,16 +143,25 @@ struct SubscribeCommand: AsyncParsableCommand {
 
   private func subscribe() async throws {
     let signals = SignalStream.make()
-    let session = try await DiscoverySession.start(options, label: "nearby.subscribe")
+    let session = try await DiscoverySession.start(
+      options, label: "nearby.subscribe", mediums: beacons ? .ble : nil)
     let output = session.output
     let strategy = try session.strategy(options)
-    let (type, namespace) = (type, namespace)
+    let (type, namespace, beacons) = (type, namespace, beacons)
+    let beaconStrategy = BeaconStrategy(
+      includeIBeacons: !noIbeacons, lowPowerPreferred: !activeScan)
+    let filters = try beaconFilters()
     let subscription: Subscription
     do {
       subscription = try await session.manager.subscribe(configure: { params in
         params.strategy = strategy
         params.type = type
         params.namespace = namespace
+        if beacons {
+          params.deviceTypes = .bleBeacons
+          params.beaconStrategy = beaconStrategy
+          params.beaconFilters = filters
+        }
       })
     } catch {
       await session.manager.shutdown()
@@ -146,11 +213,13 @@ struct SubscribeCommand: AsyncParsableCommand {
         } else {
           write("lost \(EventOutput.preview(message)) type=\"\(message.type)\"")
         }
-      case .event(.distanceChanged), .event(.signalChanged):
-        continue
       case .event(.expired):
         reason = "the subscription's TTL ran out"
         break loop
+      case .event(let update):
+        // Beacon attachments: distance and signal changes.
+        table.update(update)
+        if options.json { output.beaconUpdate(update) }
       case .tick:
         if live { draw() }
       case .stop(let why):
