@@ -1,0 +1,200 @@
+import ArgumentParser
+import Core
+import Foundation
+import Logging
+import NearbyServer
+import ServerResolver
+import ServerStorage
+import Strategy
+import Synchronization
+import Tokens
+
+/// `nearby bench beacon-found`: from a beacon frame reaching the manager to the attachment's
+/// found handler, with the resolver server on loopback; cache cold and cache warm.
+struct BeaconFoundBench: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "beacon-found",
+    abstract: "Beacon seen → attachment found latency, resolver cache cold and warm.",
+    discussion: """
+      Starts a resolver server in this process (SQLite in a temporary folder), registers \
+      --beacons Eddystone-UID beacons with one attachment each, and runs a manager with \
+      `.server(URL)` and a medium that injects beacon frames. Cold: each beacon is heard for \
+      the first time, so the manager asks the server (POST /v1/beaconinfo:getforobserved); \
+      warm: a second subscription hears them again while the manager's cache holds the \
+      answers. One beacon at a time; prints p50/p99/max per phase. Goals (issue 7): cold \
+      p99 ≤ 50 ms, warm p99 ≤ 1 ms.
+      """)
+
+  @Option(name: .long, help: "Beacons (each measured once per phase).") var beacons = 300
+  @Flag(name: .long, help: "Print one JSON object.") var json = false
+
+  func validate() throws {
+    guard (1...10_000).contains(beacons) else {
+      throw ValidationError("--beacons must be between 1 and 10000")
+    }
+  }
+
+  func run() async throws {
+    var logger = Logger(label: "nearby.bench")
+    logger.logLevel = .error
+    let folder = FileManager.default.temporaryDirectory
+      .appendingPathComponent("nearby-bench-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let storage = try await StorageLocation.sqlite(
+      path: folder.appendingPathComponent("bench.sqlite").path
+    ).open(logger: logger)
+    let frames = (0..<beacons).map(Self.frame)
+    let now = Date()
+    let key = try await storage.transaction { store in
+      let key = try store.createAPIKey(project: "bench", label: "bench", now: now).key
+      for (index, frame) in frames.enumerated() {
+        let id = try AdvertisedID(kind: .eddystone, bytes: BeaconID(frame: frame)!.bytes)
+        _ = try store.registerBeacon(
+          project: "bench", advertisedID: id, description: "",
+          attachments: [NewAttachment(namespacedType: "bench/seat", data: Array("\(index)".utf8))],
+          now: now)
+      }
+      return key
+    }
+    var configuration = ResolverServerConfiguration()
+    configuration.port = 0
+    configuration.requestsPerSecond = 1e9
+    configuration.burst = 1e9
+    let server = ResolverServer(storage: storage, configuration: configuration, logger: logger)
+    let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
+    let serving = Task { try await server.run(onListening: { portContinuation.yield($0) }) }
+    var portIterator = ports.makeAsyncIterator()
+    guard let port = await portIterator.next() else { throw CommandFailure("server did not start") }
+    progress("server on 127.0.0.1:\(port), \(beacons) beacons registered")
+
+    let medium = InjectedBeacons()
+    let manager = try await MessageManager(
+      apiKey: key,
+      configuration: .init(
+        resolver: .server(
+          URL(string: "http://127.0.0.1:\(port)")!, credentialStore: InMemoryCredentialStore(),
+          logger: logger),
+        mediums: [MediumProvider(name: "injected beacons") { _ in medium }], logger: logger))
+    let cold = LatencyRecorder(size: beacons)
+    let first = try await manager.subscribe(
+      onFound: { cold.handled(Self.index($0)) }, configure: { $0.deviceTypes = .bleBeacons })
+    progress("cold: \(beacons) beacons, each heard for the first time")
+    try await measure(frames, medium: medium, recorder: cold)
+    let warm = LatencyRecorder(size: beacons)
+    let second = try await manager.subscribe(
+      onFound: { warm.handled(Self.index($0)) }, configure: { $0.deviceTypes = .bleBeacons })
+    progress("warm: the same beacons again, for a new subscription")
+    try await measure(frames, medium: medium, recorder: warm)
+    await first.cancel()
+    await second.cancel()
+    await manager.shutdown()
+    serving.cancel()
+    _ = await serving.result
+    await storage.shutdown()
+
+    let phases = [Phase("cold", cold, goal: 50_000), Phase("warm", warm, goal: 1_000)]
+    if json {
+      let object = phases.map(\.dictionary)
+      let data = try JSONSerialization.data(
+        withJSONObject: ["beacons": beacons, "phases": object], options: [.sortedKeys])
+      print(String(decoding: data, as: UTF8.self))
+    } else {
+      for phase in phases { print(phase.line) }
+    }
+  }
+
+  /// Injects each beacon's frame once and waits for its found handler (10 s at most each).
+  private func measure(_ frames: [BeaconFrame], medium: InjectedBeacons, recorder: LatencyRecorder)
+    async throws
+  {
+    for (index, frame) in frames.enumerated() {
+      recorder.injected(index)
+      medium.hear(frame, address: String(format: "BE:AC:00:00:%02X:%02X", index >> 8, index & 0xff))
+      let deadline = ContinuousClock.now + .seconds(10)
+      while recorder.handledCount <= index {
+        guard ContinuousClock.now < deadline else {
+          throw CommandFailure("beacon \(index) was not found within 10 s")
+        }
+        // The latency is stamped by the handler; this only paces the loop.
+        try await Task.sleep(for: .microseconds(200))
+      }
+    }
+  }
+
+  struct Phase {
+    var name: String
+    var latencies: [Double]
+    var goal: Double
+
+    init(_ name: String, _ recorder: LatencyRecorder, goal: Double) {
+      self.name = name
+      latencies = recorder.results().latencies
+      self.goal = goal
+    }
+
+    func percentile(_ p: Double) -> Double {
+      latencies.isEmpty ? 0 : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))]
+    }
+
+    var line: String {
+      String(
+        format: "%@: %d beacons, p50 %.3f ms, p99 %.3f ms, max %.3f ms (goal p99 ≤ %.0f ms)",
+        name, latencies.count, percentile(0.5) / 1000, percentile(0.99) / 1000,
+        (latencies.last ?? 0) / 1000, goal / 1000)
+    }
+
+    var dictionary: [String: Any] {
+      [
+        "phase": name, "beacons": latencies.count, "p50_ms": percentile(0.5) / 1000,
+        "p99_ms": percentile(0.99) / 1000, "max_ms": (latencies.last ?? 0) / 1000,
+        "goal_p99_ms": goal / 1000,
+      ]
+    }
+  }
+
+  static func frame(_ index: Int) -> BeaconFrame {
+    let instance = (0..<6).map { UInt8(truncatingIfNeeded: index >> (8 * (5 - $0))) }
+    return .eddystoneUID(
+      try! EddystoneUID(
+        namespace: BeaconBytes([0xbe, 0x0c, 0x4e, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01]),
+        instance: BeaconBytes(instance), txPower: -20))
+  }
+
+  static func index(_ message: Message) -> Int { Int(message.text ?? "") ?? 0 }
+
+  private func progress(_ text: String) {
+    guard !json else { return }
+    FileHandle.standardError.write(Data("… \(text)\n".utf8))
+  }
+}
+
+/// A medium that hears the beacon frames the benchmark hands it, at once.
+final class InjectedBeacons: Medium {
+  let kind: DiscoveryMediums = .ble
+  let name = "injected beacons"
+  let capabilities: MediumCapabilities = [.beacons]
+  let sightings: AsyncStream<Sighting>
+  let statusUpdates: AsyncStream<MediumStatus>
+  let beaconSightings: AsyncStream<BeaconSighting>
+  private let beaconContinuation: AsyncStream<BeaconSighting>.Continuation
+
+  init() {
+    sightings = AsyncStream { $0.finish() }
+    statusUpdates = AsyncStream { $0.yield(.ready) }
+    (beaconSightings, beaconContinuation) = AsyncStream.makeStream(
+      of: BeaconSighting.self, bufferingPolicy: .bufferingNewest(4096))
+  }
+
+  func hear(_ frame: BeaconFrame, address: String) {
+    beaconContinuation.yield(BeaconSighting(address: address, frame: frame, rssi: -60))
+  }
+
+  func transmit(_ token: Token) async throws {}
+  func stopTransmitting() async {}
+  func startScanning() async throws {}
+  func stopScanning() async {}
+  func startBeaconScanning(lowPower: Bool) async throws {}
+  func stopBeaconScanning() async {}
+  func shutdown() async { beaconContinuation.finish() }
+}
