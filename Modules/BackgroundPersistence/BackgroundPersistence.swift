@@ -95,6 +95,7 @@ public final class BackgroundPersistence: Sendable {
   public func add(_ subscription: BackgroundSubscription) async throws -> BackgroundSubscription {
     var subscription = subscription
     subscription.strategy = try Self.backgroundStrategy(subscription.strategy)
+    subscription.beaconStrategy?.allowInBackground = true
     try Message.validate(namespace: subscription.namespace)
     if let type = subscription.type { try Message.validate(type: type) }
     let recorded = subscription
@@ -190,6 +191,10 @@ extension BackgroundSubscription {
     params.namespace = namespace
     params.type = type
     params.strategy = strategy
+    if let beaconStrategy {
+      params.deviceTypes = .bleBeacons
+      params.beaconStrategy = beaconStrategy
+    }
     return params
   }
 }

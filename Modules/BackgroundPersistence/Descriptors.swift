@@ -31,16 +31,21 @@ public struct BackgroundSubscription: Sendable, Hashable, Codable, Identifiable 
   public var type: String?
   /// BLE-only with `allowInBackground` set.
   public var strategy: Strategy
+  /// Set for a subscription to beacons (`deviceTypes` `.bleBeacons`), with
+  /// `allowInBackground`; `nil` for one to nearby devices (files written before beacons
+  /// existed decode as such).
+  public var beaconStrategy: BeaconStrategy?
   public var createdAt: Date
 
   public init(
     id: String = UUID().uuidString, namespace: String = "", type: String? = nil,
-    strategy: Strategy, createdAt: Date = Date()
+    strategy: Strategy, beaconStrategy: BeaconStrategy? = nil, createdAt: Date = Date()
   ) {
     self.id = id
     self.namespace = namespace
     self.type = type
     self.strategy = strategy
+    self.beaconStrategy = beaconStrategy
     self.createdAt = createdAt
   }
 }
