@@ -27,6 +27,11 @@ struct ArgumentTests {
     (["publish", "hi", "--background"], "BLE-only"),
     (["subscribe", "--background"], "BLE-only"),
     (["subscribe", "--log-level", "loud"], "--log-level"),
+    (["subscribe", "--beacons", "--mediums", "audio"], "BLE only"),
+    (["subscribe", "--no-ibeacons"], "need --beacons"),
+    (["subscribe", "--beacons", "--beacon-filter", "uid:1234"], "20 hex digits"),
+    (["subscribe", "--beacons", "--beacon-filter", "eddystone:x"], "uid:NAMESPACE"),
+    (["subscribe", "--beacons", "--beacon-filter", "ibeacon:not-a-uuid"], "proximity UUID"),
   ])
   func badArgumentsExit64(_ arguments: [String], _ message: String) async throws {
     let result = try await run(arguments)
@@ -45,6 +50,22 @@ struct ArgumentTests {
       ["background", "status", "--app", "t.app", "--json"], environment: environment)
     #expect(status.status == 0, "\(status)")
     #expect(status.out.contains("\"offer\""), "\(status.out)")
+  }
+
+  @Test func subscribeBackgroundBeaconsRecordsTheBeaconStrategy() async throws {
+    let (folder, environment, _) = try CLIEnvironment.make()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let recorded = try await CLIEnvironment.run(
+      [
+        "subscribe", "--background", "--beacons", "--no-ibeacons", "--type", "menu", "--app", "t.b",
+      ],
+      environment: environment)
+    #expect(recorded.status == 0, "\(recorded)")
+    let status = try await CLIEnvironment.run(
+      ["background", "status", "--app", "t.b", "--json"], environment: environment)
+    #expect(status.status == 0, "\(status)")
+    #expect(status.out.contains("\"includeIBeacons\":false"), "\(status.out)")
+    #expect(status.out.contains("\"allowInBackground\":true"), "\(status.out)")
   }
 
   @Test func aTooLargeFileIsRefusedNamingTheLimit() async throws {

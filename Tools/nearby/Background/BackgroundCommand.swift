@@ -38,8 +38,9 @@ struct BackgroundCommand: AsyncParsableCommand {
     }
     for subscription in output.subscriptions {
       lines.append(
-        "  subscription \(subscription.id): namespace \"\(subscription.namespace)\" type "
-          + "\(subscription.type ?? "*") ttl \(subscription.strategy.ttl)")
+        "  subscription \(subscription.id)\(subscription.beaconStrategy == nil ? "" : " to beacons"): "
+          + "namespace \"\(subscription.namespace)\" type \(subscription.type ?? "*") "
+          + "ttl \(subscription.strategy.ttl)")
     }
     return lines.joined(separator: "\n")
   }

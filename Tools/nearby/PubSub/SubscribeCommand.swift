@@ -65,9 +65,8 @@ struct SubscribeCommand: AsyncParsableCommand {
       throw ValidationError("--namespace: \(error)")
     }
     if beacons {
-      if background {
-        throw ValidationError(
-          "--beacons and --background: run beacon subscriptions in the foreground")
+      if background, !beaconFilter.isEmpty {
+        throw ValidationError("--beacon-filter is not recorded for --background subscriptions")
       }
       if let mediums = try options.requestedMediums(), mediums != .ble {
         throw ValidationError("--beacons scans BLE only: drop --mediums or use --mediums ble")
@@ -76,7 +75,7 @@ struct SubscribeCommand: AsyncParsableCommand {
     } else if noIbeacons || activeScan || !beaconFilter.isEmpty {
       throw ValidationError("--no-ibeacons, --active-scan and --beacon-filter need --beacons")
     }
-    if background, try options.requestedMediums() != .ble {
+    if background, !beacons, try options.requestedMediums() != .ble {
       throw ValidationError(
         "--background work is BLE-only (as in the original API): add --mediums ble")
     }
@@ -100,8 +99,14 @@ struct SubscribeCommand: AsyncParsableCommand {
     var strategy = try options.strategy()
     strategy.mediums = .ble
     let store = BackgroundPersistence(store: try await DefaultsStore(appID: app))
+    let beaconStrategy =
+      beacons
+      ? BeaconStrategy(
+        includeIBeacons: !noIbeacons, lowPowerPreferred: !activeScan, allowInBackground: true)
+      : nil
     let recorded = try await store.add(
-      BackgroundSubscription(namespace: namespace, type: type, strategy: strategy))
+      BackgroundSubscription(
+        namespace: namespace, type: type, strategy: strategy, beaconStrategy: beaconStrategy))
     EventOutput(json: options.json).note(
       "recorded background subscription \(recorded.id) for app \(app); nearby-restore "
         + "--app \(app) runs it (`nearby background on --app \(app)` enables restore)")
