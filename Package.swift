@@ -190,7 +190,7 @@ let package = Package(
       name: "nearby-restore",
       dependencies: [
         "Core", "Resolution", "PermissionStore", "BackgroundPersistence", "Systemd",
-        "DesktopNotifications",
+        "DesktopNotifications", "BLEBlueZ", "ServerResolver",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -33,6 +33,20 @@ struct NearbyRestore: AsyncParsableCommand {
   @Option(help: "The API key for the resolver (default: $NEARBY_API_KEY, else 'local').")
   var apiKey: String?
 
+  @Option(
+    help: """
+      The resolver server (http(s)://host:port, as `nearby server` serves); default: an \
+      embedded resolver in this process, which only other managers of this process reach.
+      """)
+  var server: String?
+
+  @Option(
+    help: """
+      BLE (BlueZ): auto uses it when /sys/class/bluetooth lists an adapter; on or off force \
+      it. Background work is BLE only.
+      """)
+  var ble: BLEChoice = .auto
+
   @Option(help: "Where to log: auto (journal when started by systemd), journal or stderr.")
   var logTo: LogChoice = .auto
 
@@ -57,6 +71,31 @@ struct NearbyRestore: AsyncParsableCommand {
     case auto, journal, stderr
   }
 
+  enum BLEChoice: String, ExpressibleByArgument, CaseIterable {
+    case auto, on, off
+
+    /// Whether to run the BlueZ medium.
+    var isWanted: Bool {
+      switch self {
+      case .on: true
+      case .off: false
+      case .auto:
+        !((try? FileManager.default.contentsOfDirectory(atPath: "/sys/class/bluetooth")) ?? [])
+          .isEmpty
+      }
+    }
+  }
+
+  func validate() throws {
+    if let server {
+      guard let url = URL(string: server), ["http", "https"].contains(url.scheme ?? ""),
+        url.host != nil
+      else {
+        throw ValidationError("--server must be an http(s) URL such as http://127.0.0.1:7171")
+      }
+    }
+  }
+
   func run() async throws {
     let destination: LogDestination =
       switch logTo {
@@ -72,7 +111,7 @@ struct NearbyRestore: AsyncParsableCommand {
     let service = RestoreService(
       appID: app, directory: configDir.map { URL(fileURLWithPath: $0) },
       apiKey: apiKey ?? ProcessInfo.processInfo.environment["NEARBY_API_KEY"] ?? "local",
-      once: once, json: json,
+      server: server.flatMap(URL.init(string:)), ble: ble.isWanted, once: once, json: json,
       desktopNotifier: noNotifications ? nil : DesktopNotifier(bus: .session, logger: logger),
       logger: logger)
     let group = ServiceGroup(

@@ -5,6 +5,8 @@ import Foundation
 import Logging
 import PermissionStore
 import Resolution
+import ServerResolver
+import BLEBlueZ
 import ServiceLifecycle
 import Systemd
 
@@ -13,6 +15,10 @@ struct RestoreService: Service {
   let appID: String
   let directory: URL?
   let apiKey: String
+  /// The resolver server; `nil`: the embedded resolver.
+  let server: URL?
+  /// Whether to run the BlueZ medium.
+  let ble: Bool
   let once: Bool
   let json: Bool
   /// Shows a desktop notification per message found in background; `nil` with
@@ -37,14 +43,17 @@ struct RestoreService: Service {
     let background = BackgroundPersistence(store: store, logger: logger)
     let permission = NearbyPermission(store: store, prompt: .never)
 
-    var configuration = MessageManager.Configuration(resolver: .embedded, logger: logger)
+    let resolver: ResolverChoice =
+      if let server { .server(server, logger: logger) } else { .embedded }
+    var configuration = MessageManager.Configuration(resolver: resolver, logger: logger)
     configuration.permission = permission
-    // Background work is BLE only; this launcher gets the BlueZ medium's factory when that
-    // plugin is part of the build. Until then the work is registered with the resolver only.
-    configuration.mediums = []
-    logger.warning(
-      "this build has no BLE medium (the BlueZ plugin): restored work is registered with the resolver but not discovered over the air"
-    )
+    // Background work is BLE only.
+    configuration.mediums = ble ? [.bluez()] : []
+    if !ble {
+      logger.warning(
+        "no BLE medium (no adapter in /sys/class/bluetooth, or --ble off): restored work is registered with the resolver but not discovered over the air"
+      )
+    }
     let manager = try await MessageManager(apiKey: apiKey, configuration: configuration)
     await manager.setAppState(.background)
     let logger = logger
