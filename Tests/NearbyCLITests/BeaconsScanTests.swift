@@ -4,8 +4,8 @@ import Testing
 import Tokens
 
 /// `nearby beacons scan` against the BlueZ double (Tools/scripts/test.sh starts it), with a
-/// beacon simulated on another adapter.
-@Suite("nearby beacons scan")
+/// beacon simulated on another adapter. Serialized: the tests share the double's air.
+@Suite("nearby beacons scan", .serialized)
 struct BeaconsScanTests {
   @Test("lists a simulated beacon's fields, signal and distance as JSON lines")
   func scansASimulatedBeacon() async throws {
@@ -43,6 +43,30 @@ struct BeaconsScanTests {
     let distance = try #require(last["distance"] as? Double)
     #expect((0.2...0.8).contains(distance))
     #expect((last["accuracy"] as? Double ?? 0) > 0)
+  }
+
+  @Test("without --json: a line when a beacon is first heard, the table at the end")
+  func readableOutput() async throws {
+    let address = try DoubleBus.address()
+    let beacon = try await SimulatedBeacon.start(
+      SampleBeacons.eddystoneUID, on: "hci2", bus: .address(address))
+    let (folder, environment, _) = try CLIEnvironment.make()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let result = try await CLIEnvironment.run(
+      [
+        "beacons", "scan", "--adapter", "hci0", "--bus-address", address, "--seconds", "2",
+        "--low-power",
+      ], environment: environment)
+    await beacon.stop()
+    #expect(result.status == 0, "\(result.err)")
+    let lines = result.out.split(separator: "\n")
+    let found = lines.filter { $0.hasPrefix("found ") }
+    #expect(found.count == 1, "\(result.out)")
+    #expect(found.first?.contains("eddystone-uid") == true)
+    #expect(found.first?.contains("namespace=00112233445566778899") == true)
+    #expect(lines.contains { $0.hasPrefix("ADDRESS") && $0.contains("DISTANCE") })
+    #expect(lines.last?.contains("instance=aabbccddeeff") == true, "\(result.out)")
+    #expect(lines.last?.contains("m") == true)
   }
 
   @Test("a clear error when BlueZ is not on the bus")
