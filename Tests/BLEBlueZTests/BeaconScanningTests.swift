@@ -45,6 +45,12 @@ extension BlueZDoubleTests {
     }
     // Nothing but the frames sent.
     #expect(heard.elements.allSatisfy { frames.contains($0.frame) })
+    // Service data is keyed as bluetoothd keys it: the full 128-bit UUID.
+    let keys = try await control.connection.managedObjects(of: "org.bluez", timeout: .seconds(5))
+      .values.compactMap { $0["org.bluez.Device1"]?["ServiceData"]?.stringDictionary?.keys }
+      .flatMap { $0 }
+    #expect(keys.contains("0000feaa-0000-1000-8000-00805f9b34fb"))
+    #expect(!keys.contains { $0.count != 36 })
     for beacon in beacons { await beacon.stop() }
     await medium.shutdown()
     #expect(await heard.waitUntilFinished(timeout: .seconds(2)))
