@@ -334,7 +334,9 @@ let package = Package(
       swiftSettings: strictSwift
     ),
     .testTarget(
-      name: "NearbyCLITests", dependencies: ["MediumTestKit"], swiftSettings: strictSwift),
+      name: "NearbyCLITests",
+      dependencies: ["MediumTestKit", "BlueZTestSupport", "DBus", "Tokens"],
+      swiftSettings: strictSwift),
     .testTarget(
       name: "AudioModemTests", dependencies: ["AudioModem", "AudioModemTestKit", "Tokens"],
       swiftSettings: strictSwift),
@@ -365,10 +367,16 @@ let package = Package(
       path: "Tests/Doubles/BlueZDouble",
       swiftSettings: strictSwift
     ),
+    .target(
+      name: "BlueZTestSupport",
+      dependencies: ["DBus", "Tokens"],
+      path: "Tests/BlueZTestSupport",
+      swiftSettings: strictSwift
+    ),
     .testTarget(
       name: "BLEBlueZTests",
       dependencies: [
-        "TestSupport",
+        "TestSupport", "BlueZTestSupport",
         "BLEBlueZ", "DBus", "Core", "MediumTestKit", "Resolution", "Strategy", "Tokens",
       ],
       swiftSettings: strictSwift

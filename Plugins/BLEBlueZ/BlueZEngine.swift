@@ -7,8 +7,9 @@ import Tokens
 /// The BlueZ medium's state and its conversation with bluetoothd. An actor: BlueZ signals,
 /// the manager's requests, `Release` calls and the watchdog all arrive here.
 ///
-/// The engine keeps what the manager *wants* (a token to transmit, scanning on or off) apart
-/// from what BlueZ *has* (an advert registered, a discovery session); every event that can
+/// The engine keeps what the manager *wants* (a token to transmit, token scanning on or off,
+/// beacon scanning off or on and whether in low power) apart from what BlueZ *has* (an advert
+/// registered, a discovery session or a pattern monitor); every event that can
 /// change the latter (power, adapter loss, bluetoothd restart, `Release`) ends in
 /// ``reconcile()``, which makes BlueZ match the wishes again without the app doing anything.
 actor BlueZEngine {
@@ -21,6 +22,7 @@ actor BlueZEngine {
   let sightings: AsyncStream<Sighting>.Continuation
   let statuses: AsyncStream<MediumStatus>.Continuation
   let advertisements: AsyncStream<BlueZAdvertisement>.Continuation
+  let beaconSightings: AsyncStream<BeaconSighting>.Continuation
 
   private var adapters: [DBusObjectPath: AdapterState] = [:]
   private var devices: [DBusObjectPath: DeviceState] = [:]
@@ -31,14 +33,15 @@ actor BlueZEngine {
 
   private var wantedToken: Token?
   private var wantScanning = false
+  /// The beacon-scanning wish: `nil` when off.
+  private var wantBeacons: BeaconWish?
   /// The registered advert: its object path and the token it carries.
   private var advert: (path: DBusObjectPath, token: Token)?
   private var advertCounter = 0
-  /// Whether our scan is active at BlueZ (a discovery session or a registered monitor).
-  private var discovering = false
-  /// Whether the active scan is a monitor (else discovery).
-  private var monitoring = false
-  private var monitorExported = false
+  /// Our scan at BlueZ: a discovery session or a registered monitor, `nil` when none.
+  private var activeScan: ScanPlan?
+  /// The patterns of the monitor object we export, `nil` when none is exported.
+  private var exportedMonitor: MonitorPatterns?
   private var lastReport = ContinuousClock.now
   private var tasks: [Task<Void, Never>] = []
   private var isShutDown = false
@@ -46,9 +49,11 @@ actor BlueZEngine {
   init(
     configuration: BlueZConfiguration, connection: DBusConnection, logger: Logger,
     sightings: AsyncStream<Sighting>.Continuation, statuses: AsyncStream<MediumStatus>.Continuation,
-    advertisements: AsyncStream<BlueZAdvertisement>.Continuation
+    advertisements: AsyncStream<BlueZAdvertisement>.Continuation,
+    beaconSightings: AsyncStream<BeaconSighting>.Continuation
   ) {
     self.advertisements = advertisements
+    self.beaconSightings = beaconSightings
     self.configuration = configuration
     self.connection = connection
     self.logger = logger
@@ -90,7 +95,7 @@ actor BlueZEngine {
     adapters = [:]
     devices = [:]
     advert = nil
-    discovering = false
+    activeScan = nil
     do {
       let objects = try await connection.managedObjects(
         of: Self.service, timeout: configuration.callTimeout)
@@ -157,10 +162,22 @@ actor BlueZEngine {
     try? await applyScan(throwing: false)
   }
 
+  func startBeaconScanning(lowPower: Bool) async throws {
+    if wantBeacons == nil { lastReport = .now }
+    wantBeacons = BeaconWish(lowPower: lowPower)
+    try await applyScan(throwing: true)
+  }
+
+  func stopBeaconScanning() async {
+    wantBeacons = nil
+    try? await applyScan(throwing: false)
+  }
+
   func shutdown() async {
     guard !isShutDown else { return }
     wantedToken = nil
     wantScanning = false
+    wantBeacons = nil
     try? await applyAdvert(throwing: false)
     try? await applyScan(throwing: false)
     isShutDown = true
@@ -169,6 +186,7 @@ actor BlueZEngine {
     sightings.finish()
     statuses.finish()
     advertisements.finish()
+    beaconSightings.finish()
     connection.close()
   }
 
@@ -252,40 +270,60 @@ actor BlueZEngine {
 
   private static var monitorPath: DBusObjectPath { try! advertRoot.appending("monitor0") }
 
+  /// How BlueZ should scan for the wishes now: `nil` when nothing is wanted. A pattern monitor
+  /// where the adapter offers "or_patterns" monitors and every wish allows passive scanning
+  /// (token scanning always does, beacon scanning when low power is asked); else discovery.
+  private var wantedScan: ScanPlan? {
+    guard wantScanning || wantBeacons != nil else { return nil }
+    guard let chosen, adapters[chosen]?.canMonitor == true, wantBeacons?.lowPower ?? true else {
+      return .discovery
+    }
+    var patterns: MonitorPatterns = []
+    if wantScanning { patterns.insert(.tokens) }
+    if wantBeacons != nil { patterns.insert(.beacons) }
+    return .monitor(patterns)
+  }
+
   /// Ends our scan at BlueZ: unregisters the monitor or stops discovery.
   private func stopActiveScan() async {
-    discovering = false
-    guard problem() == nil, let chosen else { return }
-    if monitoring {
+    let active = activeScan
+    activeScan = nil
+    guard problem() == nil, let chosen, let active else { return }
+    switch active {
+    case .monitor:
       _ = try? await bluez(
         chosen, "org.bluez.AdvertisementMonitorManager1", "UnregisterMonitor",
         [.objectPath(Self.advertRoot)])
-    } else {
+    case .discovery:
       _ = try? await bluez(chosen, "org.bluez.Adapter1", "StopDiscovery", [])
     }
   }
 
+  /// Makes BlueZ's scan match ``wantedScan``: stops a scan that is no longer wanted or no
+  /// longer the right kind (monitor or discovery, patterns), then starts the wanted one.
   private func applyScan(throwing: Bool) async throws {
-    if discovering, !wantScanning || problem() != nil { await stopActiveScan() }
-    guard wantScanning, !discovering else { return }
+    if let active = activeScan, problem() != nil || active != wantedScan { await stopActiveScan() }
+    guard let plan = wantedScan, activeScan == nil else { return }
     if let problem = problem() {
       if throwing { throw problem }
       return
     }
     let adapter = chosen!
     do {
-      if adapters[adapter]?.canMonitor == true {
-        if !monitorExported {
+      switch plan {
+      case .monitor(let patterns):
+        if exportedMonitor != patterns {
+          if exportedMonitor != nil { await connection.unexport(at: Self.monitorPath) }
+          exportedMonitor = nil
           try await connection.export(
-            MonitorObject.interface { [weak self] in await self?.monitorReleased() },
+            MonitorObject.interface(patterns) { [weak self] in await self?.monitorReleased() },
             at: Self.monitorPath)
-          monitorExported = true
+          exportedMonitor = patterns
         }
         _ = try await bluez(
           adapter, "org.bluez.AdvertisementMonitorManager1", "RegisterMonitor",
           [.objectPath(Self.advertRoot)])
-        monitoring = true
-      } else {
+      case .discovery:
         _ = try await bluez(
           adapter, "org.bluez.Adapter1", "SetDiscoveryFilter",
           [.vardict(["Transport": .string("le"), "DuplicateData": .boolean(true)])])
@@ -294,11 +332,10 @@ actor BlueZEngine {
         } catch  where error.name == .bluezInProgress {
           // Our session is already running (BlueZ counts sessions per client).
         }
-        monitoring = false
       }
-      discovering = true
+      activeScan = plan
       lastReport = .now
-      logger.debug("bluez \(name): scanning with \(monitoring ? "a pattern monitor" : "discovery")")
+      logger.debug("bluez \(name): scanning with \(plan)")
     } catch {
       await noteAccess(error)
       logger.warning("bluez \(name): cannot scan: \(error)")
@@ -307,9 +344,9 @@ actor BlueZEngine {
   }
 
   private func monitorReleased() async {
-    guard discovering, monitoring else { return }
+    guard case .monitor = activeScan else { return }
     logger.debug("bluez \(name): BlueZ released our monitor")
-    discovering = false
+    activeScan = nil
     try? await Task.sleep(for: configuration.retryDelay)
     try? await applyScan(throwing: false)
   }
@@ -343,7 +380,7 @@ actor BlueZEngine {
     guard error.name == .accessDenied, !accessDenied else { return }
     accessDenied = true
     advert = nil
-    discovering = false
+    activeScan = nil
     updateStatus()
   }
 
@@ -364,7 +401,7 @@ actor BlueZEngine {
       bluezPresent = false
       adapters = [:]
       devices = [:]
-      discovering = false
+      activeScan = nil
       if let current = advert {
         advert = nil
         await connection.unexport(at: current.path)
@@ -429,7 +466,7 @@ actor BlueZEngine {
         if chosen == path {
           logger.info("bluez: adapter \(path) went away")
           advert = nil
-          discovering = false
+          activeScan = nil
           choose()
         }
         await reconcile()
@@ -452,7 +489,7 @@ actor BlueZEngine {
         logger.info("bluez \(adapter.name): powered \(powered ? "on" : "off")")
         if !powered {
           advert = nil
-          discovering = false
+          activeScan = nil
         }
         await reconcile()
       } else if chosen == nil || adapters[chosen!]?.powered != true, configuration.adapter == nil {
@@ -468,8 +505,9 @@ actor BlueZEngine {
     }
   }
 
-  /// A device's properties changed: remember them, and when they carry an advertising report
-  /// with our frame, report a sighting (never our own token).
+  /// A device's properties changed: remember them, and when they carry an advertising report,
+  /// report a sighting of its token frame (never our own token) while scanning for tokens,
+  /// and a beacon sighting of each beacon frame while scanning for beacons.
   private func deviceChanged(_ path: DBusObjectPath, _ changed: [String: DBusValue]) {
     var device = devices[path] ?? DeviceState()
     let report = device.apply(changed)
@@ -478,7 +516,9 @@ actor BlueZEngine {
       return
     }
     lastReport = .now
-    guard wantScanning, discovering else { return }
+    guard activeScan != nil else { return }
+    if wantBeacons != nil { reportBeacons(device, path) }
+    guard wantScanning else { return }
     let frame = device.frame
     if configuration.reportsAllAdvertisements {
       advertisements.yield(
@@ -496,9 +536,23 @@ actor BlueZEngine {
         txPower: Int(frame.txPower)))
   }
 
+  /// One beacon sighting for each beacon frame of the device's last data; malformed frames
+  /// are skipped (logged at debug).
+  private func reportBeacons(_ device: DeviceState, _ path: DBusObjectPath) {
+    let address = device.address ?? path.rawValue
+    let frames = device.beaconFrames { entry, error in
+      logger.debug("bluez \(name): \(address) sent a malformed beacon in \(entry): \(error)")
+    }
+    let now = ContinuousClock.now
+    for frame in frames {
+      beaconSightings.yield(
+        BeaconSighting(address: address, frame: frame, rssi: device.rssi.map(Int.init), time: now))
+    }
+  }
+
   /// Restarts a scan that has heard nothing for the watchdog period.
   private func checkWatchdog() async {
-    guard wantScanning, discovering, problem() == nil,
+    guard activeScan != nil, problem() == nil,
       ContinuousClock.now - lastReport > configuration.scanWatchdog
     else { return }
     logger.info(
@@ -513,4 +567,25 @@ actor BlueZEngine {
   func adapterList() -> [AdapterState] { adapters.values.sorted { $0.path < $1.path } }
   var chosenAdapter: DBusObjectPath? { chosen }
   var currentStatus: MediumStatus? { status }
+}
+
+/// How the engine scans at BlueZ.
+enum ScanPlan: Sendable, Hashable, CustomStringConvertible {
+  /// `Adapter1.StartDiscovery` with the LE, duplicate-data filter (active scanning).
+  case discovery
+  /// An "or_patterns" `AdvertisementMonitor1` (passive scanning) with these patterns.
+  case monitor(MonitorPatterns)
+
+  var description: String {
+    switch self {
+    case .discovery: "discovery"
+    case .monitor(let patterns): "a pattern monitor (\(patterns.patterns.count) patterns)"
+    }
+  }
+}
+
+/// What the manager asked of beacon scanning.
+struct BeaconWish: Sendable, Hashable {
+  /// Passive scanning (a pattern monitor) is asked for where the adapter offers it.
+  var lowPower: Bool
 }

@@ -8,7 +8,9 @@ public import Tokens
 /// `org.bluez.LEAdvertisement1` registered at `LEAdvertisingManager1`, and scans with a
 /// pattern monitor (`AdvertisementMonitorManager1`) where the adapter offers one, else with
 /// `Adapter1.SetDiscoveryFilter` (LE, duplicates reported) and `StartDiscovery`, turning
-/// devices' service data into sightings.
+/// devices' service data into sightings. It also scans for BLE beacons (Eddystone, iBeacon,
+/// AltBeacon) on request, independently of token scanning: see
+/// ``startBeaconScanning(lowPower:)``.
 ///
 /// Made by ``Core/MediumProvider/bluez(adapter:bus:)``. It follows power changes, adapter loss
 /// and bluetoothd restarts by itself: the advert and the scan come back when BlueZ does.
@@ -17,13 +19,17 @@ public import Tokens
 /// All work happens on an internal actor and the D-Bus connection's own thread.
 public final class BlueZMedium: Medium {
   public let kind: DiscoveryMediums = .ble
-  public let capabilities: MediumCapabilities = [.broadcast, .scan, .background]
+  public let capabilities: MediumCapabilities = [.broadcast, .scan, .background, .beacons]
   public let sightings: AsyncStream<Sighting>
   public let statusUpdates: AsyncStream<MediumStatus>
   /// Every advertising report heard while scanning, ours or not, when
   /// ``BlueZConfiguration/reportsAllAdvertisements`` is on (else it finishes at once). Keeps
   /// the newest 4096 unread.
   public let advertisements: AsyncStream<BlueZAdvertisement>
+  /// One sighting per beacon frame in each advertising report heard while beacon scanning
+  /// (an RSSI-only report repeats the frames last seen from that device). Keeps the newest
+  /// 4096 unread; finished by ``shutdown()``.
+  public let beaconSightings: AsyncStream<BeaconSighting>
   public let name: String
   let engine: BlueZEngine
 
@@ -39,6 +45,9 @@ public final class BlueZMedium: Medium {
     let (advertisements, advertisementsContinuation) = AsyncStream.makeStream(
       of: BlueZAdvertisement.self, bufferingPolicy: .bufferingNewest(4096))
     if !configuration.reportsAllAdvertisements { advertisementsContinuation.finish() }
+    let (beaconSightings, beaconContinuation) = AsyncStream.makeStream(
+      of: BeaconSighting.self, bufferingPolicy: .bufferingNewest(4096))
+    self.beaconSightings = beaconSightings
     self.advertisements = advertisements
     self.sightings = sightings
     self.statusUpdates = statuses
@@ -46,7 +55,7 @@ public final class BlueZMedium: Medium {
     engine = BlueZEngine(
       configuration: configuration, connection: connection, logger: logger,
       sightings: sightingsContinuation, statuses: statusContinuation,
-      advertisements: advertisementsContinuation)
+      advertisements: advertisementsContinuation, beaconSightings: beaconContinuation)
     do {
       try await engine.start()
     } catch {
@@ -69,7 +78,20 @@ public final class BlueZMedium: Medium {
 
   public func stopScanning() async { await engine.stopScanning() }
 
-  /// Unregisters the advert, stops discovery, closes the D-Bus connection, finishes streams.
+  /// Starts reporting beacon frames on ``beaconSightings``, or changes how. With `lowPower`,
+  /// and where the adapter offers `AdvertisementMonitorManager1` with "or_patterns", a pattern
+  /// monitor (Eddystone service data, iBeacon and AltBeacon manufacturer data, plus our token
+  /// pattern while token scanning) scans passively; otherwise LE discovery scans actively for
+  /// both. Token scanning keeps running across the change.
+  /// - Throws: like ``transmit(_:)``; the wish is kept and retried on recovery.
+  public func startBeaconScanning(lowPower: Bool) async throws {
+    try await engine.startBeaconScanning(lowPower: lowPower)
+  }
+
+  /// Stops reporting beacon frames; token scanning stays as it was.
+  public func stopBeaconScanning() async { await engine.stopBeaconScanning() }
+
+  /// Unregisters the advert, stops scanning, closes the D-Bus connection, finishes streams.
   public func shutdown() async { await engine.shutdown() }
 
   /// The medium's current status (the last one on ``statusUpdates``).

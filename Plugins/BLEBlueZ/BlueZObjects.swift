@@ -73,6 +73,30 @@ struct DeviceState: Sendable {
     guard let payload = serviceData[BLETokenFrame.serviceUUID] else { return nil }
     return try? BLETokenFrame(payload: payload)
   }
+
+  /// Every beacon frame in the device's last service and manufacturer data (entries in key
+  /// order); a malformed entry is skipped and passed to `malformed`.
+  func beaconFrames(malformed: (String, BeaconFrameError) -> Void) -> [BeaconFrame] {
+    var frames: [BeaconFrame] = []
+    for (uuid, data) in serviceData.sorted(by: { $0.key < $1.key })
+    where uuid != BLETokenFrame.serviceUUID {
+      do throws(BeaconFrameError) {
+        if let frame = try BeaconFrame.parse(serviceData: data, uuid: uuid) { frames.append(frame) }
+      } catch {
+        malformed("service data \(uuid)", error)
+      }
+    }
+    for (companyID, data) in manufacturerData.sorted(by: { $0.key < $1.key }) {
+      do throws(BeaconFrameError) {
+        if let frame = try BeaconFrame.parse(manufacturerData: data, companyID: companyID) {
+          frames.append(frame)
+        }
+      } catch {
+        malformed("manufacturer data 0x\(String(companyID, radix: 16))", error)
+      }
+    }
+    return frames
+  }
 }
 
 /// The advertisement object we export for `LEAdvertisingManager1.RegisterAdvertisement`.
@@ -107,11 +131,43 @@ struct AdvertObject: Sendable {
   }
 }
 
-/// The `org.bluez.AdvertisementMonitor1` object that asks BlueZ for adverts carrying our
-/// service data (AD type 0x21 starting with our UUID): passive, low-power scanning where the
+/// What a pattern monitor asks BlueZ for: our token frames, beacon frames, or both.
+struct MonitorPatterns: OptionSet, Sendable, Hashable {
+  let rawValue: UInt8
+
+  /// Our service data: AD type 0x21 starting with our UUID (little-endian).
+  static let tokens = MonitorPatterns(rawValue: 1 << 0)
+  /// Eddystone (AD 0x16 starting AA FE), iBeacon (AD 0xFF starting 4C 00 02 15) and
+  /// AltBeacon (AD 0xFF with BE AC after the company identifier).
+  static let beacons = MonitorPatterns(rawValue: 1 << 1)
+
+  /// The `(start, AD type, content)` patterns, as `AdvertisementMonitor1.Patterns` has them.
+  var patterns: [(start: UInt8, adType: UInt8, content: [UInt8])] {
+    var out: [(start: UInt8, adType: UInt8, content: [UInt8])] = []
+    if contains(.tokens) {
+      out.append((0, BLETokenFrame.serviceData128ADType, BLETokenFrame.serviceUUIDLittleEndian))
+    }
+    if contains(.beacons) {
+      let eddystone = Eddystone.serviceUUID
+      out.append((0, 0x16, [UInt8(eddystone & 0xff), UInt8(eddystone >> 8)]))
+      out.append(
+        (
+          0, 0xff,
+          [UInt8(IBeacon.companyID & 0xff), UInt8(IBeacon.companyID >> 8)] + IBeacon.prefix
+        ))
+      out.append((2, 0xff, [UInt8(AltBeacon.beaconCode >> 8), UInt8(AltBeacon.beaconCode & 0xff)]))
+    }
+    return out
+  }
+}
+
+/// The `org.bluez.AdvertisementMonitor1` object that asks BlueZ for adverts matching
+/// ``MonitorPatterns`` (our service data, beacons): passive, low-power scanning where the
 /// adapter offers AdvertisementMonitorManager1.
 enum MonitorObject {
-  static func interface(onRelease: @escaping @Sendable () async -> Void) -> DBusInterface {
+  static func interface(
+    _ patterns: MonitorPatterns, onRelease: @escaping @Sendable () async -> Void
+  ) -> DBusInterface {
     DBusInterface(
       "org.bluez.AdvertisementMonitor1",
       methods: [
@@ -129,12 +185,9 @@ enum MonitorObject {
           "Patterns",
           .array(
             .structure([.byte, .byte, .array(.byte)]),
-            [
-              .structure([
-                .byte(0), .byte(BLETokenFrame.serviceData128ADType),
-                .bytes(BLETokenFrame.serviceUUIDLittleEndian),
-              ])
-            ])),
+            patterns.patterns.map {
+              .structure([.byte($0.start), .byte($0.adType), .bytes($0.content)])
+            })),
       ])
   }
 }

@@ -1,4 +1,5 @@
 import BLEBlueZ
+import BlueZTestSupport
 import DBus
 import Foundation
 import Logging
@@ -12,11 +13,7 @@ struct DoubleControl {
   let bus: DBusBus
 
   static func connect() async throws -> DoubleControl {
-    let environment = ProcessInfo.processInfo.environment
-    guard let address = environment["NEARBY_TEST_DBUS_SYSTEM_ADDRESS"],
-      environment["NEARBY_TEST_BLUEZ_DOUBLE"] == "1"
-    else { throw DoubleMissing() }
-    let bus = DBusBus.address(address)
+    let bus = try DoubleBus.bus()
     let control = DoubleControl(connection: try await DBusConnection(bus), bus: bus)
     try await control.call("Reset")
     return control
@@ -63,11 +60,4 @@ struct DoubleControl {
   }
 
   func close() { connection.close() }
-}
-
-struct DoubleMissing: Error, CustomStringConvertible {
-  var description: String {
-    "NEARBY_TEST_BLUEZ_DOUBLE is not set: run the tests with Tools/scripts/test.sh, which starts "
-      + "the private system bus and the BlueZ double (Tools/scripts/services/double-bluez.sh)"
-  }
 }

@@ -29,7 +29,7 @@ struct RegisteredAdvert: Sendable {
         guard let bytes = data.bytes else {
           throw DBusError(BlueZErrors.invalidArguments, "ServiceData values must be ay")
         }
-        serviceData[uuid.lowercased()] = bytes
+        serviceData[shortUUID(uuid)] = bytes
       }
     }
     self.serviceData = serviceData
@@ -52,6 +52,15 @@ struct RegisteredAdvert: Sendable {
     let includes = properties["Includes"]?.elements?.compactMap(\.string) ?? []
     includesTxPower = includes.contains("tx-power")
     txPower = properties["TxPower"]?.integer.map { Int16(clamping: $0) }
+  }
+
+  /// The AD structures bluetoothd builds for the advert's data (type, bytes after the type),
+  /// which a monitor's patterns are matched against: service data (0x16/0x20/0x21: UUID
+  /// little-endian, then the data) and manufacturer data (0xFF: company identifier
+  /// little-endian, then the data).
+  var adStructures: [(type: UInt8, bytes: [UInt8])] {
+    serviceData.map { serviceDataStructure(uuid: $0.key, data: $0.value) }
+      + manufacturerData.map { (0xff, [UInt8($0.key & 0xff), UInt8($0.key >> 8)] + $0.value) }
   }
 
   /// The legacy advertising payload length bluetoothd would build: flags, service UUIDs,
@@ -78,4 +87,22 @@ enum BlueZErrors {
   static let notPermitted = DBusError.Name("org.bluez.Error.NotPermitted")
   static let alreadyExists = DBusError.Name("org.bluez.Error.AlreadyExists")
   static let doesNotExist = DBusError.Name("org.bluez.Error.DoesNotExist")
+}
+
+/// A service UUID as a client may give it (`FEAA`, `0xfeaa`, `0000feaa-…`), lower case without
+/// a `0x`.
+func shortUUID(_ uuid: String) -> String {
+  let lower = uuid.lowercased()
+  return lower.hasPrefix("0x") ? String(lower.dropFirst(2)) : lower
+}
+
+/// A service UUID as bluetoothd reports it in `Device1.ServiceData`: 16- and 32-bit UUIDs
+/// expanded on the Bluetooth base UUID, the full 128-bit form, lower case.
+func fullUUID(_ uuid: String) -> String {
+  let short = shortUUID(uuid)
+  switch short.count {
+  case 4: return "0000\(short)-0000-1000-8000-00805f9b34fb"
+  case 8: return "\(short)-0000-1000-8000-00805f9b34fb"
+  default: return short
+  }
 }

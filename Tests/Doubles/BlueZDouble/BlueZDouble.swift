@@ -28,12 +28,13 @@ actor BlueZDouble {
     var path: DBusObjectPath { try! DBusObjectPath("/org/bluez/\(name)") }
 
     /// Whether a monitor of this adapter matches the advert (our double builds the AD
-    /// structures of service data the way bluetoothd does: type 0x16/0x20/0x21 + UUID + data).
+    /// structures of service and manufacturer data the way bluetoothd does, see
+    /// ``RegisteredAdvert/adStructures``).
     func monitorMatches(_ advert: RegisteredAdvert) -> Bool {
-      monitors.values.contains { patterns in
+      let structures = advert.adStructures
+      return monitors.values.contains { patterns in
         patterns.contains { pattern in
-          advert.serviceData.contains { uuid, data in
-            let structure = serviceDataStructure(uuid: uuid, data: data)
+          structures.contains { structure in
             guard structure.type == pattern.adType else { return false }
             let bytes = structure.bytes
             let start = Int(pattern.start)
@@ -78,6 +79,9 @@ actor BlueZDouble {
   private var failures: [String: (name: String, count: Int)] = [:]
   /// Adapters whose discovery sessions have gone silent until discovery is started again.
   private var stalled: Set<String> = []
+  /// Base RSSI of the devices heard from an advertiser adapter's adverts (`SetRSSI`), instead
+  /// of the distance formula.
+  private var rssiOverrides: [String: Int16] = [:]
 
   init(bus: DBusBus, adapters: Int, reportInterval: Duration, logger: Logger) {
     self.bus = bus
@@ -524,8 +528,12 @@ actor BlueZDouble {
     return DBusInterface("org.bluez.Device1", properties: properties)
   }
 
+  /// Service data keyed as bluetoothd reports it: full 128-bit UUIDs.
   private func serviceData(_ advert: RegisteredAdvert?) -> DBusValue {
-    .vardict((advert?.serviceData ?? [:]).mapValues { DBusValue.bytes($0) })
+    .vardict(
+      Dictionary(
+        (advert?.serviceData ?? [:]).map { (fullUUID($0.key), DBusValue.bytes($0.value)) },
+        uniquingKeysWith: { first, _ in first }))
   }
 
   private func manufacturerData(_ advert: RegisteredAdvert?) -> DBusValue {
@@ -547,7 +555,7 @@ actor BlueZDouble {
         !stalled.contains(hearer.name),
         let advert = advert(of: device)
       else { continue }
-      let rssi = device.rssi + Int16.random(in: -2...2)
+      let rssi = (rssiOverrides[device.advertiser] ?? device.rssi) + Int16.random(in: -2...2)
       var changed: [String: DBusValue] = ["RSSI": .int16(rssi)]
       let duplicates = hearer.discovery.values.contains { $0["DuplicateData"]?.bool ?? true }
       if duplicates {
@@ -617,6 +625,19 @@ actor BlueZDouble {
         DBusMethod("Monitors", input: "s", output: "ao") { [weak self] call in
           [.objectPaths(await self?.monitorPaths(call.body[0].string ?? "") ?? [])]
         },
+        DBusMethod("SetRSSI", input: "sn") { [weak self] call in
+          await self?.setRSSI(call.body[0].string ?? "", Int(call.body[1].integer ?? 0))
+          return []
+        },
+        DBusMethod("MonitorPatterns", input: "s", output: "a(yyay)") { [weak self] call in
+          [
+            .array(
+              .structure([.byte, .byte, .array(.byte)]),
+              (await self?.monitorPatterns(call.body[0].string ?? "") ?? []).map {
+                .structure([.byte($0.start), .byte($0.adType), .bytes($0.content)])
+              })
+          ]
+        },
         DBusMethod("StallDiscovery", input: "s") { [weak self] call in
           await self?.stall(call.body[0].string ?? "")
           return []
@@ -642,6 +663,7 @@ actor BlueZDouble {
     denied.value = false
     failures = [:]
     stalled = []
+    rssiOverrides = [:]
     for name in adapters.keys {
       adapters[name]?.monitors = [:]
       await setMonitorSupport(name, false)
@@ -670,6 +692,12 @@ actor BlueZDouble {
   }
   private func stall(_ adapter: String) { stalled.insert(adapter) }
 
+  /// Sets the base RSSI of every device heard from `advertiser`'s adverts (the jitter stays);
+  /// 0 or a value outside −127…−1 dBm goes back to the distance formula.
+  private func setRSSI(_ advertiser: String, _ rssi: Int) {
+    rssiOverrides[advertiser] = (-127 ... -1).contains(rssi) ? Int16(rssi) : nil
+  }
+
   /// Adds or removes AdvertisementMonitorManager1 on an adapter (re-exports the adapter).
   private func setMonitorSupport(_ name: String, _ on: Bool) async {
     guard let adapter = adapters[name], adapter.monitorSupport != on else { return }
@@ -686,6 +714,10 @@ actor BlueZDouble {
 
   private func monitorPaths(_ name: String) -> [DBusObjectPath] {
     adapters[name].map { $0.monitors.keys.map(\.path).sorted() } ?? []
+  }
+  /// Every pattern of the monitors registered on an adapter, in a stable order.
+  private func monitorPatterns(_ name: String) -> [MonitorPattern] {
+    adapters[name]?.monitors.sorted { $0.key.path < $1.key.path }.flatMap(\.value) ?? []
   }
   private func setInterval(_ interval: Duration) { reportInterval = interval }
 
@@ -750,7 +782,7 @@ struct MonitorPattern: Sendable, Hashable {
 /// The AD structure bluetoothd builds for service data: its AD type and its bytes after the
 /// type (UUID little-endian, then the data).
 func serviceDataStructure(uuid: String, data: [UInt8]) -> (type: UInt8, bytes: [UInt8]) {
-  let hex = uuid.replacingOccurrences(of: "-", with: "")
+  let hex = shortUUID(uuid).replacingOccurrences(of: "-", with: "")
   var uuidBytes: [UInt8] = []
   var index = hex.startIndex
   while index < hex.endIndex, let next = hex.index(index, offsetBy: 2, limitedBy: hex.endIndex) {

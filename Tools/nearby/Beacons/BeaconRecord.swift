@@ -35,7 +35,7 @@ struct BeaconRecord: Encodable {
 
   let kind: BeaconKind
   /// Fields in print order (JSON sorts them).
-  let fields: [(name: String, value: Value)]
+  var fields: [(name: String, value: Value)]
 
   init(_ frame: BeaconFrame) {
     kind = frame.kind

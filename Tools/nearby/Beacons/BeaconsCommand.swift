@@ -1,9 +1,9 @@
 import ArgumentParser
 
 /// `nearby beacons …`: BLE beacons (Eddystone, iBeacon, AltBeacon).
-struct BeaconsCommand: ParsableCommand {
+struct BeaconsCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "beacons",
-    abstract: "BLE beacons: decode Eddystone, iBeacon and AltBeacon frames.",
-    subcommands: [BeaconsParseCommand.self])
+    abstract: "BLE beacons: scan for and decode Eddystone, iBeacon and AltBeacon frames.",
+    subcommands: [BeaconsScanCommand.self, BeaconsParseCommand.self])
 }

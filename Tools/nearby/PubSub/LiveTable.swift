@@ -75,9 +75,6 @@ struct LiveTable {
   }
 
   private static func columns(_ values: String...) -> String {
-    let widths = [33, 14, 18, 12, 8, 20]
-    return zip(values, widths).map { value, width in
-      value.count >= width ? value : value + String(repeating: " ", count: width - value.count)
-    }.joined(separator: " ").trimmingCharacters(in: .whitespaces)
+    values.columns(widths: [33, 14, 18, 12, 8, 20])
   }
 }
