@@ -367,6 +367,15 @@ let package = Package(
       path: "Tests/Doubles/BlueZDouble",
       swiftSettings: strictSwift
     ),
+    .testTarget(
+      name: "BeaconEndToEndTests",
+      dependencies: [
+        "BlueZTestSupport", "BLEBlueZ", "DBus", "Core", "MediumTestKit", "NearbyServer",
+        "Resolution", "ServerResolver", "ServerStorage", "Strategy", "Tokens",
+        .product(name: "Logging", package: "swift-log"),
+      ],
+      swiftSettings: strictSwift
+    ),
     .target(
       name: "BlueZTestSupport",
       dependencies: ["DBus", "Tokens"],

@@ -1,0 +1,221 @@
+import BLEBlueZ
+import BlueZTestSupport
+import Core
+import DBus
+import Foundation
+import Logging
+import MediumTestKit
+import NearbyServer
+import Resolution
+import ServerResolver
+import ServerStorage
+import Strategy
+import Testing
+import Tokens
+
+/// Beacon subscriptions end to end: simulated Eddystone-UID, Eddystone-EID and iBeacon beacons
+/// advertised through the BlueZ double, a manager on another adapter with `.bluez()`, and the
+/// resolver server (in this process, on loopback, SQLite) holding the beacons and attachments.
+@Suite("Beacons end to end (BlueZ double, resolver server)", .serialized)
+struct BeaconEndToEndTests {
+  static let namespace = try! BeaconBytes(hex: "edd1ebeac04e5defa017")
+  /// TX power −10 dBm at 0 m: −51 dBm at 1 m, what the double reports one adapter away.
+  static let uid = BeaconFrame.eddystoneUID(
+    try! EddystoneUID(
+      namespace: namespace, instance: BeaconBytes(hex: "0123456789ab"), txPower: -10))
+  static let iBeacon = BeaconFrame.iBeacon(
+    try! IBeacon(
+      proximityUUID: BeaconBytes(hex: "e2c56db5dffb48d2b060d0f5a71096e0"), major: 7, minor: 9,
+      measuredPower: -51))
+  static let identityKey: [UInt8] = Array(0..<16)
+
+  let soup = Attachment("com.example/menu", "soup")
+  let price = Attachment("com.example/price", "3 EUR")
+  let bread = Attachment("org.other/menu", "bread")
+  let iBeaconMenu = Attachment("com.example/menu", "iBeacon menu")
+  let eidMenu = Attachment("com.example/menu", "EID menu")
+
+  struct Attachment {
+    var namespacedType: String
+    var text: String
+    init(_ namespacedType: String, _ text: String) {
+      self.namespacedType = namespacedType
+      self.text = text
+    }
+    var message: Message {
+      let parts = namespacedType.split(separator: "/").map(String.init)
+      return Message(text: text, type: parts[1], namespace: parts[0])
+    }
+    var new: NewAttachment { try! NewAttachment(namespacedType: namespacedType, data: Array(text.utf8)) }
+  }
+
+  /// The resolver server on a free loopback port, with the three beacons registered.
+  struct World {
+    let storage: any ResolverStorage
+    let serving: Task<Void, any Error>
+    let url: URL
+    let key: String
+    let eidFrame: BeaconFrame
+    let folder: URL
+
+    func stop() async {
+      serving.cancel()
+      _ = await serving.result
+      await storage.shutdown()
+      try? FileManager.default.removeItem(at: folder)
+    }
+  }
+
+  func world() async throws -> World {
+    var logger = Logger(label: "test.beacons.server")
+    logger.logLevel = .warning
+    let folder = FileManager.default.temporaryDirectory
+      .appendingPathComponent("nearby-beacons-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    let storage = try await StorageLocation.sqlite(
+      path: folder.appendingPathComponent("resolver.sqlite").path
+    ).open(logger: logger)
+    let now = Date()
+    let registration = try EddystoneEIDRegistration(
+      identityKey: Self.identityKey, rotationExponent: 10, clockValue: 123_456, registeredAt: now)
+    let eid = registration.eid(at: now)
+    let eidFrame = BeaconFrame.eddystoneEID(
+      try EddystoneEID(ephemeralID: BeaconBytes(eid), txPower: -10))
+    let (soup, price, bread, iBeaconMenu, eidMenu) = (soup, price, bread, iBeaconMenu, eidMenu)
+    let key = try await storage.transaction { store in
+      let key = try store.createAPIKey(project: "beacons", label: "test", now: now).key
+      _ = try store.registerBeacon(
+        project: "beacons",
+        advertisedID: AdvertisedID(kind: .eddystone, bytes: BeaconID(frame: Self.uid)!.bytes),
+        description: "", attachments: [soup.new, price.new, bread.new], now: now)
+      _ = try store.registerBeacon(
+        project: "beacons",
+        advertisedID: AdvertisedID(kind: .ibeacon, bytes: BeaconID(frame: Self.iBeacon)!.bytes),
+        description: "", attachments: [iBeaconMenu.new], now: now)
+      _ = try store.registerBeacon(
+        project: "beacons", advertisedID: AdvertisedID(kind: .eddystoneEID, bytes: eid),
+        description: "", eid: registration, attachments: [eidMenu.new], now: now)
+      return key
+    }
+    var configuration = ResolverServerConfiguration()
+    configuration.port = 0
+    let server = ResolverServer(storage: storage, configuration: configuration, logger: logger)
+    let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
+    let serving = Task { try await server.run(onListening: { portContinuation.yield($0) }) }
+    var iterator = ports.makeAsyncIterator()
+    let port = try #require(await iterator.next())
+    return World(
+      storage: storage, serving: serving, url: URL(string: "http://127.0.0.1:\(port)")!, key: key,
+      eidFrame: eidFrame, folder: folder)
+  }
+
+  /// A manager on hci0 of the double, resolving through the server.
+  func manager(_ world: World) async throws -> MessageManager {
+    var logger = Logger(label: "test.beacons.manager")
+    logger.logLevel = .warning
+    var configuration = MessageManager.Configuration(
+      resolver: .server(world.url, credentialStore: InMemoryCredentialStore(), logger: logger),
+      mediums: [.bluez(BlueZConfiguration(bus: try DoubleBus.bus(), adapter: "hci0"))],
+      logger: logger)
+    configuration.beaconLostAfter = .seconds(2)
+    configuration.beaconSmoothingWindow = .seconds(1)
+    return try await MessageManager(apiKey: world.key, configuration: configuration)
+  }
+
+  /// Steers the double: `Reset`, `SetRSSI`.
+  func control(_ member: String, _ arguments: [DBusValue] = []) async throws {
+    let connection = try await DBusConnection(try DoubleBus.bus())
+    defer { connection.close() }
+    _ = try await connection.call(
+      destination: "org.nearby.BlueZDouble", path: try DBusObjectPath("/org/nearby/BlueZDouble"),
+      interface: "org.nearby.BlueZDouble1", member: member, arguments, timeout: .seconds(5))
+  }
+
+  @Test("registered attachments are found, filtered by namespace/type and includeIBeacons")
+  func foundAndFiltered() async throws {
+    try await control("Reset")
+    let world = try await world()
+    let manager = try await manager(world)
+    let bus = try DoubleBus.bus()
+    let menus = try await manager.subscribe(configure: {
+      $0.deviceTypes = .bleBeacons
+      $0.namespace = "com.example"
+      $0.type = "menu"
+      $0.beaconStrategy = BeaconStrategy(includeIBeacons: false)
+    })
+    let everything = try await manager.subscribe(configure: { $0.deviceTypes = .bleBeacons })
+    let (menuEvents, allEvents) = (StreamRecorder(menus.events), StreamRecorder(everything.events))
+    let beacons = [
+      try await SimulatedBeacon.start(Self.uid, on: "hci1", bus: bus),
+      try await SimulatedBeacon.start(Self.iBeacon, on: "hci1", bus: bus),
+      try await SimulatedBeacon.start(world.eidFrame, on: "hci2", bus: bus),
+    ]
+
+    let expectedAll: Set<Message> = [
+      soup.message, price.message, bread.message, iBeaconMenu.message, eidMenu.message,
+    ]
+    #expect(
+      await eventually(timeout: .seconds(15)) {
+        Set(allEvents.elements.compactMap(\.found)) == expectedAll
+      }, "found: \(allEvents.elements.compactMap(\.found))")
+    // The filtered subscription: menus of com.example, Eddystone only (UID and EID).
+    #expect(
+      await eventually(timeout: .seconds(5)) {
+        Set(menuEvents.elements.compactMap(\.found)) == [soup.message, eidMenu.message]
+      }, "found: \(menuEvents.elements.compactMap(\.found))")
+    try await Task.sleep(for: .milliseconds(500))
+    #expect(!menuEvents.elements.compactMap(\.found).contains(iBeaconMenu.message))
+    #expect(menuEvents.elements.compactMap(\.found).count == 2)
+
+    for beacon in beacons { await beacon.stop() }
+    await manager.shutdown()
+    await world.stop()
+  }
+
+  @Test("a beacon moving away reports growing distances, then is lost when it leaves")
+  func movingAway() async throws {
+    try await control("Reset")
+    let world = try await world()
+    let manager = try await manager(world)
+    let subscription = try await manager.subscribe(configure: {
+      $0.deviceTypes = .bleBeacons
+      $0.type = "menu"
+      $0.namespace = "com.example"
+    })
+    let events = StreamRecorder(subscription.events)
+    let beacon = try await SimulatedBeacon.start(Self.uid, on: "hci1", bus: try DoubleBus.bus())
+    let near = try #require(
+      await events.first(timeout: .seconds(15)) { $0.distance != nil }?.distance)
+    // −51 dBm heard, −51 dBm at 1 m (TX power −10 at 0 m less 41 dB).
+    #expect(near.metres > 0.5 && near.metres < 2, "\(near)")
+
+    let moved = ContinuousClock.now
+    try await control("SetRSSI", [.string("hci1"), .int32(-80)])
+    let far = try #require(
+      await events.first(since: moved, timeout: .seconds(10)) {
+        ($0.distance?.metres ?? 0) > 15
+      }?.distance)
+    // 29 dB more loss at exponent 2: 10^(29/20) ≈ 28 m.
+    #expect(far.metres > 20 && far.metres < 40, "\(far)")
+    let distances = events.elements(since: moved).compactMap(\.distance).map(\.metres)
+    #expect(distances == distances.sorted(), "distances while moving away: \(distances)")
+    let signal = try #require(events.elements(since: moved).compactMap(\.signal).last)
+    #expect(signal.rssi < -70)
+
+    let left = ContinuousClock.now
+    await beacon.stop()
+    let lost = await events.first(since: left, timeout: .seconds(10)) { $0.lost != nil }
+    #expect(lost?.lost == soup.message)
+    await manager.shutdown()
+    await world.stop()
+  }
+}
+
+extension SubscriptionEvent {
+  var found: Message? { if case .found(let message) = self { message } else { nil } }
+  var lost: Message? { if case .lost(let message) = self { message } else { nil } }
+  var distance: DistanceEstimate? {
+    if case .distanceChanged(_, let estimate) = self { estimate } else { nil }
+  }
+  var signal: BeaconSignal? { if case .signalChanged(_, let signal) = self { signal } else { nil } }
+}
