@@ -70,6 +70,8 @@ let package = Package(
         "Core", "Strategy", "Tokens",
         .product(name: "Logging", package: "swift-log"),
         .product(name: "HeapModule", package: "swift-collections"),
+        .product(name: "Crypto", package: "swift-crypto"),
+        .product(name: "CryptoExtras", package: "swift-crypto"),
       ],
       path: "Modules/Resolution",
       swiftSettings: strictSwift
