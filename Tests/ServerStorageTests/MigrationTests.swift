@@ -18,6 +18,32 @@ struct MigrationTests {
     await second.shutdown()
   }
 
+  @Test func aVersionTwoDatabaseGainsTheEIDTableAndKeepsItsBeacons() async throws {
+    let path = FileManager.default.temporaryDirectory
+      .appendingPathComponent("nearby-v2-\(UUID().uuidString)/db.sqlite").path
+    let first = try SQLiteStorage(path: path)
+    let id = try AdvertisedID(kind: .eddystone, hex: String(repeating: "ab", count: 16))
+    try await first.transaction { store in
+      _ = try store.registerBeacon(
+        project: "p", advertisedID: id, description: "old", attachments: [], now: Date())
+      // Back to version 2: as a database written before EID beacons.
+      try store.sql.execute("DROP TABLE beacon_eids")
+      try store.sql.execute("DELETE FROM schema_migrations WHERE version = 3")
+    }
+    await first.shutdown()
+    let second = try SQLiteStorage(path: path)
+    let (beacons, eids, version) = try await second.transaction { store in
+      (
+        try store.beacons(project: "p"), try store.eidBeacons(project: "p"),
+        try store.sql.queryFirst("SELECT MAX(version) FROM schema_migrations", [])?.integer(0)
+      )
+    }
+    #expect(beacons.map(\.description) == ["old"])
+    #expect(eids.isEmpty)
+    #expect(version == 3)
+    await second.shutdown()
+  }
+
   @Test func aDatabaseFromANewerProgramIsRefused() async throws {
     let path = FileManager.default.temporaryDirectory
       .appendingPathComponent("nearby-newer-\(UUID().uuidString)/db.sqlite").path
