@@ -1,9 +1,13 @@
 import ArgumentParser
 
 /// `nearby beacons …`: BLE beacons (Eddystone, iBeacon, AltBeacon).
-struct BeaconsCommand: ParsableCommand {
+struct BeaconsCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "beacons",
-    abstract: "BLE beacons: decode Eddystone, iBeacon and AltBeacon frames.",
-    subcommands: [BeaconsParseCommand.self])
+    abstract:
+      "BLE beacons: decode Eddystone, iBeacon and AltBeacon frames; register beacons and their attachments on the resolver server.",
+    subcommands: [
+      BeaconsParseCommand.self, BeaconsRegisterCommand.self, BeaconsAttachCommand.self,
+      BeaconsListCommand.self, BeaconsDeleteCommand.self,
+    ])
 }
