@@ -10,32 +10,10 @@ import ResolverWire
 /// `nearby publish` does: `--server`, else the local one (started if none answers); the key
 /// from `--api-key`, `$NEARBY_API_KEY`, or the local server's key file.
 struct BeaconServerOptions: ParsableArguments {
-  @Option(
-    help: ArgumentHelp(
-      "The resolver server's URL (default: the local one on 127.0.0.1:7171, started when none answers).",
-      valueName: "url"))
-  var server: String?
-
-  @Option(
-    help: ArgumentHelp(
-      "The project API key (default: $NEARBY_API_KEY, else the local server's key file).",
-      valueName: "key"))
-  var apiKey: String?
+  @OptionGroup var resolver: ResolverOptions
 
   @Flag(help: "Print JSON (one object a line) instead of text.")
   var json = false
-
-  func validate() throws {
-    if let server {
-      guard let url = URL(string: server), let scheme = url.scheme,
-        ["http", "https"].contains(scheme), url.host != nil
-      else {
-        throw ValidationError(
-          "--server must be an http(s) URL such as http://host:7171, got \(server)")
-      }
-    }
-    if let apiKey, apiKey.isEmpty { throw ValidationError("--api-key must not be empty") }
-  }
 }
 
 /// The generated API client with the project key on every call, and the refusals of the
@@ -46,7 +24,7 @@ struct BeaconServer {
 
   static func connect(_ options: BeaconServerOptions) async throws -> BeaconServer {
     let connection = try await ResolverConnection.resolve(
-      server: options.server, apiKey: options.apiKey,
+      server: options.resolver.server, apiKey: options.resolver.apiKey,
       note: { FileHandle.standardError.write(Data("note: \($0)\n".utf8)) })
     return BeaconServer(
       client: Client(
