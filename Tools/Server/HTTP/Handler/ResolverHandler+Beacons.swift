@@ -3,6 +3,7 @@ import OpenAPIRuntime
 import Resolution
 import ResolverAPI
 import ServerStorage
+import Tokens
 
 /// Beacons and their attachments (contract §7), each call scoped to the API key's project.
 extension ResolverHandler {
@@ -164,8 +165,9 @@ extension ResolverHandler {
       throw APIFailure.badRequest(
         "eid is for eddystone-eid beacons; advertisedId.type is \(id.kind.rawValue)")
     }
-    let key: AdvertisedID
-    do { key = try AdvertisedID(kind: .eddystone, hex: wire.identityKey) } catch {
+    guard wire.identityKey.count == 32, wire.identityKey.allSatisfy(\.isHexDigit),
+      let key = try? BeaconBytes(hex: wire.identityKey)
+    else {
       throw APIFailure.badRequest("eid.identityKey must be 32 hex digits (16 bytes)")
     }
     let clock = wire.clockValue ?? 0
@@ -173,7 +175,7 @@ extension ResolverHandler {
       throw APIFailure.badRequest("eid.clockValue must be 0 to 4294967295, got \(clock)")
     }
     let parameters = EddystoneEIDParameters(
-      identityKey: key.bytes, rotationExponent: wire.rotationExponent, clockValue: clockValue)
+      identityKey: Array(key), rotationExponent: wire.rotationExponent, clockValue: clockValue)
     do { return try parameters.register(eid: id.bytes, at: now) } catch {
       throw APIFailure.badRequest(error.description)
     }
