@@ -61,6 +61,27 @@ struct BeaconAdminTests {
     #expect(uid.status == 0, "\(uid.err)")
     #expect(uid.out == "eddystone!00112233445566778899aabbccddeeff")
 
+    let ibeacon = try await CLIEnvironment.run(
+      ["beacons", "register", "--ibeacon", "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0:1:258"]
+        + common, environment: environment)
+    #expect(ibeacon.out == "ibeacon!e2c56db5dffb48d2b060d0f5a71096e000010102", "\(ibeacon.err)")
+    let altbeacon = try await CLIEnvironment.run(
+      ["beacons", "register", "--altbeacon", String(repeating: "0f", count: 20)] + common,
+      environment: environment)
+    #expect(altbeacon.out == "altbeacon!" + String(repeating: "0f", count: 20), "\(altbeacon.err)")
+    let two = try await CLIEnvironment.run(
+      ["beacons", "register", "--altbeacon", "00", "--uid", "00:00"] + common,
+      environment: environment)
+    #expect(two.status == 64)
+    #expect(two.err.contains("exactly one"), "\(two.err)")
+    let shortKey = try await CLIEnvironment.run(
+      [
+        "beacons", "register", "--eid-key", "0011", "--eid-exponent", "10", "--eid",
+        "3439c83a6564bfdf",
+      ] + common, environment: environment)
+    #expect(shortKey.status == 64)
+    #expect(shortKey.err.contains("--eid-key is 16 bytes"), "\(shortKey.err)")
+
     let attached = try await CLIEnvironment.run(
       [
         "beacons", "attach", "eddystone-eid!3439c83a6564bfdf", "--type", "cafe/menu", "--data",
@@ -86,6 +107,8 @@ struct BeaconAdminTests {
     #expect(
       beacons.map { $0["beaconName"] as? String } == [
         "eddystone-eid!3439c83a6564bfdf", "eddystone!00112233445566778899aabbccddeeff",
+        "ibeacon!e2c56db5dffb48d2b060d0f5a71096e000010102",
+        "altbeacon!" + String(repeating: "0f", count: 20),
       ])
     #expect((beacons.first?["attachments"] as? [Any])?.count == 1)
     #expect(!listed.out.lowercased().contains(identityKey))
