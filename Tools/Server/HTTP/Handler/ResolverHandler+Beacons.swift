@@ -109,7 +109,6 @@ extension ResolverHandler {
       let id = try Self.advertisedID(observation.advertisedId)
       if seen.insert(id).inserted { observed.append(id) }
     }
-    // Each observed id and the registered id it stands for (itself, or the EID beacon's).
     // Each observed id, in the request's order, and the registered id it stands for: itself,
     // or the EID beacon broadcasting it now.
     var index: EddystoneEIDIndex<String>?
