@@ -1,5 +1,6 @@
 import Foundation
 import ServerStorage
+import ServerTestSupport
 import Testing
 
 @Suite("Schema migrations")
@@ -18,10 +19,20 @@ struct MigrationTests {
     await second.shutdown()
   }
 
-  @Test func aVersionTwoDatabaseGainsTheEIDTableAndKeepsItsBeacons() async throws {
-    let path = FileManager.default.temporaryDirectory
-      .appendingPathComponent("nearby-v2-\(UUID().uuidString)/db.sqlite").path
-    let first = try SQLiteStorage(path: path)
+  @Test(arguments: StorageKind.allCases)
+  func aVersionTwoDatabaseGainsTheEIDTableAndKeepsItsBeacons(_ kind: StorageKind) async throws {
+    // One database opened twice: a SQLite file, or a PostgreSQL database.
+    let open: () async throws -> any ResolverStorage
+    switch kind {
+    case .sqlite:
+      let path = FileManager.default.temporaryDirectory
+        .appendingPathComponent("nearby-v2-\(UUID().uuidString)/db.sqlite").path
+      open = { try SQLiteStorage(path: path) }
+    case .postgres:
+      let url = try await TestPostgres.freshDatabase()
+      open = { try await PostgresStorage(url: url) }
+    }
+    let first = try await open()
     let id = try AdvertisedID(kind: .eddystone, hex: String(repeating: "ab", count: 16))
     try await first.transaction { store in
       _ = try store.registerBeacon(
@@ -31,7 +42,7 @@ struct MigrationTests {
       try store.sql.execute("DELETE FROM schema_migrations WHERE version = 3")
     }
     await first.shutdown()
-    let second = try SQLiteStorage(path: path)
+    let second = try await open()
     let (beacons, eids, version) = try await second.transaction { store in
       (
         try store.beacons(project: "p"), try store.eidBeacons(project: "p"),
