@@ -10,7 +10,7 @@ struct BeaconsAttachCommand: AsyncParsableCommand {
     abstract: "Attach data (up to 1024 bytes) under namespace/type to a registered beacon.",
     discussion: """
       Example:
-        nearby beacons attach eddystone!00112233445566778899aabbccddeeff --type cafe/menu \
+        nearby beacons attach 'eddystone!00112233445566778899aabbccddeeff' --type cafe/menu \
       --data "soup of the day"
       """)
 
