@@ -160,6 +160,63 @@ public actor ServerResolver: Resolver {
     await configuration.credentialStore.forget(account)
   }
 
+  /// The registered beacons of the API key's project that `observed` belong to, with their
+  /// attachments matching `namespacedTypes`, from `beaconinfo:getforobserved` (in batches of
+  /// ``maximumObservationsPerRequest``). Each answer carries the observed id it was found by.
+  /// - Throws: ``Core/ResolverError/invalidAPIKey`` for a refused key,
+  ///   ``Core/ResolverError/invalidReport(_:)`` for input the server refuses (the message names
+  ///   it), ``Core/ResolverError/unavailable(_:)`` when the server cannot be reached.
+  public func beaconInfo(
+    for observed: [BeaconID], namespacedTypes: [String], from device: DeviceCredentials
+  ) async throws -> [BeaconInfo] {
+    var answers: [BeaconInfo] = []
+    var start = 0
+    while start < observed.count {
+      let batch = Array(
+        observed[start..<min(start + Self.maximumObservationsPerRequest, observed.count)])
+      answers += try await beaconInfoBatch(batch, namespacedTypes: namespacedTypes)
+      start += batch.count
+    }
+    return answers
+  }
+
+  /// The most observations `beaconinfo:getforobserved` takes in one request.
+  public static let maximumObservationsPerRequest = 1000
+
+  private func beaconInfoBatch(_ observed: [BeaconID], namespacedTypes: [String]) async throws
+    -> [BeaconInfo]
+  {
+    let body = Components.Schemas.GetForObservedRequest(
+      observations: observed.map { .init(advertisedId: .init($0)) },
+      namespacedTypes: namespacedTypes)
+    let output = try await call(secret: nil) { try await $0.getForObserved(body: .json(body)) }
+    let beacons: [Components.Schemas.Beacon]
+    switch output {
+    case .ok(let ok): beacons = try ok.body.json.beacons
+    case .badRequest(let answer): throw ResolverError.invalidReport(Self.message(answer))
+    case .unprocessableContent(let answer): throw ResolverError.invalidReport(Self.message(answer))
+    case .contentTooLarge(let answer): throw ResolverError.invalidReport(Self.message(answer))
+    case .unauthorized(let answer): throw ResolverError.invalidAPIKey.logged(answer, logger)
+    case .tooManyRequests(let answer):
+      throw ResolverError.unavailable("rate limited: \(Self.message(answer))")
+    case .undocumented(let status, _):
+      throw ResolverError.unavailable("the server answered \(status) to beaconinfo:getforobserved")
+    }
+    var answers: [BeaconInfo] = []
+    do {
+      for beacon in beacons {
+        // A server without `observedId` answers the registered id, which is the observed one
+        // for every kind but Eddystone-EID.
+        let id = try (beacon.observedId ?? beacon.advertisedId).beaconID(field: "observedId")
+        guard observed.contains(id) else { continue }
+        answers.append(try beacon.beaconInfo(observed: id))
+      }
+    } catch {
+      throw ResolverError.unavailable("the server answered a malformed beacon: \(error)")
+    }
+    return answers
+  }
+
   // MARK: Sending
 
   private func send(_ report: Report, from device: DeviceCredentials) async throws -> ReportAnswer {

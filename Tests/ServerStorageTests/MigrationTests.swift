@@ -1,5 +1,6 @@
 import Foundation
 import ServerStorage
+import ServerTestSupport
 import Testing
 
 @Suite("Schema migrations")
@@ -15,6 +16,42 @@ struct MigrationTests {
     let second = try SQLiteStorage(path: path)
     let found = try await second.transaction { store in try store.apiKey(key.key) }
     #expect(found?.project == "p")
+    await second.shutdown()
+  }
+
+  @Test(arguments: StorageKind.allCases)
+  func aVersionTwoDatabaseGainsTheEIDTableAndKeepsItsBeacons(_ kind: StorageKind) async throws {
+    // One database opened twice: a SQLite file, or a PostgreSQL database.
+    let open: () async throws -> any ResolverStorage
+    switch kind {
+    case .sqlite:
+      let path = FileManager.default.temporaryDirectory
+        .appendingPathComponent("nearby-v2-\(UUID().uuidString)/db.sqlite").path
+      open = { try SQLiteStorage(path: path) }
+    case .postgres:
+      let url = try await TestPostgres.freshDatabase()
+      open = { try await PostgresStorage(url: url) }
+    }
+    let first = try await open()
+    let id = try AdvertisedID(kind: .eddystone, hex: String(repeating: "ab", count: 16))
+    try await first.transaction { store in
+      _ = try store.registerBeacon(
+        project: "p", advertisedID: id, description: "old", attachments: [], now: Date())
+      // Back to version 2: as a database written before EID beacons.
+      try store.sql.execute("DROP TABLE beacon_eids")
+      try store.sql.execute("DELETE FROM schema_migrations WHERE version = 3")
+    }
+    await first.shutdown()
+    let second = try await open()
+    let (beacons, eids, version) = try await second.transaction { store in
+      (
+        try store.beacons(project: "p"), try store.eidBeacons(project: "p"),
+        try store.sql.queryFirst("SELECT MAX(version) FROM schema_migrations", [])?.integer(0)
+      )
+    }
+    #expect(beacons.map(\.description) == ["old"])
+    #expect(eids.isEmpty)
+    #expect(version == 3)
     await second.shutdown()
   }
 

@@ -13,7 +13,9 @@ public actor InProcessResolver: Resolver {
   public static let shared = try! InProcessResolver()
 
   private let engine: ResolutionEngine<InMemoryResolutionStore>
-  private let now: @Sendable () -> Date
+  let now: @Sendable () -> Date
+  /// Beacons registered with ``registerBeacon(apiKey:id:eid:attachments:)``, per project.
+  var beacons = InProcessBeaconRegistry()
   private let logger: Logger
   private var streams: [DeviceID: AsyncStream<SequencedEvent>.Continuation] = [:]
   private var sweeper: Task<Void, Never>?
@@ -83,6 +85,11 @@ public actor InProcessResolver: Resolver {
       logger.error("sweep failed", metadata: ["error": "\(error)"])
     }
     armSweeper()
+  }
+
+  /// The project of a registered device.
+  func project(of device: DeviceCredentials) throws -> String {
+    try engine.authenticate(device).project
   }
 
   /// How much the resolver holds (for tests and diagnostics).

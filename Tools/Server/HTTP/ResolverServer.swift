@@ -44,7 +44,7 @@ public struct ResolverServer: Service {
     let health = HealthState(tolerance: .seconds(10))
     let handler = ResolverHandler(
       storage: storage, configuration: configuration, hub: hub, metrics: metrics, health: health,
-      logger: logger, now: now)
+      eidIndexes: EIDIndexCache(), logger: logger, now: now)
     let sweeper = Sweeper(
       storage: storage, configuration: configuration, hub: hub, metrics: metrics, health: health,
       logger: logger, now: now)

@@ -4,6 +4,10 @@ import ArgumentParser
 struct BeaconsCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "beacons",
-    abstract: "BLE beacons: scan for and decode Eddystone, iBeacon and AltBeacon frames.",
-    subcommands: [BeaconsScanCommand.self, BeaconsParseCommand.self])
+    abstract:
+      "BLE beacons: scan for and decode Eddystone, iBeacon and AltBeacon frames; register beacons and their attachments on the resolver server.",
+    subcommands: [
+      BeaconsScanCommand.self, BeaconsParseCommand.self, BeaconsRegisterCommand.self,
+      BeaconsAttachCommand.self, BeaconsListCommand.self, BeaconsDeleteCommand.self,
+    ])
 }

@@ -18,17 +18,7 @@ struct MediumOptions: Sendable {
 
 /// The options `nearby publish` and `nearby subscribe` share.
 struct DiscoveryOptions: ParsableArguments {
-  @Option(
-    help: ArgumentHelp(
-      "The resolver server's URL (default: the local one on 127.0.0.1:7171, started when none answers).",
-      valueName: "url"))
-  var server: String?
-
-  @Option(
-    help: ArgumentHelp(
-      "The project API key (default: $NEARBY_API_KEY, else the local server's key file).",
-      valueName: "key"))
-  var apiKey: String?
+  @OptionGroup var resolver: ResolverOptions
 
   @Option(
     help: ArgumentHelp(
@@ -69,16 +59,6 @@ struct DiscoveryOptions: ParsableArguments {
   var logLevel = "warning"
 
   func validate() throws {
-    if let server {
-      guard let url = URL(string: server), let scheme = url.scheme,
-        ["http", "https"].contains(scheme),
-        url.host != nil
-      else {
-        throw ValidationError(
-          "--server must be an http(s) URL such as http://host:7171, got \(server)")
-      }
-    }
-    if let apiKey, apiKey.isEmpty { throw ValidationError("--api-key must not be empty") }
     _ = try requestedMediums()
     _ = try strategy()
     guard (1...65535).contains(lanPort) else {

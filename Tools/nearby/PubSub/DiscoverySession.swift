@@ -23,7 +23,7 @@ struct DiscoverySession {
       try mediums ?? options.requestedMediums(), options: options.mediumOptions)
     for (kind, availability) in choice.report { output.medium(kind, availability) }
     let connection = try await ResolverConnection.resolve(
-      server: options.server, apiKey: options.apiKey, note: output.note)
+      server: options.resolver.server, apiKey: options.resolver.apiKey, note: output.note)
     let manager: MessageManager
     do {
       manager = try await MessageManager(

@@ -1,7 +1,9 @@
 import Foundation
 import OpenAPIRuntime
+import Resolution
 import ResolverAPI
 import ServerStorage
+import Tokens
 
 /// Beacons and their attachments (contract §7), each call scoped to the API key's project.
 extension ResolverHandler {
@@ -20,15 +22,17 @@ extension ResolverHandler {
     }
     let attachments = try (body.attachments ?? []).map(Self.newAttachment)
     let now = now()
+    let eid = try Self.eidRegistration(body.eid, for: advertisedID, now: now)
     let record = try await transaction { store in
       try store.registerBeacon(
-        project: project, advertisedID: advertisedID, description: description,
+        project: project, advertisedID: advertisedID, description: description, eid: eid,
         attachments: attachments, now: now)
     }
     guard let record else {
       throw APIFailure(
         .conflict, "conflict", "beacon \(advertisedID.name) is registered already")
     }
+    if eid != nil { await eidIndexes.invalidate(project: project) }
     return .created(.init(body: .json(Self.wire(record))))
   }
 
@@ -49,6 +53,7 @@ extension ResolverHandler {
       try store.deleteBeacon(project: project, name: name)
     }
     guard deleted else { throw APIFailure.notFound("no beacon \(name) in this project") }
+    await eidIndexes.invalidate(project: project)
     return .noContent(.init())
   }
 
@@ -98,33 +103,88 @@ extension ResolverHandler {
       throw APIFailure.badRequest("namespacedTypes must name at least one type, or '*'")
     }
     let filters = body.namespacedTypes
-    let ids = try body.observations.map { try Self.advertisedID($0.advertisedId) }
-    let records = try await read { store in
-      try store.beacons(project: project, advertisedIDs: ids)
+    var observed: [AdvertisedID] = []
+    var seen = Set<AdvertisedID>()
+    for observation in body.observations {
+      let id = try Self.advertisedID(observation.advertisedId)
+      if seen.insert(id).inserted { observed.append(id) }
     }
-    let answer = records.map { record in
-      var record = record
-      record.attachments = record.attachments.filter { attachment in
-        filters.contains { Self.matches(attachment, filter: $0) }
+    // Each observed id, in the request's order, and the registered id it stands for: itself,
+    // or the EID beacon broadcasting it now.
+    var index: EddystoneEIDIndex<String>?
+    let now = now()
+    if observed.contains(where: { $0.kind == .eddystoneEID }) {
+      let storage = storage
+      index = try await eidIndexes.index(project: project, now: now) {
+        try await storage.read { store in try store.eidBeacons(project: project) }
       }
-      return Self.wire(record)
+    }
+    var matches: [(observed: AdvertisedID, registered: AdvertisedID)] = []
+    for id in observed {
+      guard id.kind == .eddystoneEID else {
+        matches.append((id, id))
+        continue
+      }
+      guard let name = index?.beacon(for: id.bytes, at: now) else { continue }
+      let registered = try AdvertisedID(
+        kind: .eddystoneEID, hex: String(name.dropFirst("eddystone-eid!".count)))
+      matches.append((id, registered))
+    }
+    let registered = matches.map(\.registered)
+    let records = try await read { store in
+      try store.beacons(project: project, advertisedIDs: registered)
+    }
+    let byID = Dictionary(records.map { ($0.advertisedID, $0) }, uniquingKeysWith: { a, _ in a })
+    let answer = matches.compactMap { match -> Components.Schemas.Beacon? in
+      guard var record = byID[match.registered] else { return nil }
+      record.attachments = record.attachments.filter {
+        NamespacedTypeFilter.matches(namespace: $0.namespace, type: $0.type, anyOf: filters)
+      }
+      var wire = Self.wire(record)
+      wire.observedId = Self.wire(match.observed)
+      return wire
     }
     return .ok(.init(body: .json(.init(beacons: answer))))
   }
 
   // MARK: Conversions
 
-  /// `*` matches everything, `ns/*` every type of a namespace, `ns/type` one type.
-  static func matches(_ attachment: AttachmentRecord, filter: String) -> Bool {
-    if filter == "*" { return true }
-    if filter.hasSuffix("/*") { return attachment.namespace == String(filter.dropLast(2)) }
-    return attachment.namespacedType == filter
+  /// The EID parameters of a registration, checked against the id the beacon broadcasts.
+  static func eidRegistration(
+    _ wire: Components.Schemas.EIDRegistration?, for id: AdvertisedID, now: Date
+  ) throws -> EddystoneEIDRegistration? {
+    guard let wire else {
+      guard id.kind != .eddystoneEID else {
+        throw APIFailure.badRequest(
+          "an eddystone-eid beacon needs eid: {identityKey, rotationExponent, clockValue}")
+      }
+      return nil
+    }
+    guard id.kind == .eddystoneEID else {
+      throw APIFailure.badRequest(
+        "eid is for eddystone-eid beacons; advertisedId.type is \(id.kind.rawValue)")
+    }
+    guard wire.identityKey.count == 32, wire.identityKey.allSatisfy(\.isHexDigit),
+      let key = try? BeaconBytes(hex: wire.identityKey)
+    else {
+      throw APIFailure.badRequest("eid.identityKey must be 32 hex digits (16 bytes)")
+    }
+    let clock = wire.clockValue ?? 0
+    guard let clockValue = UInt32(exactly: clock) else {
+      throw APIFailure.badRequest("eid.clockValue must be 0 to 4294967295, got \(clock)")
+    }
+    let parameters = EddystoneEIDParameters(
+      identityKey: Array(key), rotationExponent: wire.rotationExponent, clockValue: clockValue)
+    do { return try parameters.register(eid: id.bytes, at: now) } catch {
+      throw APIFailure.badRequest(error.description)
+    }
   }
 
   static func advertisedID(_ wire: Components.Schemas.AdvertisedID) throws -> AdvertisedID {
     let kind: AdvertisedID.Kind =
       switch wire._type {
       case .eddystone: .eddystone
+      case .eddystoneEid: .eddystoneEID
       case .ibeacon: .ibeacon
       case .altbeacon: .altbeacon
       }
@@ -150,16 +210,23 @@ extension ResolverHandler {
       data: Base64EncodedData(attachment.data))
   }
 
-  static func wire(_ record: BeaconRecord) -> Components.Schemas.Beacon {
+  static func wire(_ id: AdvertisedID) -> Components.Schemas.AdvertisedID {
     let type: Components.Schemas.AdvertisedID._TypePayload =
-      switch record.advertisedID.kind {
+      switch id.kind {
       case .eddystone: .eddystone
+      case .eddystoneEID: .eddystoneEid
       case .ibeacon: .ibeacon
       case .altbeacon: .altbeacon
       }
-    return .init(
-      beaconName: record.name, advertisedId: .init(_type: type, id: record.advertisedID.hex),
+    return .init(_type: type, id: id.hex)
+  }
+
+  /// The beacon as answered: never its identity key.
+  static func wire(_ record: BeaconRecord) -> Components.Schemas.Beacon {
+    .init(
+      beaconName: record.name, advertisedId: wire(record.advertisedID),
       description: record.description.isEmpty ? nil : record.description,
-      attachments: record.attachments.map(wire))
+      attachments: record.attachments.map(wire),
+      eid: record.eid.map { .init(rotationExponent: $0.generator.rotationExponent) })
   }
 }

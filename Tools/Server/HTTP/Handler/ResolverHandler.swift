@@ -14,6 +14,7 @@ struct ResolverHandler: APIProtocol {
   let hub: EventHub
   let metrics: ServerMetrics
   let health: HealthState
+  let eidIndexes: EIDIndexCache
   let logger: Logger
   let now: @Sendable () -> Date
 

@@ -1,11 +1,13 @@
 public import Foundation
+public import Resolution
 
 /// What a beacon transmits and is registered by (contract §6): Eddystone's namespace +
-/// instance (16 bytes), iBeacon's proximity UUID + major + minor (20 bytes), AltBeacon's id
-/// (20 bytes).
+/// instance (16 bytes), an Eddystone-EID (8 bytes, the one broadcast at registration),
+/// iBeacon's proximity UUID + major + minor (20 bytes), AltBeacon's id (20 bytes).
 public struct AdvertisedID: Sendable, Hashable, Codable {
   public enum Kind: String, Sendable, Hashable, Codable, CaseIterable {
     case eddystone
+    case eddystoneEID = "eddystone-eid"
     case ibeacon
     case altbeacon
 
@@ -13,6 +15,7 @@ public struct AdvertisedID: Sendable, Hashable, Codable {
     public var byteCount: Int {
       switch self {
       case .eddystone: 16
+      case .eddystoneEID: 8
       case .ibeacon, .altbeacon: 20
       }
     }
@@ -87,6 +90,8 @@ public struct BeaconRecord: Sendable, Hashable {
   public var description: String
   public var createdAt: Date
   public var attachments: [AttachmentRecord]
+  /// An Eddystone-EID beacon's parameters (the identity key is secret: never answer it).
+  public var eid: EddystoneEIDRegistration?
 
   public var name: String { advertisedID.name }
 }
@@ -131,10 +136,11 @@ public struct NewAttachment: Sendable, Hashable {
 /// Beacons and attachments (contract §7), always scoped to one project: a project never sees
 /// another's beacons or attachments.
 extension SQLStore {
-  /// Registers a beacon; nil if the project has it already.
+  /// Registers a beacon, with its EID parameters for an Eddystone-EID beacon; nil if the
+  /// project has it already.
   public func registerBeacon(
     project: String, advertisedID: AdvertisedID, description: String,
-    attachments: [NewAttachment], now: Date
+    eid: EddystoneEIDRegistration? = nil, attachments: [NewAttachment], now: Date
   ) throws -> BeaconRecord? {
     let exists = try sql.queryFirst(
       "SELECT 1 FROM beacons WHERE project = ? AND name = ?",
@@ -149,9 +155,22 @@ extension SQLStore {
         .text(project), .text(advertisedID.name), .text(advertisedID.kind.rawValue),
         .blob(advertisedID.bytes), .text(description), SQLValue(now),
       ])
+    if let eid {
+      try sql.execute(
+        """
+        INSERT INTO beacon_eids
+          (project, beacon, identity_key, rotation_exponent, clock_value, registered_at)
+        VALUES (?, ?, ?, ?, ?, ?)
+        """,
+        [
+          .text(project), .text(advertisedID.name), .blob(eid.generator.identityKey),
+          .integer(Int64(eid.generator.rotationExponent)), .integer(Int64(eid.clockValue)),
+          SQLValue(eid.registeredAt),
+        ])
+    }
     var record = BeaconRecord(
       project: project, advertisedID: advertisedID, description: description, createdAt: now,
-      attachments: [])
+      attachments: [], eid: eid)
     for attachment in attachments {
       if let added = try addAttachment(
         project: project, beacon: advertisedID.name, attachment, now: now)
@@ -166,22 +185,21 @@ extension SQLStore {
   public func beacons(project: String, advertisedIDs: [AdvertisedID]? = nil) throws
     -> [BeaconRecord]
   {
+    let select = """
+      SELECT b.kind, b.advertised_id, b.description, b.created_at,
+        e.identity_key, e.rotation_exponent, e.clock_value, e.registered_at
+      FROM beacons b LEFT JOIN beacon_eids e ON e.project = b.project AND e.beacon = b.name
+      """
     var rows: [SQLRow]
     if let advertisedIDs {
       rows = []
       for name in Set(advertisedIDs.map(\.name)).sorted() {
         rows += try sql.query(
-          """
-          SELECT kind, advertised_id, description, created_at FROM beacons
-          WHERE project = ? AND name = ?
-          """, [.text(project), .text(name)])
+          "\(select) WHERE b.project = ? AND b.name = ?", [.text(project), .text(name)])
       }
     } else {
       rows = try sql.query(
-        """
-        SELECT kind, advertised_id, description, created_at FROM beacons
-        WHERE project = ? ORDER BY created_at, name
-        """, [.text(project)])
+        "\(select) WHERE b.project = ? ORDER BY b.created_at, b.name", [.text(project)])
     }
     return try rows.map { row in
       guard let kind = AdvertisedID.Kind(rawValue: try row.text(0)) else {
@@ -193,7 +211,8 @@ extension SQLStore {
       }
       var record = BeaconRecord(
         project: project, advertisedID: id, description: try row.text(2),
-        createdAt: Date(timeIntervalSince1970: try row.real(3)), attachments: [])
+        createdAt: Date(timeIntervalSince1970: try row.real(3)), attachments: [],
+        eid: try Self.eidRegistration(row, from: 4))
       record.attachments = try attachments(project: project, beacon: record.name)
       return record
     }
@@ -206,6 +225,8 @@ extension SQLStore {
     guard exists != nil else { return false }
     try sql.execute(
       "DELETE FROM attachments WHERE project = ? AND beacon = ?", [.text(project), .text(name)])
+    try sql.execute(
+      "DELETE FROM beacon_eids WHERE project = ? AND beacon = ?", [.text(project), .text(name)])
     try sql.execute(
       "DELETE FROM beacons WHERE project = ? AND name = ?", [.text(project), .text(name)])
     return true
@@ -247,6 +268,38 @@ extension SQLStore {
       "DELETE FROM attachments WHERE project = ? AND beacon = ? AND name = ?",
       [.text(project), .text(beacon), .text(name)])
     return true
+  }
+
+  /// The project's Eddystone-EID beacons by name, with their parameters (for resolving
+  /// observed ids).
+  public func eidBeacons(project: String) throws
+    -> [(name: String, registration: EddystoneEIDRegistration)]
+  {
+    try sql.query(
+      """
+      SELECT beacon, identity_key, rotation_exponent, clock_value, registered_at
+      FROM beacon_eids WHERE project = ? ORDER BY beacon
+      """, [.text(project)]
+    ).compactMap { row in
+      guard let registration = try Self.eidRegistration(row, from: 1) else { return nil }
+      return (name: try row.text(0), registration: registration)
+    }
+  }
+
+  /// The EID parameters in four columns from `column` (key, exponent, clock, time), or nil
+  /// when they are NULL (a beacon of another kind, from a LEFT JOIN).
+  private static func eidRegistration(_ row: SQLRow, from column: Int) throws
+    -> EddystoneEIDRegistration?
+  {
+    guard let exponent = try row.optionalInteger(column + 1) else { return nil }
+    do {
+      return try EddystoneEIDRegistration(
+        identityKey: try row.blob(column), rotationExponent: Int(exponent),
+        clockValue: UInt32(truncatingIfNeeded: try row.integer(column + 2)),
+        registeredAt: Date(timeIntervalSince1970: try row.real(column + 3)))
+    } catch {
+      throw SQLStorageError.unexpectedValue("beacon EID parameters: \(error)")
+    }
   }
 
   private func attachments(project: String, beacon: String) throws -> [AttachmentRecord] {

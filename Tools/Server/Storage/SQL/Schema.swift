@@ -153,6 +153,21 @@ enum Schema {
       )
       """,
     ],
+    [
+      // Eddystone-EID beacons: the identity key (secret), rotation exponent, the beacon's
+      // clock at registration and when that was.
+      """
+      CREATE TABLE beacon_eids (
+        project TEXT NOT NULL,
+        beacon TEXT NOT NULL,
+        identity_key {blob} NOT NULL,
+        rotation_exponent {int} NOT NULL,
+        clock_value {int} NOT NULL,
+        registered_at {real} NOT NULL,
+        PRIMARY KEY (project, beacon)
+      )
+      """
+    ],
   ]
 
   /// DDL text with the dialect's type names left open.

@@ -1,0 +1,31 @@
+import ArgumentParser
+import Foundation
+
+/// `--server` and `--api-key`: which resolver a command talks to and with which project key
+/// (``ResolverConnection`` fills in the defaults).
+struct ResolverOptions: ParsableArguments {
+  @Option(
+    help: ArgumentHelp(
+      "The resolver server's URL (default: the local one on 127.0.0.1:7171, started when none answers).",
+      valueName: "url"))
+  var server: String?
+
+  @Option(
+    help: ArgumentHelp(
+      "The project API key (default: $NEARBY_API_KEY, else the local server's key file).",
+      valueName: "key"))
+  var apiKey: String?
+
+  func validate() throws {
+    if let server {
+      guard let url = URL(string: server), let scheme = url.scheme,
+        ["http", "https"].contains(scheme),
+        url.host != nil
+      else {
+        throw ValidationError(
+          "--server must be an http(s) URL such as http://host:7171, got \(server)")
+      }
+    }
+    if let apiKey, apiKey.isEmpty { throw ValidationError("--api-key must not be empty") }
+  }
+}
