@@ -46,7 +46,9 @@ struct BeaconEndToEndTests {
       let parts = namespacedType.split(separator: "/").map(String.init)
       return Message(text: text, type: parts[1], namespace: parts[0])
     }
-    var new: NewAttachment { try! NewAttachment(namespacedType: namespacedType, data: Array(text.utf8)) }
+    var new: NewAttachment {
+      try! NewAttachment(namespacedType: namespacedType, data: Array(text.utf8))
+    }
   }
 
   /// The resolver server on a free loopback port, with the three beacons registered.
@@ -190,7 +192,7 @@ struct BeaconEndToEndTests {
     #expect(near.metres > 0.5 && near.metres < 2, "\(near)")
 
     let moved = ContinuousClock.now
-    try await control("SetRSSI", [.string("hci1"), .int32(-80)])
+    try await control("SetRSSI", [.string("hci1"), .int16(-80)])
     let far = try #require(
       await events.first(since: moved, timeout: .seconds(10)) {
         ($0.distance?.metres ?? 0) > 15
