@@ -36,7 +36,8 @@ struct BeaconFoundBench: AsyncParsableCommand {
 
   func run() async throws {
     var logger = Logger(label: "nearby.bench")
-    logger.logLevel = .error
+    // The server's shutdown logs the cancelled listener as an error; nothing to see here.
+    logger.logLevel = .critical
     let folder = FileManager.default.temporaryDirectory
       .appendingPathComponent("nearby-bench-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
