@@ -212,12 +212,3 @@ struct BeaconEndToEndTests {
     await world.stop()
   }
 }
-
-extension SubscriptionEvent {
-  var found: Message? { if case .found(let message) = self { message } else { nil } }
-  var lost: Message? { if case .lost(let message) = self { message } else { nil } }
-  var distance: DistanceEstimate? {
-    if case .distanceChanged(_, let estimate) = self { estimate } else { nil }
-  }
-  var signal: BeaconSignal? { if case .signalChanged(_, let signal) = self { signal } else { nil } }
-}

@@ -58,15 +58,8 @@ struct BeaconFoundBench: AsyncParsableCommand {
       }
       return key
     }
-    var configuration = ResolverServerConfiguration()
-    configuration.port = 0
-    configuration.requestsPerSecond = 1e9
-    configuration.burst = 1e9
-    let server = ResolverServer(storage: storage, configuration: configuration, logger: logger)
-    let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
-    let serving = Task { try await server.run(onListening: { portContinuation.yield($0) }) }
-    var portIterator = ports.makeAsyncIterator()
-    guard let port = await portIterator.next() else { throw CommandFailure("server did not start") }
+    let server = try await BenchServer.start(storage: storage, logger: logger)
+    let port = server.port
     progress("server on 127.0.0.1:\(port), \(beacons) beacons registered")
 
     let medium = InjectedBeacons()
@@ -90,8 +83,7 @@ struct BeaconFoundBench: AsyncParsableCommand {
     await first.cancel()
     await second.cancel()
     await manager.shutdown()
-    serving.cancel()
-    _ = await serving.result
+    await server.stop()
     await storage.shutdown()
 
     let phases = [Phase("cold", cold, goal: 50_000), Phase("warm", warm, goal: 1_000)]

@@ -58,15 +58,8 @@ struct ServerBench: AsyncParsableCommand {
     let key = try await storage.transaction { store in
       try store.createAPIKey(project: "bench", label: "bench", now: Date())
     }.key
-    var configuration = ResolverServerConfiguration()
-    configuration.port = 0
-    configuration.requestsPerSecond = 1e9
-    configuration.burst = 1e9
-    let server = ResolverServer(storage: storage, configuration: configuration, logger: logger)
-    let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
-    let serving = Task { try await server.run(onListening: { portContinuation.yield($0) }) }
-    var portIterator = ports.makeAsyncIterator()
-    guard let port = await portIterator.next() else { throw CommandFailure("server did not start") }
+    let server = try await BenchServer.start(storage: storage, logger: logger)
+    let port = server.port
     let base = "http://127.0.0.1:\(port)"
     progress("server on \(base) over \(location); registering \(devices) devices")
 
@@ -82,8 +75,7 @@ struct ServerBench: AsyncParsableCommand {
     progress("wrk report for \(seconds) s")
     let report = try await WrkRun.run(
       wrk, arguments: wrkArguments(base + "/", script: script.path))
-    serving.cancel()
-    _ = await serving.result
+    await server.stop()
     await storage.shutdown()
 
     let ratio =
