@@ -247,7 +247,7 @@ let package = Package(
       name: "BackgroundPersistenceTests",
       dependencies: [
         "BackgroundPersistence", "PermissionStore", "Core", "Strategy", "MediumTestKit",
-        "Resolution",
+        "Resolution", "Tokens",
       ],
       swiftSettings: strictSwift
     ),

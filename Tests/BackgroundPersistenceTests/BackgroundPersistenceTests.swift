@@ -7,6 +7,7 @@ import Resolution
 import Strategy
 import Synchronization
 import Testing
+import Tokens
 
 @Suite("BackgroundPersistence")
 struct BackgroundPersistenceTests {
@@ -77,6 +78,48 @@ struct BackgroundPersistenceTests {
     _ = publication
     await alice.shutdown()
     await bob.shutdown()
+  }
+
+  @Test(
+    "a background beacon subscription is restored and finds a beacon's attachment in background")
+  func restoreBeaconSubscription() async throws {
+    let folder = Folder()
+    defer { folder.remove() }
+    let air = Air()
+    let resolver = try InProcessResolver()
+    let uid = try EddystoneUID(
+      namespace: BeaconBytes(hex: "edd1ebeac04e5defa017"),
+      instance: BeaconBytes(hex: "000000000001"),
+      txPower: -20)
+    let attachment = BeaconAttachment(
+      name: "a1", namespace: "shop", type: "offer", data: Data("2 for 1".utf8))
+    try await resolver.registerBeacon(
+      apiKey: "k", id: BeaconID(frame: .eddystoneUID(uid))!, attachments: [attachment])
+    let store = try await DefaultsStore(appID: "com.example.shop", directory: folder.url)
+    let background = BackgroundPersistence(store: store)
+    try await background.setEnabled(true)
+    let recorded = try await background.add(
+      BackgroundSubscription(
+        namespace: "shop", strategy: .bleOnly,
+        beaconStrategy: BeaconStrategy(includeIBeacons: false)))
+    #expect(recorded.beaconStrategy?.allowInBackground == true)
+
+    // The next start: a new store on the same file, a manager in background.
+    let reopened = BackgroundPersistence(
+      store: try await DefaultsStore(appID: "com.example.shop", directory: folder.url))
+    #expect(reopened.subscriptions.first?.beaconStrategy?.includeIBeacons == false)
+    let manager = try await Self.manager("phone", air: air, resolver: resolver)
+    await manager.setAppState(.background)
+    let found = Found()
+    let restored = await reopened.restore(into: manager) { descriptor, message in
+      found.items.withLock { $0.append((descriptor.id, message)) }
+    }
+    #expect(restored.failures.isEmpty)
+    #expect(try #require(restored.subscriptions[recorded.id]).status == .active)
+    await air.placeBeacon("shelf", frames: [.eddystoneUID(uid)], at: Air.Position(x: 2))
+    #expect(
+      await eventually { found.all.contains { $0.0 == recorded.id && $0.1 == attachment.message } })
+    await manager.shutdown()
   }
 
   @Test("background requests that are not BLE-only are rejected and not recorded")
