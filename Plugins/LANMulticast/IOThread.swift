@@ -149,8 +149,14 @@ final class IOThread: Sendable {
       }
       if descriptors[0].revents != 0 {
         while let count = socket.receive(into: &buffer) {
-          // Read even when not scanning, so that nothing stale is reported later.
-          let scanning = state.withLock { $0.scanning && !$0.stopping }
+          // Read even when not scanning, so that nothing stale is reported later. A scan
+          // restarted since this pass's snapshot resets the spacing before its first report
+          // (not after it, which would report the token twice within the interval).
+          let (scanning, restarted) = state.withLock { state in
+            defer { state.scanningRestarted = false }
+            return (state.scanning && !state.stopping, state.scanningRestarted)
+          }
+          if restarted { filter.resetSightings() }
           guard scanning, let datagram = try? Datagram(authenticating: buffer[0..<count]),
             datagram.sender != sender
           else { continue }

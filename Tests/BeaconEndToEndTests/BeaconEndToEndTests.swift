@@ -126,11 +126,7 @@ struct BeaconEndToEndTests {
 
   /// Steers the double: `Reset`, `SetRSSI`.
   func control(_ member: String, _ arguments: [DBusValue] = []) async throws {
-    let connection = try await DBusConnection(try DoubleBus.bus())
-    defer { connection.close() }
-    _ = try await connection.call(
-      destination: "org.nearby.BlueZDouble", path: try DBusObjectPath("/org/nearby/BlueZDouble"),
-      interface: "org.nearby.BlueZDouble1", member: member, arguments, timeout: .seconds(5))
+    try await DoubleBus.control(member, arguments)
   }
 
   @Test("registered attachments are found, filtered by namespace/type and includeIBeacons")
@@ -208,6 +204,7 @@ struct BeaconEndToEndTests {
     await beacon.stop()
     let lost = await events.first(since: left, timeout: .seconds(10)) { $0.lost != nil }
     #expect(lost?.lost == soup.message)
+    try await control("Reset")  // the double's RSSI back to normal for the targets after this
     await manager.shutdown()
     await world.stop()
   }

@@ -10,6 +10,7 @@ struct BeaconsScanTests {
   @Test("lists a simulated beacon's fields, signal and distance as JSON lines")
   func scansASimulatedBeacon() async throws {
     let address = try DoubleBus.address()
+    try await DoubleBus.control("Reset")
     let beacon = try await SimulatedBeacon.start(
       SampleBeacons.iBeacon, on: "hci1", bus: .address(address))
     let (folder, environment, _) = try CLIEnvironment.make()
