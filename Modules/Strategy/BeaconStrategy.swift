@@ -1,6 +1,6 @@
 /// How a subscription to BLE beacons scans.
 public struct BeaconStrategy: Sendable, Hashable, Codable {
-  /// Whether iBeacon frames count (false: Eddystone only). Default true.
+  /// Whether iBeacon frames count (false: Eddystone and AltBeacon only). Default true.
   public var includeIBeacons: Bool
   /// Prefer passive, low-power scanning where the adapter offers it. Default true.
   public var lowPowerPreferred: Bool

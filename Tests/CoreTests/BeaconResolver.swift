@@ -10,6 +10,10 @@ final class BeaconResolver: Resolver {
   private let inner: InProcessResolver
   private let table = Mutex<[BeaconID: BeaconInfo]>([:])
   private let lookups = Mutex(0)
+  private let failing = Mutex(false)
+
+  /// Makes `beaconInfo` throw `ResolverError.unavailable` (or answer again).
+  func setUnreachable(_ on: Bool) { failing.withLock { $0 = on } }
 
   init() throws { inner = try InProcessResolver() }
 
@@ -42,6 +46,7 @@ final class BeaconResolver: Resolver {
     for observed: [BeaconID], namespacedTypes: [String], from device: DeviceCredentials
   ) async throws -> [BeaconInfo] {
     lookups.withLock { $0 += 1 }
+    if failing.withLock({ $0 }) { throw ResolverError.unavailable("the test made it unreachable") }
     return table.withLock { table in observed.compactMap { table[$0] } }
   }
 }

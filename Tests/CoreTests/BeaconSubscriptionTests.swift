@@ -169,6 +169,49 @@ struct BeaconSubscriptionTests {
     await device.manager.shutdown()
   }
 
+  @Test("a beacon in range stays found while its expired answer cannot be refreshed")
+  func resolverDownAfterExpiry() async throws {
+    let device = try await device(cacheTTL: .milliseconds(200))
+    let uid = BeaconID(frame: .eddystoneUID(TestBeacons.uid))!
+    device.resolver.register(uid, attachments: [menu])
+    let subscription = try await device.manager.subscribe(configure: {
+      $0.deviceTypes = .bleBeacons
+    })
+    let events = StreamRecorder(subscription.events)
+    await device.air.placeBeacon("b1", frames: [.eddystoneUID(TestBeacons.uid)], at: .init(x: 1))
+    _ = await events.first { $0.found != nil }
+    device.resolver.setUnreachable(true)
+    try await Task.sleep(for: .milliseconds(2500))  // longer than lostAfter (1 s)
+    #expect(events.elements.compactMap(\.lost).isEmpty)
+    #expect(device.resolver.lookupCount >= 2)  // it tried to refresh
+    await device.manager.shutdown()
+  }
+
+  @Test("ids that no subscription accepts are never sent to the resolver")
+  func unwantedIDsStayLocal() async throws {
+    let device = try await device()
+    let uid = BeaconID(frame: .eddystoneUID(TestBeacons.uid))!
+    device.resolver.register(uid, attachments: [menu])
+    let subscription = try await device.manager.subscribe(configure: {
+      $0.deviceTypes = .bleBeacons
+      $0.beaconStrategy.includeIBeacons = false
+    })
+    let events = StreamRecorder(subscription.events)
+    await device.air.placeBeacon("ib", frames: [.iBeacon(TestBeacons.iBeacon)], at: .init(x: 1))
+    await device.air.placeBeacon("b1", frames: [.eddystoneUID(TestBeacons.uid)], at: .init(x: 1))
+    _ = await events.first { $0.found != nil }
+    try await Task.sleep(for: .milliseconds(300))
+    #expect(device.resolver.lookupCount == 1)
+    await #expect(throws: ManagerError.self) {
+      try await device.manager.subscribe(configure: {
+        $0.deviceTypes = .bleBeacons
+        $0.beaconStrategy.includeIBeacons = false
+        $0.beaconFilters = [try .iBeacon(uuid: "e2c56db5-dffb-48d2-b060-d0f5a71096e0")]
+      })
+    }
+    await device.manager.shutdown()
+  }
+
   @Test("an attachment removed on the resolver is lost when the cache expires")
   func attachmentRemoved() async throws {
     let device = try await device(cacheTTL: .milliseconds(300))

@@ -2,16 +2,19 @@
 /// many times a second costs one lookup per TTL (contract: "results cached on the client").
 ///
 /// A known beacon is kept for ``ttl``; an id the resolver does not know for a fifth of it (so
-/// that a beacon registered a moment later is found soon); a failed lookup is retried after
-/// ``retryAfter``. At most ``capacity`` ids are kept (the ones that expire first go first).
+/// that a beacon registered a moment later is found soon). An expired answer is refreshed but
+/// still served while the refresh runs, and after it fails (retried after ``retryAfter``), so
+/// that a slow or unreachable resolver never makes a beacon in range look lost. At most
+/// ``capacity`` ids are kept (the expired, then the ones that expire first, go first).
 /// A value owned by the manager's actor.
 struct BeaconInfoCache {
   enum Lookup: Equatable {
-    /// Known, or known to be unknown (`nil`).
-    case answer(BeaconInfo?)
-    /// Not cached (or expired) and no lookup running: start one.
+    /// Known, or known to be unknown (`nil`); `refresh`: the answer has expired and no
+    /// lookup runs: start one (the caller may use the answer meanwhile).
+    case answer(BeaconInfo?, refresh: Bool)
+    /// Never answered and no lookup running: start one.
     case miss
-    /// A lookup is running, or failed recently.
+    /// Never answered; a lookup is running, or failed recently.
     case pending
   }
 
@@ -30,11 +33,12 @@ struct BeaconInfoCache {
 
   /// What is known of `id` at `now`; a miss marks a lookup as started.
   mutating func lookup(_ id: BeaconID, now: ContinuousClock.Instant) -> Lookup {
-    if let entry = entries[id], entry.expires > now { return .answer(entry.info) }
-    if inFlight.contains(id) { return .pending }
-    if let until = failedUntil[id], until > now { return .pending }
-    inFlight.insert(id)
-    return .miss
+    let entry = entries[id]
+    if let entry, entry.expires > now { return .answer(entry.info, refresh: false) }
+    let waiting = inFlight.contains(id) || (failedUntil[id].map { $0 > now } ?? false)
+    if !waiting { inFlight.insert(id) }
+    guard let entry else { return waiting ? .pending : .miss }
+    return .answer(entry.info, refresh: !waiting)
   }
 
   /// Stores the answer of a lookup.
@@ -56,6 +60,7 @@ struct BeaconInfoCache {
   mutating func failed(_ id: BeaconID, now: ContinuousClock.Instant) {
     inFlight.remove(id)
     failedUntil[id] = now + retryAfter
+    if failedUntil.count > capacity { failedUntil = failedUntil.filter { $0.value > now } }
   }
 
   /// How many ids are cached.

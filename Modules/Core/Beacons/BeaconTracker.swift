@@ -73,7 +73,8 @@ struct BeaconTracker {
     var signal: BeaconSignal?
   }
 
-  /// A distance change smaller than both this and ``relativeDistanceStep`` is not reported.
+  /// A distance change is reported when it is at least this (metres) and at least
+  /// ``relativeDistanceStep`` of the last distance reported.
   static let distanceStep = 0.5
   static let relativeDistanceStep = 0.1
   /// A smoothed RSSI change smaller than this (dB) is not reported.
@@ -82,6 +83,9 @@ struct BeaconTracker {
   let settings: Settings
   private var signals: [BeaconID: Signal] = [:]
   private var beacons: [String: Heard] = [:]
+  /// The registered name of each id resolved (so that a sighting keeps its beacon present
+  /// even while the resolver's answer is being refreshed).
+  private var names: [BeaconID: String] = [:]
   private var found: [SubscriptionID: [AttachmentKey: Found]] = [:]
 
   init(settings: Settings) { self.settings = settings }
@@ -102,6 +106,9 @@ struct BeaconTracker {
     signal.reference = sighting.frame.referencePower ?? signal.reference
     signal.lastHeard = max(signal.lastHeard, sighting.time)
     signals[id] = signal
+    if let name = names[id], let heard = beacons[name], heard.lastHeard < signal.lastHeard {
+      beacons[name] = Heard(lastHeard: signal.lastHeard, latestID: id)
+    }
     return id
   }
 
@@ -114,9 +121,8 @@ struct BeaconTracker {
   ) -> [Event] {
     guard let info, let heard = signals[id]?.lastHeard else { return [] }
     let name = info.beaconName
-    if let previous = beacons[name], previous.lastHeard > heard {
-      beacons[name]?.latestID = previous.latestID
-    } else {
+    names[id] = name
+    if beacons[name].map({ $0.lastHeard <= heard }) ?? true {
       beacons[name] = Heard(lastHeard: heard, latestID: id)
     }
     let (distance, signal) = estimate(name, now: now)
@@ -159,6 +165,7 @@ struct BeaconTracker {
     let oldest = now.advanced(by: .zero - settings.lostAfter)
     let silent = Set(beacons.filter { $0.value.lastHeard < oldest }.keys)
     signals = signals.filter { $0.value.lastHeard >= oldest }
+    names = names.filter { signals[$0.key] != nil }
     guard !silent.isEmpty else { return [] }
     for name in silent { beacons[name] = nil }
     var events: [Event] = []
@@ -178,7 +185,7 @@ struct BeaconTracker {
   mutating func remove(_ subscription: SubscriptionID) { found[subscription] = nil }
 
   /// Whether anything is being followed (the sweep can stop when not).
-  var isIdle: Bool { signals.isEmpty && beacons.isEmpty }
+  var isIdle: Bool { signals.isEmpty && beacons.isEmpty && names.isEmpty }
 
   private func estimate(_ name: String, now: ContinuousClock.Instant) -> (
     DistanceEstimate?, BeaconSignal?

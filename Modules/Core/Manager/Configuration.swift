@@ -26,7 +26,8 @@ extension MessageManager {
     /// as denied. Default 60 s.
     public var permissionRequestTimeout: Duration = .seconds(60)
     /// A beacon attachment is lost when its beacon has not been heard for this long.
-    /// Default 10 s.
+    /// Default 10 s; must be longer than zero, as must the two settings below
+    /// (``MessageManager/init(apiKey:configuration:)`` throws otherwise).
     public var beaconLostAfter: Duration = .seconds(10)
     /// How far back a beacon's received power is smoothed (a windowed median). Default 5 s.
     public var beaconSmoothingWindow: Duration = .seconds(5)

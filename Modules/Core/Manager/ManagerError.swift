@@ -10,6 +10,8 @@ public enum ManagerError: Error, Sendable, Hashable {
   case invalidEventBufferSize(Int)
   /// A feature this build does not offer yet; the text says which.
   case unsupported(String)
+  /// A configuration setting is out of range; the text names it and the rule.
+  case invalidConfiguration(String)
 }
 
 extension ManagerError: CustomStringConvertible {
@@ -22,6 +24,7 @@ extension ManagerError: CustomStringConvertible {
     case .invalidEventBufferSize(let size):
       "eventBufferSize must be at least 1, got \(size)"
     case .unsupported(let what): "not supported yet: \(what)"
+    case .invalidConfiguration(let why): "invalid configuration: \(why)"
     }
   }
 }

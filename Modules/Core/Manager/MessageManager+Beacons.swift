@@ -22,10 +22,14 @@ extension MessageManager {
   func beaconHeard(_ sighting: BeaconSighting) {
     let interests = beaconInterests
     guard !isShutDown, !interests.isEmpty, let id = beaconTracker.record(sighting) else { return }
+    // Ids no subscription wants (iBeacons with includeIBeacons false, ids outside the
+    // filters) never reach the resolver.
+    guard interests.values.contains(where: { $0.accepts(id) }) else { return }
     let now = ContinuousClock.now
     switch beaconCache.lookup(id, now: now) {
-    case .answer(let info):
+    case .answer(let info, let refresh):
       deliverBeaconEvents(beaconTracker.apply(info, for: id, interests: interests, now: now))
+      if refresh { Task { await self.resolveBeacon(id) } }
     case .pending:
       break
     case .miss:
@@ -36,11 +40,13 @@ extension MessageManager {
 
   /// Asks the resolver what `id` is, caches the answer and applies it.
   private func resolveBeacon(_ id: BeaconID) async {
+    guard !isShutDown else { return }
     do {
       let answers = try await resolver.beaconInfo(
         for: [id], namespacedTypes: ["*"], from: credentials)
       let info = answers.first { $0.observed == id }
       let now = ContinuousClock.now
+      guard !isShutDown else { return }
       beaconCache.store(info, for: id, now: now)
       if info == nil {
         logger.debug("beacon not registered", metadata: ["beacon": "\(id)"])
@@ -71,11 +77,11 @@ extension MessageManager {
     }
   }
 
-  /// Runs the lost check while beacons are followed: every quarter of `beaconLostAfter`, at
-  /// most every second.
+  /// Runs the lost check while beacons are followed: every quarter of `beaconLostAfter`, and
+  /// at least every second.
   private func startBeaconSweepIfNeeded() {
     guard beaconSweepTask == nil else { return }
-    let period = min(configuration.beaconLostAfter / 4, .seconds(1))
+    let period = max(min(configuration.beaconLostAfter / 4, .seconds(1)), .milliseconds(10))
     beaconSweepTask = Task { [weak self] in
       while !Task.isCancelled {
         try? await Task.sleep(for: period)
@@ -137,8 +143,10 @@ extension MessageManager {
     }
   }
 
-  /// Expires a subscription the resolver does not know (beacons only) after its TTL.
+  /// Expires a subscription the resolver does not know (beacons only) after its TTL; a paused
+  /// one gets a new TTL when it resumes, as the resolver's do.
   func startLocalExpiry(_ id: SubscriptionID, ttl: TTL) {
+    subscriptions[id]?.expiryTask?.cancel()
     guard let seconds = ttl.seconds else { return }
     subscriptions[id]?.expiryTask = Task { [weak self] in
       try? await Task.sleep(for: .seconds(seconds))

@@ -54,8 +54,13 @@ extension MessageManager {
       subscriptions[id]?.isPaused = pause
       if pause { beaconTracker.remove(id) }
       if !record.reportsToResolver {
-        // Beacons only: nothing to tell the resolver.
+        // Beacons only: nothing to tell the resolver; the TTL starts anew on resume.
         record.cell.set(pause ? .paused : .active)
+        if pause {
+          record.expiryTask?.cancel()
+        } else {
+          startLocalExpiry(id, ttl: record.spec.strategy.ttl)
+        }
       } else if pause {
         record.cell.set(.paused)
         report.unsubscribe.append(id)
@@ -73,6 +78,10 @@ extension MessageManager {
         metadata: ["error": "\(error)"])
       for spec in report.publish { publications[spec.id]?.isPaused = true }
       for spec in report.subscribe { subscriptions[spec.id]?.isPaused = true }
+      if report.subscribe.contains(where: { subscriptions[$0.id]?.beacons != nil }) {
+        for spec in report.subscribe { beaconTracker.remove(spec.id) }
+        await reconcileBeaconScanning()
+      }
       return
     }
     for spec in report.publish where publications[spec.id]?.isPaused == false {

@@ -36,6 +36,12 @@ extension MessageManager {
           + (slots.isEmpty ? "none" : slots.map(\.medium.name).joined(separator: ", "))
           + " (add .bluez() to the configuration's mediums)")
     }
+    if !params.beaconStrategy.includeIBeacons,
+      params.beaconFilters.contains(where: { if case .iBeacon = $0 { true } else { false } })
+    {
+      throw ManagerError.invalidConfiguration(
+        "an iBeacon filter with beaconStrategy.includeIBeacons false would match nothing")
+    }
     guard params.eventBufferSize > 0 else {
       throw ManagerError.invalidEventBufferSize(params.eventBufferSize)
     }
@@ -88,6 +94,10 @@ extension MessageManager {
       subscriptions[spec.id] = nil
       continuation.finish()
       cell.set(.inactive)
+      if wantsBeacons {
+        beaconTracker.remove(spec.id)
+        await reconcileBeaconScanning()
+      }
       if case ResolverError.unavailable = error {
         try? await send(Report(unsubscribe: [spec.id]))
       }

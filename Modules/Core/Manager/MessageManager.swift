@@ -98,10 +98,18 @@ public actor MessageManager {
 
   /// Registers a device with the configured resolver and starts the configured mediums.
   ///
-  /// - Throws: ``ManagerError/emptyAPIKey``; the resolver's errors (``ResolverError``); the
+  /// - Throws: ``ManagerError/emptyAPIKey``, ``ManagerError/invalidConfiguration(_:)``; the
+  ///   resolver's errors (``ResolverError``); the
   ///   error of a medium factory that fails.
   public init(apiKey: String, configuration: Configuration) async throws {
     guard !apiKey.isEmpty else { throw ManagerError.emptyAPIKey }
+    for (name, value) in [
+      ("beaconLostAfter", configuration.beaconLostAfter),
+      ("beaconSmoothingWindow", configuration.beaconSmoothingWindow),
+      ("beaconCacheTTL", configuration.beaconCacheTTL),
+    ] where value <= .zero {
+      throw ManagerError.invalidConfiguration("\(name) must be longer than zero, got \(value)")
+    }
     var logger = configuration.logger
     if MessageManager.isDebugLoggingEnabled { logger.logLevel = .debug }
     let resolver = try await configuration.resolver.make()
