@@ -43,6 +43,11 @@ actor BlueZEngine {
   /// The patterns of the monitor object we export, `nil` when none is exported.
   private var exportedMonitor: MonitorPatterns?
   private var lastReport = ContinuousClock.now
+  /// A scan change is running; the others wait in `scanWaiters` (see ``applyScan(throwing:)``).
+  private var isApplyingScan = false
+  private var scanWaiters: [CheckedContinuation<Void, Never>] = []
+  /// Devices a pattern monitor reported found (DeviceFound) and not yet lost (DeviceLost).
+  private var monitorPresent: Set<DBusObjectPath> = []
   private var tasks: [Task<Void, Never>] = []
   private var isShutDown = false
 
@@ -78,6 +83,13 @@ actor BlueZEngine {
     tasks.append(
       Task { [weak self] in
         for await change in owners { await self?.ownerChanged(to: change.new) }
+      })
+    tasks.append(
+      Task { [weak self] in
+        while !Task.isCancelled {
+          try? await Task.sleep(for: .seconds(1))
+          await self?.reportPresentBeacons()
+        }
       })
     tasks.append(
       Task { [weak self, watchdog = configuration.scanWatchdog] in
@@ -299,9 +311,26 @@ actor BlueZEngine {
     }
   }
 
-  /// Makes BlueZ's scan match ``wantedScan``: stops a scan that is no longer wanted or no
-  /// longer the right kind (monitor or discovery, patterns), then starts the wanted one.
+  /// Makes BlueZ's scan match ``wantedScan``, one change at a time: token and beacon wishes
+  /// arrive from different tasks, and two changes interleaving across their awaits would
+  /// register a monitor twice or record a plan BlueZ does not have.
   private func applyScan(throwing: Bool) async throws {
+    while isApplyingScan {
+      await withCheckedContinuation { scanWaiters.append($0) }
+    }
+    isApplyingScan = true
+    defer {
+      isApplyingScan = false
+      let waiters = scanWaiters
+      scanWaiters = []
+      for waiter in waiters { waiter.resume() }
+    }
+    try await applyScanNow(throwing: throwing)
+  }
+
+  /// Stops a scan that is no longer wanted or no longer the right kind (monitor or
+  /// discovery, patterns), then starts the wanted one.
+  private func applyScanNow(throwing: Bool) async throws {
     if let active = activeScan, problem() != nil || active != wantedScan { await stopActiveScan() }
     guard let plan = wantedScan, activeScan == nil else { return }
     if let problem = problem() {
@@ -316,7 +345,10 @@ actor BlueZEngine {
           if exportedMonitor != nil { await connection.unexport(at: Self.monitorPath) }
           exportedMonitor = nil
           try await connection.export(
-            MonitorObject.interface(patterns) { [weak self] in await self?.monitorReleased() },
+            MonitorObject.interface(
+              patterns, onRelease: { [weak self] in await self?.monitorReleased() },
+              onDeviceFound: { [weak self] in await self?.monitorFound($0) },
+              onDeviceLost: { [weak self] in await self?.monitorLost($0) }),
             at: Self.monitorPath)
           exportedMonitor = patterns
         }
@@ -340,6 +372,27 @@ actor BlueZEngine {
       await noteAccess(error)
       logger.warning("bluez \(name): cannot scan: \(error)")
       if throwing { throw BlueZMediumError.bluez(error) }
+    }
+  }
+
+  /// A pattern monitor found a device: it is present until DeviceLost, even when bluetoothd
+  /// sends no property change for adverts that repeat themselves (a still beacon).
+  private func monitorFound(_ path: DBusObjectPath) {
+    monitorPresent.insert(path)
+    guard wantBeacons != nil, case .monitor = activeScan, let device = devices[path] else { return }
+    reportBeacons(device, path)
+  }
+
+  private func monitorLost(_ path: DBusObjectPath) { monitorPresent.remove(path) }
+
+  /// Reports the beacons of the devices a monitor holds present (every second; see
+  /// ``monitorFound(_:)``), as long as their data was reported within the last 5 minutes.
+  private func reportPresentBeacons() {
+    guard wantBeacons != nil, case .monitor = activeScan else { return }
+    for path in monitorPresent {
+      guard let device = devices[path], ContinuousClock.now - device.lastData < .seconds(300)
+      else { continue }
+      reportBeacons(device, path)
     }
   }
 
@@ -552,6 +605,11 @@ actor BlueZEngine {
 
   /// Restarts a scan that has heard nothing for the watchdog period.
   private func checkWatchdog() async {
+    if activeScan == nil, wantedScan != nil, problem() == nil {
+      // A start (or a plan change's restart) failed earlier: try again.
+      try? await applyScan(throwing: false)
+      return
+    }
     guard activeScan != nil, problem() == nil,
       ContinuousClock.now - lastReport > configuration.scanWatchdog
     else { return }

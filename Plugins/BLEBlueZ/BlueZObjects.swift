@@ -39,6 +39,8 @@ struct DeviceState: Sendable {
   var txPower: Int16?
   var serviceData: [String: [UInt8]] = [:]
   var manufacturerData: [UInt16: [UInt8]] = [:]
+  /// When the last advertising report (RSSI or data) arrived.
+  var lastData = ContinuousClock.now
 
   /// Applies Device1 properties; returns whether they carry an advertising report (RSSI or
   /// data).
@@ -65,6 +67,7 @@ struct DeviceState: Sendable {
       }
       report = true
     }
+    if report { lastData = .now }
     return report
   }
 
@@ -166,7 +169,9 @@ struct MonitorPatterns: OptionSet, Sendable, Hashable {
 /// adapter offers AdvertisementMonitorManager1.
 enum MonitorObject {
   static func interface(
-    _ patterns: MonitorPatterns, onRelease: @escaping @Sendable () async -> Void
+    _ patterns: MonitorPatterns, onRelease: @escaping @Sendable () async -> Void,
+    onDeviceFound: @escaping @Sendable (DBusObjectPath) async -> Void = { _ in },
+    onDeviceLost: @escaping @Sendable (DBusObjectPath) async -> Void = { _ in }
   ) -> DBusInterface {
     DBusInterface(
       "org.bluez.AdvertisementMonitor1",
@@ -176,11 +181,24 @@ enum MonitorObject {
           return []
         },
         DBusMethod("Activate") { _ in [] },
-        DBusMethod("DeviceFound", input: "o") { _ in [] },
-        DBusMethod("DeviceLost", input: "o") { _ in [] },
+        DBusMethod("DeviceFound", input: "o") { call in
+          if let path = call.body.first?.objectPath { await onDeviceFound(path) }
+          return []
+        },
+        DBusMethod("DeviceLost", input: "o") { call in
+          if let path = call.body.first?.objectPath { await onDeviceLost(path) }
+          return []
+        },
       ],
       properties: [
         DBusProperty("Type", .string("or_patterns")),
+        // Every advert of a device in range is propagated (sampling period 0), found at the
+        // first advert (any RSSI for 1 s), lost after 10 s without one.
+        DBusProperty("RSSIHighThreshold", .int16(-127)),
+        DBusProperty("RSSIHighTimeout", .uint16(1)),
+        DBusProperty("RSSILowThreshold", .int16(-127)),
+        DBusProperty("RSSILowTimeout", .uint16(10)),
+        DBusProperty("RSSISamplingPeriod", .uint16(0)),
         DBusProperty(
           "Patterns",
           .array(

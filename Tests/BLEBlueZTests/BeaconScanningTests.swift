@@ -99,6 +99,33 @@ extension BlueZDoubleTests {
   }
 
   /// The double's SetRSSI moves a beacon away; the sightings follow.
+  /// Real bluetoothd sends no property change for an advert that repeats itself while only a
+  /// monitor scans: a still beacon stays present from DeviceFound until DeviceLost, and the
+  /// medium keeps reporting it (every second) without any property change.
+  @Test func aStillBeaconStaysPresentThroughTheMonitor() async throws {
+    let control = try await DoubleControl.connect()
+    defer { control.close() }
+    try await control.call("SetMonitorSupport", [.string("hci0"), .boolean(true)])
+    try await control.call("SetQuietMonitors", [.boolean(true)])
+    let medium = try await control.medium("hci0")
+    let heard = StreamRecorder(medium.beaconSightings)
+    try await medium.startBeaconScanning(lowPower: true)
+    let uid = try await SimulatedBeacon.start(
+      SampleBeacons.eddystoneUID, on: "hci1", bus: control.bus)
+    #expect(await Self.sighting(of: SampleBeacons.eddystoneUID, in: heard) != nil)
+    let later = ContinuousClock.now + .milliseconds(1500)
+    try await Task.sleep(until: later)
+    // Property changes are off: what arrives now comes from the monitor's presence.
+    #expect(
+      await Self.sighting(of: SampleBeacons.eddystoneUID, in: heard, since: later) != nil)
+    await uid.stop()  // DeviceLost: no more sightings after the next second
+    try await Task.sleep(for: .milliseconds(1200))
+    let gone = ContinuousClock.now
+    try await Task.sleep(for: .milliseconds(1500))
+    #expect(heard.elements(since: gone).isEmpty)
+    await medium.shutdown()
+  }
+
   @Test func beaconSightingsFollowTheSignal() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }

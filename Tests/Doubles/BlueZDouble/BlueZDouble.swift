@@ -27,12 +27,12 @@ actor BlueZDouble {
     var monitors: [AdvertKey: [MonitorPattern]] = [:]
     var path: DBusObjectPath { try! DBusObjectPath("/org/bluez/\(name)") }
 
-    /// Whether a monitor of this adapter matches the advert (our double builds the AD
-    /// structures of service and manufacturer data the way bluetoothd does, see
-    /// ``RegisteredAdvert/adStructures``).
-    func monitorMatches(_ advert: RegisteredAdvert) -> Bool {
+    /// The monitors (client, object) of this adapter whose patterns match the advert (our
+    /// double builds the AD structures of service and manufacturer data the way bluetoothd
+    /// does, see ``RegisteredAdvert/adStructures``).
+    func matchingMonitors(_ advert: RegisteredAdvert) -> [AdvertKey] {
       let structures = advert.adStructures
-      return monitors.values.contains { patterns in
+      return monitors.filter { _, patterns in
         patterns.contains { pattern in
           structures.contains { structure in
             guard structure.type == pattern.adType else { return false }
@@ -42,8 +42,11 @@ actor BlueZDouble {
               && Array(bytes[start..<(start + pattern.content.count)]) == pattern.content
           }
         }
-      }
+      }.map(\.key)
     }
+
+    /// Whether a monitor of this adapter matches the advert.
+    func monitorMatches(_ advert: RegisteredAdvert) -> Bool { !matchingMonitors(advert).isEmpty }
     var address: String { String(format: "00:AA:01:00:00:%02X", index) }
   }
 
@@ -79,6 +82,10 @@ actor BlueZDouble {
   private var failures: [String: (name: String, count: Int)] = [:]
   /// Adapters whose discovery sessions have gone silent until discovery is started again.
   private var stalled: Set<String> = []
+  /// Like bluetoothd with a pattern monitor and no discovery session: an advert that repeats
+  /// itself causes no property change, so devices heard only through a monitor are reported
+  /// once (DeviceFound, the object's properties) and then stay silent.
+  private var quietMonitors = false
   /// Base RSSI of the devices heard from an advertiser adapter's adverts (`SetRSSI`), instead
   /// of the distance formula.
   private var rssiOverrides: [String: Int16] = [:]
@@ -489,10 +496,26 @@ actor BlueZDouble {
     for (path, device) in devices where wanted[path]?.advert != device.advert {
       devices[path] = nil
       await connection.unexport(at: path)
+      tellMonitors("DeviceLost", device, path)
     }
     for (path, device) in wanted where devices[path] == nil {
       devices[path] = device
       try? await connection.export(deviceInterface(device), at: path)
+      tellMonitors("DeviceFound", device, path)
+    }
+  }
+
+  /// Calls DeviceFound or DeviceLost on the monitors of the hearing adapter that match the
+  /// device's advert, as bluetoothd does.
+  private func tellMonitors(_ member: String, _ device: Device, _ path: DBusObjectPath) {
+    guard let connection, let hearer = adapters[device.hearing], let heard = advert(of: device)
+    else { return }
+    for monitor in hearer.matchingMonitors(heard) {
+      var call = DBusMessage.methodCall(
+        destination: monitor.owner, path: monitor.path,
+        interface: "org.bluez.AdvertisementMonitor1", member: member, body: [.objectPath(path)])
+      call.noReplyExpected = true
+      _ = try? connection.send(call)
     }
   }
 
@@ -551,7 +574,7 @@ actor BlueZDouble {
     for (path, device) in devices {
       guard let hearer = adapters[device.hearing], hearer.powered,
         let heard = advert(of: device),
-        !hearer.discovery.isEmpty || hearer.monitorMatches(heard),
+        !hearer.discovery.isEmpty || (hearer.monitorMatches(heard) && !quietMonitors),
         !stalled.contains(hearer.name),
         let advert = advert(of: device)
       else { continue }
@@ -642,6 +665,10 @@ actor BlueZDouble {
           await self?.stall(call.body[0].string ?? "")
           return []
         },
+        DBusMethod("SetQuietMonitors", input: "b") { [weak self] call in
+          await self?.setQuietMonitors(call.body[0].bool ?? false)
+          return []
+        },
         DBusMethod("SetReportInterval", input: "u") { [weak self] call in
           await self?.setInterval(.milliseconds(Int(call.body[0].integer ?? 100)))
           return []
@@ -661,6 +688,7 @@ actor BlueZDouble {
 
   private func reset() async {
     denied.value = false
+    quietMonitors = false
     failures = [:]
     stalled = []
     rssiOverrides = [:]
@@ -687,6 +715,7 @@ actor BlueZDouble {
   }
 
   private func setDenied(_ on: Bool) { denied.value = on }
+  private func setQuietMonitors(_ on: Bool) { quietMonitors = on }
   private func failNext(_ member: String, _ name: String, _ count: Int) {
     failures[member] = (name, count)
   }
