@@ -191,7 +191,9 @@ extension BackgroundSubscription {
     params.namespace = namespace
     params.type = type
     params.strategy = strategy
-    if let beaconStrategy {
+    if var beaconStrategy {
+      // Background work by definition, even in a file edited by hand.
+      beaconStrategy.allowInBackground = true
       params.deviceTypes = .bleBeacons
       params.beaconStrategy = beaconStrategy
     }

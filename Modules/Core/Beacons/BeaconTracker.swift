@@ -36,8 +36,9 @@ struct BeaconInterest: Sendable, Hashable {
 /// **Signal.** Each observed id's RSSI goes through an `RSSISmoother` (windowed median,
 /// ``Settings/smoothingWindow``); the distance comes from the smoothed power, its spread and
 /// the frame's declared power through ``Settings/model`` (`PathLossModel`). A beacon
-/// that rotates its id (Eddystone-EID) keeps its attachments found across rotations: found
-/// state is keyed by the registered beacon name, the signal by the id heard last.
+/// that rotates its id (Eddystone-EID) keeps its attachments found, and its smoothing window,
+/// across rotations: once resolved, found state and signal are keyed by the registered
+/// beacon name.
 struct BeaconTracker {
   struct Settings: Sendable {
     var lostAfter: Duration
@@ -86,6 +87,9 @@ struct BeaconTracker {
   /// The registered name of each id resolved (so that a sighting keeps its beacon present
   /// even while the resolver's answer is being refreshed).
   private var names: [BeaconID: String] = [:]
+  /// The signal of each registered beacon, over all the ids it advertised: an Eddystone-EID
+  /// keeps its smoothing window across a rotation.
+  private var beaconSignals: [String: Signal] = [:]
   private var found: [SubscriptionID: [AttachmentKey: Found]] = [:]
 
   init(settings: Settings) { self.settings = settings }
@@ -106,8 +110,16 @@ struct BeaconTracker {
     signal.reference = sighting.frame.referencePower ?? signal.reference
     signal.lastHeard = max(signal.lastHeard, sighting.time)
     signals[id] = signal
-    if let name = names[id], let heard = beacons[name], heard.lastHeard < signal.lastHeard {
-      beacons[name] = Heard(lastHeard: signal.lastHeard, latestID: id)
+    if let name = names[id] {
+      if let heard = beacons[name], heard.lastHeard < signal.lastHeard {
+        beacons[name] = Heard(lastHeard: signal.lastHeard, latestID: id)
+      }
+      if var named = beaconSignals[name] {
+        if let rssi = sighting.rssi { named.smoother.add(rssi: rssi, at: sighting.time) }
+        named.reference = signal.reference
+        named.lastHeard = max(named.lastHeard, sighting.time)
+        beaconSignals[name] = named
+      }
     }
     return id
   }
@@ -121,6 +133,10 @@ struct BeaconTracker {
   ) -> [Event] {
     guard let info, let heard = signals[id]?.lastHeard else { return [] }
     let name = info.beaconName
+    if names[id] == nil, beaconSignals[name] == nil, let signal = signals[id] {
+      // The beacon's first id: its window so far becomes the beacon's.
+      beaconSignals[name] = signal
+    }
     names[id] = name
     if beacons[name].map({ $0.lastHeard <= heard }) ?? true {
       beacons[name] = Heard(lastHeard: heard, latestID: id)
@@ -167,7 +183,10 @@ struct BeaconTracker {
     signals = signals.filter { $0.value.lastHeard >= oldest }
     names = names.filter { signals[$0.key] != nil }
     guard !silent.isEmpty else { return [] }
-    for name in silent { beacons[name] = nil }
+    for name in silent {
+      beacons[name] = nil
+      beaconSignals[name] = nil
+    }
     var events: [Event] = []
     for (subscription, entries) in found {
       let gone = entries.filter { silent.contains($0.key.beaconName) }
@@ -185,12 +204,14 @@ struct BeaconTracker {
   mutating func remove(_ subscription: SubscriptionID) { found[subscription] = nil }
 
   /// Whether anything is being followed (the sweep can stop when not).
-  var isIdle: Bool { signals.isEmpty && beacons.isEmpty && names.isEmpty }
+  var isIdle: Bool {
+    signals.isEmpty && beacons.isEmpty && names.isEmpty && beaconSignals.isEmpty
+  }
 
   private func estimate(_ name: String, now: ContinuousClock.Instant) -> (
     DistanceEstimate?, BeaconSignal?
   ) {
-    guard let id = beacons[name]?.latestID, var signal = signals[id],
+    guard let id = beacons[name]?.latestID, var signal = beaconSignals[name] ?? signals[id],
       let smoothed = signal.smoother.value(at: now)
     else { return (nil, nil) }
     let power = signal.reference.map { settings.model.powerAtOneMetre($0) }
