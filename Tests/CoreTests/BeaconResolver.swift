@@ -10,7 +10,12 @@ final class BeaconResolver: Resolver {
   private let inner: InProcessResolver
   private let table = Mutex<[BeaconID: BeaconInfo]>([:])
   private let lookups = Mutex(0)
+  private let asked = Mutex<[BeaconID]>([])
   private let failing = Mutex(false)
+  private let latency = Mutex(Duration.zero)
+
+  /// How long each `beaconInfo` call takes (a network round trip).
+  func setLatency(_ value: Duration) { latency.withLock { $0 = value } }
 
   /// Makes `beaconInfo` throw `ResolverError.unavailable` (or answer again).
   func setUnreachable(_ on: Bool) { failing.withLock { $0 = on } }
@@ -28,6 +33,8 @@ final class BeaconResolver: Resolver {
 
   /// How many times `beaconInfo` was called.
   var lookupCount: Int { lookups.withLock { $0 } }
+  /// Every id asked for, in order (an id asked twice appears twice).
+  var askedIDs: [BeaconID] { asked.withLock { $0 } }
 
   func register(apiKey: String) async throws -> DeviceCredentials {
     try await inner.register(apiKey: apiKey)
@@ -46,6 +53,9 @@ final class BeaconResolver: Resolver {
     for observed: [BeaconID], namespacedTypes: [String], from device: DeviceCredentials
   ) async throws -> [BeaconInfo] {
     lookups.withLock { $0 += 1 }
+    asked.withLock { $0 += observed }
+    let delay = latency.withLock { $0 }
+    if delay > .zero { try await Task.sleep(for: delay) }
     if failing.withLock({ $0 }) { throw ResolverError.unavailable("the test made it unreachable") }
     return table.withLock { table in observed.compactMap { table[$0] } }
   }

@@ -29,38 +29,60 @@ extension MessageManager {
     switch beaconCache.lookup(id, now: now) {
     case .answer(let info, let refresh):
       deliverBeaconEvents(beaconTracker.apply(info, for: id, interests: interests, now: now))
-      if refresh { Task { await self.resolveBeacon(id) } }
+      if refresh { lookUp(id) }
     case .pending:
       break
     case .miss:
-      Task { await self.resolveBeacon(id) }
+      lookUp(id)
     }
     startBeaconSweepIfNeeded()
   }
 
-  /// Asks the resolver what `id` is, caches the answer and applies it.
-  private func resolveBeacon(_ id: BeaconID) async {
-    guard !isShutDown else { return }
+  /// Queues `id` for the resolver. One request runs at a time; ids heard meanwhile go
+  /// together in the next one (a room full of beacons costs a few requests, not one each),
+  /// and a lone id is asked at once.
+  private func lookUp(_ id: BeaconID) {
+    beaconLookupQueue.append(id)
+    guard !isLookingUpBeacons else { return }
+    isLookingUpBeacons = true
+    Task { await self.drainBeaconLookups() }
+  }
+
+  private func drainBeaconLookups() async {
+    while !beaconLookupQueue.isEmpty, !isShutDown {
+      let batch = Array(beaconLookupQueue.prefix(1000))
+      beaconLookupQueue.removeFirst(batch.count)
+      await resolveBeacons(batch)
+    }
+    isLookingUpBeacons = false
+  }
+
+  /// Asks the resolver what `ids` are, caches the answers and applies them.
+  private func resolveBeacons(_ ids: [BeaconID]) async {
     do {
       let answers = try await resolver.beaconInfo(
-        for: [id], namespacedTypes: ["*"], from: credentials)
-      let info = answers.first { $0.observed == id }
-      let now = ContinuousClock.now
+        for: ids, namespacedTypes: ["*"], from: credentials)
       guard !isShutDown else { return }
-      beaconCache.store(info, for: id, now: now)
-      if info == nil {
-        logger.debug("beacon not registered", metadata: ["beacon": "\(id)"])
+      let now = ContinuousClock.now
+      let interests = beaconInterests
+      var byID: [BeaconID: BeaconInfo] = [:]
+      for answer in answers { byID[answer.observed] = answer }
+      for id in ids {
+        let info = byID[id]
+        beaconCache.store(info, for: id, now: now)
+        if info == nil {
+          logger.debug("beacon not registered", metadata: ["beacon": "\(id)"])
+        }
+        deliverBeaconEvents(beaconTracker.apply(info, for: id, interests: interests, now: now))
       }
-      deliverBeaconEvents(
-        beaconTracker.apply(info, for: id, interests: beaconInterests, now: now))
     } catch let error as ResolverError where error.meansDeviceIsGone {
-      beaconCache.failed(id, now: .now)
+      for id in ids { beaconCache.failed(id, now: .now) }
       await resolverDropped(because: "\(error)")
     } catch {
-      beaconCache.failed(id, now: .now)
+      for id in ids { beaconCache.failed(id, now: .now) }
       logger.warning(
-        "resolving a beacon failed; retrying when it is heard again after \(beaconCache.retryAfter)",
-        metadata: ["beacon": "\(id)", "error": "\(error)"])
+        "resolving beacons failed; retrying when they are heard again after \(beaconCache.retryAfter)",
+        metadata: ["beacons": "\(ids.count)", "error": "\(error)"])
     }
   }
 

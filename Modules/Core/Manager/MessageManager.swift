@@ -93,6 +93,9 @@ public actor MessageManager {
   /// The resolver's answers for observed beacon ids.
   var beaconCache: BeaconInfoCache
   var beaconSweepTask: Task<Void, Never>?
+  /// Ids waiting for the resolver, and whether a request for them runs.
+  var beaconLookupQueue: [BeaconID] = []
+  var isLookingUpBeacons = false
   var isReconcilingBeacons = false
   var beaconReconcileRequested = false
 
