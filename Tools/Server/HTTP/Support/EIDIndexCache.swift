@@ -6,21 +6,47 @@ import Resolution
 /// beacon's ids for that span); a project's index is dropped when this instance changes its
 /// beacons, and another instance's changes are seen when the index runs out, within a minute.
 /// Indexes are built off the actor, so one project's build does not hold up the others.
+///
+/// Concurrent requests that find no index share one build; at most ``capacity`` projects are
+/// kept (the least recently built go first).
 actor EIDIndexCache {
-  private var indexes: [String: EddystoneEIDIndex<String>] = [:]
+  typealias Index = EddystoneEIDIndex<String>
+  typealias Loader =
+    @Sendable () async throws -> [(
+      name: String, registration: EddystoneEIDRegistration
+    )]
+
+  let capacity: Int
+  private var indexes: [String: Index] = [:]
   /// Bumped by ``invalidate(project:)``: a build that started before is not kept.
   private var generations: [String: UInt64] = [:]
+  /// Builds in progress, by project, with the generation they started in.
+  private var building: [String: (generation: UInt64, task: Task<Index, any Error>)] = [:]
+
+  init(capacity: Int = 1024) { self.capacity = capacity }
 
   /// The project's index for `now`, built from `load` (name and parameters of each EID
   /// beacon) when there is none or it ran out.
-  func index(
-    project: String, now: Date,
-    load: @Sendable () async throws -> [(name: String, registration: EddystoneEIDRegistration)]
-  ) async throws -> EddystoneEIDIndex<String> {
+  func index(project: String, now: Date, load: @escaping Loader) async throws -> Index {
     if let index = indexes[project], index.covers(now) { return index }
     let generation = generations[project, default: 0]
-    let index = await Self.build(try await load(), now: now)
-    if generations[project, default: 0] == generation { indexes[project] = index }
+    if let running = building[project], running.generation == generation {
+      let index = try await running.task.value
+      if index.covers(now) { return index }
+    }
+    let task = Task { await Self.build(try await load(), now: now) }
+    building[project] = (generation, task)
+    defer {
+      if building[project]?.generation == generation { building[project] = nil }
+    }
+    let index = try await task.value
+    // Keep it unless the beacons changed meanwhile or a newer index is already there.
+    if generations[project, default: 0] == generation,
+      indexes[project].map({ $0.builtAt <= index.builtAt }) ?? true
+    {
+      indexes[project] = index
+      evictIfNeeded()
+    }
     return index
   }
 
@@ -30,10 +56,17 @@ actor EIDIndexCache {
     generations[project, default: 0] &+= 1
   }
 
+  private func evictIfNeeded() {
+    guard indexes.count > capacity else { return }
+    let oldest = indexes.sorted { $0.value.builtAt < $1.value.builtAt }
+      .prefix(indexes.count - capacity)
+    for (project, _) in oldest { indexes[project] = nil }
+  }
+
   /// The AES work, on the global executor (a nonisolated async function leaves the actor).
   private nonisolated static func build(
     _ beacons: [(name: String, registration: EddystoneEIDRegistration)], now: Date
-  ) async -> EddystoneEIDIndex<String> {
+  ) async -> Index {
     EddystoneEIDIndex(
       beacons: beacons.map { (beacon: $0.name, registration: $0.registration) }, at: now)
   }
