@@ -185,6 +185,7 @@ struct NearbyRestoreTests {
       [
         "background", "install", "--app", "com.example.kiosk", "--config-dir", folder.url.path,
         "--unit-dir", units.path, "--restore-path", restore.path, "--no-enable", "--json",
+        "--server", "http://127.0.0.1:7171",
       ])
     #expect(result.status == 0, "\(result.err)")
     #expect(result.out.contains("\"enabled\":false"))
@@ -195,6 +196,7 @@ struct NearbyRestoreTests {
     #expect(text.contains("Type=notify"))
     #expect(text.contains("Restart=on-failure"))
     #expect(text.contains("ExecStart=\(restore.path) --app com.example.kiosk"))
+    #expect(text.contains("--server http://127.0.0.1:7171"))
     let verify = try await Executables.run(
       URL(fileURLWithPath: "/usr/bin/systemd-analyze"), ["verify", unit.path])
     #expect(verify.status == 0, "systemd-analyze verify: \(verify.err)")

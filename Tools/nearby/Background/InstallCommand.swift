@@ -20,6 +20,23 @@ struct InstallCommand: AsyncParsableCommand {
   @Option(help: "The nearby-restore executable (default: next to this nearby, else on PATH).")
   var restorePath: String?
 
+  @Option(
+    help: """
+      The resolver server nearby-restore reports to (passed as its --server); default: its \
+      embedded resolver.
+      """)
+  var server: String?
+
+  func validate() throws {
+    if let server {
+      guard let url = URL(string: server), ["http", "https"].contains(url.scheme ?? ""),
+        url.host != nil
+      else {
+        throw ValidationError("--server must be an http(s) URL such as http://127.0.0.1:7171")
+      }
+    }
+  }
+
   @Flag(help: "Only write the unit; do not call systemctl.")
   var noEnable = false
 
@@ -32,9 +49,12 @@ struct InstallCommand: AsyncParsableCommand {
 
   static func unitName(app: String) -> String { "nearby-restore-\(app).service" }
 
-  static func unit(app: String, executable: String, configDir: String?) -> String {
+  static func unit(
+    app: String, executable: String, configDir: String?, server: String? = nil
+  ) -> String {
     var command = "\(executable) --app \(app)"
     if let configDir { command += " --config-dir \(configDir)" }
+    if let server { command += " --server \(server)" }
     return """
       [Unit]
       Description=Nearby background publications and subscriptions of \(app)
@@ -67,8 +87,10 @@ struct InstallCommand: AsyncParsableCommand {
     let name = Self.unitName(app: options.app)
     let file = folder.appendingPathComponent(name)
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    try Self.unit(app: options.app, executable: executable, configDir: options.configDir)
-      .write(to: file, atomically: true, encoding: .utf8)
+    try Self.unit(
+      app: options.app, executable: executable, configDir: options.configDir, server: server
+    )
+    .write(to: file, atomically: true, encoding: .utf8)
 
     let commands = [["daemon-reload"], ["enable", "--now", name]]
     var enabled = false
