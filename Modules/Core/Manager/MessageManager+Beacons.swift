@@ -21,10 +21,12 @@ extension MessageManager {
   /// A medium heard a beacon frame.
   func beaconHeard(_ sighting: BeaconSighting) {
     let interests = beaconInterests
-    guard !isShutDown, !interests.isEmpty, let id = beaconTracker.record(sighting) else { return }
     // Ids no subscription wants (iBeacons with includeIBeacons false, ids outside the
-    // filters) never reach the resolver.
-    guard interests.values.contains(where: { $0.accepts(id) }) else { return }
+    // filters) are neither followed nor sent to the resolver.
+    guard !isShutDown, !interests.isEmpty, let heard = BeaconID(frame: sighting.frame),
+      interests.values.contains(where: { $0.accepts(heard) }),
+      let id = beaconTracker.record(sighting)
+    else { return }
     let now = ContinuousClock.now
     switch beaconCache.lookup(id, now: now) {
     case .answer(let info, let refresh):
