@@ -4,18 +4,21 @@ public import Strategy
 import Synchronization
 public import Tokens
 
-/// A medium driven by the test: it hears what the test says it hears (``hear(_:rssi:)``),
-/// reports the statuses the test sets, and remembers what the manager asked of it.
+/// A medium driven by the test: it hears what the test says it hears (``hear(_:rssi:)``, and
+/// with the `.beacons` capability ``hear(beacon:address:rssi:)``), reports the statuses the
+/// test sets, and remembers what the manager asked of it.
 public final class ScriptedMedium: Medium {
   public let kind: DiscoveryMediums
   public let name: String
   public let capabilities: MediumCapabilities
   public let sightings: AsyncStream<Sighting>
   public let statusUpdates: AsyncStream<MediumStatus>
+  public let beaconSightings: AsyncStream<BeaconSighting>
 
   private struct State {
     var transmitting: Token?
     var scanning = false
+    var beaconScanning = false
     var transmitCalls = 0
     var startScanningCalls = 0
   }
@@ -23,6 +26,7 @@ public final class ScriptedMedium: Medium {
   private let state = Mutex(State())
   private let sightingsContinuation: AsyncStream<Sighting>.Continuation
   private let statusContinuation: AsyncStream<MediumStatus>.Continuation
+  private let beaconContinuation: AsyncStream<BeaconSighting>.Continuation
 
   /// A medium of `kind`. `bufferSize` bounds sightings not yet read by the manager.
   public init(
@@ -36,6 +40,8 @@ public final class ScriptedMedium: Medium {
       of: Sighting.self, bufferingPolicy: .bufferingNewest(bufferSize))
     (statusUpdates, statusContinuation) = AsyncStream.makeStream(
       of: MediumStatus.self, bufferingPolicy: .bufferingNewest(16))
+    (beaconSightings, beaconContinuation) = AsyncStream.makeStream(
+      of: BeaconSighting.self, bufferingPolicy: .bufferingNewest(bufferSize))
     statusContinuation.yield(.ready)
   }
 
@@ -54,6 +60,15 @@ public final class ScriptedMedium: Medium {
     let (scanning, own) = state.withLock { ($0.scanning, $0.transmitting == token) }
     guard scanning, !own else { return false }
     sightingsContinuation.yield(Sighting(token: token, medium: kind, rssi: rssi, txPower: txPower))
+    return true
+  }
+
+  /// Reports hearing a beacon frame now, if the manager asked it to scan for beacons; returns
+  /// whether it did.
+  @discardableResult
+  public func hear(beacon frame: BeaconFrame, address: String, rssi: Int? = -60) -> Bool {
+    guard state.withLock({ $0.beaconScanning }) else { return false }
+    beaconContinuation.yield(BeaconSighting(address: address, frame: frame, rssi: rssi))
     return true
   }
 
@@ -77,9 +92,19 @@ public final class ScriptedMedium: Medium {
     }
   }
   public func stopScanning() async { state.withLock { $0.scanning = false } }
+  /// Scans for beacons when the medium has the `.beacons` capability.
+  /// - Throws: ``Core/ManagerError/unsupported(_:)`` without it.
+  public func startBeaconScanning(lowPower: Bool) async throws {
+    guard capabilities.contains(.beacons) else {
+      throw ManagerError.unsupported("\(name) cannot scan for beacons")
+    }
+    state.withLock { $0.beaconScanning = true }
+  }
+  public func stopBeaconScanning() async { state.withLock { $0.beaconScanning = false } }
   public func shutdown() async {
     state.withLock { $0 = State() }
     sightingsContinuation.finish()
+    beaconContinuation.finish()
     statusContinuation.finish()
   }
 }

@@ -28,13 +28,7 @@ struct InstallCommand: AsyncParsableCommand {
   var server: String?
 
   func validate() throws {
-    if let server {
-      guard let url = URL(string: server), ["http", "https"].contains(url.scheme ?? ""),
-        url.host != nil
-      else {
-        throw ValidationError("--server must be an http(s) URL such as http://127.0.0.1:7171")
-      }
-    }
+    if let server { try ResolverOptions.checkServerURL(server) }
   }
 
   @Flag(help: "Only write the unit; do not call systemctl.")

@@ -2,6 +2,7 @@ import ArgumentParser
 import Core
 import Foundation
 import Logging
+import MediumTestKit
 import NearbyServer
 import ServerResolver
 import ServerStorage
@@ -62,14 +63,14 @@ struct BeaconFoundBench: AsyncParsableCommand {
     let port = server.port
     progress("server on 127.0.0.1:\(port), \(beacons) beacons registered")
 
-    let medium = InjectedBeacons()
+    let medium = ScriptedMedium(kind: .ble, name: "injected beacons", capabilities: [.beacons])
     let manager = try await MessageManager(
       apiKey: key,
       configuration: .init(
         resolver: .server(
           URL(string: "http://127.0.0.1:\(port)")!, credentialStore: InMemoryCredentialStore(),
           logger: logger),
-        mediums: [MediumProvider(name: "injected beacons") { _ in medium }], logger: logger))
+        mediums: [.scripted(medium)], logger: logger))
     let cold = LatencyRecorder(size: beacons)
     let first = try await manager.subscribe(
       onFound: { cold.handled(Self.index($0)) }, configure: { $0.deviceTypes = .bleBeacons })
@@ -98,12 +99,13 @@ struct BeaconFoundBench: AsyncParsableCommand {
   }
 
   /// Injects each beacon's frame once and waits for its found handler (10 s at most each).
-  private func measure(_ frames: [BeaconFrame], medium: InjectedBeacons, recorder: LatencyRecorder)
+  private func measure(_ frames: [BeaconFrame], medium: ScriptedMedium, recorder: LatencyRecorder)
     async throws
   {
     for (index, frame) in frames.enumerated() {
       recorder.injected(index)
-      medium.hear(frame, address: String(format: "BE:AC:00:00:%02X:%02X", index >> 8, index & 0xff))
+      medium.hear(
+        beacon: frame, address: String(format: "BE:AC:00:00:%02X:%02X", index >> 8, index & 0xff))
       let deadline = ContinuousClock.now + .seconds(10)
       while recorder.handledCount <= index {
         guard ContinuousClock.now < deadline else {
@@ -160,34 +162,4 @@ struct BeaconFoundBench: AsyncParsableCommand {
     guard !json else { return }
     FileHandle.standardError.write(Data("… \(text)\n".utf8))
   }
-}
-
-/// A medium that hears the beacon frames the benchmark hands it, at once.
-final class InjectedBeacons: Medium {
-  let kind: DiscoveryMediums = .ble
-  let name = "injected beacons"
-  let capabilities: MediumCapabilities = [.beacons]
-  let sightings: AsyncStream<Sighting>
-  let statusUpdates: AsyncStream<MediumStatus>
-  let beaconSightings: AsyncStream<BeaconSighting>
-  private let beaconContinuation: AsyncStream<BeaconSighting>.Continuation
-
-  init() {
-    sightings = AsyncStream { $0.finish() }
-    statusUpdates = AsyncStream { $0.yield(.ready) }
-    (beaconSightings, beaconContinuation) = AsyncStream.makeStream(
-      of: BeaconSighting.self, bufferingPolicy: .bufferingNewest(4096))
-  }
-
-  func hear(_ frame: BeaconFrame, address: String) {
-    beaconContinuation.yield(BeaconSighting(address: address, frame: frame, rssi: -60))
-  }
-
-  func transmit(_ token: Token) async throws {}
-  func stopTransmitting() async {}
-  func startScanning() async throws {}
-  func stopScanning() async {}
-  func startBeaconScanning(lowPower: Bool) async throws {}
-  func stopBeaconScanning() async {}
-  func shutdown() async { beaconContinuation.finish() }
 }

@@ -17,15 +17,18 @@ struct ResolverOptions: ParsableArguments {
   var apiKey: String?
 
   func validate() throws {
-    if let server {
-      guard let url = URL(string: server), let scheme = url.scheme,
-        ["http", "https"].contains(scheme),
-        url.host != nil
-      else {
-        throw ValidationError(
-          "--server must be an http(s) URL such as http://host:7171, got \(server)")
-      }
-    }
+    if let server { try Self.checkServerURL(server) }
     if let apiKey, apiKey.isEmpty { throw ValidationError("--api-key must not be empty") }
+  }
+
+  /// Refuses a `--server` value that is not an http(s) URL with a host.
+  static func checkServerURL(_ server: String) throws {
+    guard let url = URL(string: server), let scheme = url.scheme,
+      ["http", "https"].contains(scheme),
+      url.host != nil
+    else {
+      throw ValidationError(
+        "--server must be an http(s) URL such as http://host:7171, got \(server)")
+    }
   }
 }
