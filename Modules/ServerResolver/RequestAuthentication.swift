@@ -6,26 +6,24 @@ import Foundation
 struct RequestAuthentication: Sendable {
   var apiKey: String
   var deviceSecret: String?
-
-  @TaskLocal static var current: RequestAuthentication?
 }
 
-/// Adds ``RequestAuthentication/current`` to every request as `X-Nearby-API-Key` and
-/// `X-Nearby-Device-Secret` (the OpenAPI document's security schemes).
+/// Adds its ``RequestAuthentication`` to every request as `X-Nearby-API-Key` and
+/// `X-Nearby-Device-Secret` (the OpenAPI document's security schemes). One is made per call.
 struct AuthenticationMiddleware: ClientMiddleware {
   static let apiKeyHeader = HTTPField.Name("X-Nearby-API-Key")!
   static let deviceSecretHeader = HTTPField.Name("X-Nearby-Device-Secret")!
+
+  let authentication: RequestAuthentication
 
   func intercept(
     _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
     next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
   ) async throws -> (HTTPResponse, HTTPBody?) {
     var request = request
-    if let authentication = RequestAuthentication.current {
-      request.headerFields[Self.apiKeyHeader] = authentication.apiKey
-      if let secret = authentication.deviceSecret {
-        request.headerFields[Self.deviceSecretHeader] = secret
-      }
+    request.headerFields[Self.apiKeyHeader] = authentication.apiKey
+    if let secret = authentication.deviceSecret {
+      request.headerFields[Self.deviceSecretHeader] = secret
     }
     return try await next(request, body, baseURL)
   }

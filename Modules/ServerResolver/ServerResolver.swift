@@ -48,8 +48,9 @@ public actor ServerResolver: Resolver {
   public let configuration: Configuration
   let logger: Logger
   private let http: HTTPClient
-  private let client: Client
-  private let streamClient: Client
+  /// The transport of ordinary calls (`requestTimeout`) and the event stream's (no timeout).
+  private let transport: AsyncHTTPClientTransport
+  private let streamTransport: AsyncHTTPClientTransport
   private var apiKey = ""
   private var account = ""
   private var pending: PendingReport
@@ -71,17 +72,9 @@ public actor ServerResolver: Resolver {
     let timeout = TimeAmount.nanoseconds(
       Int64(configuration.requestTimeout.components.seconds) * 1_000_000_000
         + configuration.requestTimeout.components.attoseconds / 1_000_000_000)
-    client = Client(
-      serverURL: configuration.url,
-      configuration: .nearby,
-      transport: AsyncHTTPClientTransport(configuration: .init(client: http, timeout: timeout)),
-      middlewares: [AuthenticationMiddleware()])
-    streamClient = Client(
-      serverURL: configuration.url,
-      configuration: .nearby,
-      transport: AsyncHTTPClientTransport(
-        configuration: .init(client: http, timeout: .hours(24 * 365))),
-      middlewares: [AuthenticationMiddleware()])
+    transport = AsyncHTTPClientTransport(configuration: .init(client: http, timeout: timeout))
+    streamTransport = AsyncHTTPClientTransport(
+      configuration: .init(client: http, timeout: .hours(24 * 365)))
     pending = PendingReport(capacity: configuration.pendingSightingsCapacity)
   }
 
@@ -327,7 +320,7 @@ public actor ServerResolver: Resolver {
 
   private func streamOnce(_ device: DeviceCredentials, backoff: inout Backoff) async throws {
     let lastEventID = lastStreamedSequence > 0 ? String(lastStreamedSequence) : nil
-    let output = try await call(secret: device.secret, using: streamClient) {
+    let output = try await call(secret: device.secret, stream: true) {
       try await $0.events(
         path: .init(id: device.id.description), headers: .init(lastEventID: lastEventID))
     }
@@ -356,16 +349,24 @@ public actor ServerResolver: Resolver {
 
   /// Runs a call with the authentication headers; transport failures become
   /// ``Core/ResolverError/unavailable(_:)``.
+  ///
+  /// The headers reach the request through a client made for this one call, whose
+  /// middleware holds them (a client is a few references: cheap to make). Not through a
+  /// task-local value: see docs/design.md, "The release-build crash".
   private func call<Output>(
-    secret: String?, using client: Client? = nil,
+    secret: String?, stream: Bool = false,
     _ body: @Sendable (Client) async throws -> Output
   ) async throws -> Output {
-    let client = client ?? self.client
-    let authentication = RequestAuthentication(apiKey: apiKey, deviceSecret: secret)
+    let client = Client(
+      serverURL: configuration.url,
+      configuration: .nearby,
+      transport: stream ? streamTransport : transport,
+      middlewares: [
+        AuthenticationMiddleware(
+          authentication: RequestAuthentication(apiKey: apiKey, deviceSecret: secret))
+      ])
     do {
-      return try await RequestAuthentication.$current.withValue(authentication) {
-        try await body(client)
-      }
+      return try await body(client)
     } catch let error as ResolverError {
       throw error
     } catch let error as ClientError {
