@@ -68,6 +68,24 @@ struct ArgumentTests {
     #expect(status.out.contains("\"allowInBackground\":true"), "\(status.out)")
   }
 
+  @Test func permissionWithoutAppUsesPublishsDefaultApp() async throws {
+    let (folder, environment, _) = try CLIEnvironment.make()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let granted = try await CLIEnvironment.run(["permission", "grant"], environment: environment)
+    #expect(granted.status == 0, "\(granted)")
+    let status = try await CLIEnvironment.run(
+      ["permission", "status", "--json"], environment: environment)
+    #expect(status.status == 0, "\(status)")
+    #expect(status.out.contains("\"app\":\"nearby\""), "\(status.out)")
+    #expect(status.out.contains("\"permission\":\"granted\""), "\(status.out)")
+    // The same store `nearby publish --background` (default --app nearby) records into.
+    let named = try await CLIEnvironment.run(
+      ["permission", "status", "--app", "nearby", "--json"], environment: environment)
+    #expect(named.out.contains("\"permission\":\"granted\""), "\(named.out)")
+    let revoked = try await CLIEnvironment.run(["permission", "revoke"], environment: environment)
+    #expect(revoked.status == 0, "\(revoked)")
+  }
+
   @Test func aTooLargeFileIsRefusedNamingTheLimit() async throws {
     let file = FileManager.default.temporaryDirectory.appendingPathComponent(
       "nearby-big-\(UUID().uuidString)")

@@ -4,8 +4,11 @@ import PermissionStore
 
 /// The options every store-backed command takes: which app, where its store is, JSON output.
 struct StoreOptions: ParsableArguments {
-  @Option(help: "The app id (its store is <config-dir>/<app>.json).")
-  var app: String
+  /// The app id `nearby publish` and `nearby subscribe` use when none is given.
+  static let defaultApp = "nearby"
+
+  @Option(help: "The app id (its store is <config-dir>/<app>.json); `publish` and `subscribe` use the same default.")
+  var app: String = StoreOptions.defaultApp
 
   @Option(help: "The store folder (default: $XDG_CONFIG_HOME/nearby or ~/.config/nearby).")
   var configDir: String?

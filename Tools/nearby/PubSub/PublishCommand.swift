@@ -41,7 +41,7 @@ struct PublishCommand: AsyncParsableCommand {
       here; BLE-only, as in the original API.
       """)
   var background = false
-  @Option(help: "The app id whose store keeps --background work.") var app = "nearby"
+  @Option(help: "The app id whose store keeps --background work.") var app = StoreOptions.defaultApp
   @OptionGroup var options: DiscoveryOptions
 
   func validate() throws {

@@ -43,7 +43,7 @@ struct SubscribeCommand: AsyncParsableCommand {
       here; BLE-only, as in the original API.
       """)
   var background = false
-  @Option(help: "The app id whose store keeps --background work.") var app = "nearby"
+  @Option(help: "The app id whose store keeps --background work.") var app = StoreOptions.defaultApp
   @Flag(help: "Subscribe to the attachments of BLE beacons instead of nearby devices.")
   var beacons = false
   @Flag(help: "With --beacons: Eddystone and AltBeacon only, no iBeacons.") var noIbeacons = false
