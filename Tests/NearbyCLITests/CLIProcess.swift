@@ -97,7 +97,18 @@ enum CLIEnvironment {
     var description: String
   }
 
+  /// The `nearby` under test: next to the test bundle, or in `$NEARBY_TEST_EXECUTABLES` when
+  /// that is set (the test command runs these tests again against `.build/release`).
   static func nearby() throws -> URL {
+    if let folder = ProcessInfo.processInfo.environment["NEARBY_TEST_EXECUTABLES"],
+      !folder.isEmpty
+    {
+      let candidate = URL(fileURLWithPath: folder).appendingPathComponent("nearby")
+      guard FileManager.default.isExecutableFile(atPath: candidate.path) else {
+        throw Failure(description: "nearby is not in NEARBY_TEST_EXECUTABLES=\(folder)")
+      }
+      return candidate
+    }
     var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
     for _ in 0..<4 {
       let candidate = directory.appendingPathComponent("nearby")

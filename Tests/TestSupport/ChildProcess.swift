@@ -15,9 +15,20 @@ public enum ChildProcess {
   }
 
   /// A built executable of this package, found next to the test bundle (SwiftPM puts both in
-  /// the build folder).
+  /// the build folder), or in `$NEARBY_TEST_EXECUTABLES` when that is set (the test command
+  /// points it at `.build/release` to run the same tests against the release binaries).
   /// - Throws: a message naming the build command when it is not there.
   public static func built(_ name: String) throws -> URL {
+    if let folder = ProcessInfo.processInfo.environment["NEARBY_TEST_EXECUTABLES"],
+      !folder.isEmpty
+    {
+      let candidate = URL(fileURLWithPath: folder).appendingPathComponent(name)
+      guard FileManager.default.isExecutableFile(atPath: candidate.path) else {
+        throw NotBuilt(
+          description: "\(name) is not in NEARBY_TEST_EXECUTABLES=\(folder): build it there first")
+      }
+      return candidate
+    }
     var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
     for _ in 0..<4 {
       let candidate = directory.appendingPathComponent(name)

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The release build as people install it: builds `nearby` and `nearby-restore` with -c release,
+# then runs with those binaries (test.sh runs this after the debug tests, with the services up):
+#   - two `nearby` processes that find and lose each other over the LAN medium through the
+#     local server, and the beacon registration, listing and deletion from the CLI (the
+#     NearbyCLITests suites, pointed at the release binaries with NEARBY_TEST_EXECUTABLES);
+#   - nearby-restore's tests (READY=1, journald, the store) against the release launcher;
+#   - `nearby bench beacon-found` once, short: a beacon seen → its attachment found through
+#     the generated OpenAPI client and the server (the path a release build used to crash on).
+# Any failure → a non-zero exit with the failing step named.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+echo "== swift build -c release (nearby, nearby-restore)" >&2
+log=$(mktemp "${NEARBY_TEST_RUNTIME:-/tmp}/release-build.XXXXXX")
+for product in nearby nearby-restore; do
+  if ! swift build -c release --product "$product" >>"$log" 2>&1; then
+    cat "$log" >&2
+    echo "error: the release build of $product failed (above)" >&2
+    exit 1
+  fi
+done
+here=$(pwd)
+if grep -E "^(${here}/)?(Modules|Plugins|Tools|Tests)/[^:]+:[0-9]+:[0-9]+: warning:" "$log" >&2; then
+  echo "error: the release build has warnings in our code (above); fix them." >&2
+  exit 1
+fi
+release=$(swift build -c release --show-bin-path)
+
+echo "== release binaries: publish/subscribe over LAN, beacon administration, nearby-restore" >&2
+NEARBY_TEST_EXECUTABLES="$release" swift test --skip-build \
+  --filter '^NearbyCLITests\.(PublishSubscribeTests|BeaconAdminTests)' 2>&1
+NEARBY_TEST_EXECUTABLES="$release" swift test --skip-build --filter '^NearbyRestoreTests\.' 2>&1
+
+echo "== release binaries: nearby bench beacon-found (short)" >&2
+bench=$(mktemp "${NEARBY_TEST_RUNTIME:-/tmp}/beacon-found.XXXXXX")
+if ! timeout 300 "$release/nearby" bench beacon-found --beacons 20 --json >"$bench" 2>&1; then
+  cat "$bench" >&2
+  echo "error: nearby bench beacon-found failed with the release build (above)" >&2
+  exit 1
+fi
+cat "$bench" >&2
