@@ -17,7 +17,7 @@ fi
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
 
-apt_packages=(git pkg-config ca-certificates)
+apt_packages=(git pkg-config ca-certificates curl)
 shopt -s nullglob
 for list in Tools/scripts/deps/apt-*.txt; do
   while read -r package _; do

@@ -6,7 +6,7 @@ cd "$(dirname "$0")/../.."
 Tools/scripts/install-deps.sh
 
 echo "== swift format lint --strict" >&2
-swift format lint --strict --recursive Package.swift Modules Plugins Tools Tests
+swift format lint --strict --recursive Package.swift Modules Plugins Tools Tests Examples
 
 echo "== OpenAPI document" >&2
 .venv/bin/openapi-spec-validator Tools/Server/openapi.yaml
@@ -56,3 +56,10 @@ fi
 
 # The beacon parsers under libFuzzer, a bounded number of inputs each.
 Tools/scripts/fuzz-beacons.sh
+
+# The release build, run: LAN publish/subscribe, beacons, nearby-restore, beacon-found bench.
+Tools/scripts/release-smoke.sh
+
+# An app that depends on the library by version (Examples/NearbyExample), built and run
+# against the release `nearby server`.
+Tools/scripts/example-by-version.sh "$(swift build -c release --show-bin-path)/nearby"
