@@ -93,7 +93,7 @@ struct BeaconStoreTests {
   }
 
   @Test func textRulesCountBytesAndRefuseControls() throws {
-    try NewAttachment(namespacedType: "a/" + String(repeating: "é", count: 16), data: [])
+    _ = try NewAttachment(namespacedType: "a/" + String(repeating: "é", count: 16), data: [])
     #expect(
       throws: BeaconInputError.overLimit(
         "namespacedType's type is 34 bytes of UTF-8; the limit is 32 bytes")
