@@ -191,10 +191,13 @@ extension ResolverHandler {
     }
   }
 
-  /// A beacon or attachment name from the path: one that breaks the text rules is refused
-  /// (400/422) before it reaches the database; any other is looked up (404 if unknown).
+  /// A beacon or attachment name from the path: one that breaks the text rules (too long, a
+  /// control character) is malformed, 400, and never reaches the database; any other is looked
+  /// up (404 if unknown).
   static func pathName(_ name: String, field: String) throws -> String {
-    try check(name, field: field, maximumBytes: maximumPathNameBytes)
+    do { try TextRules.check(name, field: field, maximumBytes: maximumPathNameBytes) } catch {
+      throw APIFailure.badRequest(error.description)
+    }
     return name
   }
 
