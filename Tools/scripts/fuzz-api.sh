@@ -16,6 +16,7 @@
 # (Tools/scripts/install-deps.sh).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+here=$(pwd)
 examples=${API_FUZZ_EXAMPLES:-80}
 seed=${API_FUZZ_SEED:-13}
 deadline=${API_FUZZ_DEADLINE:-150}
@@ -69,15 +70,16 @@ fuzz() {
   key=$(cat "$work/$name/config/nearby/server-api-key")
   echo "== fuzz API on $name: $examples examples per operation, seed $seed" >&2
   local status=0
-  NEARBY_FUZZ_URL="http://127.0.0.1:$port" NEARBY_FUZZ_API_KEY="$key" \
-    SCHEMATHESIS_HOOKS=fuzz-api-hooks PYTHONPATH=Tools/scripts \
+  # Run from the work folder: schemathesis keeps its replay state (.schemathesis/) there.
+  (cd "$work/$name" && NEARBY_FUZZ_URL="http://127.0.0.1:$port" NEARBY_FUZZ_API_KEY="$key" \
+    SCHEMATHESIS_HOOKS=fuzz-api-hooks PYTHONPATH="$here/Tools/scripts" \
     timeout --signal=INT --kill-after=10 "$deadline" \
-    "$schemathesis" run Tools/Server/openapi.yaml --url "http://127.0.0.1:$port" \
+    "$here/$schemathesis" run "$here/Tools/Server/openapi.yaml" --url "http://127.0.0.1:$port" \
     --header "X-Nearby-API-Key: $key" --generation-with-security-parameters false \
     --checks not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance \
     --phases examples,coverage,fuzzing,stateful --max-examples "$examples" --seed "$seed" \
     --generation-database none --request-timeout 10 --workers 1 --no-color \
-    --report junit --report-dir "$work/$name/report" >"$work/$name/schemathesis.log" 2>&1 \
+    --report junit --report-dir "$work/$name/report" >"$work/$name/schemathesis.log" 2>&1) \
     || status=$?
   stop_server
   if ((status != 0)); then
