@@ -28,29 +28,45 @@ extension Components.Schemas.AdvertisedID {
       case .eddystoneEid: 8
       case .ibeacon, .altbeacon: 20
       }
-    guard let bytes = try? BeaconBytes(hex: id), bytes.count == expected, id.count == expected * 2
+    // Strictly ASCII hex digits, two per byte (BeaconBytes(hex:) also skips separators).
+    let isHex = id.utf8.allSatisfy { byte in
+      switch byte {
+      case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"),
+        UInt8(ascii: "A")...UInt8(ascii: "F"):
+        true
+      default: false
+      }
+    }
+    guard isHex, id.utf8.count == expected * 2, let bytes = try? BeaconBytes(hex: id),
+      bytes.count == expected
     else {
       throw WireError(
-        "\(field).id: a \(_type.rawValue) id is \(expected * 2) hex digits, got '\(id.prefix(64))'")
+        "\(field).id: a \(_type.rawValue) id is \(expected * 2) hex digits, got "
+          + "'\(id.unicodeScalars.prefix(64).map { $0.escaped(asASCII: true) }.joined())'")
     }
     let all = Array(bytes)
-    switch _type {
-    case .eddystone:
-      return .eddystoneUID(
-        namespace: try! BeaconBytes(all[0..<10]), instance: try! BeaconBytes(all[10..<16]))
-    case .eddystoneEid: return .eddystoneEID(bytes)
-    case .ibeacon:
-      return .iBeacon(
-        uuid: try! BeaconBytes(all[0..<16]), major: UInt16(all[16]) << 8 | UInt16(all[17]),
-        minor: UInt16(all[18]) << 8 | UInt16(all[19]))
-    case .altbeacon: return .altBeacon(bytes)
+    do {
+      switch _type {
+      case .eddystone:
+        return .eddystoneUID(
+          namespace: try BeaconBytes(all[0..<10]), instance: try BeaconBytes(all[10..<16]))
+      case .eddystoneEid: return .eddystoneEID(bytes)
+      case .ibeacon:
+        return .iBeacon(
+          uuid: try BeaconBytes(all[0..<16]), major: UInt16(all[16]) << 8 | UInt16(all[17]),
+          minor: UInt16(all[18]) << 8 | UInt16(all[19]))
+      case .altbeacon: return .altBeacon(bytes)
+      }
+    } catch {
+      throw WireError("\(field).id: \(error)")
     }
   }
 }
 
 extension Components.Schemas.Attachment {
   /// The library's attachment.
-  /// - Throws: ``WireError`` for a `namespacedType` that is not `namespace/type`.
+  /// - Throws: ``WireError`` for a `namespacedType` that is not `namespace/type`, or data
+  ///   that is not canonical base64.
   public func beaconAttachment() throws(WireError) -> BeaconAttachment {
     guard let slash = namespacedType.firstIndex(of: "/") else {
       throw WireError("attachment \(attachmentName): namespacedType '\(namespacedType)' has no '/'")
@@ -58,7 +74,7 @@ extension Components.Schemas.Attachment {
     return BeaconAttachment(
       name: attachmentName, namespace: String(namespacedType[..<slash]),
       type: String(namespacedType[namespacedType.index(after: slash)...]),
-      data: Data(data.data))
+      data: Data(try StrictBase64.decode(data, field: "attachment \(attachmentName).data")))
   }
 }
 

@@ -8,20 +8,76 @@ import Tokens
 /// The library's strategy (inside the wire types' extensions, `Strategy` is the wire type).
 public typealias LibraryStrategy = Strategy
 
+/// The ranges of a sighting's measurements on the wire (openapi.yaml's `Sighting`): rssi and
+/// snr within ±1000 dB(m), txPower a signed byte as frames carry it. The client leaves a value
+/// outside them out (the server does not use them to match); the server refuses it.
+public enum SightingRanges {
+  public static let decibelRange: ClosedRange<Double> = -1000...1000
+  public static let txPowerRange: ClosedRange<Int> = -128...127
+
+  /// `value` if it is within ``decibelRange``, else nil.
+  public static func decibels(_ value: Double?) -> Double? {
+    value.flatMap { decibelRange.contains($0) ? $0 : nil }
+  }
+
+  /// `value` if it is within ``txPowerRange``, else nil.
+  public static func txPower(_ value: Int?) -> Int? {
+    value.flatMap { txPowerRange.contains($0) ? $0 : nil }
+  }
+
+  /// - Throws: ``WireError`` naming the field out of range.
+  static func check(_ sighting: Components.Schemas.Sighting, field: String) throws(WireError) {
+    for (name, value) in [("rssi", sighting.rssi), ("snr", sighting.snr)] {
+      if let value, !decibelRange.contains(value) {
+        throw WireError("\(field).\(name): \(value) is outside -1000...1000")
+      }
+    }
+    if let value = sighting.txPower, !txPowerRange.contains(value) {
+      throw WireError("\(field).txPower: \(value) is outside -128...127")
+    }
+  }
+}
+
 // Conversions between the wire types generated from openapi.yaml and the library's types.
 // Wire → library conversions throw `WireError` naming the field; library → wire never fail.
 
 extension Components.Schemas.Message {
   public init(_ message: Core.Message) {
     self.init(
-      content: Base64EncodedData(Array(message.content)), _type: message.type,
+      content: StrictBase64.encode(message.content), _type: message.type,
       namespace: message.namespace)
   }
 
-  /// The message; limits are checked by the resolver, not here.
-  public var message: Core.Message {
-    Core.Message(
-      content: Data(content.data), type: _type ?? "", namespace: namespace ?? "")
+  /// The message, its content decoded strictly and its limits checked (the ones of
+  /// ``Core/Message/validate()``: UTF-8 bytes, no control characters).
+  /// - Throws: ``WireError`` naming the field (`field.content`, `field.type`, ...); over a
+  ///   limit it is ``WireError/isOverLimit``.
+  public func message(field: String) throws(WireError) -> Core.Message {
+    let message = Core.Message(
+      content: Data(try StrictBase64.decode(content, field: "\(field).content")),
+      type: _type ?? "", namespace: namespace ?? "")
+    do { try message.validate() } catch {
+      throw WireError(messageError: error, field: field)
+    }
+    return message
+  }
+}
+
+extension WireError {
+  /// A message limit broken in `field` (a message or a subscription's filter).
+  init(messageError error: MessageError, field: String) {
+    switch error {
+    case .contentTooLarge:
+      self.init("\(field).content: \(error)", isOverLimit: true)
+    case .typeTooLong:
+      self.init("\(field).type: \(error)", isOverLimit: true)
+    case .typeHasControlCharacters:
+      self.init("\(field).type: \(error) (U+0000–U+001F, U+007F–U+009F)")
+    case .namespaceTooLong:
+      self.init("\(field).namespace: \(error)", isOverLimit: true)
+    case .namespaceInvalidCharacter:
+      self.init("\(field).namespace: \(error)")
+    }
   }
 }
 
@@ -36,7 +92,7 @@ extension Components.Schemas.Strategy {
   }
 
   /// The strategy, with the documented defaults for absent fields.
-  /// - Throws: ``WireError`` for a TTL out of range.
+  /// - Throws: ``WireError`` for a TTL out of range (finite, above 0, at most 86 400 s).
   public func strategy(field: String) throws -> LibraryStrategy {
     var result = LibraryStrategy.default
     if let mediums { result.mediums = DiscoveryMediums(mediums.map(\.medium)) }
@@ -119,8 +175,9 @@ extension Components.Schemas.Report {
       sightings: report.sightings.compactMap { sighting in
         Components.Schemas.Medium(sighting.medium).map {
           .init(
-            token: sighting.token.hex, medium: $0, rssi: sighting.rssi,
-            txPower: sighting.txPower, snr: sighting.snr, time: sighting.time)
+            token: sighting.token.hex, medium: $0, rssi: SightingRanges.decibels(sighting.rssi),
+            txPower: SightingRanges.txPower(sighting.txPower),
+            snr: SightingRanges.decibels(sighting.snr), time: sighting.time)
         }
       })
   }
@@ -133,7 +190,8 @@ extension Components.Schemas.Report {
       let field = "publish[\(index)]"
       report.publish.append(
         PublicationSpec(
-          id: try wireIdentifier(item.id, field: "\(field).id"), message: item.message.message,
+          id: try wireIdentifier(item.id, field: "\(field).id"),
+          message: try item.message.message(field: "\(field).message"),
           strategy: try item.strategy?.strategy(field: "\(field).strategy") ?? .default))
     }
     for (index, id) in (unpublish ?? []).enumerated() {
@@ -145,9 +203,16 @@ extension Components.Schemas.Report {
       if let types = item.deviceTypes {
         deviceTypes = DeviceTypes(types.map { $0 == .bleBeacons ? .bleBeacons : .nearbyDevices })
       }
+      let namespace = item.namespace ?? ""
+      do {
+        try Core.Message.validate(namespace: namespace)
+        if let type = item._type { try Core.Message.validate(type: type) }
+      } catch {
+        throw WireError(messageError: error, field: field)
+      }
       report.subscribe.append(
         SubscriptionSpec(
-          id: try wireIdentifier(item.id, field: "\(field).id"), namespace: item.namespace ?? "",
+          id: try wireIdentifier(item.id, field: "\(field).id"), namespace: namespace,
           type: item._type,
           strategy: try item.strategy?.strategy(field: "\(field).strategy") ?? .default,
           deviceTypes: deviceTypes))
@@ -160,6 +225,7 @@ extension Components.Schemas.Report {
       do { token = try Token(hex: item.token) } catch {
         throw WireError("sightings[\(index)].token: \(error)")
       }
+      try SightingRanges.check(item, field: "sightings[\(index)]")
       report.sightings.append(
         Sighting(
           token: token, medium: item.medium.medium, rssi: item.rssi, txPower: item.txPower,
@@ -200,7 +266,7 @@ extension Components.Schemas.Event {
     }
     func payload() throws -> Core.Message {
       guard let message else { throw WireError("event.message: missing") }
-      return message.message
+      return try message.message(field: "event.message")
     }
     let event: ResolverEvent
     switch kind {

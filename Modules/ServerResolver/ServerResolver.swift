@@ -241,6 +241,7 @@ public actor ServerResolver: Resolver {
     }
     switch output {
     case .noContent: return
+    case .badRequest(let answer): throw ResolverError.invalidReport(Self.message(answer))
     case .notFound: throw ResolverError.unknownDevice(device.id)
     case .forbidden: throw ResolverError.wrongSecret(device.id)
     case .unauthorized: throw ResolverError.invalidAPIKey
@@ -327,6 +328,7 @@ public actor ServerResolver: Resolver {
     let body: HTTPBody
     switch output {
     case .ok(let ok): body = try ok.body.textEventStream
+    case .badRequest(let answer): throw ResolverError.invalidReport(Self.message(answer))
     case .notFound: throw ResolverError.unknownDevice(device.id)
     case .forbidden: throw ResolverError.wrongSecret(device.id)
     case .unauthorized: throw ResolverError.invalidAPIKey

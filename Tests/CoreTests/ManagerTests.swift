@@ -15,7 +15,7 @@ struct ManagerTests {
     await #expect(throws: MessageError.contentTooLarge(bytes: 102_401, limit: 102_400)) {
       try await manager.publish(Message(content: Data(count: 102_401)))
     }
-    await #expect(throws: MessageError.typeTooLong(characters: 33, limit: 32)) {
+    await #expect(throws: MessageError.typeTooLong(bytes: 33, limit: 32)) {
       try await manager.subscribe(configure: { $0.type = String(repeating: "x", count: 33) })
     }
     await #expect(throws: MessageError.namespaceInvalidCharacter(" ")) {

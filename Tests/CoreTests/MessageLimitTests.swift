@@ -16,11 +16,31 @@ struct MessageLimitTests {
   @Test("type up to 32 characters")
   func type() throws {
     try Message(text: "", type: String(repeating: "t", count: 32)).validate()
-    #expect(throws: MessageError.typeTooLong(characters: 33, limit: 32)) {
+    #expect(throws: MessageError.typeTooLong(bytes: 33, limit: 32)) {
       try Message(text: "", type: String(repeating: "t", count: 33)).validate()
     }
     #expect(throws: MessageError.typeHasControlCharacters) {
       try Message(text: "", type: "a\nb").validate()
+    }
+    #expect(throws: MessageError.typeHasControlCharacters) {
+      try Message(text: "", type: "a\u{0}b").validate()
+    }
+    #expect(throws: MessageError.typeHasControlCharacters) {
+      try Message(text: "", type: "a\u{85}b").validate()
+    }
+  }
+
+  @Test("the type's limit counts UTF-8 bytes, not characters")
+  func typeBytes() throws {
+    try Message(text: "", type: String(repeating: "é", count: 16)).validate()
+    #expect(throws: MessageError.typeTooLong(bytes: 34, limit: 32)) {
+      try Message(text: "", type: String(repeating: "é", count: 17)).validate()
+    }
+    // One character of a base letter and 40 combining marks: 81 bytes.
+    let flood = "a" + String(repeating: "\u{301}", count: 40)
+    #expect(flood.count == 1)
+    #expect(throws: MessageError.typeTooLong(bytes: 81, limit: 32)) {
+      try Message(text: "", type: flood).validate()
     }
   }
 
@@ -28,13 +48,13 @@ struct MessageLimitTests {
   func namespace() throws {
     try Message(text: "", namespace: String(repeating: "n", count: 64)).validate()
     try Message(text: "", namespace: "com.example-app_2").validate()
-    #expect(throws: MessageError.namespaceTooLong(characters: 65, limit: 64)) {
+    #expect(throws: MessageError.namespaceTooLong(bytes: 65, limit: 64)) {
       try Message(text: "", namespace: String(repeating: "n", count: 65)).validate()
     }
     #expect(throws: MessageError.namespaceInvalidCharacter("/")) {
       try Message(text: "", namespace: "com/example").validate()
     }
-    #expect("\(MessageError.namespaceTooLong(characters: 65, limit: 64))".contains("64"))
+    #expect("\(MessageError.namespaceTooLong(bytes: 65, limit: 64))".contains("64"))
   }
 
   @Test("messages round-trip through JSON")

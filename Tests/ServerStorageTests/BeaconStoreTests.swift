@@ -70,4 +70,50 @@ struct BeaconStoreTests {
     #expect(throws: BeaconInputError.self) { try NewAttachment(namespacedType: "a b/c", data: []) }
     #expect(throws: BeaconInputError.self) { try AdvertisedID(kind: .eddystone, hex: "zz") }
   }
+
+  /// Fullwidth digits pass `Character.isHexDigit`; parsing them trapped (issue 13).
+  @Test func hexIsParsedOverASCIIOnly() throws {
+    #expect(throws: BeaconInputError.self) {
+      try AdvertisedID(kind: .ibeacon, hex: "\u{FF10}\u{FF10}")
+    }
+    #expect(throws: BeaconInputError.self) {
+      try AdvertisedID(kind: .ibeacon, hex: String(repeating: "\u{FF10}", count: 40))
+    }
+    #expect(throws: BeaconInputError.self) {
+      try AdvertisedID(kind: .eddystoneEID, hex: "0011223344556６")
+    }
+    let upper = try AdvertisedID(kind: .eddystoneEID, hex: "0011AABBCCDDEEFF")
+    #expect(upper.hex == "0011aabbccddeeff")
+    #expect(try AdvertisedID(name: upper.name) == upper)
+    #expect(throws: BeaconInputError.self) {
+      try AdvertisedID(name: "eddystone-eid!0011AABBCCDDEEFF")
+    }
+    #expect(throws: BeaconInputError.self) { try AdvertisedID(name: "nope!00") }
+    #expect(throws: BeaconInputError.self) { try AdvertisedID(name: "eddystone-eid") }
+  }
+
+  @Test func textRulesCountBytesAndRefuseControls() throws {
+    _ = try NewAttachment(namespacedType: "a/" + String(repeating: "é", count: 16), data: [])
+    #expect(
+      throws: BeaconInputError.overLimit(
+        "namespacedType's type is 34 bytes of UTF-8; the limit is 32 bytes")
+    ) {
+      try NewAttachment(namespacedType: "a/" + String(repeating: "é", count: 17), data: [])
+    }
+    let flood = "a" + String(repeating: "\u{301}", count: 1000)
+    #expect(throws: BeaconInputError.self) {
+      try NewAttachment(namespacedType: "a/" + flood, data: [])
+    }
+    #expect(throws: BeaconInputError.self) {
+      try NewAttachment(namespacedType: "a/b\u{0}", data: [])
+    }
+    #expect(throws: BeaconInputError.self) {
+      try NewAttachment(namespacedType: "a/b\u{9F}", data: [])
+    }
+    #expect(throws: BeaconInputError.self) {
+      try TextRules.check("x\u{7F}", field: "f", maximumBytes: 8)
+    }
+    try TextRules.check("café ☕", field: "f", maximumBytes: 10)
+    #expect(TextRules.printable("a\u{0}b") == "a\\u{0}b")
+  }
 }

@@ -54,6 +54,10 @@ if ((${#failed[@]})); then
   exit 1
 fi
 
+# The resolver server's HTTP API under schemathesis (from openapi.yaml), on SQLite and on the
+# PostgreSQL started above; bounded (see the script).
+Tools/scripts/fuzz-api.sh
+
 # The beacon parsers under libFuzzer, a bounded number of inputs each.
 Tools/scripts/fuzz-beacons.sh
 

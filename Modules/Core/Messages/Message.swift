@@ -3,8 +3,10 @@ public import Foundation
 /// A small message that one app publishes and others receive when they are near.
 ///
 /// Limits (checked by ``validate()``, which `publish` calls): ``content`` at most
-/// ``maximumContentBytes`` bytes; ``type`` at most ``maximumTypeLength`` characters;
-/// ``namespace`` at most ``maximumNamespaceLength`` characters of `[A-Za-z0-9._-]`.
+/// ``maximumContentBytes`` bytes; ``type`` at most ``maximumTypeLength`` bytes of UTF-8 and no
+/// control characters; ``namespace`` at most ``maximumNamespaceLength`` characters of
+/// `[A-Za-z0-9._-]`. Lengths are UTF-8 bytes, not `Character`s (one character can be
+/// megabytes of combining marks), and the resolver server applies the same rules.
 /// The empty namespace is the project's default namespace.
 public struct Message: Sendable, Hashable, Codable {
   /// The payload.
@@ -16,9 +18,9 @@ public struct Message: Sendable, Hashable, Codable {
 
   /// The largest content: 102 400 bytes (100 KiB).
   public static let maximumContentBytes = 102_400
-  /// The longest type: 32 characters.
+  /// The longest type: 32 bytes of UTF-8.
   public static let maximumTypeLength = 32
-  /// The longest namespace: 64 characters.
+  /// The longest namespace: 64 characters (of `[A-Za-z0-9._-]`, so 64 bytes).
   public static let maximumNamespaceLength = 64
 
   public init(content: Data, type: String = "", namespace: String = "") {
@@ -46,23 +48,28 @@ public struct Message: Sendable, Hashable, Codable {
   }
 
   /// Checks a type (of a message or a subscription filter).
-  /// - Throws: ``MessageError/typeTooLong(characters:limit:)`` or
+  /// - Throws: ``MessageError/typeTooLong(bytes:limit:)`` (over 32 bytes of UTF-8) or
   ///   ``MessageError/typeHasControlCharacters``.
   public static func validate(type: String) throws(MessageError) {
-    if type.count > maximumTypeLength {
-      throw .typeTooLong(characters: type.count, limit: maximumTypeLength)
+    if type.utf8.count > maximumTypeLength {
+      throw .typeTooLong(bytes: type.utf8.count, limit: maximumTypeLength)
     }
-    if type.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
-      throw .typeHasControlCharacters
-    }
+    if containsControlCharacters(type) { throw .typeHasControlCharacters }
+  }
+
+  /// Whether `text` holds a control character (Unicode category Cc: U+0000–U+001F and
+  /// U+007F–U+009F, NUL included). Types, namespaces and the server's other stored texts
+  /// refuse them.
+  public static func containsControlCharacters(_ text: some StringProtocol) -> Bool {
+    text.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }
   }
 
   /// Checks a namespace (of a message or a subscription filter).
-  /// - Throws: ``MessageError/namespaceTooLong(characters:limit:)`` or
+  /// - Throws: ``MessageError/namespaceTooLong(bytes:limit:)`` (over 64 bytes of UTF-8) or
   ///   ``MessageError/namespaceInvalidCharacter(_:)``.
   public static func validate(namespace: String) throws(MessageError) {
-    if namespace.count > maximumNamespaceLength {
-      throw .namespaceTooLong(characters: namespace.count, limit: maximumNamespaceLength)
+    if namespace.utf8.count > maximumNamespaceLength {
+      throw .namespaceTooLong(bytes: namespace.utf8.count, limit: maximumNamespaceLength)
     }
     for scalar in namespace.unicodeScalars {
       let ok =
@@ -90,12 +97,12 @@ extension Message: CustomStringConvertible {
 public enum MessageError: Error, Sendable, Hashable {
   /// Content over the 102 400-byte limit.
   case contentTooLarge(bytes: Int, limit: Int)
-  /// Type over the 32-character limit.
-  case typeTooLong(characters: Int, limit: Int)
+  /// Type over the limit of 32 bytes of UTF-8.
+  case typeTooLong(bytes: Int, limit: Int)
   /// Type with control characters.
   case typeHasControlCharacters
-  /// Namespace over the 64-character limit.
-  case namespaceTooLong(characters: Int, limit: Int)
+  /// Namespace over the limit of 64 bytes (characters of `[A-Za-z0-9._-]`).
+  case namespaceTooLong(bytes: Int, limit: Int)
   /// Namespace with a character outside `[A-Za-z0-9._-]`.
   case namespaceInvalidCharacter(Character)
 }
@@ -105,12 +112,12 @@ extension MessageError: CustomStringConvertible {
     switch self {
     case .contentTooLarge(let bytes, let limit):
       "message content is \(bytes) bytes; the limit is \(limit) bytes"
-    case .typeTooLong(let characters, let limit):
-      "message type is \(characters) characters; the limit is \(limit) characters"
+    case .typeTooLong(let bytes, let limit):
+      "message type is \(bytes) bytes of UTF-8; the limit is \(limit) bytes"
     case .typeHasControlCharacters:
       "message type must not contain control characters"
-    case .namespaceTooLong(let characters, let limit):
-      "namespace is \(characters) characters; the limit is \(limit) characters of [A-Za-z0-9._-]"
+    case .namespaceTooLong(let bytes, let limit):
+      "namespace is \(bytes) bytes; the limit is \(limit) characters of [A-Za-z0-9._-]"
     case .namespaceInvalidCharacter(let character):
       "namespace contains \"\(character.unicodeScalars.map { $0.escaped(asASCII: true) }.joined())\"; "
         + "allowed are the 64 characters [A-Za-z0-9._-]"

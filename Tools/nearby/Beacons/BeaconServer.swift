@@ -68,7 +68,7 @@ struct BeaconServer {
     for attachment in beacon.attachments {
       lines.append(
         "  \(attachment.attachmentName)\t\(attachment.namespacedType)\t"
-          + "\(attachment.data.data.count) bytes")
+          + (Data(base64Encoded: attachment.data).map { "\($0.count) bytes" } ?? "bad base64"))
     }
     return lines.joined(separator: "\n")
   }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import OpenAPIRuntime
 import ResolverAPI
+import ResolverWire
 
 /// `nearby beacons attach`: adds an attachment to a registered beacon.
 struct BeaconsAttachCommand: AsyncParsableCommand {
@@ -58,7 +59,7 @@ struct BeaconsAttachCommand: AsyncParsableCommand {
   func run() async throws {
     try await BeaconServer.run {
       let body = Components.Schemas.AttachmentInput(
-        namespacedType: type, data: Base64EncodedData(try bytes()))
+        namespacedType: type, data: StrictBase64.encode(try bytes()))
       let connection = try await BeaconServer.connect(server)
       let output = try await connection.client.addAttachment(
         path: .init(name: name), body: .json(body))
@@ -118,6 +119,7 @@ struct BeaconsDeleteCommand: AsyncParsableCommand {
       let connection = try await BeaconServer.connect(server)
       switch try await connection.client.deleteBeacon(path: .init(name: name)) {
       case .noContent: return
+      case .badRequest(let answer): throw connection.refused(400, try? answer.body.json)
       case .unauthorized(let answer): throw connection.refused(401, try? answer.body.json)
       case .notFound(let answer): throw connection.refused(404, try? answer.body.json)
       case .tooManyRequests(let answer): throw connection.refused(429, try? answer.body.json)

@@ -56,12 +56,23 @@ struct ServeCommand: AsyncParsableCommand {
   @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
   var logLevel = "info"
 
+  @Option(name: .long, help: "Requests a second per API key on average (over it: 429).")
+  var requestsPerSecond: Double = ResolverServerConfiguration().requestsPerSecond
+
+  @Option(name: .long, help: "Requests per API key allowed in a burst above the average.")
+  var burst: Double = ResolverServerConfiguration().burst
+
   func validate() throws {
     guard (1...65535).contains(port) else {
       throw ValidationError("--port must be between 1 and 65535, got \(port)")
     }
     guard lostAfter > 0, lostAfter <= 86_400 else {
       throw ValidationError("--lost-after must be between 0.1 and 86400 seconds, got \(lostAfter)")
+    }
+    guard requestsPerSecond.isFinite, requestsPerSecond > 0, burst.isFinite, burst >= 1 else {
+      throw ValidationError(
+        "--requests-per-second must be above 0 and --burst at least 1, got "
+          + "\(requestsPerSecond) and \(burst)")
     }
     guard Logger.Level(rawValue: logLevel) != nil else {
       throw ValidationError(
@@ -83,6 +94,8 @@ struct ServeCommand: AsyncParsableCommand {
     configuration.host = host
     configuration.port = port
     configuration.resolution = ResolutionConfiguration(lostAfter: .seconds(lostAfter))
+    configuration.requestsPerSecond = requestsPerSecond
+    configuration.burst = burst
     let server = ResolverServer(storage: storage, configuration: configuration, logger: logger)
     let group = ServiceGroup(
       configuration: .init(

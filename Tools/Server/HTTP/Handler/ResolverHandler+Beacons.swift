@@ -2,6 +2,7 @@ import Foundation
 import OpenAPIRuntime
 import Resolution
 import ResolverAPI
+import ResolverWire
 import ServerStorage
 import Tokens
 
@@ -14,13 +15,18 @@ extension ResolverHandler {
     guard case .json(let body) = input.body else {
       throw APIFailure.badRequest("the body must be application/json")
     }
-    let advertisedID = try Self.advertisedID(body.advertisedId)
+    let advertisedID = try Self.advertisedID(body.advertisedId, field: "advertisedId")
     let description = body.description ?? ""
-    guard description.count <= 256 else {
+    try Self.check(description, field: "description", maximumBytes: Self.maximumDescriptionBytes)
+    let wireAttachments = body.attachments ?? []
+    guard wireAttachments.count <= Self.maximumAttachmentsPerRegistration else {
       throw APIFailure.limitExceeded(
-        "the description is \(description.count) characters; the limit is 256 characters")
+        "attachments: \(wireAttachments.count) items; the limit is "
+          + "\(Self.maximumAttachmentsPerRegistration) a registration")
     }
-    let attachments = try (body.attachments ?? []).map(Self.newAttachment)
+    let attachments = try wireAttachments.enumerated().map { index, attachment in
+      try Self.newAttachment(attachment, field: "attachments[\(index)]")
+    }
     let now = now()
     let eid = try Self.eidRegistration(body.eid, for: advertisedID, now: now)
     let record = try await transaction { store in
@@ -48,7 +54,7 @@ extension ResolverHandler {
     -> Operations.DeleteBeacon.Output
   {
     let project = try RequestContext.required().project
-    let name = input.path.name
+    let name = try Self.pathName(input.path.name, field: "name")
     let deleted = try await transaction { store in
       try store.deleteBeacon(project: project, name: name)
     }
@@ -64,8 +70,8 @@ extension ResolverHandler {
     guard case .json(let body) = input.body else {
       throw APIFailure.badRequest("the body must be application/json")
     }
-    let attachment = try Self.newAttachment(body)
-    let beacon = input.path.name
+    let attachment = try Self.newAttachment(body, field: "")
+    let beacon = try Self.pathName(input.path.name, field: "name")
     let now = now()
     let added = try await transaction { store in
       try store.addAttachment(project: project, beacon: beacon, attachment, now: now)
@@ -78,7 +84,8 @@ extension ResolverHandler {
     -> Operations.DeleteAttachment.Output
   {
     let project = try RequestContext.required().project
-    let (beacon, name) = (input.path.name, input.path.attachment)
+    let beacon = try Self.pathName(input.path.name, field: "name")
+    let name = try Self.pathName(input.path.attachment, field: "attachment")
     let deleted = try await transaction { store in
       try store.deleteAttachment(project: project, beacon: beacon, name: name)
     }
@@ -95,18 +102,32 @@ extension ResolverHandler {
     guard case .json(let body) = input.body else {
       throw APIFailure.badRequest("the body must be application/json")
     }
-    guard body.observations.count <= 1000 else {
+    guard body.observations.count <= Self.maximumObservations else {
       throw APIFailure.limitExceeded(
-        "\(body.observations.count) observations; the limit is 1000 a request")
+        "observations: \(body.observations.count) items; the limit is "
+          + "\(Self.maximumObservations) a request")
     }
     guard !body.namespacedTypes.isEmpty else {
       throw APIFailure.badRequest("namespacedTypes must name at least one type, or '*'")
     }
+    guard body.namespacedTypes.count <= Self.maximumNamespacedTypes else {
+      throw APIFailure.limitExceeded(
+        "namespacedTypes: \(body.namespacedTypes.count) items; the limit is "
+          + "\(Self.maximumNamespacedTypes) a request")
+    }
+    for (index, filter) in body.namespacedTypes.enumerated() {
+      try Self.check(
+        filter, field: "namespacedTypes[\(index)]", maximumBytes: Self.maximumNamespacedTypeBytes)
+    }
     let filters = body.namespacedTypes
     var observed: [AdvertisedID] = []
     var seen = Set<AdvertisedID>()
-    for observation in body.observations {
-      let id = try Self.advertisedID(observation.advertisedId)
+    for (index, observation) in body.observations.enumerated() {
+      let field = "observations[\(index)]"
+      if let timestamp = observation.timestampMs {
+        try Self.checkTimestamp(timestamp, field: "\(field).timestampMs")
+      }
+      let id = try Self.advertisedID(observation.advertisedId, field: "\(field).advertisedId")
       if seen.insert(id).inserted { observed.append(id) }
     }
     // Each observed id, in the request's order, and the registered id it stands for: itself,
@@ -125,9 +146,10 @@ extension ResolverHandler {
         matches.append((id, id))
         continue
       }
-      guard let name = index?.beacon(for: id.bytes, at: now) else { continue }
-      let registered = try AdvertisedID(
-        kind: .eddystoneEID, hex: String(name.dropFirst("eddystone-eid!".count)))
+      // The index names beacons the store wrote; one that does not parse is skipped.
+      guard let name = index?.beacon(for: id.bytes, at: now),
+        let registered = try? AdvertisedID(name: name)
+      else { continue }
       matches.append((id, registered))
     }
     let registered = matches.map(\.registered)
@@ -147,6 +169,57 @@ extension ResolverHandler {
     return .ok(.init(body: .json(.init(beacons: answer))))
   }
 
+  // MARK: Limits
+
+  /// The longest beacon description, in UTF-8 bytes.
+  static let maximumDescriptionBytes = 256
+  /// The most attachments one registration carries.
+  static let maximumAttachmentsPerRegistration = 100
+  /// The most observations and namespaced-type filters of one `getforobserved`.
+  static let maximumObservations = 1000
+  static let maximumNamespacedTypes = 100
+  /// The longest filter: a namespace (64), `/` and a type (32).
+  static let maximumNamespacedTypeBytes = 97
+  /// The longest name in a path (beacon or attachment).
+  static let maximumPathNameBytes = AdvertisedID.maximumNameBytes
+
+  /// Checks a text field's length (UTF-8 bytes) and characters (no controls).
+  /// - Throws: ``APIFailure``: 422 over the limit, 400 for a control character.
+  static func check(_ text: String, field: String, maximumBytes: Int) throws {
+    do { try TextRules.check(text, field: field, maximumBytes: maximumBytes) } catch {
+      throw failure(for: error)
+    }
+  }
+
+  /// A beacon or attachment name from the path: one that breaks the text rules (too long, a
+  /// control character) is malformed, 400, and never reaches the database; any other is looked
+  /// up (404 if unknown).
+  static func pathName(_ name: String, field: String) throws -> String {
+    do { try TextRules.check(name, field: field, maximumBytes: maximumPathNameBytes) } catch {
+      throw APIFailure.badRequest(error.description)
+    }
+    return name
+  }
+
+  /// `timestampMs`: milliseconds since 1970 as 1 to 19 decimal digits.
+  static func checkTimestamp(_ text: String, field: String) throws {
+    let utf8 = text.utf8
+    guard (1...19).contains(utf8.count),
+      utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
+    else {
+      throw APIFailure.badRequest(
+        "\(field) must be milliseconds since 1970 (1 to 19 digits), got "
+          + "'\(TextRules.printable(text))'")
+    }
+  }
+
+  static func failure(for error: BeaconInputError) -> APIFailure {
+    switch error {
+    case .invalid(let why): .badRequest(why)
+    case .overLimit(let why): .limitExceeded(why)
+    }
+  }
+
   // MARK: Conversions
 
   /// The EID parameters of a registration, checked against the id the beacon broadcasts.
@@ -164,23 +237,29 @@ extension ResolverHandler {
       throw APIFailure.badRequest(
         "eid is for eddystone-eid beacons; advertisedId.type is \(id.kind.rawValue)")
     }
-    guard wire.identityKey.count == 32, wire.identityKey.allSatisfy(\.isHexDigit),
-      let key = try? BeaconBytes(hex: wire.identityKey)
-    else {
+    guard let key = AdvertisedID.parseHex(wire.identityKey.utf8), key.count == 16 else {
       throw APIFailure.badRequest("eid.identityKey must be 32 hex digits (16 bytes)")
     }
     let clock = wire.clockValue ?? 0
     guard let clockValue = UInt32(exactly: clock) else {
       throw APIFailure.badRequest("eid.clockValue must be 0 to 4294967295, got \(clock)")
     }
+    guard (0...EddystoneEIDGenerator.maximumRotationExponent).contains(wire.rotationExponent)
+    else {
+      throw APIFailure.badRequest(
+        "eid.rotationExponent must be 0 to \(EddystoneEIDGenerator.maximumRotationExponent), "
+          + "got \(wire.rotationExponent)")
+    }
     let parameters = EddystoneEIDParameters(
-      identityKey: Array(key), rotationExponent: wire.rotationExponent, clockValue: clockValue)
+      identityKey: key, rotationExponent: wire.rotationExponent, clockValue: clockValue)
     do { return try parameters.register(eid: id.bytes, at: now) } catch {
       throw APIFailure.badRequest(error.description)
     }
   }
 
-  static func advertisedID(_ wire: Components.Schemas.AdvertisedID) throws -> AdvertisedID {
+  static func advertisedID(_ wire: Components.Schemas.AdvertisedID, field: String) throws
+    -> AdvertisedID
+  {
     let kind: AdvertisedID.Kind =
       switch wire._type {
       case .eddystone: .eddystone
@@ -189,25 +268,27 @@ extension ResolverHandler {
       case .altbeacon: .altbeacon
       }
     do { return try AdvertisedID(kind: kind, hex: wire.id) } catch {
-      throw APIFailure.badRequest(error.description)
+      throw APIFailure.badRequest("\(field).id: \(error.description)")
     }
   }
 
-  static func newAttachment(_ wire: Components.Schemas.AttachmentInput) throws -> NewAttachment {
-    do {
-      return try NewAttachment(namespacedType: wire.namespacedType, data: Array(wire.data.data))
-    } catch {
-      switch error {
-      case .invalid(let why): throw APIFailure.badRequest(why)
-      case .overLimit(let why): throw APIFailure.limitExceeded(why)
-      }
+  static func newAttachment(_ wire: Components.Schemas.AttachmentInput, field: String) throws
+    -> NewAttachment
+  {
+    let data: [UInt8]
+    let dataField = field.isEmpty ? "data" : "\(field).data"
+    do { data = try StrictBase64.decode(wire.data, field: dataField) } catch {
+      throw APIFailure.badRequest(error.description)
+    }
+    do { return try NewAttachment(namespacedType: wire.namespacedType, data: data) } catch {
+      throw failure(for: error.prefixed(field))
     }
   }
 
   static func wire(_ attachment: AttachmentRecord) -> Components.Schemas.Attachment {
     .init(
       attachmentName: attachment.name, namespacedType: attachment.namespacedType,
-      data: Base64EncodedData(attachment.data))
+      data: StrictBase64.encode(attachment.data))
   }
 
   static func wire(_ id: AdvertisedID) -> Components.Schemas.AdvertisedID {

@@ -14,10 +14,15 @@ extension ResolverHandler {
     let project = try RequestContext.required().project
     var after: UInt64 = 0
     if let text = input.headers.lastEventID {
-      guard let value = UInt64(text) else {
-        throw APIFailure.badRequest("Last-Event-ID must be an event sequence number, got '\(text)'")
+      // Digits only (UInt64.init also takes a sign), at most Int64.max: sequences are int64.
+      guard text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+        let value = Int64(text), value >= 0
+      else {
+        throw APIFailure.badRequest(
+          "Last-Event-ID must be an event sequence number (0 to \(Int64.max)), got "
+            + "'\(TextRules.printable(String(text.prefix(40))))'")
       }
-      after = value
+      after = UInt64(value)
     }
     let resolution = configuration.resolution
     do {

@@ -64,7 +64,8 @@ struct ResolverHandler: APIProtocol {
     }
     let report: Report
     do { report = try wire.report() } catch let error as WireError {
-      throw APIFailure.badRequest(error.description)
+      throw error.isOverLimit
+        ? APIFailure.limitExceeded(error.description) : APIFailure.badRequest(error.description)
     }
     let resolution = configuration.resolution
     let now = now()

@@ -1,3 +1,4 @@
+import Core
 import ServerStorage
 import HTTPTypes
 import OpenAPIRuntime
@@ -9,6 +10,7 @@ struct APIKeyMiddleware: ServerMiddleware {
   static let apiKeyHeader = HTTPField.Name("X-Nearby-API-Key")!
   static let deviceSecretHeader = HTTPField.Name("X-Nearby-Device-Secret")!
   static let open: Set<String> = ["health", "metrics"]
+  static let maximumKeyBytes = 128
 
   let keys: APIKeyCache
   let limiter: RateLimiter
@@ -25,6 +27,11 @@ struct APIKeyMiddleware: ServerMiddleware {
       throw APIFailure.unauthorized(
         "missing X-Nearby-API-Key header; create a key with `nearby server keys create --project P`"
       )
+    }
+    // Keys are `nk_` + 43 characters; a longer text or a control character is no key, and is
+    // neither looked up nor remembered by the cache.
+    guard key.utf8.count <= Self.maximumKeyBytes, !Message.containsControlCharacters(key) else {
+      throw APIFailure.unauthorized("unknown or revoked API key")
     }
     let record: APIKeyRecord
     do {

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Logging
 import OpenAPIRuntime
+import ResolverWire
 
 /// Turns every error into a JSON answer (openapi.yaml's `Error`): ``APIFailure`` as it says;
 /// input the generated code could not decode → 400 naming the problem; anything else → 503
@@ -38,6 +39,10 @@ struct ErrorAnswerMiddleware: ServerMiddleware {
       return .unavailable("\(error)")
     }
     if let failure = serverError.underlyingError as? APIFailure { return failure }
+    // A value the wire mapping refuses while decoding (a `date-time` that is not RFC 3339).
+    if let wire = serverError.underlyingError as? WireError {
+      return .badRequest("malformed request: \(wire.description)")
+    }
     if let decoding = serverError.underlyingError as? DecodingError {
       return .badRequest("malformed request: \(describe(decoding))")
     }

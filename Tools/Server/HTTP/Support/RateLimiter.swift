@@ -27,6 +27,8 @@ actor RateLimiter {
       bucket.tokens -= 1
       return nil
     }
-    return max(1, Int(((1 - bucket.tokens) / rate).rounded(.up)))
+    // A rate of 0 waits forever: the answer says an hour (and never traps on infinity).
+    let wait = ((1 - bucket.tokens) / rate).rounded(.up)
+    return wait.isFinite ? max(1, Int(min(wait, 3600))) : 3600
   }
 }

@@ -1,5 +1,6 @@
 public import Foundation
 public import Resolution
+import Core
 
 /// What a beacon transmits and is registered by (contract §6): Eddystone's namespace +
 /// instance (16 bytes), an Eddystone-EID (8 bytes, the one broadcast at registration),
@@ -24,20 +25,67 @@ public struct AdvertisedID: Sendable, Hashable, Codable {
   public var kind: Kind
   public var bytes: [UInt8]
 
+  /// Parses the id from hex digits (either case), strictly over ASCII: any other character
+  /// (fullwidth digits included, which `Character.isHexDigit` accepts) is refused.
   /// - Throws: ``BeaconInputError`` naming the expected length or the bad text.
   public init(kind: Kind, hex: String) throws(BeaconInputError) {
-    guard hex.count % 2 == 0, hex.allSatisfy(\.isHexDigit) else {
-      throw .invalid("advertisedId.id must be hex digits, got '\(hex.prefix(64))'")
+    let utf8 = hex.utf8
+    guard utf8.count == kind.byteCount * 2 else {
+      throw .invalid(
+        "a \(kind.rawValue) advertisedId.id is \(kind.byteCount * 2) hex digits "
+          + "(\(kind.byteCount) bytes), got \(utf8.count) bytes of text")
     }
-    var bytes: [UInt8] = []
-    var index = hex.startIndex
-    while index < hex.endIndex {
-      let next = hex.index(index, offsetBy: 2)
-      bytes.append(UInt8(hex[index..<next], radix: 16)!)
-      index = next
+    guard let bytes = Self.parseHex(utf8) else {
+      throw .invalid("advertisedId.id must be hex digits [0-9a-fA-F], got '\(hex.prefix(64))'")
     }
     try self.init(kind: kind, bytes: bytes)
   }
+
+  /// Bytes from pairs of ASCII hex digits; nil for an odd count or any other byte.
+  public static func parseHex(_ utf8: String.UTF8View) -> [UInt8]? {
+    func nibble(_ char: UInt8) -> UInt8? {
+      switch char {
+      case UInt8(ascii: "0")...UInt8(ascii: "9"): char - UInt8(ascii: "0")
+      case UInt8(ascii: "a")...UInt8(ascii: "f"): char - UInt8(ascii: "a") + 10
+      case UInt8(ascii: "A")...UInt8(ascii: "F"): char - UInt8(ascii: "A") + 10
+      default: nil
+      }
+    }
+    guard utf8.count % 2 == 0 else { return nil }
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(utf8.count / 2)
+    var high: UInt8?
+    for char in utf8 {
+      guard let value = nibble(char) else { return nil }
+      if let first = high {
+        bytes.append(first << 4 | value)
+        high = nil
+      } else {
+        high = value
+      }
+    }
+    return bytes
+  }
+
+  /// Parses a beacon's name (`kind!hex`, as ``name`` writes it: lower-case hex).
+  /// - Throws: ``BeaconInputError`` saying what is malformed.
+  public init(name: String) throws(BeaconInputError) {
+    guard name.utf8.count <= Self.maximumNameBytes, let bang = name.firstIndex(of: "!"),
+      let kind = Kind(rawValue: String(name[..<bang]))
+    else {
+      throw .invalid(
+        "a beacon name is kind!hex-id (kind: eddystone, eddystone-eid, ibeacon or altbeacon), "
+          + "got '\(name.prefix(64))'")
+    }
+    let hex = String(name[name.index(after: bang)...])
+    try self.init(kind: kind, hex: hex)
+    guard self.hex == hex else {
+      throw .invalid("a beacon name's id is lower-case hex, got '\(name.prefix(64))'")
+    }
+  }
+
+  /// The longest beacon name: `eddystone-eid!` or `altbeacon!` with its id.
+  public static let maximumNameBytes = 64
 
   /// - Throws: ``BeaconInputError`` naming the expected length.
   public init(kind: Kind, bytes: [UInt8]) throws(BeaconInputError) {
@@ -65,6 +113,15 @@ public enum BeaconInputError: Error, Sendable, Hashable, CustomStringConvertible
   public var description: String {
     switch self {
     case .invalid(let why), .overLimit(let why): why
+    }
+  }
+
+  /// The same error with `field: ` before its text (unchanged for an empty field).
+  public func prefixed(_ field: String) -> BeaconInputError {
+    guard !field.isEmpty else { return self }
+    switch self {
+    case .invalid(let why): return .invalid("\(field).\(why)")
+    case .overLimit(let why): return .overLimit("\(field).\(why)")
     }
   }
 }
@@ -107,21 +164,27 @@ public struct NewAttachment: Sendable, Hashable {
   public init(namespacedType: String, data: [UInt8]) throws(BeaconInputError) {
     let parts = namespacedType.split(separator: "/", omittingEmptySubsequences: false)
     guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
-      throw .invalid("namespacedType must be 'namespace/type', got '\(namespacedType.prefix(100))'")
+      throw .invalid(
+        "namespacedType must be 'namespace/type', got '\(TextRules.printable(namespacedType))'")
     }
     let (namespace, type) = (String(parts[0]), String(parts[1]))
-    guard namespace.count <= 64,
-      namespace.unicodeScalars.allSatisfy({
-        $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._-".unicodeScalars.contains($0))
+    guard namespace.utf8.count <= 64,
+      namespace.utf8.allSatisfy({ byte in
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+          UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"),
+          UInt8(ascii: "-"):
+          true
+        default: false
+        }
       })
     else {
       throw .invalid(
-        "the namespace must be 1 to 64 characters of [A-Za-z0-9._-], got '\(namespace.prefix(100))'"
-      )
+        "namespacedType: the namespace must be 1 to 64 characters of [A-Za-z0-9._-], "
+          + "got '\(TextRules.printable(namespace))'")
     }
-    guard type.count <= 32 else {
-      throw .overLimit("the type is \(type.count) characters; the limit is 32 characters")
-    }
+    try TextRules.check(
+      type, field: "namespacedType's type", maximumBytes: Message.maximumTypeLength)
     guard data.count <= AttachmentRecord.maximumDataBytes else {
       throw .overLimit(
         "attachment data is \(data.count) bytes; the limit is \(AttachmentRecord.maximumDataBytes) bytes"
