@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Fuzzes the resolver server's HTTP API with schemathesis from Tools/Server/openapi.yaml
 # (test.sh runs it after the Swift tests): the debug `nearby server` once on SQLite and once
-# on PostgreSQL (a fresh database on NEARBY_TEST_POSTGRES_URL's cluster; skipped with a note
-# when it is not set), each through schemathesis's phases: examples, coverage (boundary and
+# on PostgreSQL (a fresh database on NEARBY_TEST_POSTGRES_URL's cluster; an error when it is
+# not set), each through schemathesis's phases: examples, coverage (boundary and
 # invalid values of every schema), fuzzing (generated valid and invalid requests) and stateful
 # (sequences along the document's `links`: register a device → report / events / unregister;
 # register a beacon → attachments → delete). Checks: no 5xx, answers that conform to the
@@ -95,12 +95,13 @@ fuzz() {
   tail -n 6 "$work/$name/schemathesis.log" >&2
 }
 
-fuzz sqlite "$work/sqlite/resolver.sqlite"
-if [ -n "${NEARBY_TEST_POSTGRES_URL:-}" ]; then
-  database="f_$(date +%s)_$$"
-  psql_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
-  "$psql_bin/psql" -q -d "$NEARBY_TEST_POSTGRES_URL" -c "CREATE DATABASE $database" >/dev/null
-  fuzz postgres "${NEARBY_TEST_POSTGRES_URL%/*}/$database"
-else
-  echo "note: NEARBY_TEST_POSTGRES_URL is not set; the PostgreSQL run is skipped (test.sh sets it)" >&2
+if [ -z "${NEARBY_TEST_POSTGRES_URL:-}" ]; then
+  echo "error: NEARBY_TEST_POSTGRES_URL is not set: the PostgreSQL run needs a server (test.sh" \
+    "starts one; by hand: source Tools/scripts/services/postgres.sh)" >&2
+  exit 1
 fi
+fuzz sqlite "$work/sqlite/resolver.sqlite"
+database="f_$(date +%s)_$$"
+psql_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+"$psql_bin/psql" -q -d "$NEARBY_TEST_POSTGRES_URL" -c "CREATE DATABASE $database" >/dev/null
+fuzz postgres "${NEARBY_TEST_POSTGRES_URL%/*}/$database"
