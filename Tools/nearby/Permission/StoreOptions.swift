@@ -7,7 +7,7 @@ struct StoreOptions: ParsableArguments {
   /// The app id `nearby publish` and `nearby subscribe` use when none is given.
   static let defaultApp = "nearby"
 
-  @Option(help: "The app id (its store is <config-dir>/<app>.json); `publish` and `subscribe` use the same default.")
+  @Option(help: "The app id (its store is <config-dir>/<app>.json); the same default as publish.")
   var app: String = StoreOptions.defaultApp
 
   @Option(help: "The store folder (default: $XDG_CONFIG_HOME/nearby or ~/.config/nearby).")

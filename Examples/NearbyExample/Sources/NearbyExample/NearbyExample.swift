@@ -36,8 +36,9 @@ struct NearbyExample {
     do {
       options = try parse(Array(CommandLine.arguments.dropFirst()))
     } catch {
-      fail("\(error)\nusage: NearbyExample --server URL --api-key KEY [--interface lo] "
-        + "[--port 7272] [--ble] [--audio] [--timeout SECONDS]", code: 64)
+      fail(
+        "\(error)\nusage: NearbyExample --server URL --api-key KEY [--interface lo] "
+          + "[--port 7272] [--ble] [--audio] [--timeout SECONDS]", code: 64)
     }
     do {
       try await run(options)
