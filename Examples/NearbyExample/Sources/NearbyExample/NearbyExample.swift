@@ -95,11 +95,11 @@ struct NearbyExample {
     let publication = try await kiosk.publish(message) { params in
       params.strategy = Strategy(mediums: strategyMediums)
     }
-    let subscription = try await visitor.subscribe { params in
+    let subscription = try await visitor.subscribe(configure: { params in
       params.strategy = Strategy(mediums: strategyMediums)
       params.namespace = "com.example.nearby-example"
       params.type = "menu"
-    }
+    })
 
     let outcome = try await withThrowingTaskGroup(of: Bool.self) { group in
       group.addTask {
