@@ -9,7 +9,8 @@ struct StatusTests {
   func ready() async throws {
     let medium = try PulseServer.medium(sink: "nearby_process")
     let status = StreamRecorder(medium.statusUpdates)
-    #expect(await status.first(timeout: .seconds(5)) == .ready)
+    let first = await status.first(timeout: .seconds(5))
+    #expect(first == .ready, "first status: \(String(describing: first)); all: \(status.elements)")
     await medium.shutdown()
   }
 
