@@ -114,8 +114,9 @@ public enum ADStructure {
   }
 }
 
-/// The value of one ASCII hex digit (either case), `nil` for any other byte.
-func hexValue(_ char: UInt8) -> UInt8? {
+/// The value of one ASCII hex digit (either case), `nil` for any other byte (fullwidth digits,
+/// which `Character.isHexDigit` accepts, included).
+public func hexValue(_ char: UInt8) -> UInt8? {
   switch char {
   case UInt8(ascii: "0")...UInt8(ascii: "9"): char - UInt8(ascii: "0")
   case UInt8(ascii: "a")...UInt8(ascii: "f"): char - UInt8(ascii: "a") + 10

@@ -1,6 +1,7 @@
 public import Foundation
 public import Resolution
 import Core
+import Tokens
 
 /// What a beacon transmits and is registered by (contract §6): Eddystone's namespace +
 /// instance (16 bytes), an Eddystone-EID (8 bytes, the one broadcast at registration),
@@ -43,20 +44,12 @@ public struct AdvertisedID: Sendable, Hashable, Codable {
 
   /// Bytes from pairs of ASCII hex digits; nil for an odd count or any other byte.
   public static func parseHex(_ utf8: String.UTF8View) -> [UInt8]? {
-    func nibble(_ char: UInt8) -> UInt8? {
-      switch char {
-      case UInt8(ascii: "0")...UInt8(ascii: "9"): char - UInt8(ascii: "0")
-      case UInt8(ascii: "a")...UInt8(ascii: "f"): char - UInt8(ascii: "a") + 10
-      case UInt8(ascii: "A")...UInt8(ascii: "F"): char - UInt8(ascii: "A") + 10
-      default: nil
-      }
-    }
     guard utf8.count % 2 == 0 else { return nil }
     var bytes: [UInt8] = []
     bytes.reserveCapacity(utf8.count / 2)
     var high: UInt8?
     for char in utf8 {
-      guard let value = nibble(char) else { return nil }
+      guard let value = hexValue(char) else { return nil }
       if let first = high {
         bytes.append(first << 4 | value)
         high = nil
