@@ -2,12 +2,14 @@ import Foundation
 import HTTPTypes
 import OpenAPIRuntime
 
-
 struct ID: Sendable {
   var bits: UInt128
   var description: String { String(bits, radix: 16) }
 }
-struct DeviceCredentials: Sendable { var id: ID; var secret: String }
+struct DeviceCredentials: Sendable {
+  var id: ID
+  var secret: String
+}
 enum ResolverError: Error { case unavailable(String) }
 
 func trace(_ s: String) { FileHandle.standardError.write(Data((s + "\n").utf8)) }
@@ -20,7 +22,9 @@ struct RequestAuthentication: Sendable {
 
 struct Refused: Error {}
 struct FailingTransport: ClientTransport {
-  func send(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String) async throws -> (HTTPResponse, HTTPBody?) {
+  func send(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String) async throws
+    -> (HTTPResponse, HTTPBody?)
+  {
     await Task.yield()
     throw Refused()
   }
@@ -68,7 +72,8 @@ actor ServerResolver {
 
 let resolver = ServerResolver(url: URL(string: "http://127.0.0.1:7555")!)
 do {
-  try await resolver.streamOnce(DeviceCredentials(id: ID(bits: 0x8f6a1e0b4c2d4e8f9a1b2c3d4e5f6a7b), secret: "secret"))
+  try await resolver.streamOnce(
+    DeviceCredentials(id: ID(bits: 0x8f6a_1e0b_4c2d_4e8f_9a1b_2c3d_4e5f_6a7b), secret: "secret"))
   trace("done: no error")
 } catch {
   trace("done: \(error)")  // expected: done: unavailable("x")
