@@ -86,13 +86,13 @@ let package = Package(
       swiftSettings: strictSwift
     ),
     .target(
-      name: "AudioModem", dependencies: ["Tokens"], path: "Plugins/AudioPulse/Modem",
+      name: "AudioModem", dependencies: ["Tokens"], path: "Modules/AudioModem",
       swiftSettings: strictSwift),
     .target(
       name: "AudioModemTestKit", dependencies: ["AudioModem", "Tokens"],
-      path: "Plugins/AudioPulse/ModemTestKit", swiftSettings: strictSwift),
+      path: "Modules/AudioModemTestKit", swiftSettings: strictSwift),
     .systemLibrary(
-      name: "CPulse", path: "Plugins/AudioPulse/CPulse", pkgConfig: "libpulse-simple",
+      name: "CPulse", path: "Modules/CPulse", pkgConfig: "libpulse-simple",
       providers: [.apt(["libpulse-dev"])]),
     .target(
       name: "AudioPulse",
@@ -100,7 +100,7 @@ let package = Package(
         "CPulse", "AudioModem", "Core", "Strategy", "Tokens",
         .product(name: "Logging", package: "swift-log"),
       ],
-      path: "Plugins/AudioPulse/Medium", swiftSettings: strictSwift),
+      path: "Plugins/AudioPulse", swiftSettings: strictSwift),
     .target(
       name: "ServerStorage",
       dependencies: [
@@ -112,7 +112,7 @@ let package = Package(
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),
       ],
-      path: "Tools/Server/Storage",
+      path: "Modules/ServerStorage",
       swiftSettings: strictSwift
     ),
     .target(
@@ -162,7 +162,7 @@ let package = Package(
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "HTTPTypes", package: "swift-http-types"),
       ],
-      path: "Tools/Server/HTTP",
+      path: "Modules/NearbyServer",
       swiftSettings: strictSwift
     ),
     .target(
@@ -204,7 +204,7 @@ let package = Package(
     .executableTarget(
       name: "nearby-store-probe",
       dependencies: ["PermissionStore"],
-      path: "Tools/nearby-store-probe",
+      path: "Tests/Executables/nearby-store-probe",
       swiftSettings: strictSwift
     ),
     .systemLibrary(
@@ -371,7 +371,7 @@ let package = Package(
     .executableTarget(
       name: "bluez-double",
       dependencies: ["DBus", .product(name: "Logging", package: "swift-log")],
-      path: "Tests/Doubles/BlueZDouble",
+      path: "Tests/Executables/bluez-double",
       swiftSettings: strictSwift
     ),
     .testTarget(

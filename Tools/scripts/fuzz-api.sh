@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzzes the resolver server's HTTP API with schemathesis from Tools/Server/openapi.yaml
+# Fuzzes the resolver server's HTTP API with schemathesis from Modules/ResolverAPI/openapi.yaml
 # (test.sh runs it after the Swift tests): the debug `nearby server` once on SQLite and once
 # on PostgreSQL (a fresh database on NEARBY_TEST_POSTGRES_URL's cluster; an error when it is
 # not set), each through schemathesis's phases: examples, coverage (boundary and
@@ -74,7 +74,7 @@ fuzz() {
   (cd "$work/$name" && NEARBY_FUZZ_URL="http://127.0.0.1:$port" NEARBY_FUZZ_API_KEY="$key" \
     SCHEMATHESIS_HOOKS=fuzz-api-hooks PYTHONPATH="$here/Tools/scripts" \
     timeout --signal=INT --kill-after=10 "$deadline" \
-    "$here/$schemathesis" run "$here/Tools/Server/openapi.yaml" --url "http://127.0.0.1:$port" \
+    "$here/$schemathesis" run "$here/Modules/ResolverAPI/openapi.yaml" --url "http://127.0.0.1:$port" \
     --header "X-Nearby-API-Key: $key" --generation-with-security-parameters false \
     --checks not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance \
     --phases examples,coverage,fuzzing,stateful --max-examples "$examples" --seed "$seed" \

@@ -9,7 +9,7 @@ echo "== swift format lint --strict" >&2
 swift format lint --strict --recursive Package.swift Modules Plugins Tools Tests Examples
 
 echo "== OpenAPI document" >&2
-.venv/bin/openapi-spec-validator Tools/Server/openapi.yaml
+.venv/bin/openapi-spec-validator Modules/ResolverAPI/openapi.yaml
 
 echo "== swift build --build-tests" >&2
 NEARBY_TEST_RUNTIME=$(mktemp -d /tmp/nearby-test.XXXXXX)

@@ -1,4 +1,4 @@
-# Sourced by Tools/scripts/test.sh after dbus.sh: the BlueZ double (Tests/Doubles/BlueZDouble,
+# Sourced by Tools/scripts/test.sh after dbus.sh: the BlueZ double (Tests/Executables/bluez-double,
 # built by `swift build --build-tests`) on the private system bus, with three adapters
 # (hci0, hci1, hci2) sharing one simulated air. It owns org.bluez like bluetoothd and is
 # steered by the tests through org.nearby.BlueZDouble (power, adapter loss, AccessDenied
