@@ -24,6 +24,7 @@ let package = Package(
     .library(name: "AudioModem", targets: ["AudioModem"]),
     .library(name: "AudioPulse", targets: ["AudioPulse"]),
     .executable(name: "nearby", targets: ["nearby"]),
+    .executable(name: "nearby-server", targets: ["nearby-server"]),
     .executable(name: "nearby-restore", targets: ["nearby-restore"]),
     .library(name: "PermissionStore", targets: ["PermissionStore"]),
     .library(name: "BackgroundPersistence", targets: ["BackgroundPersistence"]),
@@ -217,24 +218,52 @@ let package = Package(
       path: "Modules/DBus",
       swiftSettings: strictSwift
     ),
+    .target(
+      name: "CommandLineSupport", path: "Modules/CommandLineSupport", swiftSettings: strictSwift),
     .executableTarget(
       name: "nearby",
       dependencies: [
-        "Core", "Resolution", "MediumTestKit", "Strategy", "Tokens", "NearbyServer",
-        "ServerStorage", "PermissionStore", "BackgroundPersistence", "DBus", "BLEBlueZ",
-        "AudioModem", "AudioModemTestKit", "AudioPulse", "ServerResolver", "LANMulticast",
-        "ResolverAPI", "ResolverWire",
+        "CommandLineSupport", "Core", "Strategy", "Tokens", "PermissionStore",
+        "BackgroundPersistence", "DBus",
+        "BLEBlueZ", "AudioModem", "AudioPulse", "ServerResolver", "LANMulticast", "ResolverAPI",
+        "ResolverWire",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
         .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
         .product(name: "HTTPTypes", package: "swift-http-types"),
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
         .product(name: "NIOCore", package: "swift-nio"),
-        .product(name: "NIOHTTP1", package: "swift-nio"),
-        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         .product(name: "Logging", package: "swift-log"),
       ],
       path: "Tools/nearby",
+      swiftSettings: strictSwift
+    ),
+    .executableTarget(
+      name: "nearby-server",
+      dependencies: [
+        "CommandLineSupport", "NearbyServer", "ServerStorage", "Resolution", "ResolverWire",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        .product(name: "Logging", package: "swift-log"),
+      ],
+      path: "Tools/nearby-server",
+      swiftSettings: strictSwift
+    ),
+    .executableTarget(
+      name: "nearby-bench",
+      dependencies: [
+        "CommandLineSupport", "Core", "Resolution", "MediumTestKit", "Strategy", "Tokens",
+        "NearbyServer",
+        "ServerStorage", "PermissionStore", "BackgroundPersistence", "DBus", "BLEBlueZ",
+        "AudioModem", "AudioModemTestKit", "AudioPulse", "ServerResolver", "LANMulticast",
+        "ResolverAPI", "ResolverWire",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "AsyncHTTPClient", package: "async-http-client"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
+        .product(name: "Logging", package: "swift-log"),
+      ],
+      path: "Tools/nearby-bench",
       swiftSettings: strictSwift
     ),
     .testTarget(

@@ -20,7 +20,7 @@ struct Nearby: AsyncParsableCommand {
         nearby audio selftest       does this speaker → microphone path carry 18.5–20 kHz?
       """,
     subcommands: [
-      DemoCommand.self, BenchCommand.self, ServerCommand.self, PublishCommand.self,
+      DemoAlias.self, BenchAlias.self, ServerAlias.self, PublishCommand.self,
       SubscribeCommand.self, PermissionCommand.self, BackgroundCommand.self, BLECommand.self,
       AudioCommand.self, BeaconsCommand.self,
     ]

@@ -6,14 +6,17 @@
 #      repository, tagged 0.1.0;
 #   2. the example's Package.swift (unchanged: it names https://example.org/nearby-linux.git,
 #      from: "0.1.0") is resolved with a SwiftPM mirror from that URL to the bare repository;
-#   3. the example is built, and run against a `nearby server` started here: two devices find
+#   3. the example is built, and run against a `nearby-server` started here: two devices find
 #      and lose a message over the LAN medium on loopback.
 # Usage: Tools/scripts/example-by-version.sh [path to a built `nearby`, default .build/debug]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
 nearby=${1:-$(swift build --show-bin-path)/nearby}
-[ -x "$nearby" ] || { echo "error: $nearby is not built (swift build --product nearby)" >&2; exit 1; }
+nearby_server=$(dirname "$nearby")/nearby-server
+for tool in "$nearby" "$nearby_server"; do
+  [ -x "$tool" ] || { echo "error: $tool is not built (swift build --product $(basename "$tool"))" >&2; exit 1; }
+done
 
 work=$(mktemp -d "${NEARBY_TEST_RUNTIME:-/tmp}/example.XXXXXX")
 server_pid=""
@@ -59,10 +62,10 @@ fi
 example=$(swift build --package-path "$work/app" --config-path "$config" \
   --scratch-path "$root/.build" --show-bin-path)/NearbyExample
 
-echo "== example: run against nearby server" >&2
+echo "== example: run against nearby-server" >&2
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 export XDG_CONFIG_HOME="$work/config" XDG_DATA_HOME="$work/data" XDG_STATE_HOME="$work/state"
-"$nearby" server --host 127.0.0.1 --port "$port" --log-level warning >"$work/server.log" 2>&1 &
+"$nearby_server" --host 127.0.0.1 --port "$port" --log-level warning >"$work/server.log" 2>&1 &
 server_pid=$!
 key_file="$XDG_CONFIG_HOME/nearby/server-api-key"
 for _ in $(seq 1 150); do

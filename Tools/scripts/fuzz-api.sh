@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fuzzes the resolver server's HTTP API with schemathesis from Modules/ResolverAPI/openapi.yaml
-# (test.sh runs it after the Swift tests): the debug `nearby server` once on SQLite and once
+# (test.sh runs it after the Swift tests): the debug `nearby-server` once on SQLite and once
 # on PostgreSQL (a fresh database on NEARBY_TEST_POSTGRES_URL's cluster; an error when it is
 # not set), each through schemathesis's phases: examples, coverage (boundary and
 # invalid values of every schema), fuzzing (generated valid and invalid requests) and stateful
@@ -12,7 +12,7 @@
 # Bounded: API_FUZZ_EXAMPLES cases per operation (default 80), a fixed seed (API_FUZZ_SEED),
 # and a deadline of API_FUZZ_DEADLINE seconds per engine (default 150). Any failure → the
 # reproduction (curl) printed by schemathesis and a non-zero exit. The servers are stopped on
-# exit. Needs a built .build/debug/nearby (swift build --product nearby) and .venv
+# exit. Needs a built .build/debug/nearby-server (swift build --product nearby-server) and .venv
 # (Tools/scripts/install-deps.sh).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -20,11 +20,11 @@ here=$(pwd)
 examples=${API_FUZZ_EXAMPLES:-80}
 seed=${API_FUZZ_SEED:-13}
 deadline=${API_FUZZ_DEADLINE:-150}
-nearby=.build/debug/nearby
+nearby_server=.build/debug/nearby-server
 schemathesis=.venv/bin/schemathesis
-for tool in "$nearby" "$schemathesis"; do
+for tool in "$nearby_server" "$schemathesis"; do
   if [ ! -x "$tool" ]; then
-    echo "error: $tool is missing (swift build --product nearby; Tools/scripts/install-deps.sh)" >&2
+    echo "error: $tool is missing (swift build --product nearby-server; Tools/scripts/install-deps.sh)" >&2
     exit 1
   fi
 done
@@ -51,7 +51,7 @@ fuzz() {
   mkdir -p "$work/$name/config"
   # A fresh database has no key: the server makes one and writes it under XDG_CONFIG_HOME.
   # The rate limit is far above what the fuzzer sends, so it explores handlers, not 429s.
-  XDG_CONFIG_HOME="$work/$name/config" "$nearby" server --database "$database" --port "$port" \
+  XDG_CONFIG_HOME="$work/$name/config" "$nearby_server" --database "$database" --port "$port" \
     --requests-per-second 100000 --burst 100000 --log-level warning \
     >"$work/$name/server.log" 2>&1 &
   server_pid=$!

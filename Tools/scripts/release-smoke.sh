@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
-# The release build as people install it: builds `nearby` and `nearby-restore` with -c release,
+# The release build as people install it: builds `nearby`, `nearby-server`, `nearby-restore` and
+# the development tool `nearby-bench` with -c release,
 # then runs with those binaries (test.sh runs this after the debug tests, with the services up):
 #   - two `nearby` processes that find and lose each other over the LAN medium through the
 #     local server, and the beacon registration, listing and deletion from the CLI (the
 #     NearbyCLITests suites, pointed at the release binaries with NEARBY_TEST_EXECUTABLES);
 #   - nearby-restore's tests (READY=1, journald, the store) against the release launcher;
-#   - `nearby bench beacon-found` once, short: a beacon seen → its attachment found through
+#   - `nearby bench beacon-found` (which runs nearby-bench) once, short: a beacon seen → its attachment found through
 #     the generated OpenAPI client and the server (the path a release build used to crash on).
 # Any failure → a non-zero exit with the failing step named.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-echo "== swift build -c release (nearby, nearby-restore)" >&2
+echo "== swift build -c release (nearby, nearby-server, nearby-restore, nearby-bench)" >&2
 log=$(mktemp "${NEARBY_TEST_RUNTIME:-/tmp}/release-build.XXXXXX")
-for product in nearby nearby-restore; do
+for product in nearby nearby-server nearby-restore nearby-bench; do
   if ! swift build -c release --product "$product" >>"$log" 2>&1; then
     cat "$log" >&2
     echo "error: the release build of $product failed (above)" >&2

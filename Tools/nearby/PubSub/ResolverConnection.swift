@@ -3,9 +3,10 @@ import Foundation
 import Glibc
 import Logging
 import NIOCore
+import ResolverWire
 
 /// Where `nearby publish/subscribe` find their resolver: `--server`, or the local default on
-/// 127.0.0.1:7171, which is started in the background (as `nearby server`, SQLite under
+/// 127.0.0.1:7171, which is started in the background (`nearby-server`, SQLite under
 /// `$XDG_DATA_HOME`) when nothing answers there; and the API key to use with it.
 struct ResolverConnection {
   /// The local resolver's port: 7171, or `NEARBY_LOCAL_PORT` (for tests and for people who
@@ -13,7 +14,7 @@ struct ResolverConnection {
   static var localPort: Int {
     ProcessInfo.processInfo.environment["NEARBY_LOCAL_PORT"].flatMap(Int.init).flatMap {
       (1...65535).contains($0) ? $0 : nil
-    } ?? 7171
+    } ?? LocalServer.defaultPort
   }
   static var localURL: URL { URL(string: "http://127.0.0.1:\(localPort)")! }
 
@@ -42,7 +43,7 @@ struct ResolverConnection {
       try await waitUntilHealthy(url, pid: pid, log: log)
     }
     let environment = ProcessInfo.processInfo.environment
-    let keyFile = BootstrapKey.path()
+    let keyFile = LocalServer.apiKeyFile
     let key =
       apiKey ?? environment["NEARBY_API_KEY"].flatMap { $0.isEmpty ? nil : $0 }
       ?? (server == nil ? readKey(keyFile) : nil)
@@ -73,7 +74,7 @@ struct ResolverConnection {
     return key.isEmpty ? nil : key
   }
 
-  /// Starts `nearby server` from this very executable in a session of its own (so Ctrl-C
+  /// Starts `nearby-server` (found beside this executable) in a session of its own (so Ctrl-C
   /// in this terminal does not stop it), its output appended to
   /// `$XDG_STATE_HOME/nearby/server.log`.
   private static func startLocalServer() throws -> (Int32, URL) {
@@ -106,14 +107,15 @@ struct ResolverConnection {
     sigaddset(&defaults, SIGTERM)
     posix_spawnattr_setsigdefault(&attributes, &defaults)
 
-    let arguments = ["nearby", "server", "--host", "127.0.0.1", "--port", "\(localPort)"]
+    let tool = try SiblingTool.server.path()
+    let arguments = ["nearby-server", "--host", "127.0.0.1", "--port", "\(localPort)"]
     var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
     defer { for pointer in argv { free(pointer) } }
     var pid: pid_t = 0
-    let result = posix_spawn(&pid, "/proc/self/exe", &actions, &attributes, &argv, environ)
+    let result = posix_spawn(&pid, tool, &actions, &attributes, &argv, environ)
     guard result == 0 else {
       throw ExitFailure(
-        "could not start `nearby server`: \(String(cString: strerror(result))); start it yourself "
+        "could not start \(tool): \(String(cString: strerror(result))); start it yourself "
           + "or pass --server", code: ExitCodes.unavailable)
     }
     return (pid, log)

@@ -1,3 +1,4 @@
+import CommandLineSupport
 import ArgumentParser
 @_spi(Benchmarks) import DBus
 import Foundation

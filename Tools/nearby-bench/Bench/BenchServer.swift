@@ -1,3 +1,4 @@
+import CommandLineSupport
 import Logging
 import NearbyServer
 import ServerStorage

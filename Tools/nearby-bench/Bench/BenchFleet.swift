@@ -1,3 +1,4 @@
+import CommandLineSupport
 import AsyncHTTPClient
 import Foundation
 import NIOCore

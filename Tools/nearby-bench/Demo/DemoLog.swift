@@ -1,3 +1,4 @@
+import CommandLineSupport
 import Core
 import Foundation
 import Synchronization

@@ -1,17 +1,12 @@
+import CommandLineSupport
 import Foundation
 import Logging
+import ResolverWire
 import ServerStorage
 
 /// The key a fresh server makes so that it works with nothing set up: project "default",
 /// written (mode 0600) to `$XDG_CONFIG_HOME/nearby/server-api-key` for local tools.
 enum BootstrapKey {
-  static func path(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
-    let base =
-      environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
-      ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.config"
-    return base + "/nearby/server-api-key"
-  }
-
   /// Creates the key when the database has none.
   static func ensure(in storage: any ResolverStorage, logger: Logger) async throws {
     let created = try await storage.transaction { store -> NewAPIKey? in
@@ -19,7 +14,7 @@ enum BootstrapKey {
       return try store.createAPIKey(project: "default", label: "bootstrap", now: Date())
     }
     guard let created else { return }
-    let file = path()
+    let file = LocalServer.apiKeyFile
     do {
       try FileManager.default.createDirectory(
         atPath: (file as NSString).deletingLastPathComponent, withIntermediateDirectories: true)

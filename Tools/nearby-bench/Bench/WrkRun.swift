@@ -1,3 +1,4 @@
+import CommandLineSupport
 import Foundation
 
 /// One wrk run and what its `--latency` report says.

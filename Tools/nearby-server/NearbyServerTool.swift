@@ -1,25 +1,28 @@
+import CommandLineSupport
 import ArgumentParser
 import Foundation
 import Logging
 import NearbyServer
 import Resolution
+import ResolverWire
 import ServerStorage
 import ServiceLifecycle
 
-struct ServerCommand: AsyncParsableCommand {
+@main
+struct NearbyServerTool: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
-    commandName: "server",
-    abstract: "Run the resolver server, or manage its API keys.",
+    commandName: "nearby-server",
+    abstract: "The resolver server of Nearby for Linux, and its API keys.",
     discussion: """
       With no arguments it serves the API on 127.0.0.1:7171 with a SQLite file under \
       $XDG_DATA_HOME/nearby/ (nothing to set up). On first start with no API keys it creates \
       one for project "default" and writes it to $XDG_CONFIG_HOME/nearby/server-api-key.
-      SIGTERM or SIGINT stops it gracefully.
+      SIGTERM or SIGINT stops it gracefully. `nearby server …` runs this tool.
 
       Examples:
-        nearby server
-        nearby server --host 0.0.0.0 --port 8080 --database postgres://nearby@db/nearby
-        nearby server keys create --project cafe --label kiosk
+        nearby-server
+        nearby-server --host 0.0.0.0 --port 8080 --database postgres://nearby@db/nearby
+        nearby-server keys create --project cafe --label kiosk
       """,
     subcommands: [ServeCommand.self, KeysCommand.self],
     defaultSubcommand: ServeCommand.self)
@@ -48,7 +51,7 @@ struct ServeCommand: AsyncParsableCommand {
   var host = "127.0.0.1"
 
   @Option(name: .long, help: "The TCP port.")
-  var port = 7171
+  var port = LocalServer.defaultPort
 
   @Option(name: .long, help: "Seconds without a sighting before a message is lost (0.1–86400).")
   var lostAfter: Double = 10

@@ -1,3 +1,4 @@
+import CommandLineSupport
 import ArgumentParser
 
 /// Beacon advertisements parsed per second on one core, from a mixed set (BeaconsWorkload).
