@@ -80,7 +80,7 @@ let package = Package(
     .target(
       name: "MediumTestKit",
       dependencies: [
-        "Core", "Strategy", "Tokens",
+        "TestSupport", "Core", "Strategy", "Tokens",
         .product(name: "Logging", package: "swift-log"),
       ],
       path: "Modules/MediumTestKit",
@@ -252,7 +252,8 @@ let package = Package(
     .executableTarget(
       name: "nearby-bench",
       dependencies: [
-        "CommandLineSupport", "Core", "Resolution", "MediumTestKit", "Strategy", "Tokens",
+        "CommandLineSupport", "TestSupport", "Core", "Resolution", "MediumTestKit", "Strategy",
+        "Tokens",
         "NearbyServer",
         "ServerStorage", "PermissionStore", "BackgroundPersistence", "DBus", "BLEBlueZ",
         "AudioModem", "AudioModemTestKit", "AudioPulse", "ServerResolver", "LANMulticast",
@@ -276,6 +277,7 @@ let package = Package(
     .testTarget(
       name: "BackgroundPersistenceTests",
       dependencies: [
+        "TestSupport",
         "BackgroundPersistence", "PermissionStore", "Core", "Strategy", "MediumTestKit",
         "Resolution", "Tokens",
       ],
@@ -298,7 +300,7 @@ let package = Package(
     .testTarget(name: "TokensTests", dependencies: ["Tokens"], swiftSettings: strictSwift),
     .testTarget(
       name: "CoreTests",
-      dependencies: ["Core", "Strategy", "Tokens", "MediumTestKit", "Resolution"],
+      dependencies: ["TestSupport", "Core", "Strategy", "Tokens", "MediumTestKit", "Resolution"],
       swiftSettings: strictSwift
     ),
     .testTarget(
@@ -308,7 +310,7 @@ let package = Package(
     ),
     .testTarget(
       name: "MediumTestKitTests",
-      dependencies: ["MediumTestKit", "Core", "Strategy", "Tokens"],
+      dependencies: ["TestSupport", "MediumTestKit", "Core", "Strategy", "Tokens"],
       swiftSettings: strictSwift
     ),
     .target(
@@ -341,6 +343,7 @@ let package = Package(
     .testTarget(
       name: "NearbyServerTests",
       dependencies: [
+        "TestSupport",
         "NearbyServer", "ServerResolver", "ServerStorage", "ServerTestSupport", "Core",
         "Resolution", "MediumTestKit", "Strategy", "Tokens",
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -364,6 +367,7 @@ let package = Package(
     .testTarget(
       name: "LANMulticastTests",
       dependencies: [
+        "TestSupport",
         "LANMulticast", "MediumTestKit", "Core", "Resolution", "Strategy", "Tokens",
         .product(name: "Logging", package: "swift-log"),
       ],
@@ -371,7 +375,7 @@ let package = Package(
     ),
     .testTarget(
       name: "NearbyCLITests",
-      dependencies: ["MediumTestKit", "BlueZTestSupport", "DBus", "Tokens"],
+      dependencies: ["TestSupport", "MediumTestKit", "BlueZTestSupport", "DBus", "Tokens"],
       swiftSettings: strictSwift),
     .testTarget(
       name: "AudioModemTests", dependencies: ["AudioModem", "AudioModemTestKit", "Tokens"],
@@ -406,6 +410,7 @@ let package = Package(
     .testTarget(
       name: "BeaconEndToEndTests",
       dependencies: [
+        "TestSupport",
         "BlueZTestSupport", "BLEBlueZ", "DBus", "Core", "MediumTestKit", "NearbyServer",
         "Resolution", "ServerResolver", "ServerStorage", "Strategy", "Tokens",
         .product(name: "Logging", package: "swift-log"),
@@ -427,7 +432,7 @@ let package = Package(
       swiftSettings: strictSwift
     ),
     .testTarget(
-      name: "DBusTests", dependencies: ["TestSupport", "DBus", "MediumTestKit"],
+      name: "DBusTests", dependencies: ["TestSupport", "DBus"],
       swiftSettings: strictSwift),
     .target(
       name: "DesktopNotifications",

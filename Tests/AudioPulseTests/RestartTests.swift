@@ -1,3 +1,4 @@
+import TestSupport
 import AudioPulse
 import Core
 import Foundation

@@ -1,3 +1,4 @@
+import TestSupport
 import BLEBlueZ
 import BlueZTestSupport
 import Core

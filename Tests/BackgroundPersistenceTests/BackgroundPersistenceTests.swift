@@ -1,3 +1,4 @@
+import TestSupport
 import BackgroundPersistence
 import Core
 import Foundation

@@ -1,3 +1,4 @@
+import TestSupport
 import DBus
 import Foundation
 import MediumTestKit

@@ -1,3 +1,4 @@
+import TestSupport
 import Core
 import Foundation
 import MediumTestKit

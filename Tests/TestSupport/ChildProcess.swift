@@ -1,5 +1,4 @@
 public import Foundation
-import Synchronization
 
 /// Runs a program to its end for a test, on a thread of its own: waiting for a process must
 /// never block Swift's cooperative threads (there are two of them on this machine).
@@ -38,53 +37,25 @@ public enum ChildProcess {
     throw NotBuilt(description: "\(name) is not built: run swift build --build-tests first")
   }
 
-  /// Runs `executable` with `arguments` and standard input from /dev/null; killed with
-  /// SIGKILL after `timeout` seconds.
+  /// Runs `executable` with `arguments` to its end (a ``RunningProcess``), standard input from
+  /// /dev/null; killed with SIGKILL after `timeout` seconds.
   /// - Parameter combineOutput: standard error goes to the same pipe as standard output.
+  /// - Throws: what `Process.run()` throws when the program cannot be started.
   public static func run(
     _ executable: URL, _ arguments: [String], environment: [String: String]? = nil,
     combineOutput: Bool = false, timeout: TimeInterval = 300
   ) async throws -> Result {
-    try await withCheckedThrowingContinuation { continuation in
-      Thread.detachNewThread {
-        do {
-          let process = Process()
-          process.executableURL = executable
-          process.arguments = arguments
-          if let environment { process.environment = environment }
-          let out = Pipe()
-          let err = combineOutput ? out : Pipe()
-          process.standardOutput = out
-          process.standardError = err
-          process.standardInput = FileHandle.nullDevice
-          try process.run()
-          let killer = DispatchWorkItem {
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-          }
-          DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: killer)
-          // Standard error is read on another thread, so a child that fills one pipe while
-          // the other is being read never blocks.
-          let errors = Mutex(Data())
-          let errorsRead = DispatchSemaphore(value: 0)
-          if !combineOutput {
-            DispatchQueue.global().async {
-              let data = err.fileHandleForReading.readDataToEndOfFile()
-              errors.withLock { $0 = data }
-              errorsRead.signal()
-            }
-          }
-          let output = out.fileHandleForReading.readDataToEndOfFile()
-          if !combineOutput { errorsRead.wait() }
-          process.waitUntilExit()
-          killer.cancel()
-          continuation.resume(
-            returning: Result(
-              status: process.terminationStatus, out: output, err: errors.withLock { $0 }))
-        } catch {
-          continuation.resume(throwing: error)
-        }
-      }
+    let process = try RunningProcess(
+      executable, arguments, environment: environment, combineOutput: combineOutput)
+    var status = await process.exitStatus(timeout: .seconds(timeout))
+    if status == nil {
+      process.kill()
+      status = await process.exitStatus(timeout: .seconds(10))
     }
+    // A grandchild that inherited a pipe may keep it open: the output is what came by then.
+    _ = await process.waitUntilDrained(timeout: .seconds(5))
+    return Result(
+      status: status ?? SIGKILL, out: process.output, err: process.errorOutput)
   }
 
   struct NotBuilt: Error, CustomStringConvertible {

@@ -1,3 +1,4 @@
+import TestSupport
 public import Core
 import Tokens
 

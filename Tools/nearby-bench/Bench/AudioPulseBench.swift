@@ -1,3 +1,4 @@
+import TestSupport
 import CommandLineSupport
 import ArgumentParser
 import AudioModem

@@ -3,6 +3,7 @@ import ArgumentParser
 import BackgroundPersistence
 import Core
 import Foundation
+import TestSupport
 import PermissionStore
 import Strategy
 
@@ -93,8 +94,8 @@ struct RestoreBench: AsyncParsableCommand {
   private static func measure(
     _ executable: URL, _ arguments: [String], socketPath: String, runs: Int
   ) throws -> [Double] {
-    let socket = try NotifyListener(path: socketPath)
-    defer { socket.close() }
+    let socket = try NotifySocket(path: socketPath)
+    defer { socket.stop() }
     var environment = ProcessInfo.processInfo.environment
     environment["NOTIFY_SOCKET"] = socketPath
     var times: [Double] = []
@@ -107,11 +108,11 @@ struct RestoreBench: AsyncParsableCommand {
       process.standardError = FileHandle.nullDevice
       let start = ContinuousClock.now
       try process.run()
-      guard socket.waitFor("READY=1", timeout: 30) else {
+      guard let ready = socket.arrival(of: "READY=1", since: start, timeout: .seconds(30)) else {
         process.terminate()
         throw ValidationError("nearby-restore sent no READY=1 within 30 s")
       }
-      let elapsed = start.duration(to: .now)
+      let elapsed = start.duration(to: ready)
       times.append(
         Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15)
       process.terminate()

@@ -130,7 +130,7 @@ struct StoreBench: AsyncParsableCommand {
             close(fd) == 0, rename(temporary, target) == 0, fsync(directory) == 0
           else {
             continuation.resume(
-              throwing: ValidationErrorText("the disk floor loop failed: errno \(errno)"))
+              throwing: CommandFailure("the disk floor loop failed: errno \(errno)"))
             return
           }
           latencies.append(began.duration(to: .now))

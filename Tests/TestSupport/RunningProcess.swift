@@ -1,0 +1,144 @@
+public import Foundation
+import Synchronization
+
+/// A child process a test starts and talks to while it runs: the one process runner of the
+/// tests (``ChildProcess/run(_:_:environment:combineOutput:timeout:)`` runs one to its end with
+/// it). Standard input is /dev/null; standard output is kept whole and line by line, standard
+/// error whole, each read on a thread of its own, and the exit is awaited on another: waiting
+/// for a process never blocks Swift's cooperative threads (there are two on this machine).
+public final class RunningProcess: Sendable {
+  /// The child's process id.
+  public let pid: Int32
+  private struct Output {
+    var bytes = Data()
+    var lines: [String] = []
+    var pending = Data()
+  }
+  private let out = Mutex(Output())
+  private let err = Mutex(Data())
+  private let status = Mutex<Int32?>(nil)
+  /// How many of the reader threads reached the end of their pipe.
+  private let drained = Mutex(0)
+  private let readers: Int
+
+  /// Starts `executable` with `arguments`.
+  /// - Parameters:
+  ///   - environment: the child's environment (`nil`: this process's).
+  ///   - combineOutput: standard error goes to the same pipe as standard output.
+  /// - Throws: what `Process.run()` throws when the program cannot be started.
+  public init(
+    _ executable: URL, _ arguments: [String], environment: [String: String]? = nil,
+    combineOutput: Bool = false
+  ) throws {
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    if let environment { process.environment = environment }
+    process.standardInput = FileHandle.nullDevice
+    let outPipe = Pipe()
+    let errPipe = combineOutput ? outPipe : Pipe()
+    process.standardOutput = outPipe
+    process.standardError = errPipe
+    try process.run()
+    pid = process.processIdentifier
+    readers = combineOutput ? 1 : 2
+    let outHandle = outPipe.fileHandleForReading
+    Thread.detachNewThread { [self] in
+      while true {
+        let chunk = outHandle.availableData
+        if chunk.isEmpty { break }
+        out.withLock { output in
+          output.bytes.append(chunk)
+          output.pending.append(chunk)
+          while let newline = output.pending.firstIndex(of: UInt8(ascii: "\n")) {
+            let start = output.pending.startIndex
+            output.lines.append(String(decoding: output.pending[start..<newline], as: UTF8.self))
+            output.pending.removeSubrange(start...newline)
+          }
+        }
+      }
+      out.withLock { output in
+        if !output.pending.isEmpty {
+          output.lines.append(String(decoding: output.pending, as: UTF8.self))
+          output.pending = Data()
+        }
+      }
+      drained.withLock { $0 += 1 }
+    }
+    if !combineOutput {
+      let errHandle = errPipe.fileHandleForReading
+      Thread.detachNewThread { [self] in
+        while true {
+          let chunk = errHandle.availableData
+          if chunk.isEmpty { break }
+          err.withLock { $0.append(chunk) }
+        }
+        drained.withLock { $0 += 1 }
+      }
+    }
+    Thread.detachNewThread { [self] in
+      process.waitUntilExit()
+      status.withLock { $0 = process.terminationStatus }
+    }
+  }
+
+  /// Standard output so far, whole.
+  public var output: Data { out.withLock { $0.bytes } }
+  /// The complete lines of standard output so far (the last one once the pipe closed).
+  public var lines: [String] { out.withLock { $0.lines } }
+  /// Standard error so far (empty when it was combined with standard output).
+  public var errors: String { String(decoding: err.withLock { $0 }, as: UTF8.self) }
+  /// Standard error so far, whole.
+  public var errorOutput: Data { err.withLock { $0 } }
+
+  /// The standard output lines that are JSON objects, parsed.
+  public var events: [[String: Any]] {
+    lines.compactMap {
+      (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+    }
+  }
+
+  /// Waits at most `timeout` for a JSON line of standard output that satisfies `predicate`;
+  /// stops waiting early when the process has exited.
+  public func waitForEvent(
+    timeout: Duration, _ predicate: ([String: Any]) -> Bool
+  ) async -> [String: Any]? {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+      if let event = events.first(where: predicate) { return event }
+      if status.withLock({ $0 }) != nil {
+        _ = await waitUntilDrained(timeout: .seconds(1))
+        return events.first(where: predicate)
+      }
+      try? await Task.sleep(for: .milliseconds(20))
+    }
+    return nil
+  }
+
+  /// Sends `number` (SIGTERM, SIGINT, …) to the process.
+  public func signal(_ number: Int32) { _ = Foundation.kill(pid, number) }
+
+  /// The exit status (the signal's number when a signal ended it), or `nil` if it still runs
+  /// after `timeout`.
+  public func exitStatus(timeout: Duration) async -> Int32? {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+      if let status = status.withLock({ $0 }) { return status }
+      try? await Task.sleep(for: .milliseconds(20))
+    }
+    return status.withLock { $0 }
+  }
+
+  /// Waits at most `timeout` until every output pipe reached its end (after the exit, a
+  /// grandchild that inherited a pipe can keep it open); returns whether they did.
+  public func waitUntilDrained(timeout: Duration) async -> Bool {
+    await eventually(timeout: timeout, interval: .milliseconds(5)) {
+      drained.withLock { $0 } == readers
+    }
+  }
+
+  /// Kills the process with SIGKILL unless it has exited.
+  public func kill() {
+    if status.withLock({ $0 }) == nil { _ = Foundation.kill(pid, SIGKILL) }
+  }
+}
