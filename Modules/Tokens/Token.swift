@@ -46,10 +46,10 @@ extension Token {
   /// Parses 16 hex digits (either case).
   /// - Throws: ``TokenError/invalidHex(_:)`` for any other text.
   public init(hex text: some StringProtocol) throws(TokenError) {
-    guard text.utf8.count == 2 * Self.byteCount, let bytes = Hex.decode(text) else {
-      throw .invalidHex(String(text))
-    }
-    self.value = bytes.reduce(0) { $0 << 8 | UInt64($1) }
+    guard text.utf8.count == 2 * Self.byteCount, let bytes = Hex.decode(text),
+      let token = try? Token(bytes: bytes)
+    else { throw .invalidHex(String(text)) }
+    self = token
   }
 
   private static let base64URLAlphabet = Array(
