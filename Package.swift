@@ -271,6 +271,7 @@ let package = Package(
       name: "PermissionStoreTests",
       dependencies: [
         "TestSupport", "PermissionStore", "Core", "MediumTestKit", "Resolution", "Strategy",
+        .product(name: "InMemoryLogging", package: "swift-log"),
       ],
       swiftSettings: strictSwift
     ),
@@ -315,7 +316,10 @@ let package = Package(
     ),
     .target(
       name: "TestSupport",
-      dependencies: [.product(name: "Logging", package: "swift-log")],
+      dependencies: [
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "InMemoryLogging", package: "swift-log"),
+      ],
       path: "Tests/TestSupport",
       swiftSettings: strictSwift
     ),
@@ -446,6 +450,7 @@ let package = Package(
         "TestSupport",
         "DesktopNotifications", "DBus", "Core", "BackgroundPersistence", "PermissionStore",
         "MediumTestKit", "Resolution", "Strategy", .product(name: "Logging", package: "swift-log"),
+        .product(name: "InMemoryLogging", package: "swift-log"),
       ],
       swiftSettings: strictSwift
     ),
