@@ -51,6 +51,7 @@ let package = Package(
     .package(
       url: "https://github.com/swift-server/swift-openapi-async-http-client", from: "1.5.0"),
     .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+    .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
   ],
   targets: [
     .target(name: "Strategy", path: "Modules/Strategy", swiftSettings: strictSwift),

@@ -8,7 +8,7 @@ import OpenAPIRuntime
 import ResolverAPI
 import ResolverWire
 
-/// The client of the resolver server (`nearby server`): a ``Core/Resolver`` over its HTTP API.
+/// The client of the resolver server (`nearby server`): a `Resolver` (of Core) over its HTTP API.
 ///
 /// - Registers once per manager; credentials are kept in a ``CredentialStore`` so a device
 ///   left behind by a crashed process is unregistered at the next start (its publications do
@@ -156,9 +156,9 @@ public actor ServerResolver: Resolver {
   /// The registered beacons of the API key's project that `observed` belong to, with their
   /// attachments matching `namespacedTypes`, from `beaconinfo:getforobserved` (in batches of
   /// ``maximumObservationsPerRequest``). Each answer carries the observed id it was found by.
-  /// - Throws: ``Core/ResolverError/invalidAPIKey`` for a refused key,
-  ///   ``Core/ResolverError/invalidReport(_:)`` for input the server refuses (the message names
-  ///   it), ``Core/ResolverError/unavailable(_:)`` when the server cannot be reached.
+  /// - Throws: `ResolverError.invalidAPIKey` for a refused key,
+  ///   `ResolverError.invalidReport(_:)` for input the server refuses (the message names
+  ///   it), `ResolverError.unavailable(_:)` when the server cannot be reached.
   public func beaconInfo(
     for observed: [BeaconID], namespacedTypes: [String], from device: DeviceCredentials
   ) async throws -> [BeaconInfo] {

@@ -4,8 +4,11 @@ extension MessageManager {
   /// `configure` runs on the caller's executor before anything is sent. With `onFound` alone,
   /// label the closure: `subscribe(onFound: { ... }, configure: { ... })`.
   ///
-  /// - Parameter configure: sets the ``SubscriptionParams`` (strategy, namespace, type, ...).
-  /// - Throws: ``MessageError`` for a bad namespace or type filter, ``StrategyError``,
+  /// - Parameters:
+  ///   - onFound: called with each message found.
+  ///   - onLost: called with each found message that is lost.
+  ///   - configure: sets the ``SubscriptionParams`` (strategy, namespace, type, ...).
+  /// - Throws: ``MessageError`` for a bad namespace or type filter, `StrategyError`,
   ///   ``ManagerError``, or the resolver's error.
   public nonisolated(nonsending) func subscribe(
     onFound: (@Sendable (Message) -> Void)? = nil,

@@ -39,6 +39,7 @@ public final class NearbyPermission: PermissionGate {
   /// A permission over `store`.
   ///
   /// - Parameters:
+  ///   - store: the app's store, which holds the answer under ``key``.
   ///   - prompt: how to ask when the app gives no request handler. Default: the terminal.
   ///   - promptTimeout: how long the terminal prompt waits for an answer (then: not asked).
   ///   - changedHandler: called with ``isGranted`` each time it changes (not at creation),
