@@ -50,6 +50,7 @@ let package = Package(
     .package(
       url: "https://github.com/swift-server/swift-openapi-async-http-client", from: "1.5.0"),
     .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+    .package(url: "https://github.com/apple/swift-async-algorithms", from: "1.1.4"),
   ],
   targets: [
     .target(name: "Strategy", path: "Modules/Strategy", swiftSettings: strictSwift),
@@ -167,7 +168,10 @@ let package = Package(
     ),
     .target(
       name: "PermissionStore",
-      dependencies: ["Core", .product(name: "Logging", package: "swift-log")],
+      dependencies: [
+        "Core", .product(name: "Logging", package: "swift-log"),
+        .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
+      ],
       path: "Modules/PermissionStore",
       swiftSettings: strictSwift
     ),
@@ -233,6 +237,7 @@ let package = Package(
         .product(name: "NIOHTTP1", package: "swift-nio"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         .product(name: "Logging", package: "swift-log"),
+        .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
       ],
       path: "Tools/nearby",
       swiftSettings: strictSwift
