@@ -2,7 +2,6 @@ import Core
 import MediumTestKit
 import Resolution
 import Strategy
-import Synchronization
 import Testing
 
 /// The structured forms of Core's API: scoped publications, subscriptions and managers, events
@@ -33,16 +32,16 @@ struct ScopedLifetimeTests {
   func publicationThrows() async throws {
     let resolver = try InProcessResolver()
     let device = try await ScriptedDevice(resolver: resolver)
-    let held = Mutex<Publication?>(nil)
+    let held = Calls<Publication>()
     await #expect(throws: Failure()) {
       try await device.manager.withPublication(
         Message(text: "x"), configure: { $0.strategy = Strategy(mediums: .ble) }
       ) { publication in
-        held.withLock { $0 = publication }
+        held.append(publication)
         throw Failure()
       }
     }
-    #expect(held.withLock { $0?.status } == .inactive)
+    #expect(held.all.map(\.status) == [.inactive])
     #expect(await device.manager.publicationCount == 0)
     #expect(await resolver.counts().publications == 0)
     await device.manager.shutdown()
@@ -89,13 +88,14 @@ struct ScopedLifetimeTests {
   func scopedManager() async throws {
     let resolver = try InProcessResolver()
     let configuration = MessageManager.Configuration(resolver: .inProcess(resolver))
-    let manager = try await MessageManager.withManager(
+    let (manager, publication) = try await MessageManager.withManager(
       apiKey: "test", configuration: configuration
     ) { manager in
-      _ = try await manager.publish(Message(text: "x"))
+      let publication = try await manager.publish(Message(text: "x"))
       #expect(await resolver.counts().devices == 1)
-      return manager
+      return (manager, publication)
     }
+    #expect(publication.status == .inactive)
     await #expect(throws: ManagerError.shutDown) {
       try await manager.publish(Message(text: "x"))
     }
@@ -189,15 +189,15 @@ struct ScopedLifetimeTests {
       $0.clock = clock
     }
     let manager = device.manager
-    let returned = Mutex(false)
+    let returned = Calls<Bool>()
     let subscribing = Task {
-      defer { returned.withLock { $0 = true } }
+      defer { returned.append(true) }
       return try await manager.subscribe(configure: { $0.permissionRequestHandler = { _ in } })
     }
     #expect(await eventually { clock.sleeperCount == 1 })
     clock.advance(by: .seconds(59))
     for _ in 0..<100 { await Task.yield() }
-    #expect(returned.withLock { $0 } == false)
+    #expect(returned.all.isEmpty)
     #expect(clock.sleeperCount == 1)
     clock.advance(by: .seconds(1))
     let subscription = try await subscribing.value
