@@ -280,7 +280,7 @@ public final class SQLStore: ResolutionStore {
       SELECT heard FROM sightings WHERE hearer = ?
       UNION SELECT hearer FROM sightings WHERE heard = ?
       """, [.text(device.description), .text(device.description)]
-    ).map { try identifier($0.text(0)) }.sorted()
+    ).map { try identifier($0.text(0)) }.sorted { $0.identifier < $1.identifier }
   }
 
   // MARK: Deliveries
