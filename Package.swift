@@ -52,6 +52,7 @@ let package = Package(
       url: "https://github.com/swift-server/swift-openapi-async-http-client", from: "1.5.0"),
     .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+    .package(url: "https://github.com/apple/swift-async-algorithms", from: "1.1.4"),
   ],
   targets: [
     .target(name: "Strategy", path: "Modules/Strategy", swiftSettings: strictSwift),
@@ -169,7 +170,10 @@ let package = Package(
     ),
     .target(
       name: "PermissionStore",
-      dependencies: ["Core", .product(name: "Logging", package: "swift-log")],
+      dependencies: [
+        "Core", .product(name: "Logging", package: "swift-log"),
+        .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
+      ],
       path: "Modules/PermissionStore",
       swiftSettings: strictSwift
     ),
@@ -235,6 +239,7 @@ let package = Package(
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "Logging", package: "swift-log"),
+        .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
       ],
       path: "Tools/nearby",
       swiftSettings: strictSwift
