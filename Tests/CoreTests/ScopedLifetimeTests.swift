@@ -1,3 +1,4 @@
+import TestSupport
 import Core
 import MediumTestKit
 import Resolution
