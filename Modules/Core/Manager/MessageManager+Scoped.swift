@@ -9,7 +9,10 @@ extension MessageManager {
   /// }  // unpublished here
   /// ```
   ///
-  /// - Parameter configure: sets the ``PublicationParams`` (strategy, expired handler).
+  /// - Parameters:
+  ///   - message: the message to publish.
+  ///   - configure: sets the ``PublicationParams`` (strategy, expired handler).
+  ///   - body: runs while the message is published; its result is returned.
   /// - Throws: the errors of ``publish(_:configure:)``, or what `body` throws.
   public nonisolated(nonsending) func withPublication<Result>(
     _ message: Message,
@@ -39,7 +42,11 @@ extension MessageManager {
   /// }  // unsubscribed here
   /// ```
   ///
-  /// - Parameter configure: sets the ``SubscriptionParams`` (strategy, namespace, type, ...).
+  /// - Parameters:
+  ///   - onFound: called with each message found.
+  ///   - onLost: called with each found message that is lost.
+  ///   - configure: sets the ``SubscriptionParams`` (strategy, namespace, type, ...).
+  ///   - body: runs while the subscription is active; its result is returned.
   /// - Throws: the errors of ``subscribe(onFound:configure:)``, or what `body` throws.
   public nonisolated(nonsending) func withSubscription<Result>(
     onFound: (@Sendable (Message) -> Void)? = nil,
@@ -66,6 +73,10 @@ extension MessageManager {
   /// letting a manager go: a manager released without ``shutdown()`` shuts down only
   /// eventually, from a task nothing waits for. `body` runs on the caller's executor.
   ///
+  /// - Parameters:
+  ///   - apiKey: the project's API key (see ``init(apiKey:configuration:)``).
+  ///   - configuration: the resolver, the mediums and the handlers.
+  ///   - body: runs with the manager; its result is returned.
   /// - Throws: the errors of ``init(apiKey:configuration:)``, or what `body` throws.
   public nonisolated(nonsending) static func withManager<Result>(
     apiKey: String, configuration: Configuration,

@@ -10,7 +10,6 @@ extension MessageManager {
   ///
   /// - Parameters:
   ///   - onFound: called with each message found.
-  ///   - onLost: called with each found message that is lost.
   ///   - configure: sets the ``SubscriptionParams`` (strategy, namespace, type, ...).
   /// - Throws: ``MessageError`` for a bad namespace or type filter, `StrategyError`,
   ///   ``ManagerError``, or the resolver's error.
