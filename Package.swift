@@ -147,6 +147,7 @@ let package = Package(
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
         .product(name: "HTTPTypes", package: "swift-http-types"),
         .product(name: "DequeModule", package: "swift-collections"),
+        .product(name: "NIOCore", package: "swift-nio"),
       ],
       path: "Modules/ServerResolver",
       swiftSettings: strictSwift

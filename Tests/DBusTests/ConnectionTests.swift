@@ -1,7 +1,6 @@
 import TestSupport
 import DBus
 import Foundation
-import MediumTestKit
 import Testing
 
 /// Calls, errors, timeouts and signals on the private buses.

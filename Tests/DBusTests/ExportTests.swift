@@ -1,6 +1,5 @@
 import DBus
 import Foundation
-import MediumTestKit
 import Synchronization
 import Testing
 
