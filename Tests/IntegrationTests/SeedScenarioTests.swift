@@ -19,7 +19,7 @@ struct SeedScenarioTests {
     #expect(publication?.status == .active)
     publication = nil
     #expect(await eventually { world.lost(by: "Bob") == ["Alice"] })
-    await subscription.cancel()
+    withExtendedLifetime(subscription) {}
     await alice.shutdown()
     await bob.shutdown()
   }
@@ -43,8 +43,7 @@ struct SeedScenarioTests {
     // Give the speaker many advertising rounds; it must hear nothing.
     try await Task.sleep(for: .milliseconds(600))
     #expect(world.found(by: "Speaker").isEmpty)
-    for subscription in [boxSubscription, speakerSubscription] { await subscription.cancel() }
-    await publication.cancel()
+    withExtendedLifetime((boxSubscription, speakerSubscription, publication)) {}
     for manager in [phone, box, speaker] { await manager.shutdown() }
   }
 
@@ -67,8 +66,7 @@ struct SeedScenarioTests {
     #expect(await eventually { world.found(by: "menus") == ["menu"] })
     try await Task.sleep(for: .milliseconds(300))
     #expect(world.found(by: "menus") == ["menu"], "lost: \(world.lost(by: "menus"))")
-    for publication in publications { await publication.cancel() }
-    for subscription in [menus, everything] { await subscription.cancel() }
+    withExtendedLifetime((publications, menus, everything)) {}
     await cafe.shutdown()
     await guest.shutdown()
   }
@@ -92,8 +90,7 @@ struct SeedScenarioTests {
     await world.air.place("Bob", at: Air.Position(x: 3))
     #expect(await eventually { world.found(by: "Bob").count == lostCount + 1 })
     #expect(Set(world.found(by: "Bob") + world.lost(by: "Bob")) == ["Alice"])
-    await publication.cancel()
-    await subscription.cancel()
+    withExtendedLifetime((publication, subscription)) {}
     await alice.shutdown()
     await bob.shutdown()
   }

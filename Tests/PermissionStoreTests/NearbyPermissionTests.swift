@@ -1,6 +1,5 @@
 import Core
 import Foundation
-import InMemoryLogging
 import Logging
 import MediumTestKit
 import PermissionStore
@@ -56,7 +55,7 @@ struct NearbyPermissionTests {
     defer { folder.remove() }
     let permission = try await NearbyPermission(appID: "app", directory: folder.url, prompt: .never)
     let medium = ScriptedMedium(kind: .ble)
-    let logs = InMemoryLogHandler.keepingEverything()
+    let logs = CapturedLogs()
     var configuration = MessageManager.Configuration(
       resolver: .inProcess(try InProcessResolver()), mediums: [.scripted(medium)],
       logger: Logger(label: "test") { _ in logs })

@@ -123,8 +123,7 @@ extension MessageManager {
     let answer: Bool?
     let reason: String
     if let handler {
-      answer = await Self.call(
-        handler, timeout: configuration.permissionRequestTimeout, clock: configuration.clock)
+      answer = await Self.call(handler, timeout: configuration.permissionRequestTimeout)
       reason =
         answer == nil
         ? "the app's permission request handler did not answer within "
@@ -154,11 +153,11 @@ extension MessageManager {
 
   /// Calls `handler` and waits for its first answer, or `nil` after `timeout`.
   private static func call(
-    _ handler: PermissionRequestHandler, timeout: Duration, clock: any Clock<Duration>
+    _ handler: PermissionRequestHandler, timeout: Duration
   ) async -> Bool? {
     let once = Once()
     let timer = Task {
-      try? await clock.sleep(for: timeout)
+      try? await Task.sleep(for: timeout)
       once.resume(with: nil)
     }
     defer { timer.cancel() }

@@ -1,12 +1,7 @@
 public import Strategy
 
-/// A message being published. It stays published until ``cancel()``, until its TTL runs out,
-/// or until the last reference to it goes away.
-///
-/// Prefer the scoped form, ``MessageManager/withPublication(_:configure:_:)``, which
-/// unpublishes when its closure returns or throws. A handle released without ``cancel()``
-/// is still unpublished, but only eventually: the manager is told from a task started in
-/// `deinit`, and nothing waits for it.
+/// A message being published. It stays published while you keep a reference to it, until
+/// ``cancel()`` or its TTL runs out; releasing the last reference unpublishes it.
 public final class Publication: Sendable {
   /// The publication's identifier.
   public let id: PublicationID
@@ -16,11 +11,8 @@ public final class Publication: Sendable {
   public let strategy: Strategy
   /// Status changes: `.starting`, `.active` (or `.paused`, back and forth), then `.inactive`
   /// (the stream then finishes).
-  ///
-  /// Each access makes a new stream for one reader, which starts with the newest 8 statuses
-  /// so far and then gets every change; two readers each see every status. Each stream
-  /// keeps the newest 8 when not read. It does not keep the publication alive.
-  public var statusUpdates: AsyncStream<HandleStatus> { cell.updates() }
+  /// Keeps the newest 8 when not read.
+  public var statusUpdates: AsyncStream<HandleStatus> { cell.updates }
   /// The current status.
   public var status: HandleStatus { cell.status }
 
@@ -39,8 +31,7 @@ public final class Publication: Sendable {
   }
 
   /// Unpublishes: subscribers that found the message get `lost`. Returns when the resolver has
-  /// been told (a resolver that cannot be told is logged, not thrown: the publication is gone
-  /// here either way). Calling it again does nothing. Runs on the manager's actor.
+  /// been told. Calling it again does nothing.
   public func cancel() async {
     await manager.unpublish(id)
   }

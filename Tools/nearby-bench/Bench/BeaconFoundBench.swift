@@ -52,7 +52,7 @@ struct BeaconFoundBench: AsyncParsableCommand {
     let key = try await storage.transaction { store in
       let key = try store.createAPIKey(project: "bench", label: "bench", now: now).key
       for (index, frame) in frames.enumerated() {
-        let id = BeaconID(frame: frame)!
+        let id = try AdvertisedID(kind: .eddystone, bytes: BeaconID(frame: frame)!.bytes)
         _ = try store.registerBeacon(
           project: "bench", advertisedID: id, description: "",
           attachments: [NewAttachment(namespacedType: "bench/seat", data: Array("\(index)".utf8))],

@@ -111,4 +111,133 @@ struct SubscribeCommand: AsyncParsableCommand {
       "recorded background subscription \(recorded.id) for app \(app); nearby-restore "
         + "--app \(app) runs it (`nearby background on --app \(app)` enables restore)")
   }
+
+  /// The `--beacon-filter` values as filters.
+  func beaconFilters() throws -> [BeaconFilter] {
+    try beaconFilter.map { text in
+      let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+      do {
+        switch (parts.first, parts.count) {
+        case ("uid", 2), ("uid", 3):
+          return try .eddystoneUID(
+            namespaceHex: parts[1], instanceHex: parts.count == 3 ? parts[2] : nil)
+        case ("ibeacon", 2...4):
+          let numbers = try parts.dropFirst(2).map { part in
+            guard let value = UInt16(part) else {
+              throw ValidationError("--beacon-filter \(text): major and minor are 0…65535")
+            }
+            return value
+          }
+          return try .iBeacon(
+            uuid: parts[1], major: numbers.first, minor: numbers.dropFirst().first)
+        default:
+          throw ValidationError(
+            "--beacon-filter \(text): use uid:NAMESPACE[:INSTANCE] or ibeacon:UUID[:MAJOR[:MINOR]]")
+        }
+      } catch let error as BeaconFilterError {
+        throw ValidationError("--beacon-filter \(text): \(error)")
+      }
+    }
+  }
+
+  private enum Step {
+    case event(SubscriptionEvent)
+    case tick
+    case stop(String)
+  }
+
+  private func subscribe() async throws {
+    let signals = SignalStream.make()
+    let session = try await DiscoverySession.start(
+      options, label: "nearby.subscribe", mediums: beacons ? .ble : nil)
+    let output = session.output
+    let strategy = try session.strategy(options)
+    let (type, namespace, beacons) = (type, namespace, beacons)
+    let beaconStrategy = BeaconStrategy(
+      includeIBeacons: !noIbeacons, lowPowerPreferred: !activeScan)
+    let filters = try beaconFilters()
+    let subscription: Subscription
+    do {
+      subscription = try await session.manager.subscribe(configure: { params in
+        params.strategy = strategy
+        params.type = type
+        params.namespace = namespace
+        if beacons {
+          params.deviceTypes = .bleBeacons
+          params.beaconStrategy = beaconStrategy
+          params.beaconFilters = filters
+        }
+      })
+    } catch {
+      await session.manager.shutdown()
+      throw ExitFailure("cannot subscribe: \(error)", code: ExitCodes.failure)
+    }
+    let errors = session.followMediumErrors()
+    let live = !options.json && isatty(STDOUT_FILENO) == 1
+    let (steps, step) = AsyncStream.makeStream(of: Step.self, bufferingPolicy: .unbounded)
+    let events = subscription.events
+    let reader = Task {
+      for await event in events { step.yield(.event(event)) }
+      step.yield(.stop("the subscription ended"))
+    }
+    let waiter = Task {
+      for await number in signals {
+        step.yield(.stop(number == SIGINT ? "interrupted" : "terminated"))
+        return
+      }
+    }
+    let ticker = Task {
+      while live, !Task.isCancelled {
+        try? await Task.sleep(for: .seconds(1))
+        step.yield(.tick)
+      }
+    }
+    var table = LiveTable(mediums: strategy.mediums)
+    func write(_ text: String) { FileHandle.standardOutput.write(Data((text + "\n").utf8)) }
+    // Home, clear the screen, then the table.
+    func draw() { write("\u{1B}[H\u{1B}[2J" + table.render()) }
+    if live { draw() }
+    var reason = "stopped"
+    loop: for await next in steps {
+      switch next {
+      case .event(.found(let message)):
+        table.found(message)
+        if options.json {
+          output.message("found", message, mediums: strategy.mediums)
+        } else if live {
+          draw()
+        } else {
+          write("found \(EventOutput.preview(message)) type=\"\(message.type)\"")
+        }
+      case .event(.lost(let message)):
+        table.lost(message)
+        if options.json {
+          output.message("lost", message, mediums: strategy.mediums)
+        } else if live {
+          draw()
+        } else {
+          write("lost \(EventOutput.preview(message)) type=\"\(message.type)\"")
+        }
+      case .event(.expired):
+        reason = "the subscription's TTL ran out"
+        break loop
+      case .event(let update):
+        // Beacon attachments: distance and signal changes.
+        table.update(update)
+        if options.json { output.beaconUpdate(update) }
+      case .tick:
+        if live { draw() }
+      case .stop(let why):
+        reason = why
+        break loop
+      }
+    }
+    waiter.cancel()
+    ticker.cancel()
+    reader.cancel()
+    errors.cancel()
+    await subscription.cancel()
+    await session.manager.shutdown()
+    output.note("unsubscribed (\(reason))")
+  }
 }
