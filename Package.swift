@@ -51,6 +51,8 @@ let package = Package(
     .package(
       url: "https://github.com/swift-server/swift-openapi-async-http-client", from: "1.5.0"),
     .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+    .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+    .package(url: "https://github.com/apple/swift-async-algorithms", from: "1.1.4"),
   ],
   targets: [
     .target(name: "Strategy", path: "Modules/Strategy", swiftSettings: strictSwift),
@@ -145,6 +147,7 @@ let package = Package(
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
         .product(name: "HTTPTypes", package: "swift-http-types"),
         .product(name: "DequeModule", package: "swift-collections"),
+        .product(name: "NIOCore", package: "swift-nio"),
       ],
       path: "Modules/ServerResolver",
       swiftSettings: strictSwift
@@ -168,7 +171,10 @@ let package = Package(
     ),
     .target(
       name: "PermissionStore",
-      dependencies: ["Core", .product(name: "Logging", package: "swift-log")],
+      dependencies: [
+        "Core", .product(name: "Logging", package: "swift-log"),
+        .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
+      ],
       path: "Modules/PermissionStore",
       swiftSettings: strictSwift
     ),
@@ -234,6 +240,7 @@ let package = Package(
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "Logging", package: "swift-log"),
+        .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
       ],
       path: "Tools/nearby",
       swiftSettings: strictSwift
@@ -271,6 +278,7 @@ let package = Package(
       name: "PermissionStoreTests",
       dependencies: [
         "TestSupport", "PermissionStore", "Core", "MediumTestKit", "Resolution", "Strategy",
+        .product(name: "InMemoryLogging", package: "swift-log"),
       ],
       swiftSettings: strictSwift
     ),
@@ -315,7 +323,10 @@ let package = Package(
     ),
     .target(
       name: "TestSupport",
-      dependencies: [.product(name: "Logging", package: "swift-log")],
+      dependencies: [
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "InMemoryLogging", package: "swift-log"),
+      ],
       path: "Tests/TestSupport",
       swiftSettings: strictSwift
     ),
@@ -446,6 +457,7 @@ let package = Package(
         "TestSupport",
         "DesktopNotifications", "DBus", "Core", "BackgroundPersistence", "PermissionStore",
         "MediumTestKit", "Resolution", "Strategy", .product(name: "Logging", package: "swift-log"),
+        .product(name: "InMemoryLogging", package: "swift-log"),
       ],
       swiftSettings: strictSwift
     ),

@@ -1,6 +1,6 @@
 import AudioModem
-
 import Foundation
+public import Tokens
 
 /// An acoustic channel simulator for the modem's tests and benchmark: white noise at a given
 /// C/N0, gain, clock offset by resampling, a synthetic room impulse response, and mixing of a
@@ -16,7 +16,7 @@ public enum Channel {
   /// carrier-to-noise-density ratio: N0 = C / 10^(C/N0 / 10), variance N0 · fs / 2.
   public static func addWhiteNoise(
     to samples: inout [Float], cn0: Double, signalPower: Double, sampleRate: Double,
-    using generator: inout SeededGenerator
+    using generator: inout SplitMix64
   ) {
     let density = signalPower / pow(10, cn0 / 10)
     let deviation = (density * sampleRate / 2).squareRoot()
@@ -27,7 +27,7 @@ public enum Channel {
 
   /// White Gaussian noise of the given standard deviation.
   public static func whiteNoise(
-    count: Int, deviation: Double, using generator: inout SeededGenerator
+    count: Int, deviation: Double, using generator: inout SplitMix64
   ) -> [Float] {
     (0..<count).map { _ in Float(deviation * generator.gaussian()) }
   }
@@ -68,7 +68,7 @@ public enum Channel {
   /// reflections and tail together carry `reverberantToDirectDB` relative to the direct path.
   public static func roomImpulseResponse(
     rt60: Double, sampleRate: Double, reverberantToDirectDB: Double = 0,
-    using generator: inout SeededGenerator
+    using generator: inout SplitMix64
   ) -> [Float] {
     let length = Int(rt60 * sampleRate)
     var response = [Double](repeating: 0, count: max(length, 2))

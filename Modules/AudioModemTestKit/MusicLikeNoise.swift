@@ -1,4 +1,5 @@
 import Foundation
+import Tokens
 
 /// A stream of synthetic "music": random notes (a fundamental of 55–3 520 Hz with harmonics up
 /// to the Nyquist rate, decaying 1/h, with attack/decay envelopes), drum hits (broadband
@@ -6,7 +7,7 @@ import Foundation
 /// where it matters to the modem: tonal lines, harmonics into the 18–20 kHz band, transients.
 public struct MusicLikeNoise: Sendable {
   public let sampleRate: Double
-  private var generator: SeededGenerator
+  private var generator: SplitMix64
   private struct Note: Sendable {
     /// One period of the note's waveform (its harmonics), 1024 samples.
     var table: [Float]
@@ -23,7 +24,7 @@ public struct MusicLikeNoise: Sendable {
 
   public init(sampleRate: Double, seed: UInt64) {
     self.sampleRate = sampleRate
-    generator = SeededGenerator(seed: seed)
+    generator = SplitMix64(seed: seed)
   }
 
   /// The next `count` samples, peaking around ±0.5.

@@ -6,7 +6,7 @@ public import Strategy
 
 /// Background mode and the publications and subscriptions that run in background (the
 /// seed's background mode with NSUserDefaults save/restore), kept in the app's
-/// ``DefaultsStore`` so that `nearby-restore` can bring them back when the app is not running.
+/// `DefaultsStore` so that `nearby-restore` can bring them back when the app is not running.
 ///
 /// Background work is BLE-only: every descriptor is checked and stored with
 /// `allowInBackground` set. Descriptors are saved as soon as they change (each change is a
@@ -16,10 +16,10 @@ public import Strategy
 /// ```swift
 /// let background = BackgroundPersistence(store: store)
 /// try await background.setEnabled(true)
-/// let (id, subscription) = try await background.subscribe(
+/// let subscription = try await background.subscribe(
 ///   BackgroundSubscription(namespace: "com.example", strategy: .bleOnly), on: manager)
 /// // at the next start, or in nearby-restore:
-/// let restored = try await background.restore(into: manager)
+/// let restored = await background.restore(into: manager)
 /// ```
 public final class BackgroundPersistence: Sendable {
   public static let enabledKey = "nearby.background.enabled"
@@ -43,7 +43,7 @@ public final class BackgroundPersistence: Sendable {
 
   /// Turns background mode on or off; durable on return.
   ///
-  /// - Throws: the store's errors (``StoreError``).
+  /// - Throws: the store's errors (`StoreError`).
   public func setEnabled(_ enabled: Bool) async throws {
     try await store.set(enabled, forKey: Self.enabledKey)
   }
@@ -63,7 +63,7 @@ public final class BackgroundPersistence: Sendable {
   /// Checks that `strategy` may run in background and returns it with `allowInBackground`.
   ///
   /// - Throws: `StrategyError.backgroundRequiresBLEOnly` for any medium other than BLE alone,
-  ///   or another ``StrategyError``.
+  ///   or another `StrategyError`.
   public static func backgroundStrategy(_ strategy: Strategy) throws(StrategyError) -> Strategy {
     var strategy = strategy
     strategy.allowInBackground = true
@@ -73,7 +73,7 @@ public final class BackgroundPersistence: Sendable {
 
   /// Records a background publication (replacing one with the same id). Durable on return.
   ///
-  /// - Throws: ``StrategyError`` when the strategy is not BLE-only, ``MessageError`` for a
+  /// - Throws: `StrategyError` when the strategy is not BLE-only, `MessageError` for a
   ///   message over the limits, or the store's errors.
   @discardableResult
   public func add(_ publication: BackgroundPublication) async throws -> BackgroundPublication {
@@ -89,7 +89,7 @@ public final class BackgroundPersistence: Sendable {
 
   /// Records a background subscription (replacing one with the same id). Durable on return.
   ///
-  /// - Throws: ``StrategyError`` when the strategy is not BLE-only, ``MessageError`` for a bad
+  /// - Throws: `StrategyError` when the strategy is not BLE-only, `MessageError` for a bad
   ///   namespace or type, or the store's errors.
   @discardableResult
   public func add(_ subscription: BackgroundSubscription) async throws -> BackgroundSubscription {

@@ -9,57 +9,48 @@ import Tokens
 extension Components.Schemas.AdvertisedID {
   /// The wire form of an observed id: its kind and its bytes as lower-case hex.
   public init(_ id: BeaconID) {
-    let type: _TypePayload =
-      switch id {
+    self.init(_type: _TypePayload(id.kind), id: id.hex)
+  }
+
+  /// The library's id.
+  /// - Throws: ``WireError`` naming the field for text that is not the kind's length in
+  ///   strictly ASCII hex digits.
+  public func beaconID(field: String = "advertisedId") throws(WireError) -> BeaconID {
+    let kind = BeaconID.Kind(_type)
+    guard id.utf8.count == kind.byteCount * 2, let bytes = Hex.decode(id),
+      let beaconID = BeaconID(kind: kind, bytes: bytes)
+    else {
+      throw WireError(
+        "\(field).id: a \(_type.rawValue) id is \(kind.byteCount * 2) hex digits, got "
+          + "'\(id.unicodeScalars.prefix(64).map { $0.escaped(asASCII: true) }.joined())'")
+    }
+    return beaconID
+  }
+}
+
+extension Components.Schemas.AdvertisedID._TypePayload {
+  /// The wire's name for a kind of beacon id.
+  public init(_ kind: BeaconID.Kind) {
+    self =
+      switch kind {
       case .eddystoneUID: .eddystone
       case .eddystoneEID: .eddystoneEid
       case .iBeacon: .ibeacon
       case .altBeacon: .altbeacon
       }
-    self.init(_type: type, id: id.hex)
   }
+}
 
-  /// The library's id.
-  /// - Throws: ``WireError`` naming the field for hex that is not the kind's length.
-  public func beaconID(field: String = "advertisedId") throws(WireError) -> BeaconID {
-    let expected =
-      switch _type {
-      case .eddystone: 16
-      case .eddystoneEid: 8
-      case .ibeacon, .altbeacon: 20
+extension BeaconID.Kind {
+  /// The library's kind for the wire's `AdvertisedID.type`.
+  public init(_ type: Components.Schemas.AdvertisedID._TypePayload) {
+    self =
+      switch type {
+      case .eddystone: .eddystoneUID
+      case .eddystoneEid: .eddystoneEID
+      case .ibeacon: .iBeacon
+      case .altbeacon: .altBeacon
       }
-    // Strictly ASCII hex digits, two per byte (BeaconBytes(hex:) also skips separators).
-    let isHex = id.utf8.allSatisfy { byte in
-      switch byte {
-      case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"),
-        UInt8(ascii: "A")...UInt8(ascii: "F"):
-        true
-      default: false
-      }
-    }
-    guard isHex, id.utf8.count == expected * 2, let bytes = try? BeaconBytes(hex: id),
-      bytes.count == expected
-    else {
-      throw WireError(
-        "\(field).id: a \(_type.rawValue) id is \(expected * 2) hex digits, got "
-          + "'\(id.unicodeScalars.prefix(64).map { $0.escaped(asASCII: true) }.joined())'")
-    }
-    let all = Array(bytes)
-    do {
-      switch _type {
-      case .eddystone:
-        return .eddystoneUID(
-          namespace: try BeaconBytes(all[0..<10]), instance: try BeaconBytes(all[10..<16]))
-      case .eddystoneEid: return .eddystoneEID(bytes)
-      case .ibeacon:
-        return .iBeacon(
-          uuid: try BeaconBytes(all[0..<16]), major: UInt16(all[16]) << 8 | UInt16(all[17]),
-          minor: UInt16(all[18]) << 8 | UInt16(all[19]))
-      case .altbeacon: return .altBeacon(bytes)
-      }
-    } catch {
-      throw WireError("\(field).id: \(error)")
-    }
   }
 }
 

@@ -8,7 +8,7 @@ import OpenAPIRuntime
 import ResolverAPI
 import ResolverWire
 
-/// The client of the resolver server (`nearby server`): a ``Core/Resolver`` over its HTTP API.
+/// The client of the resolver server (`nearby server`): a `Resolver` (of Core) over its HTTP API.
 ///
 /// - Registers once per manager; credentials are kept in a ``CredentialStore`` so a device
 ///   left behind by a crashed process is unregistered at the next start (its publications do
@@ -53,13 +53,13 @@ public actor ServerResolver: Resolver {
   private let streamTransport: AsyncHTTPClientTransport
   private var apiKey = ""
   private var account = ""
-  private var pending: PendingReport
-  private var flushTask: Task<Void, Never>?
-  private var eventContinuation: AsyncStream<SequencedEvent>.Continuation?
+  var pending: PendingReport
+  var flushTask: Task<Void, Never>?
+  var eventContinuation: AsyncStream<SequencedEvent>.Continuation?
   private var streamTask: Task<Void, Never>?
   /// The newest event sequence received on the stream (`Last-Event-ID` when reconnecting).
-  private var lastStreamedSequence: UInt64 = 0
-  private var isClosed = false
+  var lastStreamedSequence: UInt64 = 0
+  var isClosed = false
 
   public init(configuration: Configuration) {
     self.configuration = configuration
@@ -156,9 +156,9 @@ public actor ServerResolver: Resolver {
   /// The registered beacons of the API key's project that `observed` belong to, with their
   /// attachments matching `namespacedTypes`, from `beaconinfo:getforobserved` (in batches of
   /// ``maximumObservationsPerRequest``). Each answer carries the observed id it was found by.
-  /// - Throws: ``Core/ResolverError/invalidAPIKey`` for a refused key,
-  ///   ``Core/ResolverError/invalidReport(_:)`` for input the server refuses (the message names
-  ///   it), ``Core/ResolverError/unavailable(_:)`` when the server cannot be reached.
+  /// - Throws: `ResolverError.invalidAPIKey` for a refused key,
+  ///   `ResolverError.invalidReport(_:)` for input the server refuses (the message names
+  ///   it), `ResolverError.unavailable(_:)` when the server cannot be reached.
   public func beaconInfo(
     for observed: [BeaconID], namespacedTypes: [String], from device: DeviceCredentials
   ) async throws -> [BeaconInfo] {
@@ -212,7 +212,7 @@ public actor ServerResolver: Resolver {
 
   // MARK: Sending
 
-  private func send(_ report: Report, from device: DeviceCredentials) async throws -> ReportAnswer {
+  func send(_ report: Report, from device: DeviceCredentials) async throws -> ReportAnswer {
     let body = Components.Schemas.Report(report)
     let output = try await call(secret: device.secret) {
       try await $0.report(path: .init(id: device.id.description), body: .json(body))
@@ -252,101 +252,6 @@ public actor ServerResolver: Resolver {
     }
   }
 
-  /// Keeps what can be sent later, and makes sure a flush is scheduled.
-  private func keepForLater(_ report: Report, from device: DeviceCredentials) {
-    pending.keep(report)
-    let dropped = pending.takeDroppedCount()
-    if dropped > 0 {
-      logger.warning(
-        "the server is unreachable and too many sightings are waiting; the oldest were dropped",
-        metadata: ["dropped": "\(dropped)", "kept": "\(pending.sightings.count)"])
-    }
-    guard flushTask == nil, !isClosed else { return }
-    flushTask = Task { [weak self] in await self?.flushPending(from: device) }
-  }
-
-  /// Sends what is pending once the server answers again; events of the answers go to the
-  /// event stream (the manager drops any it already has).
-  private func flushPending(from device: DeviceCredentials) async {
-    var backoff = Backoff(
-      initial: configuration.initialBackoff, maximum: configuration.maximumBackoff)
-    defer { flushTask = nil }
-    while !pending.isEmpty, !Task.isCancelled, !isClosed {
-      try? await Task.sleep(for: backoff.next())
-      guard !pending.isEmpty, !Task.isCancelled else { return }
-      let outgoing = pending.merged(into: Report())
-      do {
-        let answer = try await send(outgoing, from: device)
-        for event in answer.events { eventContinuation?.yield(event) }
-        logger.info(
-          "the server answers again; sent what was kept",
-          metadata: [
-            "sightings": "\(outgoing.sightings.count)",
-            "unpublish": "\(outgoing.unpublish.count)",
-            "unsubscribe": "\(outgoing.unsubscribe.count)",
-          ])
-      } catch let error as ResolverError {
-        guard case .unavailable = error else {
-          logger.warning("kept report refused; dropped", metadata: ["error": "\(error)"])
-          return
-        }
-        pending.keep(outgoing)
-      } catch {
-        pending.keep(outgoing)
-      }
-    }
-  }
-
-  // MARK: Events
-
-  /// Keeps the event stream open: reconnects with backoff after errors, resuming after the
-  /// last event received; ends when the server no longer knows the device.
-  private func followEvents(of device: DeviceCredentials) async {
-    var backoff = Backoff(
-      initial: configuration.initialBackoff, maximum: configuration.maximumBackoff)
-    while !Task.isCancelled, !isClosed {
-      do {
-        try await streamOnce(device, backoff: &backoff)
-      } catch let error as ResolverError where error.meansDeviceIsGone {
-        logger.warning("event stream refused; the device is gone", metadata: ["error": "\(error)"])
-        eventContinuation?.finish()
-        return
-      } catch {
-        logger.debug("event stream interrupted", metadata: ["error": "\(error)"])
-      }
-      guard !Task.isCancelled, !isClosed else { return }
-      try? await Task.sleep(for: backoff.next())
-    }
-  }
-
-  private func streamOnce(_ device: DeviceCredentials, backoff: inout Backoff) async throws {
-    let lastEventID = lastStreamedSequence > 0 ? String(lastStreamedSequence) : nil
-    let output = try await call(secret: device.secret, stream: true) {
-      try await $0.events(
-        path: .init(id: device.id.description), headers: .init(lastEventID: lastEventID))
-    }
-    let body: HTTPBody
-    switch output {
-    case .ok(let ok): body = try ok.body.textEventStream
-    case .badRequest(let answer): throw ResolverError.invalidReport(Self.message(answer))
-    case .notFound: throw ResolverError.unknownDevice(device.id)
-    case .forbidden: throw ResolverError.wrongSecret(device.id)
-    case .unauthorized: throw ResolverError.invalidAPIKey
-    case .tooManyRequests(let answer):
-      throw ResolverError.unavailable("rate limited: \(Self.message(answer))")
-    case .undocumented(let status, _):
-      throw ResolverError.unavailable("the server answered \(status) to the event stream")
-    }
-    backoff.reset()
-    for try await message in body.asDecodedServerSentEvents() {
-      guard let data = message.data, message.event != "keepalive" else { continue }
-      let wire = try JSONDecoder().decode(Components.Schemas.Event.self, from: Data(data.utf8))
-      let event = try wire.event()
-      lastStreamedSequence = max(lastStreamedSequence, event.sequence)
-      eventContinuation?.yield(event)
-    }
-  }
-
   // MARK: Calls
 
   /// Runs a call with the authentication headers; transport failures become
@@ -355,7 +260,7 @@ public actor ServerResolver: Resolver {
   /// The headers reach the request through a client made for this one call, whose
   /// middleware holds them (a client is a few references: cheap to make). Not through a
   /// task-local value: see docs/design.md, "The release-build crash".
-  private func call<Output>(
+  func call<Output>(
     secret: String?, stream: Bool = false,
     _ body: @Sendable (Client) async throws -> Output
   ) async throws -> Output {
@@ -375,58 +280,6 @@ public actor ServerResolver: Resolver {
       throw ResolverError.unavailable("\(configuration.url): \(error.underlyingError)")
     } catch {
       throw ResolverError.unavailable("\(configuration.url): \(error)")
-    }
-  }
-
-  static func message(_ answer: some ErrorAnswer) -> String {
-    (try? answer.errorBody.message) ?? "no message"
-  }
-}
-
-/// The error responses of the generated client, which all carry openapi.yaml's `Error`.
-protocol ErrorAnswer {
-  var errorBody: Components.Schemas._Error { get throws }
-}
-
-extension Components.Responses.Unauthorized: ErrorAnswer {
-  var errorBody: Components.Schemas._Error { get throws { try body.json } }
-}
-extension Components.Responses.TooManyRequests: ErrorAnswer {
-  var errorBody: Components.Schemas._Error { get throws { try body.json } }
-}
-extension Components.Responses.BadRequest: ErrorAnswer {
-  var errorBody: Components.Schemas._Error { get throws { try body.json } }
-}
-extension Components.Responses.Unprocessable: ErrorAnswer {
-  var errorBody: Components.Schemas._Error { get throws { try body.json } }
-}
-extension Components.Responses.TooLarge: ErrorAnswer {
-  var errorBody: Components.Schemas._Error { get throws { try body.json } }
-}
-
-extension ResolverError {
-  fileprivate func logged(_ answer: some ErrorAnswer, _ logger: Logger) -> ResolverError {
-    logger.warning(
-      "the server refused the API key", metadata: ["message": "\(ServerResolver.message(answer))"])
-    return self
-  }
-}
-
-extension ResolverChoice {
-  /// The resolver server at `url` (`nearby server`), with credentials kept in `store`.
-  public static func server(
-    _ url: URL, credentialStore: any CredentialStore = FileCredentialStore(),
-    logger: Logger = Logger(label: "nearby.server-client")
-  ) -> ResolverChoice {
-    var configuration = ServerResolver.Configuration(url: url, credentialStore: credentialStore)
-    configuration.logger = logger
-    return .server(configuration)
-  }
-
-  /// The resolver server, configured in full.
-  public static func server(_ configuration: ServerResolver.Configuration) -> ResolverChoice {
-    ResolverChoice(name: "server \(configuration.url.absoluteString)") {
-      ServerResolver(configuration: configuration)
     }
   }
 }

@@ -40,36 +40,16 @@ public struct Token: Sendable, Hashable, Comparable {
 }
 
 extension Token {
-  private static let hexDigits = Array("0123456789abcdef".utf8)
-
   /// 16 lowercase hex digits.
-  public var hex: String {
-    var out = [UInt8]()
-    out.reserveCapacity(16)
-    for byte in bytes {
-      out.append(Self.hexDigits[Int(byte >> 4)])
-      out.append(Self.hexDigits[Int(byte & 0x0f)])
-    }
-    return String(decoding: out, as: UTF8.self)
-  }
+  public var hex: String { Hex.encode(bytes) }
 
   /// Parses 16 hex digits (either case).
   /// - Throws: ``TokenError/invalidHex(_:)`` for any other text.
   public init(hex text: some StringProtocol) throws(TokenError) {
-    let utf8 = Array(text.utf8)
-    guard utf8.count == 16 else { throw .invalidHex(String(text)) }
-    var value: UInt64 = 0
-    for char in utf8 {
-      let nibble: UInt8
-      switch char {
-      case UInt8(ascii: "0")...UInt8(ascii: "9"): nibble = char - UInt8(ascii: "0")
-      case UInt8(ascii: "a")...UInt8(ascii: "f"): nibble = char - UInt8(ascii: "a") + 10
-      case UInt8(ascii: "A")...UInt8(ascii: "F"): nibble = char - UInt8(ascii: "A") + 10
-      default: throw .invalidHex(String(text))
-      }
-      value = (value << 4) | UInt64(nibble)
-    }
-    self.value = value
+    guard text.utf8.count == 2 * Self.byteCount, let bytes = Hex.decode(text),
+      let token = try? Token(bytes: bytes)
+    else { throw .invalidHex(String(text)) }
+    self = token
   }
 
   private static let base64URLAlphabet = Array(

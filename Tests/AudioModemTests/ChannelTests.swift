@@ -9,7 +9,7 @@ import Tokens
 struct ChannelTests {
   @Test("white noise at 30 dB-Hz, 44.1 and 48 kHz", arguments: [44_100.0, 48_000.0])
   func whiteNoise(sampleRate: Double) async throws {
-    var generator = SeededGenerator(seed: 30)
+    var generator = SplitMix64(seed: 30)
     let scenario = Scenario(sampleRate: sampleRate)
     var decoded = 0
     for _ in 0..<8 {
@@ -26,7 +26,7 @@ struct ChannelTests {
 
   @Test("the SNR estimate is within 3 dB at 30 and 40 dB-Hz")
   func snrEstimate() async throws {
-    var generator = SeededGenerator(seed: 31)
+    var generator = SplitMix64(seed: 31)
     let scenario = Scenario()
     for cn0 in [30.0, 40.0] {
       let token = Token.random(using: &generator)
@@ -40,7 +40,7 @@ struct ChannelTests {
 
   @Test("gain does not matter: −30 dB and +6 dB", arguments: [-30.0, 6.0])
   func gain(decibels: Double) async throws {
-    var generator = SeededGenerator(seed: 32)
+    var generator = SplitMix64(seed: 32)
     let token = Token.random(using: &generator)
     let scenario = Scenario()
     var (audio, power) = try scenario.audio(for: token)
@@ -52,7 +52,7 @@ struct ChannelTests {
 
   @Test("clock offset of ±0.5 % at 35 dB-Hz, measured as ±96 Hz", arguments: [-0.005, 0.005])
   func clockOffset(offset: Double) async throws {
-    var generator = SeededGenerator(seed: 33)
+    var generator = SplitMix64(seed: 33)
     let scenario = Scenario()
     for _ in 0..<3 {
       let token = Token.random(using: &generator)
@@ -70,7 +70,7 @@ struct ChannelTests {
 
   @Test("room with RT60 0.6 s, reverberation as strong as the direct sound")
   func room() async throws {
-    var generator = SeededGenerator(seed: 34)
+    var generator = SplitMix64(seed: 34)
     let scenario = Scenario()
     var decoded = 0
     for _ in 0..<4 {
@@ -90,7 +90,7 @@ struct ChannelTests {
 
   @Test("a second transmitter 6 dB weaker, overlapping: the stronger token is decoded")
   func capture() async throws {
-    var generator = SeededGenerator(seed: 35)
+    var generator = SplitMix64(seed: 35)
     let scenario = Scenario()
     for _ in 0..<3 {
       let strong = Token.random(using: &generator)
@@ -109,7 +109,7 @@ struct ChannelTests {
 
   @Test("frames back to back are all found, in order, at their offsets")
   func sequence() async throws {
-    var generator = SeededGenerator(seed: 36)
+    var generator = SplitMix64(seed: 36)
     let encoder = try AudioModemEncoder()
     let tokens = (0..<3).map { _ in Token.random(using: &generator) }
     var audio: [Float] = []

@@ -8,7 +8,7 @@ import Tokens
 struct RobustnessTests {
   @Test("silence, loud white noise and clipped noise yield nothing")
   func noTokenFromNoise() async throws {
-    var generator = SeededGenerator(seed: 40)
+    var generator = SplitMix64(seed: 40)
     let scenario = Scenario()
     #expect(try await scenario.decode([Float](repeating: 0, count: 96_000)).isEmpty)
     let noise = Channel.whiteNoise(count: 240_000, deviation: 0.3, using: &generator)
@@ -29,7 +29,7 @@ struct RobustnessTests {
   @Test("random bytes as samples, NaN and infinity included, in random buffer sizes")
   func randomBytes() async throws {
     let found = try await offPool {
-      var generator = SeededGenerator(seed: 42)
+      var generator = SplitMix64(seed: 42)
       var decoder = try AudioModemDecoder()
       var found: [DecodedToken] = []
       for _ in 0..<200 {
@@ -64,7 +64,7 @@ struct RobustnessTests {
 
   @Test("buffers of any size give the same tokens and offsets as one buffer")
   func streaming() async throws {
-    var generator = SeededGenerator(seed: 43)
+    var generator = SplitMix64(seed: 43)
     let token = Token.random(using: &generator)
     var (audio, power) = try Scenario().audio(for: token)
     Channel.addWhiteNoise(

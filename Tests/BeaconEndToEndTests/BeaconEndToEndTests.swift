@@ -89,14 +89,14 @@ struct BeaconEndToEndTests {
       let key = try store.createAPIKey(project: "beacons", label: "test", now: now).key
       _ = try store.registerBeacon(
         project: "beacons",
-        advertisedID: AdvertisedID(kind: .eddystone, bytes: BeaconID(frame: Self.uid)!.bytes),
+        advertisedID: BeaconID(frame: Self.uid)!,
         description: "", attachments: [soup.new, price.new, bread.new], now: now)
       _ = try store.registerBeacon(
         project: "beacons",
-        advertisedID: AdvertisedID(kind: .ibeacon, bytes: BeaconID(frame: Self.iBeacon)!.bytes),
+        advertisedID: BeaconID(frame: Self.iBeacon)!,
         description: "", attachments: [iBeaconMenu.new], now: now)
       _ = try store.registerBeacon(
-        project: "beacons", advertisedID: AdvertisedID(kind: .eddystoneEID, bytes: eid),
+        project: "beacons", advertisedID: BeaconID(kind: .eddystoneEID, bytes: eid)!,
         description: "", eid: registration, attachments: [eidMenu.new], now: now)
       return key
     }

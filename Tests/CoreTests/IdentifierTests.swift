@@ -29,6 +29,7 @@ struct IdentifierTests {
     arguments: [
       "", "not-a-uuid", "123e4567-e89b-12d3-a456-42661417400", "123e4567e89b12d3a456426614174000",
       "123e4567-e89b-12d3-a456-42661417400g", "123e4567-e89b-12d3-a456_426614174000",
+      " 123e4567-e89b-12d3-a456-42661417400",
     ])
   func refuses(_ text: String) {
     #expect(Identifier(text) == nil)

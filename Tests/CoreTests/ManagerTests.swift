@@ -113,11 +113,12 @@ struct ManagerTests {
     let resolver = try InProcessResolver()
     let device = try await ScriptedDevice(resolver: resolver)
     var subscription: Subscription? = try await device.manager.subscribe()
-    let events = try #require(subscription?.events)
+    // The status stream, unlike `events`, does not keep the subscription alive.
+    let statuses = StreamRecorder(try #require(subscription?.statusUpdates))
     #expect(await resolver.counts().subscriptions == 1)
     subscription = nil
-    var iterator = events.makeAsyncIterator()
-    #expect(await iterator.next() == nil)
+    #expect(await statuses.waitUntilFinished())
+    #expect(statuses.elements.last == .inactive)
     #expect(await eventually { await resolver.counts().subscriptions == 0 })
     await device.manager.shutdown()
   }
@@ -154,7 +155,7 @@ struct ManagerTests {
     #expect(await eventually(timeout: .seconds(5)) { await device.manager.currentToken != first })
     let second = try #require(await device.manager.currentToken)
     #expect(await eventually { device.ble.transmittedToken == second })
-    withExtendedLifetime(publication) {}
+    await publication.cancel()
     await device.manager.shutdown()
   }
 

@@ -61,7 +61,7 @@ struct OrderingTests {
     medium.setStatus(.poweredOff)
     medium.setStatus(.ready)
     #expect(await eventually { medium.transmitCalls == 2 && medium.startScanningCalls == 2 })
-    withExtendedLifetime(publication) {}
+    await publication.cancel()
     await manager.shutdown()
   }
 

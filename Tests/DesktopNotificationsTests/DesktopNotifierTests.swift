@@ -1,6 +1,7 @@
 import DBus
 import DesktopNotifications
 import Foundation
+import InMemoryLogging
 import Logging
 import MediumTestKit
 import Testing
@@ -8,14 +9,14 @@ import TestSupport
 
 @Suite("DesktopNotifier")
 struct DesktopNotifierTests {
-  static func logger(_ logs: CapturedLogs) -> Logger {
+  static func logger(_ logs: InMemoryLogHandler) -> Logger {
     Logger(label: "test.notifications") { _ in logs }
   }
 
   @Test("a notification reaches the notification server with its app name, title and body")
   func notifies() async throws {
     let double = try await NotificationDouble.connect()
-    let logs = CapturedLogs()
+    let logs = InMemoryLogHandler.keepingEverything()
     let notifier = DesktopNotifier(bus: .address(double.address), logger: Self.logger(logs))
     let tag = UUID().uuidString
     let id = await notifier.notify(
@@ -32,7 +33,7 @@ struct DesktopNotifierTests {
   @Test("no notification server: no crash, a quick nil, one warning, and later ones tried again")
   func noServer() async throws {
     let double = try await NotificationDouble.connect()
-    let logs = CapturedLogs()
+    let logs = InMemoryLogHandler.keepingEverything()
     let notifier = DesktopNotifier(
       bus: .address(double.address), destination: "org.nearby.test.NoNotifications",
       logger: Self.logger(logs))
@@ -69,7 +70,7 @@ struct DesktopNotifierTests {
         ]), at: try DBusObjectPath("/org/freedesktop/Notifications"))
     _ = try await server.requestName(name)
 
-    let logs = CapturedLogs()
+    let logs = InMemoryLogHandler.keepingEverything()
     let notifier = DesktopNotifier(
       bus: .address(double.address), destination: name, callTimeout: .milliseconds(300),
       logger: Self.logger(logs))
@@ -86,7 +87,7 @@ struct DesktopNotifierTests {
 
   @Test("no session bus at all: logged once, then notifications are off")
   func noBus() async throws {
-    let logs = CapturedLogs()
+    let logs = InMemoryLogHandler.keepingEverything()
     let notifier = DesktopNotifier(
       bus: .address("unix:path=/tmp/nearby-no-bus-\(UUID().uuidString)"),
       logger: Self.logger(logs))

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+import Tokens
 
 /// Runs the built `nearby beacons parse` as a user would.
 @Suite("nearby beacons parse")
@@ -29,7 +30,7 @@ struct BeaconsCommandTests {
     // Eddystone-UID, URL (https://goo.gl/S6zT6P), TLM, encrypted TLM, EID.
     "0201060303aafe1716aafe" + uid,
     "0201060303aafe1316aafe10ee03"
-      + "goo.gl/S6zT6P".utf8.map { String(format: "%02x", $0) }.joined(),
+      + Hex.encode("goo.gl/S6zT6P".utf8),
     "0201060303aafe1116aafe20000bb8178001020304000186a0",
     "0201060303aafe1516aafe20010102030405060708090a0b0cabcd1234",
     "0201060303aafe0d16aafe30f80123456789abcdef",

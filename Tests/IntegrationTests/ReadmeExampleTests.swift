@@ -28,6 +28,11 @@ struct ReadmeExampleTests {
     var events: [SubscriptionEvent] = []
     for await event in subscription.events { events.append(event) }
     #expect(events.isEmpty)
+    // The scoped form (the README reads its events; this closure returns at once).
+    let scoped = try await manager.withSubscription(configure: { $0.type = "name" }) {
+      subscription in subscription
+    }
+    #expect(scoped.status == .inactive)
     await manager.shutdown()
     #expect(publication.status == .inactive)
   }

@@ -19,7 +19,7 @@ struct SeedScenarioTests {
     #expect(publication?.status == .active)
     publication = nil
     #expect(await eventually { world.lost(by: "Bob") == ["Alice"] })
-    withExtendedLifetime(subscription) {}
+    await subscription.cancel()
     await alice.shutdown()
     await bob.shutdown()
   }
@@ -43,7 +43,8 @@ struct SeedScenarioTests {
     // Give the speaker many advertising rounds; it must hear nothing.
     try await Task.sleep(for: .milliseconds(600))
     #expect(world.found(by: "Speaker").isEmpty)
-    withExtendedLifetime((boxSubscription, speakerSubscription, publication)) {}
+    for subscription in [boxSubscription, speakerSubscription] { await subscription.cancel() }
+    await publication.cancel()
     for manager in [phone, box, speaker] { await manager.shutdown() }
   }
 
@@ -66,7 +67,8 @@ struct SeedScenarioTests {
     #expect(await eventually { world.found(by: "menus") == ["menu"] })
     try await Task.sleep(for: .milliseconds(300))
     #expect(world.found(by: "menus") == ["menu"], "lost: \(world.lost(by: "menus"))")
-    withExtendedLifetime((publications, menus, everything)) {}
+    for publication in publications { await publication.cancel() }
+    for subscription in [menus, everything] { await subscription.cancel() }
     await cafe.shutdown()
     await guest.shutdown()
   }
@@ -90,7 +92,8 @@ struct SeedScenarioTests {
     await world.air.place("Bob", at: Air.Position(x: 3))
     #expect(await eventually { world.found(by: "Bob").count == lostCount + 1 })
     #expect(Set(world.found(by: "Bob") + world.lost(by: "Bob")) == ["Alice"])
-    withExtendedLifetime((publication, subscription)) {}
+    await publication.cancel()
+    await subscription.cancel()
     await alice.shutdown()
     await bob.shutdown()
   }

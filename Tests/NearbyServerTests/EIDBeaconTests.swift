@@ -21,7 +21,7 @@ struct EIDBeaconTests {
     try! EddystoneEIDGenerator(identityKey: hexBytes(key), rotationExponent: 10)
   }
 
-  func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+  func hex(_ bytes: [UInt8]) -> String { Hex.encode(bytes) }
 
   func call(_ method: HTTPMethod, _ server: ServerHarness, _ path: String, body: String? = nil)
     async throws -> RawAnswer
@@ -199,8 +199,6 @@ struct EIDBeaconTests {
 
 /// Bytes from even-length hex (test input, known good).
 func hexBytes(_ hex: String) -> [UInt8] {
-  stride(from: 0, to: hex.count, by: 2).map {
-    let start = hex.index(hex.startIndex, offsetBy: $0)
-    return UInt8(hex[start..<hex.index(start, offsetBy: 2)], radix: 16)!
-  }
+  guard let bytes = Hex.decode(hex) else { preconditionFailure("bad hex literal \(hex)") }
+  return bytes
 }

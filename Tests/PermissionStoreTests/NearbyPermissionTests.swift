@@ -1,5 +1,6 @@
 import Core
 import Foundation
+import InMemoryLogging
 import Logging
 import MediumTestKit
 import PermissionStore
@@ -55,7 +56,7 @@ struct NearbyPermissionTests {
     defer { folder.remove() }
     let permission = try await NearbyPermission(appID: "app", directory: folder.url, prompt: .never)
     let medium = ScriptedMedium(kind: .ble)
-    let logs = CapturedLogs()
+    let logs = InMemoryLogHandler.keepingEverything()
     var configuration = MessageManager.Configuration(
       resolver: .inProcess(try InProcessResolver()), mediums: [.scripted(medium)],
       logger: Logger(label: "test") { _ in logs })

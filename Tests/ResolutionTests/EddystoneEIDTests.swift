@@ -36,10 +36,8 @@ private let vectors:
 
 /// Bytes from even-length hex (test input, known good).
 func hexBytes(_ hex: String) -> [UInt8] {
-  stride(from: 0, to: hex.count, by: 2).map {
-    let start = hex.index(hex.startIndex, offsetBy: $0)
-    return UInt8(hex[start..<hex.index(start, offsetBy: 2)], radix: 16)!
-  }
+  guard let bytes = Hex.decode(hex) else { preconditionFailure("bad hex literal \(hex)") }
+  return bytes
 }
 
 @Suite("Eddystone-EID")

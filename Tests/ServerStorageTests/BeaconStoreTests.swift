@@ -1,3 +1,4 @@
+import Core
 import Foundation
 import Resolution
 import ServerStorage
@@ -9,7 +10,7 @@ struct BeaconStoreTests {
   func beaconsAndAttachmentsPerProject(_ kind: StorageKind) async throws {
     let storage = try await StorageFixture.make(kind)
     defer { Task { await storage.shutdown() } }
-    let id = try AdvertisedID(kind: .altbeacon, hex: String(repeating: "0f", count: 20))
+    let id = try BeaconID(kind: .altBeacon, hex: String(repeating: "0f", count: 20))
     let menu = try NewAttachment(namespacedType: "cafe/menu", data: [1, 2, 3])
     let now = Date(timeIntervalSince1970: 1_800_000_000)
     let result = try await storage.transaction { store in
@@ -34,12 +35,12 @@ struct BeaconStoreTests {
   func eidParametersRoundTripAndGoWithTheBeacon(_ kind: StorageKind) async throws {
     let storage = try await StorageFixture.make(kind)
     defer { Task { await storage.shutdown() } }
-    let id = try AdvertisedID(kind: .eddystoneEID, hex: "3439c83a6564bfdf")
+    let id = try BeaconID(kind: .eddystoneEID, hex: "3439c83a6564bfdf")
     let registeredAt = Date(timeIntervalSince1970: 1_800_000_000.25)
     let eid = try EddystoneEIDRegistration(
       identityKey: Array(0..<16), rotationExponent: 15, clockValue: .max,
       registeredAt: registeredAt)
-    let plain = try AdvertisedID(kind: .altbeacon, hex: String(repeating: "0f", count: 20))
+    let plain = try BeaconID(kind: .altBeacon, hex: String(repeating: "0f", count: 20))
     let result = try await storage.transaction { store in
       _ = try store.registerBeacon(
         project: "p", advertisedID: plain, description: "", attachments: [], now: registeredAt)
@@ -68,28 +69,28 @@ struct BeaconStoreTests {
       try NewAttachment(namespacedType: "a/b", data: [UInt8](repeating: 0, count: 1025))
     }
     #expect(throws: BeaconInputError.self) { try NewAttachment(namespacedType: "a b/c", data: []) }
-    #expect(throws: BeaconInputError.self) { try AdvertisedID(kind: .eddystone, hex: "zz") }
+    #expect(throws: BeaconInputError.self) { try BeaconID(kind: .eddystoneUID, hex: "zz") }
   }
 
   /// Fullwidth digits pass `Character.isHexDigit`; parsing them trapped (issue 13).
   @Test func hexIsParsedOverASCIIOnly() throws {
     #expect(throws: BeaconInputError.self) {
-      try AdvertisedID(kind: .ibeacon, hex: "\u{FF10}\u{FF10}")
+      try BeaconID(kind: .iBeacon, hex: "\u{FF10}\u{FF10}")
     }
     #expect(throws: BeaconInputError.self) {
-      try AdvertisedID(kind: .ibeacon, hex: String(repeating: "\u{FF10}", count: 40))
+      try BeaconID(kind: .iBeacon, hex: String(repeating: "\u{FF10}", count: 40))
     }
     #expect(throws: BeaconInputError.self) {
-      try AdvertisedID(kind: .eddystoneEID, hex: "0011223344556６")
+      try BeaconID(kind: .eddystoneEID, hex: "0011223344556６")
     }
-    let upper = try AdvertisedID(kind: .eddystoneEID, hex: "0011AABBCCDDEEFF")
+    let upper = try BeaconID(kind: .eddystoneEID, hex: "0011AABBCCDDEEFF")
     #expect(upper.hex == "0011aabbccddeeff")
-    #expect(try AdvertisedID(name: upper.name) == upper)
+    #expect(try BeaconID(name: upper.name) == upper)
     #expect(throws: BeaconInputError.self) {
-      try AdvertisedID(name: "eddystone-eid!0011AABBCCDDEEFF")
+      try BeaconID(name: "eddystone-eid!0011AABBCCDDEEFF")
     }
-    #expect(throws: BeaconInputError.self) { try AdvertisedID(name: "nope!00") }
-    #expect(throws: BeaconInputError.self) { try AdvertisedID(name: "eddystone-eid") }
+    #expect(throws: BeaconInputError.self) { try BeaconID(name: "nope!00") }
+    #expect(throws: BeaconInputError.self) { try BeaconID(name: "eddystone-eid") }
   }
 
   @Test func textRulesCountBytesAndRefuseControls() throws {

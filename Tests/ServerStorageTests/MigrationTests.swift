@@ -1,3 +1,4 @@
+import Core
 import Foundation
 import ServerStorage
 import ServerTestSupport
@@ -33,7 +34,7 @@ struct MigrationTests {
       open = { try await PostgresStorage(url: url) }
     }
     let first = try await open()
-    let id = try AdvertisedID(kind: .eddystone, hex: String(repeating: "ab", count: 16))
+    let id = try BeaconID(kind: .eddystoneUID, hex: String(repeating: "ab", count: 16))
     try await first.transaction { store in
       _ = try store.registerBeacon(
         project: "p", advertisedID: id, description: "old", attachments: [], now: Date())

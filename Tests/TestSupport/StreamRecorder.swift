@@ -15,10 +15,22 @@ public final class StreamRecorder<Element: Sendable>: Sendable {
   private let reader: Task<Void, Never>
 
   /// Starts reading `stream` (this recorder becomes its one reader).
-  public init(_ stream: AsyncStream<Element>) {
+  public convenience init(_ stream: AsyncStream<Element>) {
+    self.init(sequence: stream)
+  }
+
+  /// Starts reading `sequence` (this recorder becomes its one reader), such as a
+  /// subscription's `events`, which the reader then keeps alive until the recorder goes away.
+  public convenience init<Sequence: AsyncSequence<Element, Never> & Sendable>(
+    _ sequence: Sequence
+  ) {
+    self.init(sequence: sequence)
+  }
+
+  private init<Sequence: AsyncSequence<Element, Never> & Sendable>(sequence: Sequence) {
     let storage = storage
     reader = Task {
-      for await element in stream {
+      for await element in sequence {
         storage.state.withLock { $0.elements.append((ContinuousClock.now, element)) }
       }
       storage.state.withLock { $0.finished = true }

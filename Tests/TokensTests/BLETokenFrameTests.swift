@@ -81,7 +81,7 @@ struct BLETokenFramePayloadTests {
   }
 
   @Test func roundTripsManyRandomFrames() throws {
-    var generator = SeededGenerator(seed: 10)
+    var generator = SplitMix64(seed: 10)
     for token in sampleTokens(count: 3_000, seed: 11) {
       let txPower = Int8.random(in: .min ... .max, using: &generator)
       let flags = UInt8.random(in: 0...0x0f, using: &generator)
@@ -150,9 +150,7 @@ struct BLETokenFrameAdvertisementTests {
   @Test func serviceUUIDBytesReversedAreLittleEndian() throws {
     let hex = Array(BLETokenFrame.serviceUUID.filter { $0 != "-" })
     #expect(hex.count == 32)
-    let bigEndian = try stride(from: 0, to: hex.count, by: 2).map { index in
-      try #require(UInt8(String(hex[index...index + 1]), radix: 16))
-    }
+    let bigEndian = try #require(Hex.decode(String(hex)))
     #expect(bigEndian.reversed() == BLETokenFrame.serviceUUIDLittleEndian)
     #expect(BLETokenFrame.serviceUUID == BLETokenFrame.serviceUUID.lowercased())
     let groups = BLETokenFrame.serviceUUID.split(separator: "-").map(\.count)
@@ -242,7 +240,7 @@ struct BLETokenFrameAdvertisementTests {
   }
 
   @Test func roundTripsThroughAdvertisements() throws {
-    var generator = SeededGenerator(seed: 12)
+    var generator = SplitMix64(seed: 12)
     for token in sampleTokens(count: 1_000, seed: 13) {
       let frame = BLETokenFrame(
         token: token, txPower: Int8.random(in: .min ... .max, using: &generator),
@@ -255,7 +253,7 @@ struct BLETokenFrameAdvertisementTests {
 @Suite("BLETokenFrame fuzzing")
 struct BLETokenFrameFuzzTests {
   /// Random bytes, 0...40 long; three in eight start from a valid frame or our UUID.
-  static func randomInput(using generator: inout SeededGenerator) -> [UInt8] {
+  static func randomInput(using generator: inout SplitMix64) -> [UInt8] {
     let count = Int.random(in: 0...40, using: &generator)
     var bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
     switch Int.random(in: 0..<8, using: &generator) {
@@ -280,7 +278,7 @@ struct BLETokenFrameFuzzTests {
   }
 
   @Test func randomPayloadsDecodeOrThrowTypedErrors() throws {
-    var generator = SeededGenerator(seed: 0xf00d)
+    var generator = SplitMix64(seed: 0xf00d)
     var decoded = 0
     for _ in 0..<4_000 {
       let bytes = Self.randomInput(using: &generator)
@@ -303,7 +301,7 @@ struct BLETokenFrameFuzzTests {
   }
 
   @Test func randomAdvertisementsDecodeOrThrowTypedErrors() throws {
-    var generator = SeededGenerator(seed: 0xbeef)
+    var generator = SplitMix64(seed: 0xbeef)
     var outcomes: [String: Int] = [:]
     for _ in 0..<4_000 {
       let bytes = Self.randomInput(using: &generator)

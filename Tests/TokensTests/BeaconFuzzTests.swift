@@ -1,7 +1,7 @@
 import Testing
 import Tokens
 
-// SeededGenerator (SplitMix64) is TokenTests.swift's: a failing case can be replayed.
+// SplitMix64 is Tokens': a failing case can be replayed from its seed.
 
 /// Random bytes and mutations of valid frames through every parser: each call must return a
 /// value or a typed error (a trap fails the whole test run), and whatever parses must rebuild
@@ -60,7 +60,7 @@ struct BeaconFuzzTests {
     }
   }
 
-  static func validAdvertisements(using generator: inout SeededGenerator) -> [[UInt8]] {
+  static func validAdvertisements(using generator: inout SplitMix64) -> [[UInt8]] {
     func bytes(_ count: Int) -> BeaconBytes {
       try! BeaconBytes((0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) })
     }
@@ -84,7 +84,7 @@ struct BeaconFuzzTests {
 
   @Test("random bytes never crash a parser")
   func randomBytes() {
-    var generator = SeededGenerator(seed: 0x5eed_0001)
+    var generator = SplitMix64(seed: 0x5eed_0001)
     for _ in 0..<Self.iterations {
       let count = Int.random(in: 0...40, using: &generator)
       var bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
@@ -103,7 +103,7 @@ struct BeaconFuzzTests {
 
   @Test("mutations of valid frames never crash a parser, and what parses rebuilds")
   func mutations() {
-    var generator = SeededGenerator(seed: 0x5eed_0002)
+    var generator = SplitMix64(seed: 0x5eed_0002)
     let valid = Self.validAdvertisements(using: &generator)
     var parsed = 0
     for _ in 0..<Self.iterations {

@@ -3,11 +3,10 @@ import Tokens
 
 /// Bytes from hex digits; spaces are ignored. Traps on bad text (test literals only).
 func hexBytes(_ text: String) -> [UInt8] {
-  let digits = Array(text.filter { !$0.isWhitespace })
-  precondition(digits.count % 2 == 0, "odd hex literal")
-  return stride(from: 0, to: digits.count, by: 2).map {
-    UInt8(String(digits[$0...$0 + 1]), radix: 16)!
+  guard let bytes = Hex.decode(text.filter { !$0.isWhitespace }) else {
+    preconditionFailure("bad hex literal \(text)")
   }
+  return bytes
 }
 
 /// What parsing gave: a value or the typed error.

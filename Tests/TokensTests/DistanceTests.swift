@@ -130,7 +130,7 @@ struct RSSISmootherTests {
   func walkingAway() throws {
     var smoother = RSSISmoother<Instant>(window: .seconds(2))
     let model = PathLossModel(exponent: 2)
-    var generator = SeededGenerator(seed: 7)
+    var generator = SplitMix64(seed: 7)
     var distances: [Double] = []
     for step in 0..<100 {
       let metres = 1 + Double(step) * 0.2  // 1 m → 20.8 m in 10 s

@@ -2,22 +2,9 @@ import Foundation
 import Testing
 import Tokens
 
-/// A small seedable generator (SplitMix64), so that random tests can be replayed.
-struct SeededGenerator: RandomNumberGenerator {
-  private var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9e37_79b9_7f4a_7c15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
-    z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
-    return z ^ (z >> 31)
-  }
-}
-
 /// `count` tokens from a seeded generator, plus the edge values.
 func sampleTokens(count: Int, seed: UInt64) -> [Token] {
-  var generator = SeededGenerator(seed: seed)
+  var generator = SplitMix64(seed: seed)
   let edges: [UInt64] = [0, 1, 0xff, 0x0102_0304_0506_0708, 1 << 63, .max, .max - 1]
   return edges.map(Token.init(value:)) + (0..<count).map { _ in Token.random(using: &generator) }
 }
@@ -76,8 +63,8 @@ struct TokenBytesTests {
   }
 
   @Test func seededRandomIsRepeatable() {
-    var first = SeededGenerator(seed: 42)
-    var second = SeededGenerator(seed: 42)
+    var first = SplitMix64(seed: 42)
+    var second = SplitMix64(seed: 42)
     let a = (0..<100).map { _ in Token.random(using: &first) }
     let b = (0..<100).map { _ in Token.random(using: &second) }
     #expect(a == b)

@@ -32,6 +32,9 @@ if grep -E "^(${here}/)?(Modules|Plugins|Tools|Tests)/[^:]+:[0-9]+:[0-9]+: warni
   exit 1
 fi
 
+# The DocC catalogs (Core, PermissionStore, BackgroundPersistence, ServerResolver); a warning fails.
+Tools/scripts/docs.sh
+
 shopt -s nullglob
 for service in Tools/scripts/services/*.sh; do
   echo "== starting $(basename "$service" .sh)" >&2

@@ -28,16 +28,65 @@ public enum BeaconID: Sendable, Hashable {
     }
   }
 
-  /// The resolver's name for the kind of id: `eddystone`, `eddystone-eid`, `ibeacon`,
-  /// `altbeacon` (as in the server's `AdvertisedID.type`).
-  public var kindName: String {
-    switch self {
-    case .eddystoneUID: "eddystone"
-    case .eddystoneEID: "eddystone-eid"
-    case .iBeacon: "ibeacon"
-    case .altBeacon: "altbeacon"
+  /// The kind of id, whose raw value is the resolver's name for it.
+  public enum Kind: String, Sendable, Hashable, CaseIterable {
+    /// Eddystone-UID: namespace + instance, 16 bytes.
+    case eddystoneUID = "eddystone"
+    /// Eddystone-EID: the ephemeral id, 8 bytes.
+    case eddystoneEID = "eddystone-eid"
+    /// iBeacon: proximity UUID + major + minor, 20 bytes.
+    case iBeacon = "ibeacon"
+    /// AltBeacon: the beacon id, 20 bytes.
+    case altBeacon = "altbeacon"
+
+    /// The id's length in bytes.
+    public var byteCount: Int {
+      switch self {
+      case .eddystoneUID: 16
+      case .eddystoneEID: 8
+      case .iBeacon, .altBeacon: 20
+      }
     }
   }
+
+  /// The id of `kind` made of `bytes` (as ``bytes`` lays them out); `nil` unless there are
+  /// exactly ``Kind/byteCount`` of them.
+  public init?(kind: Kind, bytes: some Collection<UInt8>) {
+    guard bytes.count == kind.byteCount else { return nil }
+    let all = Array(bytes)
+    // Every field is at most 20 bytes, all BeaconBytes holds: `field` never fails.
+    func field(_ range: Range<Int>) -> BeaconBytes? { try? BeaconBytes(all[range]) }
+    switch kind {
+    case .eddystoneUID:
+      guard let namespace = field(0..<10), let instance = field(10..<16) else { return nil }
+      self = .eddystoneUID(namespace: namespace, instance: instance)
+    case .eddystoneEID:
+      guard let eid = field(0..<8) else { return nil }
+      self = .eddystoneEID(eid)
+    case .iBeacon:
+      guard let uuid = field(0..<16) else { return nil }
+      self = .iBeacon(
+        uuid: uuid, major: UInt16(all[16]) << 8 | UInt16(all[17]),
+        minor: UInt16(all[18]) << 8 | UInt16(all[19]))
+    case .altBeacon:
+      guard let id = field(0..<20) else { return nil }
+      self = .altBeacon(id)
+    }
+  }
+
+  /// The kind of id.
+  public var kind: Kind {
+    switch self {
+    case .eddystoneUID: .eddystoneUID
+    case .eddystoneEID: .eddystoneEID
+    case .iBeacon: .iBeacon
+    case .altBeacon: .altBeacon
+    }
+  }
+
+  /// The resolver's name for the kind of id: `eddystone`, `eddystone-eid`, `ibeacon`,
+  /// `altbeacon` (``Kind``'s raw value, the wire's `AdvertisedID.type`).
+  public var kindName: String { kind.rawValue }
 
   /// The advertised bytes: namespace + instance (16), EID (8), UUID + major + minor (20),
   /// or the AltBeacon id (20).
@@ -52,10 +101,7 @@ public enum BeaconID: Sendable, Hashable {
   }
 
   /// ``bytes`` as lower-case hex.
-  public var hex: String {
-    let digits = Array("0123456789abcdef")
-    return String(bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0f)]] })
-  }
+  public var hex: String { Hex.encode(bytes) }
 }
 
 extension BeaconID: CustomStringConvertible {

@@ -106,9 +106,10 @@ extension MessageManager {
   private func startBeaconSweepIfNeeded() {
     guard beaconSweepTask == nil else { return }
     let period = max(min(configuration.beaconLostAfter / 4, .seconds(1)), .milliseconds(10))
+    let clock = configuration.clock
     beaconSweepTask = Task { [weak self] in
       while !Task.isCancelled {
-        try? await Task.sleep(for: period)
+        try? await clock.sleep(for: period)
         guard let self, await self.sweepBeacons() else { return }
       }
     }
@@ -172,8 +173,9 @@ extension MessageManager {
   func startLocalExpiry(_ id: SubscriptionID, ttl: TTL) {
     subscriptions[id]?.expiryTask?.cancel()
     guard let seconds = ttl.seconds else { return }
+    let clock = configuration.clock
     subscriptions[id]?.expiryTask = Task { [weak self] in
-      try? await Task.sleep(for: .seconds(seconds))
+      try? await clock.sleep(for: .seconds(seconds))
       guard !Task.isCancelled, let self else { return }
       await self.expireLocally(id)
     }

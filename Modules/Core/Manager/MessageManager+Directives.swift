@@ -23,8 +23,9 @@ extension MessageManager {
     refreshTask?.cancel()
     refreshGeneration &+= 1
     let generation = refreshGeneration
+    let clock = configuration.clock
     refreshTask = Task { [weak self] in
-      try? await Task.sleep(for: .seconds(max(seconds, 0) + 0.01))
+      try? await clock.sleep(for: .seconds(max(seconds, 0) + 0.01))
       guard !Task.isCancelled, let self else { return }
       await self.refreshDirectives(generation)
     }

@@ -123,7 +123,8 @@ extension MessageManager {
     let answer: Bool?
     let reason: String
     if let handler {
-      answer = await Self.call(handler, timeout: configuration.permissionRequestTimeout)
+      answer = await Self.call(
+        handler, timeout: configuration.permissionRequestTimeout, clock: configuration.clock)
       reason =
         answer == nil
         ? "the app's permission request handler did not answer within "
@@ -153,11 +154,11 @@ extension MessageManager {
 
   /// Calls `handler` and waits for its first answer, or `nil` after `timeout`.
   private static func call(
-    _ handler: PermissionRequestHandler, timeout: Duration
+    _ handler: PermissionRequestHandler, timeout: Duration, clock: any Clock<Duration>
   ) async -> Bool? {
     let once = Once()
     let timer = Task {
-      try? await Task.sleep(for: timeout)
+      try? await clock.sleep(for: timeout)
       once.resume(with: nil)
     }
     defer { timer.cancel() }

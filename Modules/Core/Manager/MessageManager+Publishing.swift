@@ -2,8 +2,10 @@ extension MessageManager {
   /// Publishes `message` until the returned publication is cancelled, released, or expires.
   /// `configure` runs on the caller's executor before anything is sent.
   ///
-  /// - Parameter configure: sets the ``PublicationParams`` (strategy, expired handler).
-  /// - Throws: ``MessageError`` or ``StrategyError`` naming the limit or rule broken,
+  /// - Parameters:
+  ///   - message: what to publish.
+  ///   - configure: sets the ``PublicationParams`` (strategy, expired handler).
+  /// - Throws: ``MessageError`` or `StrategyError` naming the limit or rule broken,
   ///   ``ManagerError/shutDown``, or the resolver's error.
   public nonisolated(nonsending) func publish(
     _ message: Message, configure: (inout PublicationParams) throws -> Void = { _ in }

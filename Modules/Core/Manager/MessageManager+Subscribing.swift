@@ -1,15 +1,35 @@
 extension MessageManager {
   /// Subscribes to nearby messages until the returned subscription is cancelled, released, or
-  /// expires. `onFound` and `onLost` run on this actor, in event order; return quickly.
-  /// `configure` runs on the caller's executor before anything is sent. With `onFound` alone,
-  /// label the closure: `subscribe(onFound: { ... }, configure: { ... })`.
+  /// expires, calling `onFound` for each message found. `onFound` runs on this actor, in
+  /// event order; return quickly. `configure` runs on the caller's executor before anything
+  /// is sent.
   ///
-  /// - Parameter configure: sets the ``SubscriptionParams`` (strategy, namespace, type, ...).
-  /// - Throws: ``MessageError`` for a bad namespace or type filter, ``StrategyError``,
+  /// The natural trailing-closure calls do what they say:
+  /// `subscribe { message in … }` passes `onFound`, and
+  /// `subscribe(onFound: { … }) { params in … }` passes `configure`.
+  ///
+  /// - Parameters:
+  ///   - onFound: called with each message found.
+  ///   - configure: sets the ``SubscriptionParams`` (strategy, namespace, type, ...).
+  /// - Throws: ``MessageError`` for a bad namespace or type filter, `StrategyError`,
   ///   ``ManagerError``, or the resolver's error.
   public nonisolated(nonsending) func subscribe(
+    onFound: @escaping @Sendable (Message) -> Void,
+    configure: (inout SubscriptionParams) throws -> Void = { _ in }
+  ) async throws -> Subscription {
+    var params = SubscriptionParams()
+    try configure(&params)
+    return try await subscribe(params: params, onFound: onFound, onLost: nil)
+  }
+
+  /// Subscribes to nearby messages, calling `onFound` and `onLost` as messages come and go;
+  /// see ``subscribe(onFound:configure:)``. A trailing closure after `onLost:` is
+  /// `configure`.
+  ///
+  /// - Throws: as ``subscribe(onFound:configure:)``.
+  public nonisolated(nonsending) func subscribe(
     onFound: (@Sendable (Message) -> Void)? = nil,
-    onLost: (@Sendable (Message) -> Void)? = nil,
+    onLost: (@Sendable (Message) -> Void)?,
     configure: (inout SubscriptionParams) throws -> Void = { _ in }
   ) async throws -> Subscription {
     var params = SubscriptionParams()
@@ -17,7 +37,22 @@ extension MessageManager {
     return try await subscribe(params: params, onFound: onFound, onLost: onLost)
   }
 
-  /// Subscribes with `params`; see ``subscribe(onFound:onLost:configure:)``.
+  /// Subscribes to nearby messages without handlers: read ``Subscription/events``.
+  /// `configure` runs on the caller's executor before anything is sent; label it
+  /// (`subscribe(configure: { … })`): an unlabeled trailing closure is `onFound`.
+  ///
+  /// - Throws: as ``subscribe(onFound:configure:)``.
+  public nonisolated(nonsending) func subscribe(
+    configure: (inout SubscriptionParams) throws -> Void = { _ in }
+  ) async throws -> Subscription {
+    var params = SubscriptionParams()
+    try configure(&params)
+    return try await subscribe(params: params, onFound: nil, onLost: nil)
+  }
+
+  /// Subscribes with `params`; see ``subscribe(onFound:configure:)``. Runs on this actor.
+  ///
+  /// - Throws: as ``subscribe(onFound:configure:)``.
   public func subscribe(
     params: SubscriptionParams,
     onFound: (@Sendable (Message) -> Void)? = nil,

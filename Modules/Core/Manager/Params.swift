@@ -15,7 +15,7 @@ public struct PublicationParams: Sendable {
 }
 
 /// Options for one subscription, set in the closure passed to
-/// ``MessageManager/subscribe(onFound:onLost:configure:)``.
+/// ``MessageManager/subscribe(onFound:configure:)``.
 public struct SubscriptionParams: Sendable {
   /// How to discover publishers. Default: every medium, broadcast and scan, 300 s.
   public var strategy: Strategy = .default

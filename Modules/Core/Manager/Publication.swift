@@ -1,7 +1,12 @@
 public import Strategy
 
-/// A message being published. It stays published while you keep a reference to it, until
-/// ``cancel()`` or its TTL runs out; releasing the last reference unpublishes it.
+/// A message being published. It stays published until ``cancel()``, until its TTL runs out,
+/// or until the last reference to it goes away.
+///
+/// Prefer the scoped form, ``MessageManager/withPublication(_:configure:_:)``, which
+/// unpublishes when its closure returns or throws. A handle released without ``cancel()``
+/// is still unpublished, but only eventually: the manager is told from a task started in
+/// `deinit`, and nothing waits for it.
 public final class Publication: Sendable {
   /// The publication's identifier.
   public let id: PublicationID
@@ -11,8 +16,11 @@ public final class Publication: Sendable {
   public let strategy: Strategy
   /// Status changes: `.starting`, `.active` (or `.paused`, back and forth), then `.inactive`
   /// (the stream then finishes).
-  /// Keeps the newest 8 when not read.
-  public var statusUpdates: AsyncStream<HandleStatus> { cell.updates }
+  ///
+  /// Each access makes a new stream for one reader, which starts with the newest 8 statuses
+  /// so far and then gets every change; two readers each see every status. Each stream
+  /// keeps the newest 8 when not read. It does not keep the publication alive.
+  public var statusUpdates: AsyncStream<HandleStatus> { cell.updates() }
   /// The current status.
   public var status: HandleStatus { cell.status }
 
@@ -31,7 +39,8 @@ public final class Publication: Sendable {
   }
 
   /// Unpublishes: subscribers that found the message get `lost`. Returns when the resolver has
-  /// been told. Calling it again does nothing.
+  /// been told (a resolver that cannot be told is logged, not thrown: the publication is gone
+  /// here either way). Calling it again does nothing. Runs on the manager's actor.
   public func cancel() async {
     await manager.unpublish(id)
   }

@@ -16,23 +16,37 @@ public enum SubscriptionEvent: Sendable, Hashable {
   case signalChanged(Message, BeaconSignal)
 }
 
-/// A subscription to nearby messages. It stays active while you keep a reference to it,
-/// until ``cancel()`` or its TTL runs out; releasing the last reference unsubscribes.
+/// A subscription to nearby messages. It stays active until ``cancel()``, until its TTL runs
+/// out, or until the last reference to it goes away; ``events`` is such a reference, so
+/// reading the events keeps the subscription running.
 ///
-/// Keep the subscription referenced while you read ``events``: the stream does not keep
-/// it alive, and it finishes when the subscription stops.
+/// Prefer the scoped form, ``MessageManager/withSubscription(onFound:onLost:configure:_:)``,
+/// which unsubscribes when its closure returns or throws. A handle released without
+/// ``cancel()`` is still unsubscribed, but only eventually: the manager is told from a task
+/// started in `deinit`, and nothing waits for it.
 public final class Subscription: Sendable {
   /// The subscription's identifier.
   public let id: SubscriptionID
-  /// Found, lost and expired events as they happen. One reader; keeps the newest
+  /// Found, lost and expired events as they happen; the sequence finishes when the
+  /// subscription stops (cancelled, released or expired).
+  ///
+  /// The sequence and its iterator keep this subscription alive, so
+  /// `for await event in try await manager.subscribe().events { … }` runs until you leave
+  /// the loop. There is one stream of events per subscription: read it from one place
+  /// (two readers would share its elements). It keeps the newest
   /// ``SubscriptionParams/eventBufferSize`` events when not read.
-  public let events: AsyncStream<SubscriptionEvent>
+  public var events: Events { Events(subscription: self) }
   /// Status changes: `.starting`, `.active` (or `.paused`, back and forth), then `.inactive`
   /// (the stream then finishes).
-  public var statusUpdates: AsyncStream<HandleStatus> { cell.updates }
+  ///
+  /// Each access makes a new stream for one reader, which starts with the newest 8 statuses
+  /// so far and then gets every change; two readers each see every status. Each stream
+  /// keeps the newest 8 when not read. It does not keep the subscription alive.
+  public var statusUpdates: AsyncStream<HandleStatus> { cell.updates() }
   /// The current status.
   public var status: HandleStatus { cell.status }
 
+  private let stream: AsyncStream<SubscriptionEvent>
   private let manager: MessageManager
   private let cell: StatusCell
 
@@ -41,12 +55,14 @@ public final class Subscription: Sendable {
     cell: StatusCell
   ) {
     self.id = id
-    self.events = events
+    self.stream = events
     self.manager = manager
     self.cell = cell
   }
 
-  /// Unsubscribes; the events stream finishes. Calling it again does nothing.
+  /// Unsubscribes; the events stream finishes. Returns when the resolver has been told (a
+  /// resolver that cannot be told is logged, not thrown). Calling it again does nothing.
+  /// Runs on the manager's actor.
   public func cancel() async {
     await manager.unsubscribe(id)
   }
@@ -56,6 +72,44 @@ public final class Subscription: Sendable {
     let id = id
     if cell.status != .inactive {
       Task { await manager.unsubscribe(id) }
+    }
+  }
+
+  /// A subscription's events (``Subscription/events``): an `AsyncSequence` that keeps its
+  /// subscription alive while the sequence or an iterator of it exists.
+  public struct Events: AsyncSequence, Sendable {
+    public typealias Element = SubscriptionEvent
+    public typealias Failure = Never
+
+    /// The subscription these events belong to.
+    public let subscription: Subscription
+
+    /// Makes the one iterator of the subscription's event stream.
+    public func makeAsyncIterator() -> Iterator {
+      Iterator(subscription: subscription, base: subscription.stream.makeAsyncIterator())
+    }
+
+    /// Reads the subscription's events, keeping it alive.
+    public struct Iterator: AsyncIteratorProtocol {
+      public typealias Element = SubscriptionEvent
+      public typealias Failure = Never
+
+      /// Held so that the subscription lives as long as its reader.
+      let subscription: Subscription
+      var base: AsyncStream<SubscriptionEvent>.Iterator
+
+      /// The next event; `nil` once the subscription has stopped. Runs on the caller's
+      /// actor.
+      public mutating func next(
+        isolation actor: isolated (any Actor)? = #isolation
+      ) async -> SubscriptionEvent? {
+        await base.next(isolation: actor)
+      }
+
+      /// The next event; `nil` once the subscription has stopped.
+      public mutating func next() async -> SubscriptionEvent? {
+        await base.next(isolation: nil)
+      }
     }
   }
 }

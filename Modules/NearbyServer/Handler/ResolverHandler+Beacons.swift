@@ -1,3 +1,4 @@
+import Core
 import Foundation
 import OpenAPIRuntime
 import Resolution
@@ -120,8 +121,8 @@ extension ResolverHandler {
         filter, field: "namespacedTypes[\(index)]", maximumBytes: Self.maximumNamespacedTypeBytes)
     }
     let filters = body.namespacedTypes
-    var observed: [AdvertisedID] = []
-    var seen = Set<AdvertisedID>()
+    var observed: [BeaconID] = []
+    var seen = Set<BeaconID>()
     for (index, observation) in body.observations.enumerated() {
       let field = "observations[\(index)]"
       if let timestamp = observation.timestampMs {
@@ -140,7 +141,7 @@ extension ResolverHandler {
         try await storage.read { store in try store.eidBeacons(project: project) }
       }
     }
-    var matches: [(observed: AdvertisedID, registered: AdvertisedID)] = []
+    var matches: [(observed: BeaconID, registered: BeaconID)] = []
     for id in observed {
       guard id.kind == .eddystoneEID else {
         matches.append((id, id))
@@ -148,7 +149,7 @@ extension ResolverHandler {
       }
       // The index names beacons the store wrote; one that does not parse is skipped.
       guard let name = index?.beacon(for: id.bytes, at: now),
-        let registered = try? AdvertisedID(name: name)
+        let registered = try? BeaconID(name: name)
       else { continue }
       matches.append((id, registered))
     }
@@ -163,7 +164,7 @@ extension ResolverHandler {
         NamespacedTypeFilter.matches(namespace: $0.namespace, type: $0.type, anyOf: filters)
       }
       var wire = Self.wire(record)
-      wire.observedId = Self.wire(match.observed)
+      wire.observedId = Components.Schemas.AdvertisedID(match.observed)
       return wire
     }
     return .ok(.init(body: .json(.init(beacons: answer))))
@@ -181,7 +182,7 @@ extension ResolverHandler {
   /// The longest filter: a namespace (64), `/` and a type (32).
   static let maximumNamespacedTypeBytes = 97
   /// The longest name in a path (beacon or attachment).
-  static let maximumPathNameBytes = AdvertisedID.maximumNameBytes
+  static let maximumPathNameBytes = BeaconID.maximumNameBytes
 
   /// Checks a text field's length (UTF-8 bytes) and characters (no controls).
   /// - Throws: ``APIFailure``: 422 over the limit, 400 for a control character.
@@ -224,7 +225,7 @@ extension ResolverHandler {
 
   /// The EID parameters of a registration, checked against the id the beacon broadcasts.
   static func eidRegistration(
-    _ wire: Components.Schemas.EIDRegistration?, for id: AdvertisedID, now: Date
+    _ wire: Components.Schemas.EIDRegistration?, for id: BeaconID, now: Date
   ) throws -> EddystoneEIDRegistration? {
     guard let wire else {
       guard id.kind != .eddystoneEID else {
@@ -237,7 +238,7 @@ extension ResolverHandler {
       throw APIFailure.badRequest(
         "eid is for eddystone-eid beacons; advertisedId.type is \(id.kind.rawValue)")
     }
-    guard let key = AdvertisedID.parseHex(wire.identityKey.utf8), key.count == 16 else {
+    guard let key = Hex.decode(wire.identityKey), key.count == 16 else {
       throw APIFailure.badRequest("eid.identityKey must be 32 hex digits (16 bytes)")
     }
     let clock = wire.clockValue ?? 0
@@ -258,16 +259,9 @@ extension ResolverHandler {
   }
 
   static func advertisedID(_ wire: Components.Schemas.AdvertisedID, field: String) throws
-    -> AdvertisedID
+    -> BeaconID
   {
-    let kind: AdvertisedID.Kind =
-      switch wire._type {
-      case .eddystone: .eddystone
-      case .eddystoneEid: .eddystoneEID
-      case .ibeacon: .ibeacon
-      case .altbeacon: .altbeacon
-      }
-    do { return try AdvertisedID(kind: kind, hex: wire.id) } catch {
+    do { return try BeaconID(kind: BeaconID.Kind(wire._type), hex: wire.id) } catch {
       throw APIFailure.badRequest("\(field).id: \(error.description)")
     }
   }
@@ -291,21 +285,10 @@ extension ResolverHandler {
       data: StrictBase64.encode(attachment.data))
   }
 
-  static func wire(_ id: AdvertisedID) -> Components.Schemas.AdvertisedID {
-    let type: Components.Schemas.AdvertisedID._TypePayload =
-      switch id.kind {
-      case .eddystone: .eddystone
-      case .eddystoneEID: .eddystoneEid
-      case .ibeacon: .ibeacon
-      case .altbeacon: .altbeacon
-      }
-    return .init(_type: type, id: id.hex)
-  }
-
   /// The beacon as answered: never its identity key.
   static func wire(_ record: BeaconRecord) -> Components.Schemas.Beacon {
     .init(
-      beaconName: record.name, advertisedId: wire(record.advertisedID),
+      beaconName: record.name, advertisedId: Components.Schemas.AdvertisedID(record.advertisedID),
       description: record.description.isEmpty ? nil : record.description,
       attachments: record.attachments.map(wire),
       eid: record.eid.map { .init(rotationExponent: $0.generator.rotationExponent) })

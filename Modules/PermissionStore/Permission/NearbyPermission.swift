@@ -1,3 +1,4 @@
+internal import AsyncAlgorithms
 public import Core
 public import Foundation
 public import Logging
@@ -39,6 +40,7 @@ public final class NearbyPermission: PermissionGate {
   /// A permission over `store`.
   ///
   /// - Parameters:
+  ///   - store: the app's store, which holds the answer under ``key``.
   ///   - prompt: how to ask when the app gives no request handler. Default: the terminal.
   ///   - promptTimeout: how long the terminal prompt waits for an answer (then: not asked).
   ///   - changedHandler: called with ``isGranted`` each time it changes (not at creation),
@@ -99,40 +101,39 @@ public final class NearbyPermission: PermissionGate {
   public func changes() -> AsyncStream<Bool> { Self.changes(of: store) }
 
   private static func changes(of store: DefaultsStore) -> AsyncStream<Bool> {
-    let answers = answers(of: store)
-    let (stream, continuation) = AsyncStream.makeStream(
-      of: Bool.self, bufferingPolicy: .bufferingNewest(16))
-    let task = Task {
-      var last = store.bool(forKey: key) == true
-      for await answer in answers where (answer == true) != last {
-        last = answer == true
-        continuation.yield(last)
-      }
-      continuation.finish()
-    }
-    continuation.onTermination = { _ in task.cancel() }
-    return stream
+    let granted = chain(
+      [store.bool(forKey: key) == true].async, answerSequence(of: store).map { $0 == true })
+    return stream(of: granted.removeDuplicates().dropFirst())
   }
 
   private static func answers(of store: DefaultsStore) -> AsyncStream<Bool?> {
-    let events = store.events()
-    let (stream, continuation) = AsyncStream.makeStream(
-      of: Bool?.self, bufferingPolicy: .bufferingNewest(16))
-    let task = Task {
-      var last = store.bool(forKey: key)
-      for await event in events {
-        let relevant: Bool
-        switch event {
-        case .changed(let keys, _): relevant = keys.contains(key)
-        case .corruptFileMovedAside: relevant = true
-        case .watchFailed: relevant = false
-        }
-        let answer = store.bool(forKey: key)
-        if relevant, answer != last {
-          last = answer
-          continuation.yield(answer)
-        }
+    stream(of: answerSequence(of: store))
+  }
+
+  /// The stored answer each time it changes (not its value now), as the store's events tell.
+  private static func answerSequence(
+    of store: DefaultsStore
+  ) -> some AsyncSequence<Bool?, Never> & Sendable {
+    let relevant = store.events().filter { event in
+      switch event {
+      case .changed(let keys, _): keys.contains(key)
+      case .corruptFileMovedAside: true
+      case .watchFailed: false
       }
+    }
+    return chain([store.bool(forKey: key)].async, relevant.map { _ in store.bool(forKey: key) })
+      .removeDuplicates().dropFirst()
+  }
+
+  /// `sequence` as a stream that keeps the newest 16 unread values; a task reads it until
+  /// it ends or the stream's reader goes away.
+  private static func stream<Element: Sendable>(
+    of sequence: some AsyncSequence<Element, Never> & Sendable
+  ) -> AsyncStream<Element> {
+    let (stream, continuation) = AsyncStream.makeStream(
+      of: Element.self, bufferingPolicy: .bufferingNewest(16))
+    let task = Task {
+      for await element in sequence { continuation.yield(element) }
       continuation.finish()
     }
     continuation.onTermination = { _ in task.cancel() }

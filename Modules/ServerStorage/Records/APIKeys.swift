@@ -1,5 +1,6 @@
 public import Foundation
 import Crypto
+import Tokens
 
 /// A project API key as the server keeps it: its digest, never the key itself.
 public struct APIKeyRecord: Sendable, Hashable, Codable {
@@ -77,10 +78,7 @@ extension SQLStore {
   }
 
   static func digest(ofKey key: String) -> String {
-    SHA256.hash(data: Data(key.utf8)).map { byte in
-      let hex = String(byte, radix: 16)
-      return byte < 16 ? "0" + hex : hex
-    }.joined()
+    Hex.encode(SHA256.hash(data: Data(key.utf8)))
   }
 }
 

@@ -63,7 +63,7 @@ public enum ADStructure {
     case 4, 8:
       var value: UInt32 = 0
       for char in utf8 {
-        guard let nibble = hexValue(char) else { throw .invalidUUID("") }
+        guard let nibble = Hex.value(ofDigit: char) else { throw .invalidUUID("") }
         value = value << 4 | UInt32(nibble)
       }
       return UInt16(exactly: value)
@@ -75,7 +75,7 @@ public enum ADStructure {
           guard char == UInt8(ascii: "-") else { throw .invalidUUID("") }
           continue
         }
-        guard let nibble = hexValue(char) else { throw .invalidUUID("") }
+        guard let nibble = Hex.value(ofDigit: char) else { throw .invalidUUID("") }
         value = value << 4 | UInt128(nibble)
       }
       guard value & ((1 << 96) - 1) == baseUUIDLow else { return nil }
@@ -88,9 +88,10 @@ public enum ADStructure {
   /// The 128-bit text form BlueZ uses for a 16-bit UUID, e.g.
   /// `0000feaa-0000-1000-8000-00805f9b34fb`.
   public static func uuidString(_ uuid16: UInt16) -> String {
-    let digits = Array("0123456789abcdef")
-    let alias = (0..<4).map { digits[Int(uuid16 >> (12 - 4 * UInt16($0))) & 0xf] }
-    return "0000" + String(alias) + "-0000-1000-8000-00805f9b34fb"
+    let alias = Hex.encode([
+      UInt8(truncatingIfNeeded: uuid16 >> 8), UInt8(truncatingIfNeeded: uuid16),
+    ])
+    return "0000" + alias + "-0000-1000-8000-00805f9b34fb"
   }
 
   /// Calls `body` with each structure's offset, type and data range, in order.
@@ -111,16 +112,5 @@ public enum ADStructure {
       try body(offset, buffer[offset + 1], (offset + 2)..<(offset + 1 + length))
       offset += 1 + length
     }
-  }
-}
-
-/// The value of one ASCII hex digit (either case), `nil` for any other byte (fullwidth digits,
-/// which `Character.isHexDigit` accepts, included).
-public func hexValue(_ char: UInt8) -> UInt8? {
-  switch char {
-  case UInt8(ascii: "0")...UInt8(ascii: "9"): char - UInt8(ascii: "0")
-  case UInt8(ascii: "a")...UInt8(ascii: "f"): char - UInt8(ascii: "a") + 10
-  case UInt8(ascii: "A")...UInt8(ascii: "F"): char - UInt8(ascii: "A") + 10
-  default: nil
   }
 }

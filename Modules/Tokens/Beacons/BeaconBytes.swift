@@ -79,18 +79,8 @@ public struct BeaconBytes: Sendable, Hashable, RandomAccessCollection {
 }
 
 extension BeaconBytes {
-  private static let hexDigits = Array("0123456789abcdef".utf8)
-
   /// Lowercase hex, two digits a byte, no separators.
-  public var hex: String {
-    var out = [UInt8]()
-    out.reserveCapacity(2 * count)
-    for byte in self {
-      out.append(Self.hexDigits[Int(byte >> 4)])
-      out.append(Self.hexDigits[Int(byte & 0x0f)])
-    }
-    return String(decoding: out, as: UTF8.self)
-  }
+  public var hex: String { Hex.encode(self) }
 
   /// For 16 bytes, the UUID form 8-4-4-4-12 in lowercase hex; `nil` for other lengths.
   public var uuidString: String? {
@@ -107,40 +97,13 @@ extension BeaconBytes {
   /// - Throws: ``BeaconFrameError/invalidHex(_:)`` for an odd count or a non-hex character,
   ///   ``BeaconFrameError/tooManyBytes(count:maximum:)`` for more than 20 bytes.
   public init(hex text: some StringProtocol) throws(BeaconFrameError) {
-    guard let bytes = parseHex(text) else { throw .invalidHex(String(text)) }
+    guard let bytes = Hex.decode(text, allowingSeparators: true) else {
+      throw .invalidHex(String(text))
+    }
     try self.init(bytes)
   }
 }
 
 extension BeaconBytes: CustomStringConvertible {
   public var description: String { hex }
-}
-
-/// Hex digits (either case) to bytes; `-`, `:`, spaces and a leading `0x` are ignored. `nil`
-/// for any other character or an odd number of digits.
-func parseHex(_ text: some StringProtocol) -> [UInt8]? {
-  var utf8 = Substring(text).utf8[...]
-  if utf8.starts(with: "0x".utf8) || utf8.starts(with: "0X".utf8) { utf8 = utf8.dropFirst(2) }
-  var out: [UInt8] = []
-  out.reserveCapacity(utf8.count / 2)
-  var high: UInt8?
-  for char in utf8 {
-    let nibble: UInt8
-    switch char {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): nibble = char - UInt8(ascii: "0")
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): nibble = char - UInt8(ascii: "a") + 10
-    case UInt8(ascii: "A")...UInt8(ascii: "F"): nibble = char - UInt8(ascii: "A") + 10
-    case UInt8(ascii: "-"), UInt8(ascii: ":"), UInt8(ascii: " "):
-      guard high == nil else { return nil }
-      continue
-    default: return nil
-    }
-    if let value = high {
-      out.append(value << 4 | nibble)
-      high = nil
-    } else {
-      high = nibble
-    }
-  }
-  return high == nil ? out : nil
 }

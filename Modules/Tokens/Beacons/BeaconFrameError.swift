@@ -92,7 +92,4 @@ extension BeaconFrameError: CustomStringConvertible {
 }
 
 /// `0x` and two lowercase hex digits.
-func hexByte(_ byte: UInt8) -> String {
-  let digits = Array("0123456789abcdef")
-  return "0x" + String(digits[Int(byte >> 4)]) + String(digits[Int(byte & 0x0f)])
-}
+func hexByte(_ byte: UInt8) -> String { "0x" + Hex.encode(CollectionOfOne(byte)) }

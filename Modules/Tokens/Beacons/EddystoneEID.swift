@@ -36,10 +36,7 @@ public struct EddystoneEID: Sendable, Hashable {
 
   @usableFromInline
   init(_ frame: UnsafeBufferPointer<UInt8>) throws(BeaconFrameError) {
-    guard frame.count == Self.length else {
-      throw .wrongLength(.eddystoneEID, count: frame.count, expected: Self.length)
-    }
-    guard frame[0] == Self.frameType else { throw .unknownEddystoneFrameType(frame[0]) }
+    try frame.checkEddystoneHeader(.fixed(.eddystoneEID, Self.length), frameType: Self.frameType)
     txPower = frame.int8(at: 1)
     ephemeralID = BeaconBytes(frame, from: 2, count: 8)
   }

@@ -49,11 +49,9 @@ public struct EddystoneEncryptedTLM: Sendable, Hashable {
 
   @usableFromInline
   init(_ frame: UnsafeBufferPointer<UInt8>) throws(BeaconFrameError) {
-    guard frame.count == Self.length else {
-      throw .wrongLength(.eddystoneTLM, count: frame.count, expected: Self.length)
-    }
-    guard frame[0] == EddystoneTLM.frameType else { throw .unknownEddystoneFrameType(frame[0]) }
-    guard frame[1] == Self.version else { throw .unknownTLMVersion(frame[1]) }
+    try frame.checkEddystoneHeader(
+      .fixed(.eddystoneTLM, Self.length), frameType: EddystoneTLM.frameType,
+      version: Self.version)
     encrypted = BeaconBytes(frame, from: 2, count: 12)
     salt = BeaconBytes(frame, from: 14, count: 2)
     mic = BeaconBytes(frame, from: 16, count: 2)

@@ -76,11 +76,8 @@ public struct EddystoneTLM: Sendable, Hashable {
 
   @usableFromInline
   init(_ frame: UnsafeBufferPointer<UInt8>) throws(BeaconFrameError) {
-    guard frame.count == Self.length else {
-      throw .wrongLength(.eddystoneTLM, count: frame.count, expected: Self.length)
-    }
-    guard frame[0] == Self.frameType else { throw .unknownEddystoneFrameType(frame[0]) }
-    guard frame[1] == Self.version else { throw .unknownTLMVersion(frame[1]) }
+    try frame.checkEddystoneHeader(
+      .fixed(.eddystoneTLM, Self.length), frameType: Self.frameType, version: Self.version)
     batteryMillivolts = frame.uint16(at: 2)
     temperatureRaw = Int16(bitPattern: frame.uint16(at: 4))
     advertisingCount = frame.uint32(at: 6)

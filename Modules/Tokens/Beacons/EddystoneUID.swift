@@ -52,10 +52,8 @@ public struct EddystoneUID: Sendable, Hashable {
 
   @usableFromInline
   init(_ frame: UnsafeBufferPointer<UInt8>) throws(BeaconFrameError) {
-    guard frame.count == Self.length || frame.count == Self.legacyLength else {
-      throw .wrongLength(.eddystoneUID, count: frame.count, expected: Self.length)
-    }
-    guard frame[0] == Self.frameType else { throw .unknownEddystoneFrameType(frame[0]) }
+    try frame.checkEddystoneHeader(
+      .fixed(.eddystoneUID, Self.length, legacy: Self.legacyLength), frameType: Self.frameType)
     txPower = frame.int8(at: 1)
     namespace = BeaconBytes(frame, from: 2, count: 10)
     instance = BeaconBytes(frame, from: 12, count: 6)

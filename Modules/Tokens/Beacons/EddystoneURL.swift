@@ -57,10 +57,8 @@ public struct EddystoneURL: Sendable, Hashable {
 
   @usableFromInline
   init(_ frame: UnsafeBufferPointer<UInt8>) throws(BeaconFrameError) {
-    guard frame.count >= 3, frame.count <= 3 + Self.maximumEncodedLength else {
-      throw .urlFrameLength(count: frame.count)
-    }
-    guard frame[0] == Self.frameType else { throw .unknownEddystoneFrameType(frame[0]) }
+    try frame.checkEddystoneHeader(
+      .within(3...(3 + Self.maximumEncodedLength)), frameType: Self.frameType)
     let scheme = frame[2]
     guard scheme < 4 else { throw .unknownURLScheme(scheme) }
     for offset in 3..<frame.count {

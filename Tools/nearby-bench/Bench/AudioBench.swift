@@ -58,7 +58,7 @@ struct AudioBench: AsyncParsableCommand {
   }
 
   func run() async throws {
-    var generator = SeededGenerator(seed: seed)
+    var generator = SplitMix64(seed: seed)
     let encoder = try AudioModemEncoder(sampleRate: rate)
 
     var curve: [Point] = []
@@ -104,7 +104,7 @@ struct AudioBench: AsyncParsableCommand {
     let seconds = Int(noiseHours * 3600)
     if seconds > 0 {
       progress("\(seconds) s of white noise")
-      var white = SeededGenerator(seed: seed &+ 1)
+      var white = SplitMix64(seed: seed &+ 1)
       noise.append(
         try noiseRun("white noise", seconds: seconds) { count in
           Channel.whiteNoise(count: count, deviation: 0.1, using: &white)
@@ -147,7 +147,7 @@ struct AudioBench: AsyncParsableCommand {
     print(String(format: "decode with a token every 2.5 s: %.3f ms CPU a second of audio", busy))
   }
 
-  typealias ChannelStep = (_ audio: [Float], _ generator: inout SeededGenerator) -> (
+  typealias ChannelStep = (_ audio: [Float], _ generator: inout SplitMix64) -> (
     audio: [Float], others: [Token]
   )
 
@@ -155,7 +155,7 @@ struct AudioBench: AsyncParsableCommand {
   /// tokens are then not false), then white noise at `cn0` (relative to the frame's power).
   private func point(
     _ condition: String, cn0: Double, encoder: AudioModemEncoder,
-    using generator: inout SeededGenerator,
+    using generator: inout SplitMix64,
     channel: ChannelStep = { audio, _ in (audio, []) }
   ) throws -> Point {
     var decoded = 0
@@ -199,7 +199,7 @@ struct AudioBench: AsyncParsableCommand {
   }
 
   /// CPU per second of audio for a stream carrying a token every 2.5 s at 35 dB-Hz.
-  private func busyCPU(encoder: AudioModemEncoder, using generator: inout SeededGenerator) throws
+  private func busyCPU(encoder: AudioModemEncoder, using generator: inout SplitMix64) throws
     -> Double
   {
     let seconds = 120

@@ -52,7 +52,7 @@ struct BeaconFoundBench: AsyncParsableCommand {
     let key = try await storage.transaction { store in
       let key = try store.createAPIKey(project: "bench", label: "bench", now: now).key
       for (index, frame) in frames.enumerated() {
-        let id = try AdvertisedID(kind: .eddystone, bytes: BeaconID(frame: frame)!.bytes)
+        let id = BeaconID(frame: frame)!
         _ = try store.registerBeacon(
           project: "bench", advertisedID: id, description: "",
           attachments: [NewAttachment(namespacedType: "bench/seat", data: Array("\(index)".utf8))],

@@ -57,7 +57,3 @@ struct BLEFailure: Error, CustomStringConvertible {
   var description: String
   init(_ description: String) { self.description = description }
 }
-
-func hex(_ bytes: [UInt8]) -> String {
-  bytes.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
-}

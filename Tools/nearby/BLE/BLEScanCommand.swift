@@ -2,6 +2,7 @@ import CommandLineSupport
 import ArgumentParser
 import BLEBlueZ
 import Foundation
+import Tokens
 
 /// `nearby ble scan`: every advertisement heard, with our token when it is one.
 struct BLEScanCommand: AsyncParsableCommand {
@@ -56,10 +57,10 @@ struct BLEScanCommand: AsyncParsableCommand {
   private func render(_ advertisement: BlueZAdvertisement) -> String {
     let line = Line(
       address: advertisement.address, rssi: advertisement.rssi, txPower: advertisement.txPower,
-      serviceData: advertisement.serviceData.mapValues(hex),
+      serviceData: advertisement.serviceData.mapValues { Hex.encode($0) },
       manufacturerData: Dictionary(
         uniqueKeysWithValues: advertisement.manufacturerData.map {
-          (String(format: "0x%04x", $0.key), hex($0.value))
+          (String(format: "0x%04x", $0.key), Hex.encode($0.value))
         }),
       token: advertisement.token?.description)
     if options.json { return JSONLine.encode(line) }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import OpenAPIRuntime
 import ResolverAPI
+import Tokens
 
 /// `nearby beacons register`: registers a beacon with the resolver server.
 struct BeaconsRegisterCommand: AsyncParsableCommand {
@@ -69,7 +70,7 @@ struct BeaconsRegisterCommand: AsyncParsableCommand {
       }
       let namespace = try Self.hex(String(parts[0]), bytes: 10, option: "--uid namespace")
       let instance = try Self.hex(String(parts[1]), bytes: 6, option: "--uid instance")
-      advertised = .init(_type: .eddystone, id: Self.text(namespace + instance))
+      advertised = .init(_type: .eddystone, id: Hex.encode(namespace + instance))
     } else if let ibeacon {
       let parts = ibeacon.split(separator: ":", omittingEmptySubsequences: false)
       guard parts.count == 3, let major = UInt16(parts[1]), let minor = UInt16(parts[2]) else {
@@ -78,10 +79,11 @@ struct BeaconsRegisterCommand: AsyncParsableCommand {
       }
       let uuid = try Self.hex(String(parts[0]), bytes: 16, option: "--ibeacon UUID")
       let tail = [UInt8(major >> 8), UInt8(major & 0xff), UInt8(minor >> 8), UInt8(minor & 0xff)]
-      advertised = .init(_type: .ibeacon, id: Self.text(uuid + tail))
+      advertised = .init(_type: .ibeacon, id: Hex.encode(uuid + tail))
     } else if let altbeacon {
       advertised = .init(
-        _type: .altbeacon, id: Self.text(try Self.hex(altbeacon, bytes: 20, option: "--altbeacon")))
+        _type: .altbeacon, id: Hex.encode(try Self.hex(altbeacon, bytes: 20, option: "--altbeacon"))
+      )
     } else if let eidKey {
       guard let eidExponent, (0...15).contains(eidExponent) else {
         throw ValidationError("--eid-key needs --eid-exponent K, K from 0 to 15")
@@ -91,9 +93,9 @@ struct BeaconsRegisterCommand: AsyncParsableCommand {
       }
       let key = try Self.hex(eidKey, bytes: 16, option: "--eid-key")
       advertised = .init(
-        _type: .eddystoneEid, id: Self.text(try Self.hex(eid, bytes: 8, option: "--eid")))
+        _type: .eddystoneEid, id: Hex.encode(try Self.hex(eid, bytes: 8, option: "--eid")))
       eidParameters = .init(
-        identityKey: Self.text(key), rotationExponent: eidExponent,
+        identityKey: Hex.encode(key), rotationExponent: eidExponent,
         clockValue: Int64(eidClock ?? 0))
     } else {
       throw ValidationError("give one of --uid, --ibeacon, --altbeacon or --eid-key")
@@ -129,9 +131,5 @@ struct BeaconsRegisterCommand: AsyncParsableCommand {
         "\(option) is \(bytes) bytes (\(bytes * 2) hex digits), got \(value.count) bytes")
     }
     return value
-  }
-
-  static func text(_ bytes: [UInt8]) -> String {
-    bytes.map { String(format: "%02x", $0) }.joined()
   }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Tokens
 
 /// Hex text from the command line, checked with a message that points at the problem.
 enum HexArgument {
@@ -21,17 +22,17 @@ enum HexArgument {
         }
         continue
       }
-      guard let nibble = character.hexDigitValue, character.isASCII else {
+      guard let ascii = character.asciiValue, let nibble = Hex.value(ofDigit: ascii) else {
         throw ValidationError(
           "\(option): \"\(character)\" at character \(position + 1) of \"\(text)\" is not a "
             + "hex digit")
       }
       digits += 1
       if let value = high {
-        out.append(value << 4 | UInt8(nibble))
+        out.append(value << 4 | nibble)
         high = nil
       } else {
-        high = UInt8(nibble)
+        high = nibble
       }
     }
     guard high == nil else {

@@ -2,6 +2,7 @@ import CommandLineSupport
 import Core
 import Foundation
 import Strategy
+import Tokens
 
 /// Where publish and subscribe write: notes for people on stderr, and with `--json` one JSON
 /// object a line on stdout for scripts (keys sorted).
@@ -104,7 +105,7 @@ struct EventOutput: Sendable {
         $0.properties.generalCategory == .control && $0 != "\n" && $0 != "\t"
       })
     else {
-      let hex = message.content.prefix(8).map { String(format: "%02x", $0) }.joined()
+      let hex = Hex.encode(message.content.prefix(8))
       return "<\(message.content.count) bytes \(hex)\(message.content.count > 8 ? "…" : "")>"
     }
     let flat = text.replacingOccurrences(of: "\n", with: "⏎").replacingOccurrences(

@@ -1,0 +1,22 @@
+public import Core
+public import Foundation
+public import Logging
+
+extension ResolverChoice {
+  /// The resolver server at `url` (`nearby server`), with credentials kept in `store`.
+  public static func server(
+    _ url: URL, credentialStore: any CredentialStore = FileCredentialStore(),
+    logger: Logger = Logger(label: "nearby.server-client")
+  ) -> ResolverChoice {
+    var configuration = ServerResolver.Configuration(url: url, credentialStore: credentialStore)
+    configuration.logger = logger
+    return .server(configuration)
+  }
+
+  /// The resolver server, configured in full.
+  public static func server(_ configuration: ServerResolver.Configuration) -> ResolverChoice {
+    ResolverChoice(name: "server \(configuration.url.absoluteString)") {
+      ServerResolver(configuration: configuration)
+    }
+  }
+}

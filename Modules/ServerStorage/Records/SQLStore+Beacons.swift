@@ -1,0 +1,185 @@
+public import Core
+public import Foundation
+public import Resolution
+import Tokens
+
+/// Beacons and attachments (contract §7), always scoped to one project: a project never sees
+/// another's beacons or attachments.
+extension SQLStore {
+  /// Registers a beacon, with its EID parameters for an Eddystone-EID beacon; nil if the
+  /// project has it already.
+  public func registerBeacon(
+    project: String, advertisedID: BeaconID, description: String,
+    eid: EddystoneEIDRegistration? = nil, attachments: [NewAttachment], now: Date
+  ) throws -> BeaconRecord? {
+    let exists = try sql.queryFirst(
+      "SELECT 1 FROM beacons WHERE project = ? AND name = ?",
+      [.text(project), .text(advertisedID.name)])
+    guard exists == nil else { return nil }
+    try sql.execute(
+      """
+      INSERT INTO beacons (project, name, kind, advertised_id, description, created_at)
+      VALUES (?, ?, ?, ?, ?, ?)
+      """,
+      [
+        .text(project), .text(advertisedID.name), .text(advertisedID.kindName),
+        .blob(advertisedID.bytes), .text(description), SQLValue(now),
+      ])
+    if let eid {
+      try sql.execute(
+        """
+        INSERT INTO beacon_eids
+          (project, beacon, identity_key, rotation_exponent, clock_value, registered_at)
+        VALUES (?, ?, ?, ?, ?, ?)
+        """,
+        [
+          .text(project), .text(advertisedID.name), .blob(eid.generator.identityKey),
+          .integer(Int64(eid.generator.rotationExponent)), .integer(Int64(eid.clockValue)),
+          SQLValue(eid.registeredAt),
+        ])
+    }
+    var record = BeaconRecord(
+      project: project, advertisedID: advertisedID, description: description, createdAt: now,
+      attachments: [], eid: eid)
+    for attachment in attachments {
+      if let added = try addAttachment(
+        project: project, beacon: advertisedID.name, attachment, now: now)
+      {
+        record.attachments.append(added)
+      }
+    }
+    return record
+  }
+
+  /// The project's beacons (all, or those with these advertised ids), with attachments.
+  public func beacons(project: String, advertisedIDs: [BeaconID]? = nil) throws
+    -> [BeaconRecord]
+  {
+    let select = """
+      SELECT b.kind, b.advertised_id, b.description, b.created_at,
+        e.identity_key, e.rotation_exponent, e.clock_value, e.registered_at
+      FROM beacons b LEFT JOIN beacon_eids e ON e.project = b.project AND e.beacon = b.name
+      """
+    var rows: [SQLRow]
+    if let advertisedIDs {
+      rows = []
+      for name in Set(advertisedIDs.map(\.name)).sorted() {
+        rows += try sql.query(
+          "\(select) WHERE b.project = ? AND b.name = ?", [.text(project), .text(name)])
+      }
+    } else {
+      rows = try sql.query(
+        "\(select) WHERE b.project = ? ORDER BY b.created_at, b.name", [.text(project)])
+    }
+    return try rows.map { row in
+      guard let kind = BeaconID.Kind(rawValue: try row.text(0)) else {
+        throw SQLStorageError.unexpectedValue("beacon kind \(try row.text(0))")
+      }
+      let bytes = try row.blob(1)
+      guard let id = BeaconID(kind: kind, bytes: bytes) else {
+        throw SQLStorageError.unexpectedValue(
+          "beacon id: a \(kind.rawValue) id is \(kind.byteCount) bytes, got \(bytes.count)")
+      }
+      var record = BeaconRecord(
+        project: project, advertisedID: id, description: try row.text(2),
+        createdAt: Date(timeIntervalSince1970: try row.real(3)), attachments: [],
+        eid: try Self.eidRegistration(row, from: 4))
+      record.attachments = try attachments(project: project, beacon: record.name)
+      return record
+    }
+  }
+
+  /// Removes a beacon with its attachments; false if the project has no such beacon.
+  public func deleteBeacon(project: String, name: String) throws -> Bool {
+    let exists = try sql.queryFirst(
+      "SELECT 1 FROM beacons WHERE project = ? AND name = ?", [.text(project), .text(name)])
+    guard exists != nil else { return false }
+    try sql.execute(
+      "DELETE FROM attachments WHERE project = ? AND beacon = ?", [.text(project), .text(name)])
+    try sql.execute(
+      "DELETE FROM beacon_eids WHERE project = ? AND beacon = ?", [.text(project), .text(name)])
+    try sql.execute(
+      "DELETE FROM beacons WHERE project = ? AND name = ?", [.text(project), .text(name)])
+    return true
+  }
+
+  /// Adds an attachment; nil if the project has no such beacon.
+  public func addAttachment(
+    project: String, beacon: String, _ attachment: NewAttachment, now: Date
+  ) throws -> AttachmentRecord? {
+    let exists = try sql.queryFirst(
+      "SELECT 1 FROM beacons WHERE project = ? AND name = ?", [.text(project), .text(beacon)])
+    guard exists != nil else { return nil }
+    var generator = SystemRandomNumberGenerator()
+    let name = Hex.encode((0..<6).map { _ in UInt8.random(in: 0...255, using: &generator) })
+    try sql.execute(
+      """
+      INSERT INTO attachments (project, beacon, name, namespace, type, data, created_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?)
+      """,
+      [
+        .text(project), .text(beacon), .text(name), .text(attachment.namespace),
+        .text(attachment.type), .blob(attachment.data), SQLValue(now),
+      ])
+    return AttachmentRecord(
+      name: name, namespace: attachment.namespace, type: attachment.type, data: attachment.data,
+      createdAt: now)
+  }
+
+  /// Removes an attachment; false if there is none by that name.
+  public func deleteAttachment(project: String, beacon: String, name: String) throws -> Bool {
+    let exists = try sql.queryFirst(
+      "SELECT 1 FROM attachments WHERE project = ? AND beacon = ? AND name = ?",
+      [.text(project), .text(beacon), .text(name)])
+    guard exists != nil else { return false }
+    try sql.execute(
+      "DELETE FROM attachments WHERE project = ? AND beacon = ? AND name = ?",
+      [.text(project), .text(beacon), .text(name)])
+    return true
+  }
+
+  /// The project's Eddystone-EID beacons by name, with their parameters (for resolving
+  /// observed ids).
+  public func eidBeacons(project: String) throws
+    -> [(name: String, registration: EddystoneEIDRegistration)]
+  {
+    try sql.query(
+      """
+      SELECT beacon, identity_key, rotation_exponent, clock_value, registered_at
+      FROM beacon_eids WHERE project = ? ORDER BY beacon
+      """, [.text(project)]
+    ).compactMap { row in
+      guard let registration = try Self.eidRegistration(row, from: 1) else { return nil }
+      return (name: try row.text(0), registration: registration)
+    }
+  }
+
+  /// The EID parameters in four columns from `column` (key, exponent, clock, time), or nil
+  /// when they are NULL (a beacon of another kind, from a LEFT JOIN).
+  private static func eidRegistration(_ row: SQLRow, from column: Int) throws
+    -> EddystoneEIDRegistration?
+  {
+    guard let exponent = try row.optionalInteger(column + 1) else { return nil }
+    do {
+      return try EddystoneEIDRegistration(
+        identityKey: try row.blob(column), rotationExponent: Int(exponent),
+        clockValue: UInt32(truncatingIfNeeded: try row.integer(column + 2)),
+        registeredAt: Date(timeIntervalSince1970: try row.real(column + 3)))
+    } catch {
+      throw SQLStorageError.unexpectedValue("beacon EID parameters: \(error)")
+    }
+  }
+
+  private func attachments(project: String, beacon: String) throws -> [AttachmentRecord] {
+    try sql.query(
+      """
+      SELECT name, namespace, type, data, created_at FROM attachments
+      WHERE project = ? AND beacon = ? ORDER BY created_at, name
+      """, [.text(project), .text(beacon)]
+    ).map { row in
+      AttachmentRecord(
+        name: try row.text(0), namespace: try row.text(1), type: try row.text(2),
+        data: try row.blob(3), createdAt: Date(timeIntervalSince1970: try row.real(4)))
+    }
+  }
+}
