@@ -45,4 +45,24 @@ struct IdentifierTests {
     #expect(identifier.bits == 0x123e_4567_e89b_12d3_a456_4266_1417_4000)
     #expect(identifier.description == "123e4567-e89b-12d3-a456-426614174000")
   }
+
+  @Test("the two words are the UUID's halves, order and bits agree with them")
+  func words() throws {
+    let identifier = try #require(Identifier("123e4567-e89b-12d3-a456-426614174000"))
+    #expect(identifier.high == 0x123e_4567_e89b_12d3)
+    #expect(identifier.low == 0xa456_4266_1417_4000)
+    #expect(Identifier(bits: identifier.bits) == identifier)
+    #expect(Identifier(high: 1, low: 0) > Identifier(high: 0, low: .max))
+    #expect(Identifier(high: 1, low: 2) < Identifier(high: 1, low: 3))
+  }
+
+  // Swift 6.3's optimized async frames under-align 16-byte-aligned values; a UInt128 stored
+  // in Identifier crashed every release `nearby publish` (docs/design.md, "The release-build
+  // crash"). The ids travel through every async path, so they keep a pointer's alignment.
+  @Test("identifiers need no more than a pointer's alignment")
+  func alignment() {
+    #expect(MemoryLayout<Identifier>.alignment <= MemoryLayout<UInt64>.alignment)
+    #expect(MemoryLayout<DeviceID>.alignment <= MemoryLayout<UInt64>.alignment)
+    #expect(MemoryLayout<Identifier>.size == 16)
+  }
 }

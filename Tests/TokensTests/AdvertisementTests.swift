@@ -1,5 +1,6 @@
 import Testing
-import Tokens
+
+@testable import Tokens
 
 @Suite("Advertising payloads and BlueZ entries")
 struct AdvertisementTests {
@@ -212,6 +213,23 @@ struct BeaconBytesTests {
       parseError { () throws(BeaconFrameError) in try BeaconBytes([UInt8](repeating: 0, count: 21))
       }
         == .tooManyBytes(count: 21, maximum: 20))
+  }
+
+  @Test("a buffer's run of 0 to 20 bytes reads as the same value as the bytes themselves")
+  func readsFromABuffer() throws {
+    let framed: [UInt8] = [0xff] + (0..<20).map { UInt8(0xa0 + $0) } + [0xee]
+    for count in 0...20 {
+      let read = framed.withUnsafeBufferPointer { BeaconBytes($0, from: 1, count: count) }
+      #expect(read == (try BeaconBytes(framed[1..<(1 + count)])))
+      #expect(Array(read) == Array(framed[1..<(1 + count)]))
+    }
+  }
+
+  // Beacon ids travel through the manager's async paths: no 16-byte-aligned storage, which
+  // Swift 6.3's optimized async frames under-align (docs/design.md, "The release-build crash").
+  @Test("a value needs no more than a pointer's alignment")
+  func alignment() {
+    #expect(MemoryLayout<BeaconBytes>.alignment <= MemoryLayout<UInt64>.alignment)
   }
 
   @Test("equality counts the length: 00 is not 0000")

@@ -1,26 +1,44 @@
 /// A 128-bit random identifier, written as a lowercase UUID (`xxxxxxxx-xxxx-4xxx-yxxx-…`).
 ///
-/// Held as a `UInt128` so that the resolver's many lookups hash and compare 16 bytes rather
-/// than 36 characters; drawn from the system's CSPRNG (getrandom(2)).
+/// Held as two 64-bit words so that the resolver's many lookups hash and compare 16 bytes
+/// rather than 36 characters; drawn from the system's CSPRNG (getrandom(2)).
+///
+/// Not a stored `UInt128`: Swift 6.3's optimized async code under-aligns 16-byte-aligned values
+/// in async frames, and a captured identifier corrupted a task's frame in release builds (see
+/// docs/design.md, "The release-build crash"). Two `UInt64`s have the alignment of a pointer.
 public struct Identifier: Sendable, Hashable, Comparable, Codable, LosslessStringConvertible {
-  public let bits: UInt128
+  /// Bits 127…64 (the first 16 hex digits).
+  public let high: UInt64
+  /// Bits 63…0 (the last 16 hex digits).
+  public let low: UInt64
 
-  public init(bits: UInt128) { self.bits = bits }
+  /// The identifier whose 128 bits are `high` then `low`.
+  public init(high: UInt64, low: UInt64) {
+    self.high = high
+    self.low = low
+  }
+
+  /// The identifier with these 128 bits (the UUID's first byte is the most significant).
+  public init(bits: UInt128) {
+    self.init(high: UInt64(truncatingIfNeeded: bits >> 64), low: UInt64(truncatingIfNeeded: bits))
+  }
+
+  /// The 128 bits, the UUID's first byte the most significant.
+  public var bits: UInt128 { UInt128(high) << 64 | UInt128(low) }
 
   /// A new random identifier (UUID version 4 layout).
   public static func random() -> Identifier {
     var generator = SystemRandomNumberGenerator()
-    var bits = UInt128(generator.next() as UInt64) << 64 | UInt128(generator.next() as UInt64)
-    bits = (bits & ~(UInt128(0xf000) << 64)) | (UInt128(0x4000) << 64)  // version 4
-    bits = (bits & ~(UInt128(0xc000) << 48)) | (UInt128(0x8000) << 48)  // variant 10
-    return Identifier(bits: bits)
+    let high = (generator.next() as UInt64) & ~0xf000 | 0x4000  // version 4
+    let low = (generator.next() as UInt64) & ~(0xc000 << 48) | (0x8000 << 48)  // variant 10
+    return Identifier(high: high, low: low)
   }
 
   /// Parses the UUID form (either case); `nil` for anything else.
   public init?(_ description: String) {
     let utf8 = Array(description.utf8)
     guard utf8.count == 36 else { return nil }
-    var bits: UInt128 = 0
+    var words: (high: UInt64, low: UInt64) = (0, 0)
     for (index, char) in utf8.enumerated() {
       if [8, 13, 18, 23].contains(index) {
         guard char == UInt8(ascii: "-") else { return nil }
@@ -33,9 +51,9 @@ public struct Identifier: Sendable, Hashable, Comparable, Codable, LosslessStrin
       case UInt8(ascii: "A")...UInt8(ascii: "F"): nibble = char - UInt8(ascii: "A") + 10
       default: return nil
       }
-      bits = bits << 4 | UInt128(nibble)
+      words = (words.high << 4 | words.low >> 60, words.low << 4 | UInt64(nibble))
     }
-    self.bits = bits
+    self.init(high: words.high, low: words.low)
   }
 
   public var description: String {
@@ -44,12 +62,15 @@ public struct Identifier: Sendable, Hashable, Comparable, Codable, LosslessStrin
     out.reserveCapacity(36)
     for nibbleIndex in 0..<32 {
       if [8, 12, 16, 20].contains(nibbleIndex) { out.append(UInt8(ascii: "-")) }
-      out.append(digits[Int((bits >> (124 - 4 * UInt128(nibbleIndex))) & 0xf)])
+      let word = nibbleIndex < 16 ? high : low
+      out.append(digits[Int((word >> (60 - 4 * UInt64(nibbleIndex % 16))) & 0xf)])
     }
     return String(decoding: out, as: UTF8.self)
   }
 
-  public static func < (lhs: Identifier, rhs: Identifier) -> Bool { lhs.bits < rhs.bits }
+  public static func < (lhs: Identifier, rhs: Identifier) -> Bool {
+    (lhs.high, lhs.low) < (rhs.high, rhs.low)
+  }
 
   public init(from decoder: any Decoder) throws {
     let container = try decoder.singleValueContainer()

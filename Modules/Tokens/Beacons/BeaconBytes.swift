@@ -8,8 +8,12 @@ public struct BeaconBytes: Sendable, Hashable, RandomAccessCollection {
   /// The most bytes a value holds.
   public static let maximumCount = 20
 
-  /// Bytes 0..<16, byte 0 the most significant; bytes past `count` are zero.
-  private var head: UInt128 = 0
+  /// Bytes 0..<8, byte 0 the most significant; bytes past `count` are zero. Two `UInt64`s rather
+  /// than a `UInt128`: a 16-byte-aligned field is under-aligned in Swift 6.3's optimized async
+  /// frames (docs/design.md, "The release-build crash").
+  private var head: UInt64 = 0
+  /// Bytes 8..<16, byte 8 the most significant; bytes past `count` are zero.
+  private var middle: UInt64 = 0
   /// Bytes 16..<20, byte 16 the most significant; bytes past `count` are zero.
   private var tail: UInt32 = 0
   private var length: UInt8 = 0
@@ -31,18 +35,9 @@ public struct BeaconBytes: Sendable, Hashable, RandomAccessCollection {
       "BeaconBytes range outside the buffer")
     guard count > 0, let base = buffer.baseAddress else { return }
     let raw = UnsafeRawPointer(base + start)
-    let headCount = Swift.min(count, 16)
-    var offset = 0
-    while offset + 8 <= headCount {
-      let word = raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self).bigEndian
-      head = head << 64 | UInt128(word)
-      offset += 8
-    }
-    while offset < headCount {
-      head = head << 8 | UInt128(raw.load(fromByteOffset: offset, as: UInt8.self))
-      offset += 1
-    }
-    head <<= 8 * (16 - headCount)
+    head = Self.word(raw, from: 0, count: Swift.min(count, 8))
+    if count > 8 { middle = Self.word(raw, from: 8, count: Swift.min(count, 16) - 8) }
+    var offset = 16
     while offset < count {
       tail = tail << 8 | UInt32(raw.load(fromByteOffset: offset, as: UInt8.self))
       offset += 1
@@ -51,10 +46,22 @@ public struct BeaconBytes: Sendable, Hashable, RandomAccessCollection {
     length = UInt8(count)
   }
 
+  /// `count` (1…8) bytes from `offset`, the first in the most significant byte, zeros after.
+  private static func word(_ raw: UnsafeRawPointer, from offset: Int, count: Int) -> UInt64 {
+    if count == 8 { return raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self).bigEndian }
+    var word: UInt64 = 0
+    for index in 0..<count {
+      word = word << 8 | UInt64(raw.load(fromByteOffset: offset + index, as: UInt8.self))
+    }
+    return word << (8 * (8 - count))
+  }
+
   private mutating func append(_ byte: UInt8) {
     let index = Int(length)
-    if index < 16 {
-      head |= UInt128(byte) << (8 * (15 - index))
+    if index < 8 {
+      head |= UInt64(byte) << (8 * (7 - index))
+    } else if index < 16 {
+      middle |= UInt64(byte) << (8 * (15 - index))
     } else {
       tail |= UInt32(byte) << (8 * (19 - index))
     }
@@ -69,9 +76,11 @@ public struct BeaconBytes: Sendable, Hashable, RandomAccessCollection {
   /// The byte at `position` (0 ..< count).
   public subscript(position: Int) -> UInt8 {
     precondition(position >= 0 && position < Int(length), "BeaconBytes index out of range")
-    return position < 16
-      ? UInt8(truncatingIfNeeded: head >> (8 * (15 - position)))
-      : UInt8(truncatingIfNeeded: tail >> (8 * (19 - position)))
+    return switch position {
+    case ..<8: UInt8(truncatingIfNeeded: head >> (8 * (7 - position)))
+    case ..<16: UInt8(truncatingIfNeeded: middle >> (8 * (15 - position)))
+    default: UInt8(truncatingIfNeeded: tail >> (8 * (19 - position)))
+    }
   }
 
   /// The bytes as an array.
