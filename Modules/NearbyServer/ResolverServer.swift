@@ -4,7 +4,7 @@ public import Logging
 import NIOCore
 import OpenAPIHummingbird
 import ResolverAPI
-import ResolverWire
+@_spi(Resolver) import ResolverWire
 public import ServerStorage
 public import ServiceLifecycle
 

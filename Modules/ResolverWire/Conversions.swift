@@ -1,5 +1,5 @@
 public import ResolverAPI
-public import Core
+@_spi(Resolver) public import Core
 import Foundation
 import OpenAPIRuntime
 public import Strategy
@@ -157,7 +157,7 @@ public func wireIdentifier<Tag>(_ text: String, field: String) throws -> TaggedI
 }
 
 extension Components.Schemas.Report {
-  public init(_ report: Core.Report) {
+  @_spi(Resolver) public init(_ report: Core.Report) {
     self.init(
       publish: report.publish.map {
         .init(id: $0.id.description, message: .init($0.message), strategy: .init($0.strategy))
@@ -184,7 +184,7 @@ extension Components.Schemas.Report {
 
   /// The report.
   /// - Throws: ``WireError`` naming the first field that does not convert.
-  public func report() throws -> Core.Report {
+  @_spi(Resolver) public func report() throws -> Core.Report {
     var report = Core.Report()
     for (index, item) in (publish ?? []).enumerated() {
       let field = "publish[\(index)]"
@@ -236,7 +236,7 @@ extension Components.Schemas.Report {
 }
 
 extension Components.Schemas.Event {
-  public init(_ item: SequencedEvent) {
+  @_spi(Resolver) public init(_ item: SequencedEvent) {
     let sequence = Int64(clamping: item.sequence)
     switch item.event {
     case .found(let subscription, let message):
@@ -258,7 +258,7 @@ extension Components.Schemas.Event {
 
   /// The event.
   /// - Throws: ``WireError`` for a missing or malformed field.
-  public func event() throws -> SequencedEvent {
+  @_spi(Resolver) public func event() throws -> SequencedEvent {
     guard sequence > 0 else { throw WireError("event.sequence: must be at least 1") }
     func subscriptionID() throws -> SubscriptionID {
       guard let subscription else { throw WireError("event.subscription: missing") }
@@ -282,7 +282,7 @@ extension Components.Schemas.Event {
 }
 
 extension Components.Schemas.ReportAnswer {
-  public init(_ answer: ReportAnswer) {
+  @_spi(Resolver) public init(_ answer: ReportAnswer) {
     let directives = answer.directives
     self.init(
       directives: .init(
@@ -295,7 +295,7 @@ extension Components.Schemas.ReportAnswer {
 
   /// The answer.
   /// - Throws: ``WireError`` for a malformed token or event.
-  public func answer() throws -> ReportAnswer {
+  @_spi(Resolver) public func answer() throws -> ReportAnswer {
     let token: Token
     do { token = try Token(hex: directives.token) } catch {
       throw WireError("directives.token: \(error)")

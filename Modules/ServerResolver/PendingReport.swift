@@ -1,4 +1,4 @@
-import Core
+@_spi(Resolver) import Core
 import DequeModule
 
 /// What a client could not deliver while the server was unreachable: sightings (bounded,

@@ -1,9 +1,9 @@
-import Core
+@_spi(Resolver) import Core
 import Foundation
 import Logging
 import OpenAPIRuntime
 import ResolverAPI
-import ResolverWire
+@_spi(Resolver) import ResolverWire
 
 /// The event stream: server-sent events, reconnected with backoff and resumed after the last
 /// event received.

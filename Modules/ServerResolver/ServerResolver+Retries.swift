@@ -1,4 +1,4 @@
-import Core
+@_spi(Resolver) import Core
 import Logging
 
 /// Retries: what the server could not take is kept (bounded, see ``PendingReport``) and sent

@@ -1,12 +1,12 @@
 import AsyncHTTPClient
-public import Core
+@_spi(Resolver) public import Core
 public import Foundation
 public import Logging
 import NIOCore
 import OpenAPIAsyncHTTPClient
 import OpenAPIRuntime
 import ResolverAPI
-import ResolverWire
+@_spi(Resolver) import ResolverWire
 
 /// The client of the resolver server (`nearby server`): a `Resolver` (of Core) over its HTTP API.
 ///
@@ -20,7 +20,7 @@ import ResolverWire
 ///   it received (`Last-Event-ID`), so nothing is lost across reconnects or server restarts.
 ///
 /// All state is in this actor; HTTP runs on AsyncHTTPClient's event loops.
-public actor ServerResolver: Resolver {
+public actor ServerResolver {
   /// How the client connects.
   public struct Configuration: Sendable {
     /// The server's base URL, e.g. `http://127.0.0.1:7171`.
@@ -88,7 +88,7 @@ public actor ServerResolver: Resolver {
 
   // MARK: Resolver
 
-  public func register(apiKey: String) async throws -> DeviceCredentials {
+  @_spi(Resolver) public func register(apiKey: String) async throws -> DeviceCredentials {
     guard !apiKey.isEmpty else { throw ResolverError.invalidAPIKey }
     self.apiKey = apiKey
     account = "\(configuration.url.absoluteString)|\(apiKey)"
@@ -118,7 +118,7 @@ public actor ServerResolver: Resolver {
     return credentials
   }
 
-  public func report(_ report: Report, from device: DeviceCredentials) async throws
+  @_spi(Resolver) public func report(_ report: Report, from device: DeviceCredentials) async throws
     -> ReportAnswer
   {
     let outgoing = pending.merged(into: report)
@@ -130,7 +130,9 @@ public actor ServerResolver: Resolver {
     }
   }
 
-  public func events(for device: DeviceCredentials) async throws -> AsyncStream<SequencedEvent> {
+  @_spi(Resolver) public func events(for device: DeviceCredentials) async throws -> AsyncStream<
+    SequencedEvent
+  > {
     streamTask?.cancel()
     eventContinuation?.finish()
     // Unbounded, like the in-process resolver's: events must not be dropped, and the manager
@@ -142,7 +144,7 @@ public actor ServerResolver: Resolver {
     return stream
   }
 
-  public func unregister(_ device: DeviceCredentials) async throws {
+  @_spi(Resolver) public func unregister(_ device: DeviceCredentials) async throws {
     isClosed = true
     flushTask?.cancel()
     streamTask?.cancel()
@@ -159,7 +161,7 @@ public actor ServerResolver: Resolver {
   /// - Throws: `ResolverError.invalidAPIKey` for a refused key,
   ///   `ResolverError.invalidReport(_:)` for input the server refuses (the message names
   ///   it), `ResolverError.unavailable(_:)` when the server cannot be reached.
-  public func beaconInfo(
+  @_spi(Resolver) public func beaconInfo(
     for observed: [BeaconID], namespacedTypes: [String], from device: DeviceCredentials
   ) async throws -> [BeaconInfo] {
     var answers: [BeaconInfo] = []
@@ -283,3 +285,5 @@ public actor ServerResolver: Resolver {
     }
   }
 }
+
+@_spi(Resolver) extension ServerResolver: Resolver {}

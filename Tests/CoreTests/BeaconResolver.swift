@@ -1,4 +1,4 @@
-import Core
+@_spi(Resolver) import Core
 import Foundation
 import Resolution
 import Synchronization

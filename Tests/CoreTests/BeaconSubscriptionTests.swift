@@ -1,5 +1,5 @@
 import TestSupport
-import Core
+@_spi(Resolver) import Core
 import Foundation
 import MediumTestKit
 import Strategy

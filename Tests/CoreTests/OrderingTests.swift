@@ -1,5 +1,5 @@
 import TestSupport
-import Core
+@_spi(Resolver) import Core
 import MediumTestKit
 import Resolution
 import Strategy

@@ -1,4 +1,4 @@
-import Core
+@_spi(Resolver) import Core
 import Tokens
 
 /// A resolver the test scripts: it answers reports with the events the test queued and pushes

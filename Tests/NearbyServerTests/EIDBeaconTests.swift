@@ -1,5 +1,5 @@
 import AsyncHTTPClient
-import Core
+@_spi(Resolver) import Core
 import Foundation
 import NIOHTTP1
 import Resolution

@@ -1,6 +1,6 @@
-import Core
+@_spi(Resolver) import Core
 import Foundation
-import Resolution
+@_spi(Resolver) import Resolution
 import Synchronization
 import Testing
 import Tokens

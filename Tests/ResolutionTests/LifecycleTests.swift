@@ -1,5 +1,5 @@
-import Core
-import Resolution
+@_spi(Resolver) import Core
+@_spi(Resolver) import Resolution
 import Strategy
 import Testing
 import Tokens

@@ -1,7 +1,7 @@
 import Core
 import Foundation
 import ResolverAPI
-import ResolverWire
+@_spi(Resolver) import ResolverWire
 import Testing
 import Tokens
 

@@ -1,7 +1,7 @@
-import Core
+@_spi(Resolver) import Core
 import Foundation
 import ResolverAPI
-import ResolverWire
+@_spi(Resolver) import ResolverWire
 import Strategy
 import Testing
 import Tokens

@@ -1,5 +1,5 @@
 import Foundation
-import ResolverWire
+@_spi(Resolver) import ResolverWire
 import Testing
 
 @Suite("RFC 3339 times")

@@ -1,7 +1,7 @@
-import Core
+@_spi(Resolver) import Core
 import Foundation
-import Resolution
-import ServerStorage
+@_spi(Resolver) import Resolution
+@_spi(Resolver) import ServerStorage
 import ServerTestSupport
 import Testing
 

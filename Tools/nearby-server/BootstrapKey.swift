@@ -1,7 +1,7 @@
 import CommandLineSupport
 import Foundation
 import Logging
-import ResolverWire
+@_spi(Resolver) import ResolverWire
 import ServerStorage
 
 /// The key a fresh server makes so that it works with nothing set up: project "default",

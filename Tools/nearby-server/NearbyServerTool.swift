@@ -4,7 +4,7 @@ import Foundation
 import Logging
 import NearbyServer
 import Resolution
-import ResolverWire
+@_spi(Resolver) import ResolverWire
 import ServerStorage
 import ServiceLifecycle
 

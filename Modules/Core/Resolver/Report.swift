@@ -3,7 +3,7 @@ public import Strategy
 public import Tokens
 
 /// A publication as the resolver sees it.
-public struct PublicationSpec: Sendable, Hashable, Codable {
+@_spi(Resolver) public struct PublicationSpec: Sendable, Hashable, Codable {
   public var id: PublicationID
   public var message: Message
   public var strategy: Strategy
@@ -15,7 +15,7 @@ public struct PublicationSpec: Sendable, Hashable, Codable {
 }
 
 /// A subscription as the resolver sees it: which messages it wants and how it discovers.
-public struct SubscriptionSpec: Sendable, Hashable, Codable {
+@_spi(Resolver) public struct SubscriptionSpec: Sendable, Hashable, Codable {
   public var id: SubscriptionID
   /// Messages of this namespace only (`""`: the project's default namespace).
   public var namespace: String
@@ -43,7 +43,7 @@ public struct SubscriptionSpec: Sendable, Hashable, Codable {
 
 /// What a device tells its resolver: changes to its publications and subscriptions, and the
 /// tokens it has heard. Every field may be empty; an empty report just asks for directives.
-public struct Report: Sendable, Hashable, Codable {
+@_spi(Resolver) public struct Report: Sendable, Hashable, Codable {
   public var publish: [PublicationSpec]
   public var unpublish: [PublicationID]
   public var subscribe: [SubscriptionSpec]
@@ -65,7 +65,7 @@ public struct Report: Sendable, Hashable, Codable {
 
 /// What the resolver tells a device to do: transmit `token` on the `broadcast` mediums, scan
 /// on the `scan` mediums, and ask again within `tokenExpiresIn` seconds (the token rotates).
-public struct Directives: Sendable, Hashable, Codable {
+@_spi(Resolver) public struct Directives: Sendable, Hashable, Codable {
   /// Grows with every report the resolver answers for this device: answers that arrive out of
   /// order are recognised, and only the newest directives are followed.
   public var revision: UInt64
@@ -88,7 +88,7 @@ public struct Directives: Sendable, Hashable, Codable {
 }
 
 /// Something that happened to one of a device's subscriptions or publications.
-public enum ResolverEvent: Sendable, Hashable, Codable {
+@_spi(Resolver) public enum ResolverEvent: Sendable, Hashable, Codable {
   /// A message became nearby for the subscription (once until it is lost).
   case found(SubscriptionID, Message)
   /// A found message is no longer nearby, was unpublished, or expired.
@@ -104,7 +104,7 @@ public enum ResolverEvent: Sendable, Hashable, Codable {
 /// A resolver sends each of a device's events once, on one of two channels (a report answer
 /// or the event stream); the manager puts them back in sequence order, so a `lost` that took
 /// the faster channel is never delivered before its `found`.
-public struct SequencedEvent: Sendable, Hashable, Codable {
+@_spi(Resolver) public struct SequencedEvent: Sendable, Hashable, Codable {
   public var sequence: UInt64
   public var event: ResolverEvent
 
@@ -115,7 +115,7 @@ public struct SequencedEvent: Sendable, Hashable, Codable {
 }
 
 /// The resolver's answer to a report.
-public struct ReportAnswer: Sendable, Hashable, Codable {
+@_spi(Resolver) public struct ReportAnswer: Sendable, Hashable, Codable {
   public var directives: Directives
   /// Events for the reporting device that this report caused.
   public var events: [SequencedEvent]

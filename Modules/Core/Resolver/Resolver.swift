@@ -8,7 +8,7 @@
 /// number (starting at 1) and is sent exactly once, in an answer or on the stream, so that the
 /// manager can restore their order; each answer's ``Directives/revision`` is larger than the
 /// one before for that device.
-public protocol Resolver: Sendable {
+@_spi(Resolver) public protocol Resolver: Sendable {
   /// Registers a new device for the project that `apiKey` belongs to.
   /// - Throws: ``ResolverError/invalidAPIKey`` for a key the resolver does not know.
   func register(apiKey: String) async throws -> DeviceCredentials
@@ -36,7 +36,7 @@ public protocol Resolver: Sendable {
   ) async throws -> [BeaconInfo]
 }
 
-extension Resolver {
+@_spi(Resolver) extension Resolver {
   /// Beacons unsupported: throws ``ResolverError/unavailable(_:)``.
   public func beaconInfo(
     for observed: [BeaconID], namespacedTypes: [String], from device: DeviceCredentials
@@ -88,15 +88,19 @@ public struct ResolverChoice: Sendable {
   /// A short description for logs.
   public var name: String
   /// Makes (or returns a shared) resolver.
-  public var make: @Sendable () async throws -> any Resolver
+  @_spi(Resolver) public var make: @Sendable () async throws -> any Resolver
 
-  public init(name: String, make: @escaping @Sendable () async throws -> any Resolver) {
+  @_spi(Resolver) public init(
+    name: String, make: @escaping @Sendable () async throws -> any Resolver
+  ) {
     self.name = name
     self.make = make
   }
 
   /// A resolver you made yourself.
-  public static func custom(_ resolver: any Resolver, name: String = "custom") -> ResolverChoice {
+  @_spi(Resolver) public static func custom(_ resolver: any Resolver, name: String = "custom")
+    -> ResolverChoice
+  {
     ResolverChoice(name: name) { resolver }
   }
 }

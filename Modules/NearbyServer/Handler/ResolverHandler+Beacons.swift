@@ -3,7 +3,7 @@ import Foundation
 import OpenAPIRuntime
 import Resolution
 import ResolverAPI
-import ResolverWire
+@_spi(Resolver) import ResolverWire
 import ServerStorage
 import Tokens
 

@@ -1,9 +1,10 @@
-import Core
+@_spi(Resolver) import Core
 import Foundation
 import OpenAPIRuntime
-import Resolution
+@_spi(Resolver) import Resolution
 import ResolverAPI
-import ServerStorage
+@_spi(Resolver) import ResolverWire
+@_spi(Resolver) import ServerStorage
 
 extension ResolverHandler {
   /// The device's event log as Server-Sent Events, from `Last-Event-ID` on, for as long as the

@@ -1,10 +1,10 @@
-import Core
+@_spi(Resolver) import Core
 import Foundation
 import Logging
-import Resolution
+@_spi(Resolver) import Resolution
 import ResolverAPI
-import ResolverWire
-import ServerStorage
+@_spi(Resolver) import ResolverWire
+@_spi(Resolver) import ServerStorage
 
 /// The API's operations (openapi.yaml), each one database transaction around the resolution
 /// engine. Nothing is kept between requests but caches, so instances can share a database.

@@ -2,7 +2,7 @@ import Foundation
 import HTTPTypes
 import Logging
 import OpenAPIRuntime
-import ResolverWire
+@_spi(Resolver) import ResolverWire
 
 /// Turns every error into a JSON answer (openapi.yaml's `Error`): ``APIFailure`` as it says;
 /// input the generated code could not decode → 400 naming the problem; anything else → 503

@@ -1,8 +1,8 @@
-import Core
+@_spi(Resolver) import Core
 import Foundation
 import Logging
-import Resolution
-import ServerStorage
+@_spi(Resolver) import Resolution
+@_spi(Resolver) import ServerStorage
 import ServiceLifecycle
 
 /// Handles due deadlines (lost after silence, TTL expiry, token retirement) every sweep

@@ -1,4 +1,4 @@
-public import Core
+@_spi(Resolver) public import Core
 public import Foundation
 public import Strategy
 public import Tokens

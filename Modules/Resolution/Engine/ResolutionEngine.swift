@@ -1,11 +1,11 @@
-public import Core
+@_spi(Resolver) public import Core
 public import Foundation
 import Strategy
 import Tokens
 
 /// An event addressed to a device, as the engine produces it, with its place in that device's
 /// event sequence (assigned when the engine returns it; 0 before).
-public struct DeviceEvent: Sendable, Hashable {
+@_spi(Resolver) public struct DeviceEvent: Sendable, Hashable {
   public var device: DeviceID
   public var sequence: UInt64
   public var event: ResolverEvent
@@ -50,7 +50,7 @@ public final class ResolutionEngine<Store: ResolutionStore> {
   // MARK: Devices
 
   /// Registers a new device in `project` with a fresh secret and token.
-  public func register(project: String, now: Date) throws -> DeviceCredentials {
+  @_spi(Resolver) public func register(project: String, now: Date) throws -> DeviceCredentials {
     let id = DeviceID.random()
     let secret = Token.random().hex + Token.random().hex
     let token = Token.random()
@@ -64,7 +64,8 @@ public final class ResolutionEngine<Store: ResolutionStore> {
 
   /// The device the credentials belong to.
   /// - Throws: ``ResolverError/unknownDevice(_:)`` or ``ResolverError/wrongSecret(_:)``.
-  public func authenticate(_ credentials: DeviceCredentials) throws -> DeviceRecord {
+  @_spi(Resolver) public func authenticate(_ credentials: DeviceCredentials) throws -> DeviceRecord
+  {
     guard let device = try store.device(credentials.id) else {
       throw ResolverError.unknownDevice(credentials.id)
     }
@@ -76,7 +77,7 @@ public final class ResolutionEngine<Store: ResolutionStore> {
 
   /// Removes a device with everything it published and subscribed to; subscribers that had
   /// found its messages get `lost`.
-  public func unregister(_ credentials: DeviceCredentials, now: Date) throws
+  @_spi(Resolver) public func unregister(_ credentials: DeviceCredentials, now: Date) throws
     -> [DeviceEvent]
   {
     let device = try authenticate(credentials)
@@ -109,7 +110,9 @@ public final class ResolutionEngine<Store: ResolutionStore> {
   ///
   /// - Throws: ``ResolverError`` for bad credentials or an invalid report (the text names the
   ///   field and the limit); nothing is applied then.
-  public func report(_ report: Report, from credentials: DeviceCredentials, now: Date)
+  @_spi(Resolver) public func report(
+    _ report: Report, from credentials: DeviceCredentials, now: Date
+  )
     throws -> (answer: ReportAnswer, deviceEvents: [DeviceEvent])
   {
     var device = try authenticate(credentials)
@@ -404,7 +407,7 @@ public final class ResolutionEngine<Store: ResolutionStore> {
   /// Handles everything due by `now`: stale sightings (lost), expired publications (lost for
   /// subscribers, `publicationExpired` for the owner), expired subscriptions, and retired
   /// tokens.
-  public func sweep(now: Date) throws -> [DeviceEvent] {
+  @_spi(Resolver) public func sweep(now: Date) throws -> [DeviceEvent] {
     var outbox: [DeviceEvent] = []
     try sweepDue(now: now, outbox: &outbox)
     return try seal(outbox)

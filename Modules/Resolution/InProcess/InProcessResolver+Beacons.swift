@@ -1,4 +1,4 @@
-public import Core
+@_spi(Resolver) public import Core
 import Foundation
 
 /// Beacons of the in-process resolver: registered in code (there is no server to register
@@ -42,7 +42,7 @@ extension InProcessResolver {
   /// The registered beacons of the device's project that `observed` belong to, with their
   /// attachments matching `namespacedTypes` (`*`, `ns/*`, `ns/type`).
   /// - Throws: ``Core/ResolverError`` for an unknown device or a wrong secret.
-  public func beaconInfo(
+  @_spi(Resolver) public func beaconInfo(
     for observed: [BeaconID], namespacedTypes: [String], from device: DeviceCredentials
   ) async throws -> [BeaconInfo] {
     let project = try project(of: device)

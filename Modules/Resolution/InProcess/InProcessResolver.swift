@@ -1,4 +1,4 @@
-public import Core
+@_spi(Resolver) public import Core
 public import Foundation
 public import Logging
 
@@ -8,7 +8,7 @@ public import Logging
 /// instance behind ``Core/ResolverChoice/embedded``. Time comes from the `now` closure
 /// (the wall clock by default); deadlines (lost, TTL expiry) are handled by a task that sleeps
 /// until the next one, or by calling ``sweep()``.
-public actor InProcessResolver: Resolver {
+public actor InProcessResolver {
   /// The process-wide instance used by `.embedded` (default configuration, always valid).
   public static let shared = try! InProcessResolver()
 
@@ -41,7 +41,7 @@ public actor InProcessResolver: Resolver {
   }
 
   /// Any non-empty API key is accepted; its text is the project.
-  public func register(apiKey: String) async throws -> DeviceCredentials {
+  @_spi(Resolver) public func register(apiKey: String) async throws -> DeviceCredentials {
     guard !apiKey.isEmpty else { throw ResolverError.invalidAPIKey }
     let credentials = try engine.register(project: apiKey, now: now())
     armSweeper()
@@ -49,7 +49,7 @@ public actor InProcessResolver: Resolver {
     return credentials
   }
 
-  public func report(_ report: Report, from device: DeviceCredentials) async throws
+  @_spi(Resolver) public func report(_ report: Report, from device: DeviceCredentials) async throws
     -> ReportAnswer
   {
     let (answer, deviceEvents) = try engine.report(report, from: device, now: now())
@@ -58,7 +58,9 @@ public actor InProcessResolver: Resolver {
     return answer
   }
 
-  public func events(for device: DeviceCredentials) async throws -> AsyncStream<SequencedEvent> {
+  @_spi(Resolver) public func events(for device: DeviceCredentials) async throws -> AsyncStream<
+    SequencedEvent
+  > {
     _ = try engine.authenticate(device)
     streams[device.id]?.finish()
     // Unbounded on purpose: found/lost must not be dropped; the manager reads it at once.
@@ -68,7 +70,7 @@ public actor InProcessResolver: Resolver {
     return stream
   }
 
-  public func unregister(_ device: DeviceCredentials) async throws {
+  @_spi(Resolver) public func unregister(_ device: DeviceCredentials) async throws {
     let deviceEvents = try engine.unregister(device, now: now())
     streams.removeValue(forKey: device.id)?.finish()
     route(deviceEvents)
@@ -130,6 +132,8 @@ public actor InProcessResolver: Resolver {
     sweep()
   }
 }
+
+@_spi(Resolver) extension InProcessResolver: Resolver {}
 
 extension ResolverChoice {
   /// The process-wide in-process resolver: managers of this process that use it find each

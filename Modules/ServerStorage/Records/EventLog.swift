@@ -1,6 +1,6 @@
-public import Core
+@_spi(Resolver) public import Core
 public import Foundation
-public import Resolution
+@_spi(Resolver) public import Resolution
 
 /// Every event the engine addresses to a device is kept in the `events` table, numbered by the
 /// device's sequence, until it is older than the retention time. Report answers carry the
@@ -9,7 +9,7 @@ public import Resolution
 /// event on both channels; the manager drops the second by its sequence number.
 extension SQLStore {
   /// Appends sequenced events to their devices' logs.
-  public func appendEvents(_ events: [DeviceEvent], at time: Date) throws {
+  @_spi(Resolver) public func appendEvents(_ events: [DeviceEvent], at time: Date) throws {
     for event in events {
       try sql.execute(
         "INSERT INTO events (device, sequence, created_at, body) VALUES (?, ?, ?, ?)",
@@ -21,7 +21,8 @@ extension SQLStore {
   }
 
   /// The device's events after `sequence`, oldest first, at most `limit`.
-  public func events(for device: DeviceID, after sequence: UInt64, limit: Int) throws
+  @_spi(Resolver) public func events(for device: DeviceID, after sequence: UInt64, limit: Int)
+    throws
     -> [SequencedEvent]
   {
     try sql.query(

@@ -1,6 +1,6 @@
 import CommandLineSupport
 import ArgumentParser
-import Core
+@_spi(Resolver) import Core
 import Foundation
 import Logging
 import MediumTestKit

@@ -4,7 +4,7 @@ import HTTPTypes
 import OpenAPIAsyncHTTPClient
 import OpenAPIRuntime
 import ResolverAPI
-import ResolverWire
+@_spi(Resolver) import ResolverWire
 
 /// Where `nearby beacons register/attach/list/delete` find the resolver and its key, as
 /// `nearby publish` does: `--server`, else the local one (started if none answers); the key

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import OpenAPIRuntime
 import ResolverAPI
-import ResolverWire
+@_spi(Resolver) import ResolverWire
 
 /// `nearby beacons attach`: adds an attachment to a registered beacon.
 struct BeaconsAttachCommand: AsyncParsableCommand {

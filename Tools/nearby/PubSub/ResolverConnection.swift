@@ -3,7 +3,7 @@ import Foundation
 import Glibc
 import Logging
 import NIOCore
-import ResolverWire
+@_spi(Resolver) import ResolverWire
 
 /// Where `nearby publish/subscribe` find their resolver: `--server`, or the local default on
 /// 127.0.0.1:7171, which is started in the background (`nearby-server`, SQLite under
