@@ -4,8 +4,11 @@ import Synchronization
 /// A child process a test starts and talks to while it runs: the one process runner of the
 /// tests (``ChildProcess/run(_:_:environment:combineOutput:timeout:)`` runs one to its end with
 /// it). Standard input is /dev/null; standard output is kept whole and line by line, standard
-/// error whole, each read on a thread of its own, and the exit is awaited on another: waiting
-/// for a process never blocks Swift's cooperative threads (there are two on this machine).
+/// error whole, each read on a thread of its own; the exit arrives through `Process`'s
+/// termination handler: waiting for a process never blocks Swift's cooperative threads (there
+/// are two on this machine). The child starts with no signal blocked, whatever the calling
+/// thread blocks (a Dispatch worker blocks nearly all, and a child inherits the mask: pgbench's
+/// `-T` alarm, or a server's SIGTERM, would never arrive).
 public final class RunningProcess: Sendable {
   /// The child's process id.
   public let pid: Int32
@@ -16,7 +19,7 @@ public final class RunningProcess: Sendable {
   }
   private let out = Mutex(Output())
   private let err = Mutex(Data())
-  private let status = Mutex<Int32?>(nil)
+  private let status = ExitStatus()
   /// How many of the reader threads reached the end of their pipe.
   private let drained = Mutex(0)
   private let readers: Int
@@ -39,7 +42,10 @@ public final class RunningProcess: Sendable {
     let errPipe = combineOutput ? outPipe : Pipe()
     process.standardOutput = outPipe
     process.standardError = errPipe
-    try process.run()
+    process.terminationHandler = { [status] ended in
+      status.value.withLock { $0 = ended.terminationStatus }
+    }
+    try Self.runUnblocked(process)
     pid = process.processIdentifier
     readers = combineOutput ? 1 : 2
     let outHandle = outPipe.fileHandleForReading
@@ -76,10 +82,22 @@ public final class RunningProcess: Sendable {
         drained.withLock { $0 += 1 }
       }
     }
-    Thread.detachNewThread { [self] in
-      process.waitUntilExit()
-      status.withLock { $0 = process.terminationStatus }
-    }
+  }
+
+  /// The exit status, set once by the termination handler.
+  private final class ExitStatus: Sendable {
+    let value = Mutex<Int32?>(nil)
+  }
+
+  /// Starts `process` with every signal unblocked in the calling thread for the moment of the
+  /// spawn (the child inherits that mask), then puts the thread's mask back.
+  private static func runUnblocked(_ process: Process) throws {
+    var none = sigset_t()
+    var saved = sigset_t()
+    sigemptyset(&none)
+    pthread_sigmask(SIG_SETMASK, &none, &saved)
+    defer { pthread_sigmask(SIG_SETMASK, &saved, nil) }
+    try process.run()
   }
 
   /// Standard output so far, whole.
@@ -106,7 +124,7 @@ public final class RunningProcess: Sendable {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
       if let event = events.first(where: predicate) { return event }
-      if status.withLock({ $0 }) != nil {
+      if status.value.withLock({ $0 }) != nil {
         _ = await waitUntilDrained(timeout: .seconds(1))
         return events.first(where: predicate)
       }
@@ -123,10 +141,10 @@ public final class RunningProcess: Sendable {
   public func exitStatus(timeout: Duration) async -> Int32? {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
-      if let status = status.withLock({ $0 }) { return status }
+      if let status = status.value.withLock({ $0 }) { return status }
       try? await Task.sleep(for: .milliseconds(20))
     }
-    return status.withLock { $0 }
+    return status.value.withLock { $0 }
   }
 
   /// Waits at most `timeout` until every output pipe reached its end (after the exit, a
@@ -139,6 +157,6 @@ public final class RunningProcess: Sendable {
 
   /// Kills the process with SIGKILL unless it has exited.
   public func kill() {
-    if status.withLock({ $0 }) == nil { _ = Foundation.kill(pid, SIGKILL) }
+    if status.value.withLock({ $0 }) == nil { _ = Foundation.kill(pid, SIGKILL) }
   }
 }

@@ -72,7 +72,9 @@ struct BenchFleet {
     return lines.joined(separator: "\n") + "\n"
   }
 
-  private static func post(_ url: String, key: String, secret: String?, body: String?)
+  /// POSTs `body` (JSON) with the key and, if given, the device secret; the answer's JSON.
+  /// - Throws: ``CommandFailure`` for an answer that is not 2xx.
+  static func post(_ url: String, key: String, secret: String?, body: String?)
     async throws -> [String: Any]
   {
     var request = HTTPClientRequest(url: url)

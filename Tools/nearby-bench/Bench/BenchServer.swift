@@ -2,11 +2,13 @@ import CommandLineSupport
 import Logging
 import NearbyServer
 import ServerStorage
+import ServiceLifecycle
 
 /// A resolver server in the benchmark's own process on a free loopback port, with no rate
 /// limit (the benchmarks measure the server, not its limiter).
 struct BenchServer {
   let port: Int
+  private let group: ServiceGroup
   private let serving: Task<Void, any Error>
 
   /// Starts serving `storage`; returns once the server listens.
@@ -18,18 +20,34 @@ struct BenchServer {
     configuration.burst = 1e9
     let server = ResolverServer(storage: storage, configuration: configuration, logger: logger)
     let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
-    let serving = Task { try await server.run(onListening: { portContinuation.yield($0) }) }
+    let listening = ListeningServer(server: server, onListening: { portContinuation.yield($0) })
+    let group = ServiceGroup(
+      services: [listening], gracefulShutdownSignals: [], cancellationSignals: [], logger: logger)
+    let serving = Task {
+      defer { portContinuation.finish() }
+      try await group.run()
+    }
     var portIterator = ports.makeAsyncIterator()
     guard let port = await portIterator.next() else {
       serving.cancel()
+      if case .failure(let error) = await serving.result {
+        throw CommandFailure("the resolver server did not start: \(error)")
+      }
       throw CommandFailure("the resolver server did not start")
     }
-    return BenchServer(port: port, serving: serving)
+    return BenchServer(port: port, group: group, serving: serving)
   }
 
-  /// Stops the server and waits until it has.
+  /// Shuts the server down gracefully (open requests finish) and waits until it has.
   func stop() async {
-    serving.cancel()
+    await group.triggerGracefulShutdown()
     _ = await serving.result
+  }
+
+  /// The server as a service that reports its port.
+  private struct ListeningServer: Service {
+    let server: ResolverServer
+    let onListening: @Sendable (Int) async -> Void
+    func run() async throws { try await server.run(onListening: onListening) }
   }
 }

@@ -7,17 +7,27 @@ import Resolution
 import ServerStorage
 
 /// `nearby bench server`: wrk against `report` (sightings from many simulated devices) and
-/// against `/healthz` on the same in-process server, one after the other in one run.
+/// against `/healthz` on the same server, and on PostgreSQL pgbench's tpcb-like transaction on
+/// the same database, one after the other in one run; with `--instances 2`, two server
+/// processes on one database as well.
 struct ServerBench: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "server",
-    abstract: "Report throughput and latency under wrk, next to /healthz on the same server.",
+    abstract: "Report throughput and latency under wrk, next to /healthz and pgbench.",
     discussion: """
-      Starts a resolver server in this process (SQLite in a temporary folder, or --database),
-      registers --devices devices that each publish a message and subscribe, then runs wrk
-      (Debian package 'wrk') for --seconds against GET /healthz and against
-      POST /v1/devices/{id}/report, each report carrying --sightings sightings of other
-      devices' tokens. Prints requests/s, p50/p99 latency and the report/healthz ratio.
+      Starts a resolver server in this process (SQLite in a temporary folder, or --database), \
+      registers --devices devices that each publish a message and subscribe, then runs wrk \
+      (Debian package 'wrk') for --seconds against GET /healthz and against \
+      POST /v1/devices/{id}/report, each report carrying --sightings sightings of other \
+      devices' tokens. On PostgreSQL it then runs `pgbench -b tpcb-like` (scale \
+      --pgbench-scale, --connections clients) on the same database, in tables it creates \
+      and drops. Prints requests/s, p50/p99 latency and the ratios report/healthz and \
+      report/pgbench.
+
+      With --instances N (N ≥ 2, PostgreSQL only) the servers are N nearby-server processes \
+      (built beside nearby-bench) on the one database: report is measured on the first alone, \
+      then on all N at once (wrk's connections spread over them), and --samples times a found \
+      caused by a report on the first instance reaching an event stream open on the second.
       """)
 
   @Option(
@@ -25,10 +35,21 @@ struct ServerBench: AsyncParsableCommand {
   var database: String?
   @Option(name: .long, help: "Simulated devices.") var devices = 1000
   @Option(name: .long, help: "Sightings per report.") var sightings = 3
-  @Option(name: .long, help: "wrk connections.") var connections = 64
-  @Option(name: .long, help: "wrk threads.") var threads = 2
+  @Option(name: .long, help: "wrk connections (and pgbench clients).") var connections = 64
+  @Option(name: .long, help: "wrk threads (and pgbench threads).") var threads = 2
   @Option(name: .long, help: "Seconds per measurement.") var seconds = 10
+  @Option(name: .long, help: "Server processes on the one database (PostgreSQL only).")
+  var instances = 1
+  @Option(name: .long, help: "Founds timed across instances (with --instances 2 or more).")
+  var samples = 200
+  @Option(name: .long, help: "pgbench's scale factor (100 000 accounts each).")
+  var pgbenchScale = 10
   @Flag(name: .long, help: "Print one JSON object.") var json = false
+
+  var isPostgres: Bool {
+    guard let database, case .postgres = StorageLocation(database) else { return false }
+    return true
+  }
 
   func validate() throws {
     guard (2...100_000).contains(devices) else {
@@ -40,11 +61,29 @@ struct ServerBench: AsyncParsableCommand {
     guard connections >= 1, threads >= 1, seconds >= 1 else {
       throw ValidationError("--connections, --threads and --seconds must be at least 1")
     }
+    guard (1...8).contains(instances) else {
+      throw ValidationError("--instances must be between 1 and 8")
+    }
+    guard instances == 1 || isPostgres else {
+      throw ValidationError(
+        "--instances \(instances) needs --database postgres://…: a SQLite file is served by "
+          + "one process")
+    }
+    guard connections >= instances else {
+      throw ValidationError("--connections must be at least --instances")
+    }
+    guard (1...100_000).contains(samples), (1...1000).contains(pgbenchScale) else {
+      throw ValidationError("--samples must be 1–100000 and --pgbench-scale 1–1000")
+    }
   }
 
   func run() async throws {
     guard let wrk = Self.executable("wrk") else {
       throw CommandFailure("wrk is not installed: apt-get install wrk")
+    }
+    let pgbench = Self.executable("pgbench")
+    if isPostgres, pgbench == nil {
+      throw CommandFailure("pgbench is not installed: apt-get install postgresql-client")
     }
     var logger = Logger(label: "nearby.bench")
     logger.logLevel = .error
@@ -59,51 +98,145 @@ struct ServerBench: AsyncParsableCommand {
     let key = try await storage.transaction { store in
       try store.createAPIKey(project: "bench", label: "bench", now: Date())
     }.key
-    let server = try await BenchServer.start(storage: storage, logger: logger)
-    let port = server.port
-    let base = "http://127.0.0.1:\(port)"
-    progress("server on \(base) over \(location); registering \(devices) devices")
 
+    var result: [String: Any] = [
+      "storage": isPostgres ? "postgres" : "sqlite", "devices": devices,
+      "sightings_per_report": sightings, "connections": connections, "seconds": seconds,
+      "instances": instances,
+    ]
+    var lines: [String] = []
+    let health: WrkRun
+    let report: WrkRun
+    if instances == 1 {
+      let server = try await BenchServer.start(storage: storage, logger: logger)
+      let base = "http://127.0.0.1:\(server.port)"
+      progress("server on \(base) over \(location); registering \(devices) devices")
+      (health, report) = try await measureOne(wrk, base: base, key: key, folder: folder)
+      await server.stop()
+    } else {
+      await storage.shutdown()
+      progress("starting \(instances) nearby-server processes on \(location)")
+      let servers = try await ServerProcesses.start(
+        count: instances, database: database ?? "", home: folder.path)
+      do {
+        progress("servers on \(servers.bases.joined(separator: ", ")); registering devices")
+        (health, report) = try await measureOne(
+          wrk, base: servers.bases[0], key: key, folder: folder)
+        progress("wrk report on \(instances) instances at once for \(seconds) s")
+        let all = try await measureAll(wrk, bases: servers.bases, folder: folder)
+        let aggregate = all.map(\.requestsPerSecond).reduce(0, +)
+        let worstP99 = all.map(\.p99Milliseconds).max() ?? .nan
+        progress("timing \(samples) founds from instance 1 to a stream on instance 2")
+        let crossing = try await CrossInstanceLatency.measure(
+          reportingBase: servers.bases[0], streamBase: servers.bases[1], key: key,
+          samples: samples, timeout: .seconds(5))
+        let scaling = report.requestsPerSecond > 0 ? aggregate / report.requestsPerSecond : 0
+        result["report_all_instances"] = [
+          "requests_per_second": aggregate, "worst_p99_ms": worstP99,
+          "per_instance": all.map(\.dictionary),
+        ]
+        result["aggregate_over_one_instance"] = scaling
+        result["found_across_instances"] = crossing.dictionary
+        lines += [
+          String(
+            format:
+              "POST report on %d instances at once: %.0f requests/s in all, worst p99 %.2f ms",
+            instances, aggregate, worstP99),
+          String(
+            format: "%d instances / one instance throughput: %.2f× (goal ≥ 1×)", instances,
+            scaling),
+          crossing.line() + " (goal p99 ≤ 100 ms)",
+        ]
+      } catch {
+        await servers.stop()
+        throw error
+      }
+      await servers.stop()
+    }
+    if instances == 1 { await storage.shutdown() }
+
+    let ratio =
+      health.requestsPerSecond > 0 ? report.requestsPerSecond / health.requestsPerSecond : 0
+    result["healthz"] = health.dictionary
+    result["report"] = report.dictionary
+    result["ratio"] = ratio
+    var header = [
+      "storage \(isPostgres ? "postgres" : "sqlite"), \(devices) devices, \(sightings) sightings a report, "
+        + "\(connections) connections, \(seconds) s each, \(instances) instance(s)",
+      health.line("GET /healthz"),
+      report.line("POST report" + (instances > 1 ? " (one instance)" : "")),
+      String(
+        format: "report / healthz throughput: %.1f %%%@", ratio * 100,
+        isPostgres ? "" : " (goal ≥ 50 %)"),
+      String(
+        format: "report p99: %.2f ms (goal ≤ %d ms)", report.p99Milliseconds,
+        isPostgres ? 50 : 20),
+    ]
+    if isPostgres, let pgbench, let url = database {
+      progress("pgbench tpcb-like for \(seconds) s (scale \(pgbenchScale))")
+      let reference = try await PgbenchRun.run(
+        pgbench: pgbench, url: url, scale: pgbenchScale, clients: connections,
+        threads: threads, seconds: seconds)
+      let pgRatio =
+        reference.transactionsPerSecond > 0
+        ? report.requestsPerSecond / reference.transactionsPerSecond : 0
+      result["pgbench"] = reference.dictionary
+      result["report_over_pgbench"] = pgRatio
+      header += [
+        reference.line(),
+        String(
+          format: "report / pgbench tpcb-like throughput: %.1f %% (goal ≥ 50 %%)", pgRatio * 100),
+      ]
+    }
+    if json {
+      let data = try JSONSerialization.data(withJSONObject: result, options: [.sortedKeys])
+      print(String(decoding: data, as: UTF8.self))
+    } else {
+      for line in header + lines { print(line) }
+    }
+  }
+
+  /// Registers the fleet through `base`, then wrk on `/healthz` and on report there.
+  private func measureOne(_ wrk: String, base: String, key: String, folder: URL) async throws
+    -> (health: WrkRun, report: WrkRun)
+  {
     let fleet = try await BenchFleet.make(
       base: base, key: key, devices: devices, progress: { progress($0) })
-    let script = folder.appendingPathComponent("report.lua")
     try fleet.luaScript(key: key, sightings: sightings).write(
-      to: script, atomically: true, encoding: .utf8)
-
+      to: Self.script(in: folder), atomically: true, encoding: .utf8)
     progress("wrk /healthz for \(seconds) s")
     let health = try await WrkRun.run(
       wrk, arguments: wrkArguments(base + "/healthz", script: nil))
     progress("wrk report for \(seconds) s")
     let report = try await WrkRun.run(
-      wrk, arguments: wrkArguments(base + "/", script: script.path))
-    await server.stop()
-    await storage.shutdown()
+      wrk, arguments: wrkArguments(base + "/", script: Self.script(in: folder).path))
+    return (health, report)
+  }
 
-    let ratio =
-      health.requestsPerSecond > 0 ? report.requestsPerSecond / health.requestsPerSecond : 0
-    let storageName = location.description.hasPrefix("sqlite") ? "sqlite" : "postgres"
-    if json {
-      let object: [String: Any] = [
-        "storage": storageName, "devices": devices, "sightings_per_report": sightings,
-        "connections": connections, "seconds": seconds,
-        "healthz": health.dictionary, "report": report.dictionary, "ratio": ratio,
-      ]
-      let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
-      print(String(decoding: data, as: UTF8.self))
-    } else {
-      print(
-        "storage \(storageName), \(devices) devices, \(sightings) sightings a report, "
-          + "\(connections) connections, \(seconds) s each")
-      print(health.line("GET /healthz"))
-      print(report.line("POST report"))
-      print(String(format: "report / healthz throughput: %.1f %% (goal ≥ 50 %%)", ratio * 100))
-      print(String(format: "report p99: %.2f ms (goal ≤ 20 ms)", report.p99Milliseconds))
+  /// wrk on report against every base at once, the connections spread over them.
+  private func measureAll(_ wrk: String, bases: [String], folder: URL) async throws -> [WrkRun] {
+    let script = Self.script(in: folder).path
+    let share = connections / bases.count
+    let runs = bases.map { wrkArguments($0 + "/", script: script, connections: share) }
+    return try await withThrowingTaskGroup(of: (Int, WrkRun).self) { group in
+      for (index, arguments) in runs.enumerated() {
+        group.addTask { (index, try await WrkRun.run(wrk, arguments: arguments)) }
+      }
+      var results: [(Int, WrkRun)] = []
+      for try await result in group { results.append(result) }
+      return results.sorted { $0.0 < $1.0 }.map(\.1)
     }
   }
 
-  func wrkArguments(_ url: String, script: String?) -> [String] {
+  private static func script(in folder: URL) -> URL {
+    folder.appendingPathComponent("report.lua")
+  }
+
+  func wrkArguments(_ url: String, script: String?, connections: Int? = nil) -> [String] {
+    let connections = connections ?? self.connections
     var arguments = [
-      "-t\(threads)", "-c\(connections)", "-d\(seconds)s", "--latency", "--timeout", "5s",
+      "-t\(min(threads, connections))", "-c\(connections)", "-d\(seconds)s", "--latency",
+      "--timeout", "5s",
     ]
     if let script { arguments += ["-s", script] }
     return arguments + [url]
