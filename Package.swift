@@ -343,7 +343,8 @@ let package = Package(
     .testTarget(
       name: "ServerStorageTests",
       dependencies: [
-        "ServerStorage", "ServerTestSupport", "Resolution", "Core", "Strategy", "Tokens",
+        "ServerStorage", "ServerTestSupport", "TestSupport", "Resolution", "Core", "Strategy",
+        "Tokens",
       ],
       swiftSettings: strictSwift
     ),

@@ -77,7 +77,21 @@ public struct ResolverServer: Service {
         await onListening(port)
       },
       logger: logger)
+    let notifications = storage.eventNotifications()
     try await withThrowingTaskGroup(of: Void.self) { group in
+      if let notifications {
+        // Other instances' events (PostgreSQL LISTEN/NOTIFY) wake exactly their streams here.
+        group.addTask {
+          for await notification in notifications {
+            switch notification {
+            case .devices(let devices): await hub.wake(devices)
+            case .resynchronize: await hub.wakeAll()
+            }
+          }
+          // Ended by cancellation only; wait for the others rather than end the server.
+          while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
+        }
+      }
       group.addTask { await sweeper.run() }
       group.addTask { try await app.runService() }
       // Whichever ends first (the app on shutdown, or an error) ends the other.

@@ -12,8 +12,10 @@ public struct ResolverServerConfiguration: Sendable {
   public var eventRetention: Duration = .seconds(3600)
   /// How often due deadlines (lost, expiry) are handled.
   public var sweepInterval: Duration = .milliseconds(250)
-  /// How often an open event stream looks for events written by other instances.
-  public var eventPollInterval: Duration = .seconds(1)
+  /// How often an open event stream reads the log on its own, as a safety net: events written
+  /// by this instance wake their streams at once, and on PostgreSQL so do other instances'
+  /// (LISTEN/NOTIFY), so no stream waits for this in normal operation.
+  public var eventPollInterval: Duration = .seconds(30)
   /// How long an idle event stream waits before sending a `keepalive` event.
   public var heartbeat: Duration = .seconds(15)
   /// Requests a second per API key on average, and the burst allowed above it.

@@ -8,9 +8,12 @@ public protocol ResolverStorage: Sendable {
   var description: String { get }
 
   /// Runs `body` in one transaction and returns its result: committed if `body` returns,
-  /// rolled back if it throws. Transactions that change resolver state never interleave
-  /// (SQLite has one writer; PostgreSQL takes a transaction-scoped advisory lock), so the
-  /// engine sees a consistent state and numbers events without gaps.
+  /// rolled back if it throws. On SQLite transactions never interleave (one writer). On
+  /// PostgreSQL they run concurrently (see ``runsConcurrently``): a body that runs the engine
+  /// first locks the devices it can change (`SQLStore.lockDevices(forReport:from:)` and its
+  /// siblings), so the engine sees a consistent state and numbers events without gaps; a
+  /// transaction that deadlocks or fails to serialize is run again, so `body` must not have
+  /// effects outside the database.
   ///
   /// `body` runs on a thread of the storage's own (never on Swift's cooperative pool), because
   /// it makes blocking database calls.
@@ -23,6 +26,21 @@ public protocol ResolverStorage: Sendable {
   /// - Throws: what `body` throws, or the database's error.
   func read<T: Sendable>(_ body: @escaping @Sendable (SQLStore) throws -> T) async throws -> T
 
+  /// Whether transactions run at the same time (PostgreSQL), so that engine work must lock
+  /// the devices it changes and leave due deadlines to one transaction each; false when the
+  /// database has a single writer (SQLite).
+  var runsConcurrently: Bool { get }
+
+  /// Notifications of new events written by any process that shares the database, for as
+  /// long as the stream is read (ending the iteration stops listening); `nil` when only this
+  /// process writes (SQLite), so the server's own wake-ups are enough.
+  func eventNotifications() -> AsyncStream<EventNotification>?
+
   /// Closes the connections. Transactions after this throw ``SQLStorageError/shutDown``.
   func shutdown() async
+}
+
+extension ResolverStorage {
+  public var runsConcurrently: Bool { false }
+  public func eventNotifications() -> AsyncStream<EventNotification>? { nil }
 }

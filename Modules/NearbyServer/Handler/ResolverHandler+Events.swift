@@ -8,8 +8,9 @@ import ResolverAPI
 
 extension ResolverHandler {
   /// The device's event log as Server-Sent Events, from `Last-Event-ID` on, for as long as the
-  /// client reads. Events are read from the database when this instance wrote some for the
-  /// device (the hub wakes the stream) and every poll interval (other instances' writes).
+  /// client reads. Events are read from the database when the hub wakes the stream (events for
+  /// the device written by this instance, or notified by the database), and at the latest
+  /// every poll interval or heartbeat.
   func events(_ input: Operations.Events.Input) async throws -> Operations.Events.Output {
     let credentials = try deviceCredentials(input.path.id)
     let project = try RequestContext.required().project
@@ -39,7 +40,7 @@ extension ResolverHandler {
     let (listenerID, wakeups) = await hub.listen(to: credentials.id)
     let listener = EventStreamListener(
       hub: hub, device: credentials.id, id: listenerID,
-      pollInterval: configuration.eventPollInterval)
+      pollInterval: min(configuration.eventPollInterval, configuration.heartbeat))
     metrics.eventStreams.increment()
     let sequence = DeviceEventSequence(
       storage: storage, device: credentials.id, after: after, wakeups: wakeups, listener: listener,

@@ -26,9 +26,8 @@ struct ResolverHandler: APIProtocol {
     let context = try RequestContext.required()
     let resolution = configuration.resolution
     let now = now()
-    let credentials = try await transaction { store in
-      try ResolutionEngine(store: store, configuration: resolution)
-        .register(project: context.project, now: now)
+    let credentials = try await answering {
+      try await storage.register(project: context.project, configuration: resolution, now: now)
     }
     metrics.devicesRegistered.increment()
     logger.debug("device registered", metadata: ["device": "\(credentials.id)"])
@@ -43,12 +42,10 @@ struct ResolverHandler: APIProtocol {
     let project = try RequestContext.required().project
     let resolution = configuration.resolution
     let now = now()
-    let events = try await transaction { store in
-      let engine = ResolutionEngine(store: store, configuration: resolution)
-      try Self.checkProject(of: engine.authenticate(credentials), is: project)
-      let events = try engine.unregister(credentials, now: now)
-      try store.appendEvents(events, at: now)
-      return events
+    let events = try await answering {
+      try await storage.unregister(credentials, configuration: resolution, now: now) {
+        try Self.checkProject(of: $0, is: project)
+      }
     }
     await hub.wake(Set(events.map(\.device)))
     return .noContent(.init())
@@ -69,15 +66,10 @@ struct ResolverHandler: APIProtocol {
     }
     let resolution = configuration.resolution
     let now = now()
-    let (answer, others) = try await transaction { store in
-      let engine = ResolutionEngine(store: store, configuration: resolution)
-      try Self.checkProject(of: engine.authenticate(credentials), is: project)
-      let (answer, others) = try engine.report(report, from: credentials, now: now)
-      try store.appendEvents(
-        answer.events.map {
-          DeviceEvent(device: credentials.id, sequence: $0.sequence, event: $0.event)
-        } + others, at: now)
-      return (answer, others)
+    let (answer, others) = try await answering {
+      try await storage.report(report, from: credentials, configuration: resolution, now: now) {
+        try Self.checkProject(of: $0, is: project)
+      }
     }
     metrics.reports.increment()
     metrics.sightings.increment(by: report.sightings.count)
@@ -108,8 +100,13 @@ struct ResolverHandler: APIProtocol {
   func transaction<T: Sendable>(_ body: @escaping @Sendable (SQLStore) throws -> T) async throws
     -> T
   {
+    try await answering { try await storage.transaction(body) }
+  }
+
+  /// Runs `work` (storage calls), turning its errors into answers as ``transaction(_:)`` does.
+  func answering<T: Sendable>(_ work: () async throws -> T) async throws -> T {
     do {
-      return try await storage.transaction(body)
+      return try await work()
     } catch let error as ResolverError {
       throw Self.failure(for: error)
     } catch let failure as APIFailure {

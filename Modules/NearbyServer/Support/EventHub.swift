@@ -1,8 +1,9 @@
 import Core
 
-/// Wakes the event streams of this instance when events for their device were written here.
-/// Streams also look on their own every poll interval, for events written by other instances
-/// that share the database.
+/// Wakes the event streams of this instance when events for their device were written: here
+/// (the handler and the sweeper call ``wake(_:)``), or by another instance sharing the
+/// database (the storage's notifications, see `ResolverServer`). Streams also look on their
+/// own every ``ResolverServerConfiguration/eventPollInterval``, as a safety net.
 actor EventHub {
   private var listeners: [DeviceID: [Int: AsyncStream<Void>.Continuation]] = [:]
   private var nextID = 0
@@ -25,6 +26,13 @@ actor EventHub {
   func wake<Devices: Sequence<DeviceID>>(_ devices: Devices) {
     for device in devices {
       for continuation in listeners[device, default: [:]].values { continuation.yield() }
+    }
+  }
+
+  /// Wakes every stream (notifications may have been missed).
+  func wakeAll() {
+    for streams in listeners.values {
+      for continuation in streams.values { continuation.yield() }
     }
   }
 

@@ -7,8 +7,8 @@ import ServiceLifecycle
 
 /// Handles due deadlines (lost after silence, TTL expiry, token retirement) every sweep
 /// interval, appends the events to the log and wakes the streams of this instance; prunes
-/// the event log once a minute. With several instances each sweeps; the lock makes every
-/// deadline handled once.
+/// the event log once a minute. With several instances on PostgreSQL each sweeps; every
+/// deadline is taken by one of them (``ResolverStorage/sweep(configuration:now:limit:)``).
 struct Sweeper: Sendable {
   let storage: any ResolverStorage
   let configuration: ResolverServerConfiguration
@@ -35,15 +35,13 @@ struct Sweeper: Sendable {
     let retention = configuration.eventRetention
     let now = now()
     do {
-      let events = try await storage.transaction { store in
-        let events = try ResolutionEngine(store: store, configuration: resolution).sweep(now: now)
-        try store.appendEvents(events, at: now)
-        if prune {
-          let seconds =
-            Double(retention.components.seconds) + Double(retention.components.attoseconds) / 1e18
+      let events = try await storage.sweep(configuration: resolution, now: now)
+      if prune {
+        let seconds =
+          Double(retention.components.seconds) + Double(retention.components.attoseconds) / 1e18
+        _ = try await storage.transaction { store in
           try store.pruneEvents(before: now.addingTimeInterval(-seconds))
         }
-        return events
       }
       health.recordSuccess()
       metrics.sweeps.increment()

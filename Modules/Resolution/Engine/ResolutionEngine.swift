@@ -108,10 +108,14 @@ public final class ResolutionEngine<Store: ResolutionStore> {
   /// token when due; answers the directives and the events for the reporting device.
   /// Events for other devices are returned in `deviceEvents`.
   ///
+  /// - Parameter sweeping: also handle every deadline due by `now` (true: one owner, as in
+  ///   process; a store whose transactions run concurrently passes false and leaves deadlines
+  ///   to ``handle(_:now:)``, because a due deadline may concern devices this report did not
+  ///   lock).
   /// - Throws: ``ResolverError`` for bad credentials or an invalid report (the text names the
   ///   field and the limit); nothing is applied then.
   @_spi(Resolver) public func report(
-    _ report: Report, from credentials: DeviceCredentials, now: Date
+    _ report: Report, from credentials: DeviceCredentials, now: Date, sweeping: Bool = true
   )
     throws -> (answer: ReportAnswer, deviceEvents: [DeviceEvent])
   {
@@ -133,7 +137,7 @@ public final class ResolutionEngine<Store: ResolutionStore> {
     for sighting in report.sightings {
       try record(sighting, by: device.id, now: now, outbox: &outbox)
     }
-    try sweepDue(now: now, outbox: &outbox)
+    if sweeping { try sweepDue(now: now, outbox: &outbox) }
 
     device = try store.device(device.id) ?? device
     if now >= device.tokenExpiresAt {
@@ -413,33 +417,47 @@ public final class ResolutionEngine<Store: ResolutionStore> {
     return try seal(outbox)
   }
 
+  /// Handles one deadline the caller has taken from the store (``ResolutionStore/popDeadline(dueAt:)``)
+  /// and returns the events it caused, sequenced. Lets a server whose transactions run
+  /// concurrently handle each deadline in a transaction of its own, with exactly the devices
+  /// it concerns locked.
+  @_spi(Resolver) public func handle(_ deadline: Deadline, now: Date) throws -> [DeviceEvent] {
+    var outbox: [DeviceEvent] = []
+    try handle(deadline, now: now, outbox: &outbox)
+    return try seal(outbox)
+  }
+
   private func sweepDue(now: Date, outbox: inout [DeviceEvent]) throws {
     while let deadline = try store.popDeadline(dueAt: now) {
-      switch deadline.kind {
-      case .proximity(let key):
-        guard let last = try store.lastSighting(key) else { continue }
-        let staleAt = last.addingTimeInterval(lostAfter)
-        if staleAt > now {
-          try store.schedule(Deadline(at: staleAt, kind: .proximity(key)))
-          continue
-        }
-        try store.removeSighting(key)
-        try recheck(key.hearer, key.heard, now: now, outbox: &outbox)
-      case .publicationExpiry(let id):
-        guard let record = try store.publication(id), let expiresAt = record.expiresAt,
-          expiresAt <= now
-        else { continue }
-        try removePublication(id, now: now, outbox: &outbox)
-        outbox.append(DeviceEvent(device: record.device, event: .publicationExpired(id)))
-      case .subscriptionExpiry(let id):
-        guard let record = try store.subscription(id), let expiresAt = record.expiresAt,
-          expiresAt <= now
-        else { continue }
-        try removeSubscription(id)
-        outbox.append(DeviceEvent(device: record.device, event: .subscriptionExpired(id)))
-      case .tokenRetirement(let token):
-        if let until = try store.binding(of: token), until <= now { try store.unbind(token) }
+      try handle(deadline, now: now, outbox: &outbox)
+    }
+  }
+
+  private func handle(_ deadline: Deadline, now: Date, outbox: inout [DeviceEvent]) throws {
+    switch deadline.kind {
+    case .proximity(let key):
+      guard let last = try store.lastSighting(key) else { return }
+      let staleAt = last.addingTimeInterval(lostAfter)
+      if staleAt > now {
+        try store.schedule(Deadline(at: staleAt, kind: .proximity(key)))
+        return
       }
+      try store.removeSighting(key)
+      try recheck(key.hearer, key.heard, now: now, outbox: &outbox)
+    case .publicationExpiry(let id):
+      guard let record = try store.publication(id), let expiresAt = record.expiresAt,
+        expiresAt <= now
+      else { return }
+      try removePublication(id, now: now, outbox: &outbox)
+      outbox.append(DeviceEvent(device: record.device, event: .publicationExpired(id)))
+    case .subscriptionExpiry(let id):
+      guard let record = try store.subscription(id), let expiresAt = record.expiresAt,
+        expiresAt <= now
+      else { return }
+      try removeSubscription(id)
+      outbox.append(DeviceEvent(device: record.device, event: .subscriptionExpired(id)))
+    case .tokenRetirement(let token):
+      if let until = try store.binding(of: token), until <= now { try store.unbind(token) }
     }
   }
 

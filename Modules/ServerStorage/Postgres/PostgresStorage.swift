@@ -3,81 +3,120 @@ public import Logging
 import NIOCore
 import NIOPosix
 import PostgresNIO
+@_spi(Resolver) import Core
 
-/// Storage in PostgreSQL, for deployments that outgrow one machine: several `nearby server`
+/// Storage in PostgreSQL, for deployments that outgrow one machine: several `nearby-server`
 /// processes behind a load balancer share one database and nothing else.
 ///
-/// How several instances stay consistent: every transaction that changes resolver state
-/// first takes the transaction-scoped advisory lock ``lockKey``, so engine transactions are
-/// serialized across instances exactly as SQLite serializes its writers; the event log lives
-/// in the database, so a device's event stream can be served by any instance (each polls and
-/// is woken by its own writes; see the server). Migrations run under the same lock, so
+/// How several instances stay consistent: transactions run concurrently, on this instance and
+/// on others; one that runs the engine first locks the rows of exactly the devices it can
+/// change, in one statement in id order (see `SQLStore.lockDevices(forReport:from:)`), so
+/// reports about different devices never wait for each other and two transactions never wait
+/// in a circle. Due deadlines are taken one per transaction with `FOR UPDATE SKIP LOCKED`, so
+/// the sweepers of several instances share them. A transaction PostgreSQL aborts as a deadlock
+/// or a serialization failure is run again (at most ``maximumAttempts`` times). There is no
+/// lock for the whole cluster; migrations alone take the advisory lock ``lockKey``, so
 /// instances that start together migrate once.
 ///
-/// The engine's store is synchronous, so each transaction runs on a thread of a small
-/// blocking pool and waits there for each query's answer; Swift's cooperative threads never
-/// block.
+/// Events reach other instances' streams through `LISTEN`/`NOTIFY` on
+/// `SQLStore.eventChannel` (see ``eventNotifications()``); nothing polls.
+///
+/// The engine's store is synchronous, so each transaction runs on a thread of a blocking pool
+/// as large as the connection pool and waits there for each query's answer; Swift's
+/// cooperative threads never block.
 public final class PostgresStorage: ResolverStorage {
-  /// The advisory lock that serializes resolver transactions ("nearby" in ASCII).
+  /// The advisory lock migrations take ("nearby" in ASCII).
   public static let lockKey: Int64 = 0x6E65_6172_6279
+  /// How many times a transaction is tried when PostgreSQL aborts it as a deadlock or a
+  /// serialization failure.
+  public static let maximumAttempts = 5
+  /// Connections (and blocking threads) when the URL does not say (`?connections=N`).
+  public static let defaultConnections = 16
 
   public let description: String
   private let client: PostgresClient
   private let runner: Task<Void, Never>
   private let threads: NIOThreadPool
   private let logger: Logger
-  private let batcher: TransactionBatcher
 
   /// Connects to the database named by `url` (`postgres://user[:password]@host[:port]/database`,
-  /// or `postgres://user@/database?host=/run/postgresql` for a Unix socket) and migrates it.
+  /// or `postgres://user@/database?host=/run/postgresql` for a Unix socket; `?connections=N`
+  /// sets the pool size) and migrates it.
   /// - Parameters:
-  ///   - connections: the most connections (and blocking threads) it uses at once.
+  ///   - connections: the most connections (and blocking threads) transactions use at once,
+  ///     when the URL does not say; one more connection listens for event notifications.
   /// - Throws: ``SQLStorageError/badDatabaseURL(_:)`` for a URL it cannot use; the database's
   ///   errors (cannot connect, authentication, schema too new).
-  public init(url: String, connections: Int = 4, logger: Logger = Logger(label: "nearby.storage"))
-    async throws
-  {
-    let configuration = try Self.configuration(from: url, connections: connections)
+  public init(
+    url: String, connections: Int = PostgresStorage.defaultConnections,
+    logger: Logger = Logger(label: "nearby.storage")
+  ) async throws {
+    let (configuration, pool) = try Self.configuration(from: url, connections: connections)
     self.logger = logger
     description = Self.redacted(url)
     client = PostgresClient(configuration: configuration, backgroundLogger: logger)
     let client = self.client
     runner = Task { await client.run() }
-    let threads = NIOThreadPool(numberOfThreads: max(connections, 1))
+    let threads = NIOThreadPool(numberOfThreads: pool)
     self.threads = threads
     threads.start()
-    batcher = TransactionBatcher { [logger] body in
-      try await Self.lockedTransaction(client: client, threads: threads, logger: logger, body)
-    }
     do {
-      try await Self.lockedTransaction(client: client, threads: threads, logger: logger) {
-        store in try Schema.migrate(store.sql)
+      try await Self.run(client: client, threads: threads, logger: logger, begin: "BEGIN") {
+        store in
+        try store.sql.execute("SELECT pg_advisory_xact_lock(?)", [.integer(Self.lockKey)])
+        try Schema.migrate(store.sql)
       }
     } catch {
       await shutdown()
       throw error
     }
     logger.info(
-      "storage ready", metadata: ["postgres": "\(description)", "schema": "\(Schema.version)"])
+      "storage ready",
+      metadata: [
+        "postgres": "\(description)", "schema": "\(Schema.version)", "connections": "\(pool)",
+      ])
   }
+
+  public var runsConcurrently: Bool { true }
 
   public func transaction<T: Sendable>(_ body: @escaping @Sendable (SQLStore) throws -> T)
     async throws -> T
   {
-    try await batcher.submit(body)
+    var attempt = 1
+    while true {
+      do {
+        return try await Self.run(
+          client: client, threads: threads, logger: logger, begin: "BEGIN", body)
+      } catch let error as PSQLError where attempt < Self.maximumAttempts && Self.isRetryable(error)
+      {
+        logger.debug(
+          "transaction retried",
+          metadata: ["attempt": "\(attempt)", "sqlstate": "\(error.serverInfo?[.sqlState] ?? "")"])
+        attempt += 1
+        // A little jitter, so the two that collided do not collide again.
+        try await Task.sleep(for: .milliseconds(Int.random(in: 1...(5 * attempt))))
+      }
+    }
   }
 
-  /// One transaction under the advisory lock, on a blocking-pool thread.
-  private static func lockedTransaction<T: Sendable>(
-    client: PostgresClient, threads: NIOThreadPool, logger: Logger,
+  /// Deadlock (40P01) or serialization failure (40001): PostgreSQL rolled the transaction
+  /// back and running it again is the documented remedy.
+  static func isRetryable(_ error: PSQLError) -> Bool {
+    guard error.code == .server, let state = error.serverInfo?[.sqlState] else { return false }
+    return state == "40P01" || state == "40001"
+  }
+
+  /// One transaction on a blocking-pool thread: `begin`, `body`, then COMMIT (ROLLBACK if it
+  /// throws).
+  private static func run<T: Sendable>(
+    client: PostgresClient, threads: NIOThreadPool, logger: Logger, begin: String,
     _ body: @escaping @Sendable (SQLStore) throws -> T
   ) async throws -> T {
     try await client.withConnection { connection in
       try await threads.runIfActive {
         let sql = PostgresSQLConnection(connection, logger: logger)
-        try sql.execute("BEGIN")
+        try sql.execute(begin)
         do {
-          try sql.execute("SELECT pg_advisory_xact_lock(?)", [.integer(Self.lockKey)])
           let result = try body(SQLStore(sql))
           try sql.execute("COMMIT")
           return result
@@ -87,6 +126,49 @@ public final class PostgresStorage: ResolverStorage {
         }
       }
     }
+  }
+
+  /// Listens on `SQLStore.eventChannel` on a connection of its own (reconnecting after a
+  /// second when it fails, and then asking every stream to look: notifications sent in
+  /// between are lost). Buffers at most 4 096 notifications; past that it drops them and
+  /// sends ``EventNotification/resynchronize`` once there is room.
+  public func eventNotifications() -> AsyncStream<EventNotification>? {
+    let (stream, continuation) = AsyncStream.makeStream(
+      of: EventNotification.self, bufferingPolicy: .bufferingOldest(4096))
+    let (client, logger) = (client, logger)
+    let listener = Task {
+      var overflowed = false
+      func send(_ notification: EventNotification) {
+        if overflowed {
+          if case .enqueued = continuation.yield(.resynchronize) { overflowed = false }
+        }
+        if case .dropped = continuation.yield(notification) { overflowed = true }
+      }
+      while !Task.isCancelled {
+        do {
+          try await client.withConnection { connection in
+            try await connection.listen(on: SQLStore.eventChannel) { notifications in
+              send(.resynchronize)
+              for try await notification in notifications {
+                let ids = notification.payload.split(separator: " ").compactMap {
+                  DeviceID(String($0))
+                }
+                if !ids.isEmpty { send(.devices(ids)) }
+              }
+            }
+          }
+        } catch {
+          if Task.isCancelled { break }
+          logger.warning(
+            "event notifications interrupted; listening again in 1 s",
+            metadata: ["error": "\(String(reflecting: error))"])
+        }
+        try? await Task.sleep(for: .seconds(1))
+      }
+      continuation.finish()
+    }
+    continuation.onTermination = { _ in listener.cancel() }
+    return stream
   }
 
   public func read<T: Sendable>(_ body: @escaping @Sendable (SQLStore) throws -> T) async throws
@@ -115,8 +197,10 @@ public final class PostgresStorage: ResolverStorage {
     try? await threads.shutdownGracefully()
   }
 
+  /// The client's configuration and the pool size for transactions (one more connection is
+  /// allowed, for listening).
   static func configuration(from text: String, connections: Int) throws
-    -> PostgresClient.Configuration
+    -> (PostgresClient.Configuration, pool: Int)
   {
     guard let url = URLComponents(string: text),
       url.scheme == "postgres" || url.scheme == "postgresql"
@@ -147,9 +231,17 @@ public final class PostgresStorage: ResolverStorage {
         host: host, port: url.port ?? 5432, username: user, password: url.password,
         database: database, tls: .disable)
     }
-    configuration.options.maximumConnections = max(connections, 1)
+    var pool = max(connections, 1)
+    if let given = url.queryItems?.first(where: { $0.name == "connections" })?.value {
+      guard let value = Int(given), (1...1000).contains(value) else {
+        throw SQLStorageError.badDatabaseURL(
+          "'\(redacted(text))': connections must be a number from 1 to 1000")
+      }
+      pool = value
+    }
+    configuration.options.maximumConnections = pool + 1
     configuration.options.minimumConnections = 0
-    return configuration
+    return (configuration, pool)
   }
 
   /// The URL without its password, for logs.

@@ -8,15 +8,50 @@ public import Foundation
 /// (`Last-Event-ID`), so a reconnect, or a server restart, loses nothing. A device can see an
 /// event on both channels; the manager drops the second by its sequence number.
 extension SQLStore {
-  /// Appends sequenced events to their devices' logs.
+  /// Appends sequenced events to their devices' logs, in a few multi-row statements. On
+  /// PostgreSQL it also notifies ``eventChannel`` with the devices' ids (delivered when the
+  /// transaction commits, to every instance listening), so their event streams wake at once.
   @_spi(Resolver) public func appendEvents(_ events: [DeviceEvent], at time: Date) throws {
-    for event in events {
-      try sql.execute(
-        "INSERT INTO events (device, sequence, created_at, body) VALUES (?, ?, ?, ?)",
-        [
+    guard !events.isEmpty else { return }
+    let rowsPerStatement = 200
+    var start = events.startIndex
+    while start < events.endIndex {
+      let end = min(start + rowsPerStatement, events.endIndex)
+      let slice = events[start..<end]
+      var binds: [SQLValue] = []
+      binds.reserveCapacity(slice.count * 4)
+      for event in slice {
+        binds += [
           .text(event.device.description), SQLValue(bits: event.sequence), SQLValue(time),
           .text(try json(event.event)),
-        ])
+        ]
+      }
+      let values = Array(repeating: "(?, ?, ?, ?)", count: slice.count).joined(separator: ", ")
+      try sql.execute(
+        "INSERT INTO events (device, sequence, created_at, body) VALUES \(values)", binds)
+      start = end
+    }
+    if sql.dialect == .postgres {
+      try notify(devices: Set(events.map(\.device)))
+    }
+  }
+
+  /// The PostgreSQL channel that carries "these devices have new events": a payload is device
+  /// ids separated by spaces.
+  public static let eventChannel = "nearby_events"
+
+  /// NOTIFY payloads stay under PostgreSQL's 8 000-byte limit: at most this many ids each.
+  static let devicesPerNotification = 200
+
+  private func notify(devices: Set<DeviceID>) throws {
+    let ids = devices.map(\.description)
+    var start = 0
+    while start < ids.count {
+      let end = min(start + Self.devicesPerNotification, ids.count)
+      try sql.execute(
+        "SELECT pg_notify(?, ?)",
+        [.text(Self.eventChannel), .text(ids[start..<end].joined(separator: " "))])
+      start = end
     }
   }
 

@@ -41,6 +41,26 @@ public final class SQLStore: ResolutionStore {
     return record
   }
 
+  /// Locks the rows of `ids` until the transaction ends (PostgreSQL: one `SELECT … ORDER BY id
+  /// FOR UPDATE`, so every transaction takes its locks in the same order; SQLite: nothing to
+  /// do, its one writer excludes everyone) and keeps what it read for this transaction.
+  /// Devices that do not exist are remembered as absent.
+  /// - Throws: the database's error (a deadlock or lock timeout among them).
+  func lockDevices(_ ids: some Collection<DeviceID>) throws {
+    guard sql.dialect == .postgres, !ids.isEmpty else { return }
+    let placeholders = Array(repeating: "?", count: ids.count).joined(separator: ", ")
+    let rows = try sql.query(
+      """
+      SELECT id, project, secret, token, token_expires_at, usage, revision, last_event_sequence
+      FROM devices WHERE id IN (\(placeholders)) ORDER BY id FOR UPDATE
+      """, ids.map { .text($0.description) })
+    for id in ids { devices[id] = .some(nil) }
+    for row in rows {
+      let record = try deviceRecord(row)
+      devices[record.id] = record
+    }
+  }
+
   public func saveDevice(_ device: DeviceRecord) throws {
     devices[device.id] = nil
     try sql.execute(
@@ -355,6 +375,21 @@ public final class SQLStore: ResolutionStore {
   }
 
   public func popDeadline(dueAt now: Date) throws -> Deadline? {
+    if sql.dialect == .postgres {
+      // Several instances sweep at once: each takes a deadline no other is handling.
+      return try sql.queryFirst(
+        """
+        DELETE FROM deadlines WHERE id = (
+          SELECT id FROM deadlines WHERE due_at <= ? ORDER BY due_at, id LIMIT 1
+          FOR UPDATE SKIP LOCKED)
+        RETURNING id, due_at, kind, subject
+        """, [SQLValue(now)]
+      ).map { row in
+        Deadline(
+          at: Date(timeIntervalSince1970: try row.real(1)),
+          kind: try Self.decodeDeadline(kind: row.text(2), subject: row.text(3)))
+      }
+    }
     guard
       let row = try sql.queryFirst(
         "SELECT id, due_at, kind, subject FROM deadlines WHERE due_at <= ? ORDER BY due_at, id LIMIT 1",

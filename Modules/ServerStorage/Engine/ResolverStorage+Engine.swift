@@ -1,0 +1,99 @@
+@_spi(Resolver) public import Core
+public import Foundation
+@_spi(Resolver) public import Resolution
+
+/// The resolution engine's operations, each one transaction on the storage that locks what
+/// it changes (on PostgreSQL) and appends the events it causes to the log: the one way the
+/// server, and anything else that shares the database, runs the engine. A body passed to
+/// ``ResolverStorage/transaction(_:)`` that runs the engine by hand must do the same.
+extension ResolverStorage {
+  /// Registers a device in `project`.
+  /// - Throws: the database's error.
+  @_spi(Resolver) public func register(
+    project: String, configuration: ResolutionConfiguration, now: Date
+  ) async throws -> DeviceCredentials {
+    try await transaction { store in
+      try ResolutionEngine(store: store, configuration: configuration)
+        .register(project: project, now: now)
+    }
+  }
+
+  /// Applies a report (see `ResolutionEngine.report(_:from:now:sweeping:)`) and logs its
+  /// events. On a storage that ``runsConcurrently`` the report's devices are locked first and
+  /// due deadlines are left to ``sweep(configuration:now:limit:)``.
+  /// - Parameter authorize: called with the authenticated device before anything changes;
+  ///   what it throws ends the transaction (the server checks the API key's project).
+  /// - Throws: ``ResolverError`` for bad credentials or an invalid report, what `authorize`
+  ///   throws, or the database's error.
+  @_spi(Resolver) public func report(
+    _ report: Report, from credentials: DeviceCredentials,
+    configuration: ResolutionConfiguration, now: Date,
+    authorize: @escaping @Sendable (DeviceRecord) throws -> Void = { _ in }
+  ) async throws -> (answer: ReportAnswer, deviceEvents: [DeviceEvent]) {
+    let concurrent = runsConcurrently
+    return try await transaction { store in
+      try store.lockDevices(forReport: report, from: credentials.id)
+      let engine = ResolutionEngine(store: store, configuration: configuration)
+      try authorize(engine.authenticate(credentials))
+      let (answer, others) = try engine.report(
+        report, from: credentials, now: now, sweeping: !concurrent)
+      try store.appendEvents(
+        answer.events.map {
+          DeviceEvent(device: credentials.id, sequence: $0.sequence, event: $0.event)
+        } + others, at: now)
+      return (answer, others)
+    }
+  }
+
+  /// Removes a device and everything it published and subscribed to; returns (and logs) the
+  /// `lost` events of its subscribers.
+  /// - Throws: ``ResolverError`` for bad credentials, what `authorize` throws, or the
+  ///   database's error.
+  @_spi(Resolver) public func unregister(
+    _ credentials: DeviceCredentials, configuration: ResolutionConfiguration, now: Date,
+    authorize: @escaping @Sendable (DeviceRecord) throws -> Void = { _ in }
+  ) async throws -> [DeviceEvent] {
+    try await transaction { store in
+      try store.lockDevices(forUnregistering: credentials.id)
+      let engine = ResolutionEngine(store: store, configuration: configuration)
+      try authorize(engine.authenticate(credentials))
+      let events = try engine.unregister(credentials, now: now)
+      try store.appendEvents(events, at: now)
+      return events
+    }
+  }
+
+  /// Handles deadlines due by `now` (lost after silence, TTL expiry, token retirement) and
+  /// logs their events. On SQLite: all of them, in one transaction. On a storage that
+  /// ``runsConcurrently``: one deadline per transaction, with the devices it concerns locked,
+  /// at most `limit` of them (the rest wait for the next sweep, so one sweep's work is
+  /// bounded); other instances' sweepers take other deadlines meanwhile.
+  /// - Throws: the database's error (deadlines handled before it stay handled).
+  @_spi(Resolver) public func sweep(
+    configuration: ResolutionConfiguration, now: Date, limit: Int = 10_000
+  ) async throws -> [DeviceEvent] {
+    guard runsConcurrently else {
+      return try await transaction { store in
+        let events = try ResolutionEngine(store: store, configuration: configuration)
+          .sweep(now: now)
+        try store.appendEvents(events, at: now)
+        return events
+      }
+    }
+    var events: [DeviceEvent] = []
+    for _ in 0..<max(limit, 1) {
+      if Task.isCancelled { break }
+      let handled = try await transaction { store -> [DeviceEvent]? in
+        guard let deadline = try store.popDeadline(dueAt: now) else { return nil }
+        try store.lockDevices(for: deadline)
+        let events = try ResolutionEngine(store: store, configuration: configuration)
+          .handle(deadline, now: now)
+        try store.appendEvents(events, at: now)
+        return events
+      }
+      guard let handled else { break }
+      events += handled
+    }
+    return events
+  }
+}
