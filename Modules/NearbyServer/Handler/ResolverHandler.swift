@@ -113,6 +113,8 @@ struct ResolverHandler: APIProtocol {
       throw failure
     } catch {
       health.recordFailure(error)
+      logger.warning(
+        "database failure answered with 503", metadata: ["error": "\(String(reflecting: error))"])
       throw APIFailure.unavailable("the database did not answer; try again")
     }
   }
@@ -125,6 +127,8 @@ struct ResolverHandler: APIProtocol {
       throw failure
     } catch {
       health.recordFailure(error)
+      logger.warning(
+        "database failure answered with 503", metadata: ["error": "\(String(reflecting: error))"])
       throw APIFailure.unavailable("the database did not answer; try again")
     }
   }

@@ -1,6 +1,7 @@
 @_spi(Resolver) public import Core
 public import Foundation
 @_spi(Resolver) public import Resolution
+import Synchronization
 
 /// The resolution engine's operations, each one transaction on the storage that locks what
 /// it changes (on PostgreSQL) and appends the events it causes to the log: the one way the
@@ -31,8 +32,16 @@ extension ResolverStorage {
     authorize: @escaping @Sendable (DeviceRecord) throws -> Void = { _ in }
   ) async throws -> (answer: ReportAnswer, deviceEvents: [DeviceEvent]) {
     let concurrent = runsConcurrently
+    let cautious = CautiousFlag()
     return try await transaction { store in
-      try store.lockDevices(forReport: report, from: credentials.id)
+      do {
+        try store.prepare(
+          forReport: report, from: credentials.id, now: now, lostAfter: configuration.lostAfter,
+          cautious: cautious.isSet)
+      } catch SQLStorageError.lockBusy {
+        cautious.set()  // the storage runs the transaction again: then lock all up front
+        throw SQLStorageError.lockBusy
+      }
       let engine = ResolutionEngine(store: store, configuration: configuration)
       try authorize(engine.authenticate(credentials))
       let (answer, others) = try engine.report(
@@ -85,7 +94,7 @@ extension ResolverStorage {
       if Task.isCancelled { break }
       let handled = try await transaction { store -> [DeviceEvent]? in
         guard let deadline = try store.popDeadline(dueAt: now) else { return nil }
-        try store.lockDevices(for: deadline)
+        try store.lockDevices(for: deadline, now: now, lostAfter: configuration.lostAfter)
         let events = try ResolutionEngine(store: store, configuration: configuration)
           .handle(deadline, now: now)
         try store.appendEvents(events, at: now)
@@ -96,4 +105,12 @@ extension ResolverStorage {
     }
     return events
   }
+}
+
+/// Set once a report's transaction met a busy row it would not wait for: its next attempt
+/// locks every device up front.
+private final class CautiousFlag: Sendable {
+  private let value = Mutex(false)
+  var isSet: Bool { value.withLock { $0 } }
+  func set() { value.withLock { $0 = true } }
 }

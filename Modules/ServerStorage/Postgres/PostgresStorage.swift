@@ -14,7 +14,8 @@ import PostgresNIO
 /// reports about different devices never wait for each other and two transactions never wait
 /// in a circle. Due deadlines are taken one per transaction with `FOR UPDATE SKIP LOCKED`, so
 /// the sweepers of several instances share them. A transaction PostgreSQL aborts as a deadlock
-/// or a serialization failure is run again (at most ``maximumAttempts`` times). There is no
+/// or a serialization failure, or that met a row held where it would not wait, is run again
+/// (at most ``maximumAttempts`` times). There is no
 /// lock for the whole cluster; migrations alone take the advisory lock ``lockKey``, so
 /// instances that start together migrate once.
 ///
@@ -87,11 +88,10 @@ public final class PostgresStorage: ResolverStorage {
       do {
         return try await Self.run(
           client: client, threads: threads, logger: logger, begin: "BEGIN", body)
-      } catch let error as PSQLError where attempt < Self.maximumAttempts && Self.isRetryable(error)
-      {
+      } catch  where attempt < Self.maximumAttempts && Self.isRetryable(error) {
         logger.debug(
           "transaction retried",
-          metadata: ["attempt": "\(attempt)", "sqlstate": "\(error.serverInfo?[.sqlState] ?? "")"])
+          metadata: ["attempt": "\(attempt)", "error": "\(String(reflecting: error))"])
         attempt += 1
         // A little jitter, so the two that collided do not collide again.
         try await Task.sleep(for: .milliseconds(Int.random(in: 1...(5 * attempt))))
@@ -99,10 +99,14 @@ public final class PostgresStorage: ResolverStorage {
     }
   }
 
-  /// Deadlock (40P01) or serialization failure (40001): PostgreSQL rolled the transaction
-  /// back and running it again is the documented remedy.
-  static func isRetryable(_ error: PSQLError) -> Bool {
-    guard error.code == .server, let state = error.serverInfo?[.sqlState] else { return false }
+  /// Deadlock (40P01) or serialization failure (40001), where PostgreSQL rolled the
+  /// transaction back and running it again is the documented remedy; or a row locked
+  /// without waiting that another transaction held (``SQLStorageError/lockBusy``).
+  static func isRetryable(_ error: any Error) -> Bool {
+    if let error = error as? SQLStorageError { return error == .lockBusy }
+    guard let error = error as? PSQLError, error.code == .server,
+      let state = error.serverInfo?[.sqlState]
+    else { return false }
     return state == "40P01" || state == "40001"
   }
 
@@ -289,7 +293,11 @@ final class PostgresSQLConnection: SQLConnection {
       }
     }
     let query = PostgresQuery(unsafeSQL: numberedPlaceholders(sql), binds: bindings)
-    return try connection.query(query, logger: logger).wait()
+    do {
+      return try connection.query(query, logger: logger).wait()
+    } catch let error as PSQLError where error.serverInfo?[.sqlState] == "55P03" {
+      throw SQLStorageError.lockBusy  // lock_not_available, from NOWAIT
+    }
   }
 
   private func numberedPlaceholders(_ sql: String) -> String {

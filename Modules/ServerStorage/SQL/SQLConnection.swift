@@ -56,6 +56,9 @@ public enum SQLStorageError: Error, Sendable, Hashable, CustomStringConvertible 
   case schemaTooNew(found: Int, known: Int)
   /// The storage was shut down.
   case shutDown
+  /// A row the transaction wanted to lock without waiting was held by another transaction;
+  /// the storage runs the transaction again.
+  case lockBusy
 
   public var description: String {
     switch self {
@@ -65,6 +68,7 @@ public enum SQLStorageError: Error, Sendable, Hashable, CustomStringConvertible 
       "the database has schema version \(found), newer than this program's \(known); "
         + "upgrade nearby"
     case .shutDown: "the storage has been shut down"
+    case .lockBusy: "a row was locked by another transaction"
     }
   }
 }

@@ -1,4 +1,5 @@
 @_spi(Resolver) public import Core
+public import Foundation
 @_spi(Resolver) public import Resolution
 
 /// Which devices a unit of the engine's work can change, so that on PostgreSQL a transaction
@@ -10,38 +11,111 @@
 ///
 /// On SQLite every method returns at once: its single writer already serializes transactions.
 extension SQLStore {
-  /// Locks what a report by `device` can change: the device, the devices its sightings' tokens
-  /// name, and, when the report adds or removes handles, its neighbours and the subscribers
-  /// of the publications it withdraws.
+  /// Prepares the transaction for a report by `device`: reads in one statement each what the
+  /// engine will ask about the report's sightings (the tokens' bindings, the reporter's last
+  /// sightings of those devices, the devices' rows), so it does not ask once per sighting; and
+  /// on PostgreSQL locks what the report can change: the device; when the report adds or
+  /// removes handles, its neighbours and the subscribers of the publications it withdraws;
+  /// and the devices its sightings name, except where the sighting refreshes one that is
+  /// still fresh.
+  ///
+  /// With the reporting device locked its sightings change only in this transaction, so a
+  /// sighting fresh now stays fresh, and refreshing it writes only the sighting's own row:
+  /// reports of devices that keep hearing each other do not wait for one another. A device
+  /// heard anew is locked after the reporter, out of id order, so with `NOWAIT`: when another
+  /// transaction holds it this throws ``SQLStorageError/lockBusy``, the transaction is run
+  /// again, and the caller passes `cautious: true`, which locks every heard device up front,
+  /// in order, waiting (never in a circle).
   ///
   /// The neighbours are read before the lock and again after it: a sighting made in between
   /// by another transaction (which held this device's lock, so it has committed) adds a
   /// neighbour, locked then; with this device locked no other can appear.
-  /// - Throws: the database's error.
-  @_spi(Resolver) public func lockDevices(forReport report: Report, from device: DeviceID) throws {
-    guard sql.dialect == .postgres else { return }
-    var ids: Set<DeviceID> = [device]
+  /// - Throws: ``SQLStorageError/lockBusy``, or the database's error.
+  @_spi(Resolver) public func prepare(
+    forReport report: Report, from device: DeviceID, now: Date, lostAfter: Duration,
+    cautious: Bool
+  ) throws {
+    let postgres = sql.dialect == .postgres
+    var heardBy: [UInt64: DeviceID] = [:]
     if !report.sightings.isEmpty {
       let tokens = Set(report.sightings.map(\.token.value))
-      let placeholders = Array(repeating: "?", count: tokens.count).joined(separator: ", ")
+      for token in tokens { bindings[token] = .some(nil) }
       for row in try sql.query(
-        "SELECT DISTINCT device FROM tokens WHERE token IN (\(placeholders))",
+        "SELECT token, device, valid_until FROM tokens WHERE token IN (\(marks(tokens.count)))",
         tokens.map { SQLValue(bits: $0) })
       {
-        ids.insert(try identifier(row.text(0)))
+        let token = UInt64(bitPattern: try row.integer(0))
+        let binding = (
+          device: try identifier(row.text(1)) as DeviceID,
+          until: Date(timeIntervalSince1970: try row.real(2))
+        )
+        bindings[token] = binding
+        if binding.until > now { heardBy[token] = binding.device }
       }
     }
+    let heard = Set(heardBy.values).subtracting([device])
     let changesHandles =
       !report.publish.isEmpty || !report.unpublish.isEmpty || !report.subscribe.isEmpty
-    if changesHandles {
-      ids.formUnion(try neighbors(of: device))
-      for publication in report.unpublish { ids.formUnion(try subscribers(of: publication)) }
+    var locked: Set<DeviceID> = [device]
+    if postgres {
+      if changesHandles {
+        locked.formUnion(try neighbors(of: device))
+        for publication in report.unpublish {
+          locked.formUnion(try subscribers(of: publication))
+        }
+      }
+      if cautious { locked.formUnion(heard) }
+      try lockDevices(locked)
+      if changesHandles {
+        let late = Set(try neighbors(of: device)).subtracting(locked)
+        if !late.isEmpty {
+          try lockDevices(late, waiting: false)
+          locked.formUnion(late)
+        }
+      }
     }
-    try lockDevices(ids)
-    if changesHandles {
-      let late = Set(try neighbors(of: device)).subtracting(ids)
-      if !late.isEmpty { try lockDevices(late) }
+    guard !heard.isEmpty else { return }
+    let mediums = Set(report.sightings.map(\.medium.rawValue))
+    for other in heard {
+      for medium in mediums {
+        sightingTimes[ProximityKey(hearer: device, heard: other, medium: .init(rawValue: medium))] =
+          .some(nil)
+      }
     }
+    for row in try sql.query(
+      """
+      SELECT heard, medium, seen_at FROM sightings WHERE hearer = ? AND heard IN (\(marks(heard.count)))
+      """, [.text(device.description)] + heard.map { .text($0.description) })
+    {
+      let key = ProximityKey(
+        hearer: device, heard: try identifier(row.text(0)),
+        medium: .init(rawValue: UInt32(truncatingIfNeeded: try row.integer(1))))
+      sightingTimes[key] = Date(timeIntervalSince1970: try row.real(2))
+    }
+    let unlocked = heard.subtracting(locked)
+    // Fresh as the engine judges it, with a millisecond to spare: a sighting on the edge is
+    // treated as new (its device locked), never the other way round.
+    let freshFor = Self.seconds(lostAfter) - 0.001
+    var needed: Set<DeviceID> = []
+    for sighting in report.sightings {
+      guard let other = heardBy[sighting.token.value], unlocked.contains(other) else { continue }
+      let key = ProximityKey(hearer: device, heard: other, medium: sighting.medium)
+      if let last = sightingTimes[key] ?? nil, now.timeIntervalSince(last) < freshFor { continue }
+      needed.insert(other)
+    }
+    if postgres, !needed.isEmpty { try lockDevices(needed, waiting: false) }
+    // The rest is only read (does the device exist?): one statement for all.
+    let reads = unlocked.subtracting(needed).filter { devices[$0] == nil }
+    if !reads.isEmpty { try readDevices(reads) }
+  }
+
+  /// `?, ?, …`: `count` placeholders.
+  func marks(_ count: Int) -> String {
+    Array(repeating: "?", count: count).joined(separator: ", ")
+  }
+
+  static func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
   }
 
   /// Locks what unregistering `device` can change: the device, its neighbours and the
@@ -57,15 +131,25 @@ extension SQLStore {
     try lockDevices(ids)
   }
 
-  /// Locks what handling `deadline` can change: both devices of a sighting; a publication's
+  /// Locks what handling `deadline` can change: both devices of a sighting gone stale; a publication's
   /// device and its subscribers; a subscription's device; nothing for a token (its binding row
   /// is the deadline's own).
   /// - Throws: the database's error.
-  @_spi(Resolver) public func lockDevices(for deadline: Deadline) throws {
+  @_spi(Resolver) public func lockDevices(for deadline: Deadline, now: Date, lostAfter: Duration)
+    throws
+  {
     guard sql.dialect == .postgres else { return }
     var ids: Set<DeviceID> = []
     switch deadline.kind {
-    case .proximity(let key): ids = [key.hearer, key.heard]
+    case .proximity(let key):
+      // A sighting still fresh is only scheduled again: nothing of either device changes.
+      // (Its time only grows, or the row goes; the engine reads it again either way.)
+      if let last = try lastSighting(key),
+        last.addingTimeInterval(Self.seconds(lostAfter)) > now
+      {
+        return
+      }
+      ids = [key.hearer, key.heard]
     case .publicationExpiry(let id):
       if let record = try publication(id) { ids.insert(record.device) }
       ids.formUnion(try subscribers(of: id))
@@ -77,7 +161,7 @@ extension SQLStore {
     if case .publicationExpiry(let id) = deadline.kind {
       // A delivery made before the owner's lock was taken: its subscriber is locked now.
       let late = Set(try subscribers(of: id)).subtracting(ids)
-      if !late.isEmpty { try lockDevices(late) }
+      if !late.isEmpty { try lockDevices(late, waiting: false) }
     }
   }
 

@@ -18,7 +18,11 @@ public final class SQLStore: ResolutionStore {
   private let decoder = JSONDecoder()
   /// Devices read or written in this transaction (`.some(nil)`: known to be absent). A store
   /// lives for one transaction (one savepoint of a batch), so nothing here goes stale.
-  private var devices: [DeviceID: DeviceRecord?] = [:]
+  var devices: [DeviceID: DeviceRecord?] = [:]
+  /// Token bindings read in this transaction (`.some(nil)`: no binding), same lifetime.
+  var bindings: [UInt64: (device: DeviceID, until: Date)?] = [:]
+  /// Last sighting times read or written in this transaction (`.some(nil)`: none).
+  var sightingTimes: [ProximityKey: Date?] = [:]
 
   /// A store over a connection that is inside a transaction.
   public init(_ sql: any SQLConnection) {
@@ -45,14 +49,32 @@ public final class SQLStore: ResolutionStore {
   /// FOR UPDATE`, so every transaction takes its locks in the same order; SQLite: nothing to
   /// do, its one writer excludes everyone) and keeps what it read for this transaction.
   /// Devices that do not exist are remembered as absent.
-  /// - Throws: the database's error (a deadlock or lock timeout among them).
-  func lockDevices(_ ids: some Collection<DeviceID>) throws {
+  /// - Parameter waiting: false for locks taken out of order (after others): then a row
+  ///   another transaction holds is not waited for (`NOWAIT`).
+  /// - Throws: ``SQLStorageError/lockBusy`` when not `waiting` and a row is held; the
+  ///   database's error.
+  func lockDevices(_ ids: some Collection<DeviceID>, waiting: Bool = true) throws {
     guard sql.dialect == .postgres, !ids.isEmpty else { return }
     let placeholders = Array(repeating: "?", count: ids.count).joined(separator: ", ")
     let rows = try sql.query(
       """
       SELECT id, project, secret, token, token_expires_at, usage, revision, last_event_sequence
-      FROM devices WHERE id IN (\(placeholders)) ORDER BY id FOR UPDATE
+      FROM devices WHERE id IN (\(placeholders)) ORDER BY id FOR UPDATE\(waiting ? "" : " NOWAIT")
+      """, ids.map { .text($0.description) })
+    for id in ids { devices[id] = .some(nil) }
+    for row in rows {
+      let record = try deviceRecord(row)
+      devices[record.id] = record
+    }
+  }
+
+  /// Reads the rows of `ids` (without locking them) into this transaction's cache.
+  func readDevices(_ ids: some Collection<DeviceID>) throws {
+    let placeholders = Array(repeating: "?", count: ids.count).joined(separator: ", ")
+    let rows = try sql.query(
+      """
+      SELECT id, project, secret, token, token_expires_at, usage, revision, last_event_sequence
+      FROM devices WHERE id IN (\(placeholders))
       """, ids.map { .text($0.description) })
     for id in ids { devices[id] = .some(nil) }
     for row in rows {
@@ -102,6 +124,7 @@ public final class SQLStore: ResolutionStore {
   // MARK: Tokens
 
   public func bind(_ token: Token, to device: DeviceID, until: Date) throws {
+    bindings[token.value] = (device, until)
     try sql.execute(
       """
       INSERT INTO tokens (token, device, valid_until) VALUES (?, ?, ?)
@@ -111,7 +134,11 @@ public final class SQLStore: ResolutionStore {
   }
 
   public func device(heard token: Token, at time: Date) throws -> DeviceID? {
-    try sql.queryFirst(
+    if let known = bindings[token.value] {
+      guard let known, known.until > time else { return nil }
+      return known.device
+    }
+    return try sql.queryFirst(
       "SELECT device FROM tokens WHERE token = ? AND valid_until > ?",
       [SQLValue(bits: token.value), SQLValue(time)]
     ).map { try identifier($0.text(0)) }
@@ -124,6 +151,7 @@ public final class SQLStore: ResolutionStore {
   }
 
   public func unbind(_ token: Token) throws {
+    bindings[token.value] = .some(nil)
     try sql.execute("DELETE FROM tokens WHERE token = ?", [SQLValue(bits: token.value)])
   }
 
@@ -273,10 +301,13 @@ public final class SQLStore: ResolutionStore {
   }
 
   public func lastSighting(_ key: ProximityKey) throws -> Date? {
-    try sql.queryFirst(
+    if let known = sightingTimes[key] { return known }
+    let time = try sql.queryFirst(
       "SELECT seen_at FROM sightings WHERE hearer = ? AND heard = ? AND medium = ?",
       keyValues(key)
     ).map { Date(timeIntervalSince1970: try $0.real(0)) }
+    sightingTimes[key] = time
+    return time
   }
 
   public func recordSighting(_ key: ProximityKey, at time: Date) throws -> Date? {
@@ -286,10 +317,12 @@ public final class SQLStore: ResolutionStore {
       INSERT INTO sightings (hearer, heard, medium, seen_at) VALUES (?, ?, ?, ?)
       ON CONFLICT (hearer, heard, medium) DO UPDATE SET seen_at = excluded.seen_at
       """, keyValues(key) + [SQLValue(time)])
+    sightingTimes[key] = time
     return previous
   }
 
   public func removeSighting(_ key: ProximityKey) throws {
+    sightingTimes[key] = .some(nil)
     try sql.execute(
       "DELETE FROM sightings WHERE hearer = ? AND heard = ? AND medium = ?", keyValues(key))
   }

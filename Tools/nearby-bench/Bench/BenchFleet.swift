@@ -39,24 +39,53 @@ struct BenchFleet {
     return BenchFleet(devices: devices)
   }
 
+  /// The report body of device `index`: sightings of the next `sightings` devices.
+  func reportBody(of index: Int, sightings: Int, time: String) -> String {
+    let heard = (1...max(sightings, 1)).prefix(sightings).map {
+      devices[(index + $0) % devices.count].token
+    }
+    let items = heard.map { #"{"token":"\#($0)","medium":"ble","rssi":-60,"time":"\#(time)"}"# }
+    return #"{"sightings":[\#(items.joined(separator: ","))]}"#
+  }
+
+  /// Sends every device's report once, `concurrency` at a time: the devices hear each other
+  /// before wrk starts, as in the steady state the benchmark measures (a sighting made anew
+  /// matches handles; one refreshed while fresh does not).
+  func warmUp(base: String, key: String, sightings: Int, concurrency: Int = 16) async throws {
+    let time = ISO8601DateFormatter().string(from: Date())
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for (index, device) in devices.enumerated() {
+        if index >= concurrency { try await group.next() }
+        let body = reportBody(of: index, sightings: sightings, time: time)
+        group.addTask {
+          _ = try await Self.post(
+            base + "/v1/devices/\(device.id)/report", key: key, secret: device.secret, body: body)
+        }
+      }
+      try await group.waitForAll()
+    }
+  }
+
   /// A wrk script: each request is one device's report with sightings of its neighbours
-  /// (the next `sightings` devices in the fleet), devices taken in turn.
+  /// (the next `sightings` devices in the fleet), devices taken in turn; wrk's threads start
+  /// at different places in the fleet, so no two send the same device's report at once.
   func luaScript(key: String, sightings: Int) -> String {
     var lines = ["local requests = {}"]
     let time = ISO8601DateFormatter().string(from: Date())
     for (index, device) in devices.enumerated() {
-      let heard = (1...max(sightings, 1)).prefix(sightings).map {
-        devices[(index + $0) % devices.count].token
-      }
-      let items = heard.map { #"{"token":"\#($0)","medium":"ble","rssi":-60,"time":"\#(time)"}"# }
-      let body = #"{"sightings":[\#(items.joined(separator: ","))]}"#
+      let body = reportBody(of: index, sightings: sightings, time: time)
       lines.append(
         "requests[\(index + 1)] = wrk.format(\"POST\", \"/v1/devices/\(device.id)/report\", "
           + "{[\"Content-Type\"] = \"application/json\", [\"X-Nearby-API-Key\"] = \"\(key)\", "
           + "[\"X-Nearby-Device-Secret\"] = \"\(device.secret)\"}, '\(body)')")
     }
     lines += [
-      "local counter = 0",
+      "counter = 0",
+      "local threads = 0",
+      "setup = function(thread)",
+      "  thread:set(\"counter\", math.floor(threads * #requests * 0.618) % #requests)",
+      "  threads = threads + 1",
+      "end",
       "request = function()",
       "  counter = counter % #requests + 1",
       "  return requests[counter]",

@@ -29,8 +29,9 @@ struct PgbenchRun {
   /// with `clients` connections for `seconds`, and drops the tables again (also on failure).
   /// - Throws: ``CommandFailure`` naming the step when pgbench fails or its output is unreadable.
   static func run(
-    pgbench: String, url: String, scale: Int, clients: Int, threads: Int, seconds: Int
+    pgbench: String, url given: String, scale: Int, clients: Int, threads: Int, seconds: Int
   ) async throws -> PgbenchRun {
+    let url = libpqURL(given)
     _ = try await step(pgbench, ["-i", "-q", "-s", "\(scale)", "-I", "dtgvp", url], what: "init")
     let output: String
     do {
@@ -48,6 +49,15 @@ struct PgbenchRun {
     var run = try parse(output)
     run.scale = scale
     return run
+  }
+
+  /// The URL without the query items only nearby reads (`connections`), which libpq refuses.
+  static func libpqURL(_ text: String) -> String {
+    guard var components = URLComponents(string: text), let items = components.queryItems
+    else { return text }
+    let kept = items.filter { $0.name != "connections" }
+    components.queryItems = kept.isEmpty ? nil : kept
+    return components.string ?? text
   }
 
   /// Reads "tps = 4076.123 (without initial connection time)", "latency average = 15.7 ms"

@@ -207,6 +207,9 @@ struct ServerBench: AsyncParsableCommand {
     progress("wrk /healthz for \(seconds) s")
     let health = try await WrkRun.run(
       wrk, arguments: wrkArguments(base + "/healthz", script: nil))
+    // Right before, so the sightings are fresh (lost-after is 10 s) when wrk starts.
+    progress("warming up: every device reports once")
+    try await fleet.warmUp(base: base, key: key, sightings: sightings)
     progress("wrk report for \(seconds) s")
     let report = try await WrkRun.run(
       wrk, arguments: wrkArguments(base + "/", script: Self.script(in: folder).path))
