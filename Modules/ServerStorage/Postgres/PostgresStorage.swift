@@ -121,7 +121,9 @@ public final class PostgresStorage: ResolverStorage {
         let sql = PostgresSQLConnection(connection, logger: logger)
         try sql.execute(begin)
         do {
-          let result = try body(SQLStore(sql))
+          let store = SQLStore(sql)
+          let result = try body(store)
+          try store.finish()
           try sql.execute("COMMIT")
           return result
         } catch {

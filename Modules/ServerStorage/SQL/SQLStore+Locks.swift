@@ -36,24 +36,6 @@ extension SQLStore {
     cautious: Bool
   ) throws {
     let postgres = sql.dialect == .postgres
-    var heardBy: [UInt64: DeviceID] = [:]
-    if !report.sightings.isEmpty {
-      let tokens = Set(report.sightings.map(\.token.value))
-      for token in tokens { bindings[token] = .some(nil) }
-      for row in try sql.query(
-        "SELECT token, device, valid_until FROM tokens WHERE token IN (\(marks(tokens.count)))",
-        tokens.map { SQLValue(bits: $0) })
-      {
-        let token = UInt64(bitPattern: try row.integer(0))
-        let binding = (
-          device: try identifier(row.text(1)) as DeviceID,
-          until: Date(timeIntervalSince1970: try row.real(2))
-        )
-        bindings[token] = binding
-        if binding.until > now { heardBy[token] = binding.device }
-      }
-    }
-    let heard = Set(heardBy.values).subtracting([device])
     let changesHandles =
       !report.publish.isEmpty || !report.unpublish.isEmpty || !report.subscribe.isEmpty
     var locked: Set<DeviceID> = [device]
@@ -64,7 +46,18 @@ extension SQLStore {
           locked.formUnion(try subscribers(of: publication))
         }
       }
-      if cautious { locked.formUnion(heard) }
+      if cautious {
+        // Every device the sightings name, locked with the rest, in order.
+        let tokens = Set(report.sightings.map(\.token.value))
+        if !tokens.isEmpty {
+          for row in try sql.query(
+            "SELECT device FROM tokens WHERE token IN (\(marks(tokens.count))) AND valid_until > ?",
+            tokens.map { SQLValue(bits: $0) } + [SQLValue(now)])
+          {
+            locked.insert(try identifier(row.text(0)))
+          }
+        }
+      }
       try lockDevices(locked)
       if changesHandles {
         let late = Set(try neighbors(of: device)).subtracting(locked)
@@ -74,23 +67,48 @@ extension SQLStore {
         }
       }
     }
-    guard !heard.isEmpty else { return }
+    guard !report.sightings.isEmpty else { return }
+    // One statement for what the engine asks about each sighting: the token's binding, the
+    // device it names, and the reporter's last sightings of that device (read after the
+    // reporter's lock: from then on only this transaction changes them).
+    let tokens = Set(report.sightings.map(\.token.value))
+    for token in tokens { bindings[token] = .some(nil) }
     let mediums = Set(report.sightings.map(\.medium.rawValue))
-    for other in heard {
-      for medium in mediums {
-        sightingTimes[ProximityKey(hearer: device, heard: other, medium: .init(rawValue: medium))] =
-          .some(nil)
-      }
-    }
+    var heardBy: [UInt64: DeviceID] = [:]
+    var readRows: [DeviceID: DeviceRecord?] = [:]
+    var times: [ProximityKey: Date] = [:]
     for row in try sql.query(
       """
-      SELECT heard, medium, seen_at FROM sightings WHERE hearer = ? AND heard IN (\(marks(heard.count)))
-      """, [.text(device.description)] + heard.map { .text($0.description) })
+      SELECT t.token, t.device, t.valid_until, s.medium, s.seen_at,
+        d.id, d.project, d.secret, d.token, d.token_expires_at, d.usage, d.revision,
+        d.last_event_sequence
+      FROM tokens t
+      LEFT JOIN sightings s ON s.hearer = ? AND s.heard = t.device
+      LEFT JOIN devices d ON d.id = t.device
+      WHERE t.token IN (\(marks(tokens.count)))
+      """, [.text(device.description)] + tokens.map { SQLValue(bits: $0) })
     {
-      let key = ProximityKey(
-        hearer: device, heard: try identifier(row.text(0)),
-        medium: .init(rawValue: UInt32(truncatingIfNeeded: try row.integer(1))))
-      sightingTimes[key] = Date(timeIntervalSince1970: try row.real(2))
+      let token = UInt64(bitPattern: try row.integer(0))
+      let other: DeviceID = try identifier(row.text(1))
+      let until = Date(timeIntervalSince1970: try row.real(2))
+      bindings[token] = (other, until)
+      if until > now { heardBy[token] = other }
+      if let medium = try row.optionalInteger(3), let seen = try row.optionalReal(4) {
+        let key = ProximityKey(
+          hearer: device, heard: other,
+          medium: .init(rawValue: UInt32(truncatingIfNeeded: medium)))
+        times[key] = Date(timeIntervalSince1970: seen)
+      }
+      readRows[other] =
+        try row.optionalText(5) == nil ? .some(nil) : deviceRecord(SQLRow(Array(row.values[5...])))
+    }
+    let heard = Set(heardBy.values).subtracting([device])
+    guard !heard.isEmpty else { return }
+    for other in heard {
+      for medium in mediums {
+        let key = ProximityKey(hearer: device, heard: other, medium: .init(rawValue: medium))
+        sightingTimes[key] = times[key]
+      }
     }
     let unlocked = heard.subtracting(locked)
     // Fresh as the engine judges it, with a millisecond to spare: a sighting on the edge is
@@ -104,9 +122,10 @@ extension SQLStore {
       needed.insert(other)
     }
     if postgres, !needed.isEmpty { try lockDevices(needed, waiting: false) }
-    // The rest is only read (does the device exist?): one statement for all.
-    let reads = unlocked.subtracting(needed).filter { devices[$0] == nil }
-    if !reads.isEmpty { try readDevices(reads) }
+    // The rest is only read (does the device exist?): keep what the statement above read.
+    for other in unlocked.subtracting(needed) where devices[other] == nil {
+      devices[other] = readRows[other] ?? .some(nil)
+    }
   }
 
   /// `?, ?, …`: `count` placeholders.

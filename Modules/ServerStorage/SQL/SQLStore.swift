@@ -23,6 +23,9 @@ public final class SQLStore: ResolutionStore {
   var bindings: [UInt64: (device: DeviceID, until: Date)?] = [:]
   /// Last sighting times read or written in this transaction (`.some(nil)`: none).
   var sightingTimes: [ProximityKey: Date?] = [:]
+  /// Sightings recorded but not yet written: written together, in one statement, before
+  /// anything reads the table and when the transaction's work is done (``finish()``).
+  private var pendingSightings: [ProximityKey: Date] = [:]
 
   /// A store over a connection that is inside a transaction.
   public init(_ sql: any SQLConnection) {
@@ -110,7 +113,7 @@ public final class SQLStore: ResolutionStore {
     try sql.execute("DELETE FROM events WHERE device = ?", [.text(id.description)])
   }
 
-  private func deviceRecord(_ row: SQLRow) throws -> DeviceRecord {
+  func deviceRecord(_ row: SQLRow) throws -> DeviceRecord {
     var record = DeviceRecord(
       id: try identifier(row.text(0)), project: try row.text(1), secret: try row.text(2),
       token: Token(value: UInt64(bitPattern: try row.integer(3))),
@@ -302,6 +305,7 @@ public final class SQLStore: ResolutionStore {
 
   public func lastSighting(_ key: ProximityKey) throws -> Date? {
     if let known = sightingTimes[key] { return known }
+    try writePendingSightings()
     let time = try sql.queryFirst(
       "SELECT seen_at FROM sightings WHERE hearer = ? AND heard = ? AND medium = ?",
       keyValues(key)
@@ -312,23 +316,51 @@ public final class SQLStore: ResolutionStore {
 
   public func recordSighting(_ key: ProximityKey, at time: Date) throws -> Date? {
     let previous = try lastSighting(key)
-    try sql.execute(
-      """
-      INSERT INTO sightings (hearer, heard, medium, seen_at) VALUES (?, ?, ?, ?)
-      ON CONFLICT (hearer, heard, medium) DO UPDATE SET seen_at = excluded.seen_at
-      """, keyValues(key) + [SQLValue(time)])
+    pendingSightings[key] = time
     sightingTimes[key] = time
     return previous
   }
 
   public func removeSighting(_ key: ProximityKey) throws {
+    try writePendingSightings()
     sightingTimes[key] = .some(nil)
     try sql.execute(
       "DELETE FROM sightings WHERE hearer = ? AND heard = ? AND medium = ?", keyValues(key))
   }
 
+  /// Writes what this store holds back: call once the transaction's work is done, before
+  /// COMMIT (the storages do; a store's caller never needs to).
+  /// - Throws: the database's error.
+  public func finish() throws {
+    try writePendingSightings()
+  }
+
+  private func writePendingSightings() throws {
+    guard !pendingSightings.isEmpty else { return }
+    // Rows keyed by a device this transaction holds (or, on SQLite, the only writer): no
+    // other transaction writes them, so their order does not matter.
+    let pending = Array(pendingSightings)
+    pendingSightings = [:]
+    let rowsPerStatement = 200
+    var start = 0
+    while start < pending.count {
+      let end = min(start + rowsPerStatement, pending.count)
+      var binds: [SQLValue] = []
+      binds.reserveCapacity((end - start) * 4)
+      for (key, time) in pending[start..<end] { binds += keyValues(key) + [SQLValue(time)] }
+      let values = Array(repeating: "(?, ?, ?, ?)", count: end - start).joined(separator: ", ")
+      try sql.execute(
+        """
+        INSERT INTO sightings (hearer, heard, medium, seen_at) VALUES \(values)
+        ON CONFLICT (hearer, heard, medium) DO UPDATE SET seen_at = excluded.seen_at
+        """, binds)
+      start = end
+    }
+  }
+
   public func neighbors(of device: DeviceID) throws -> [DeviceID] {
-    try sql.query(
+    try writePendingSightings()
+    return try sql.query(
       """
       SELECT heard FROM sightings WHERE hearer = ?
       UNION SELECT hearer FROM sightings WHERE heard = ?
@@ -471,6 +503,7 @@ public final class SQLStore: ResolutionStore {
   // MARK: Counts
 
   public func counts() throws -> ResolutionCounts {
+    try writePendingSightings()
     func count(_ table: String) throws -> Int {
       Int(try sql.queryFirst("SELECT COUNT(*) FROM \(table)", [])?.integer(0) ?? 0)
     }

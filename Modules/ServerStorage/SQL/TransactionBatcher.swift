@@ -68,7 +68,14 @@ final class TransactionBatcher: Sendable {
           for item in batch {
             // A store per item: its caches must not outlive a savepoint that rolls back.
             outcomes.append(
-              Result { try store.sql.savepoint { try item.work(SQLStore(store.sql)) } })
+              Result {
+                try store.sql.savepoint {
+                  let itemStore = SQLStore(store.sql)
+                  let result = try item.work(itemStore)
+                  try itemStore.finish()
+                  return result
+                }
+              })
           }
           results.withLock { $0 = outcomes }
         }
