@@ -10,10 +10,11 @@ public protocol ResolverStorage: Sendable {
   /// Runs `body` in one transaction and returns its result: committed if `body` returns,
   /// rolled back if it throws. On SQLite transactions never interleave (one writer). On
   /// PostgreSQL they run concurrently (see ``runsConcurrently``): a body that runs the engine
-  /// first locks the devices it can change (`SQLStore.lockDevices(forReport:from:)` and its
-  /// siblings), so the engine sees a consistent state and numbers events without gaps; a
-  /// transaction that deadlocks or fails to serialize is run again, so `body` must not have
-  /// effects outside the database.
+  /// first locks the devices it can change (`SQLStore.prepare(forReport:…)`,
+  /// `SQLStore.lockDevices(for:…)`; the engine operations in `ResolverStorage+Engine` do it),
+  /// so the engine sees a consistent state and numbers events without gaps; a transaction
+  /// that deadlocks or fails to serialize is run again, so `body` must not have effects
+  /// outside the database.
   ///
   /// `body` runs on a thread of the storage's own (never on Swift's cooperative pool), because
   /// it makes blocking database calls.

@@ -10,9 +10,9 @@ import PostgresNIO
 ///
 /// How several instances stay consistent: transactions run concurrently, on this instance and
 /// on others; one that runs the engine first locks the rows of exactly the devices it can
-/// change, in one statement in id order (see `SQLStore.lockDevices(forReport:from:)`), so
-/// reports about different devices never wait for each other and two transactions never wait
-/// in a circle. Due deadlines are taken one per transaction with `FOR UPDATE SKIP LOCKED`, so
+/// change, in one statement in id order, or without waiting when out of order (see
+/// `SQLStore.prepare(forReport:…)`), so reports about different devices never wait for each
+/// other and two transactions never wait in a circle. Due deadlines are taken one per transaction with `FOR UPDATE SKIP LOCKED`, so
 /// the sweepers of several instances share them. A transaction PostgreSQL aborts as a deadlock
 /// or a serialization failure, or that met a row held where it would not wait, is run again
 /// (at most ``maximumAttempts`` times). There is no

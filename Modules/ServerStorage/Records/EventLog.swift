@@ -13,23 +13,21 @@ extension SQLStore {
   /// transaction commits, to every instance listening), so their event streams wake at once.
   @_spi(Resolver) public func appendEvents(_ events: [DeviceEvent], at time: Date) throws {
     guard !events.isEmpty else { return }
-    let rowsPerStatement = 200
     var start = events.startIndex
-    while start < events.endIndex {
-      let end = min(start + rowsPerStatement, events.endIndex)
-      let slice = events[start..<end]
+    for size in StatementShapes.chunks(events.count) {
+      let slice = events[start..<start + size]
       var binds: [SQLValue] = []
-      binds.reserveCapacity(slice.count * 4)
+      binds.reserveCapacity(size * 4)
       for event in slice {
         binds += [
           .text(event.device.description), SQLValue(bits: event.sequence), SQLValue(time),
           .text(try json(event.event)),
         ]
       }
-      let values = Array(repeating: "(?, ?, ?, ?)", count: slice.count).joined(separator: ", ")
+      let values = Array(repeating: "(?, ?, ?, ?)", count: size).joined(separator: ", ")
       try sql.execute(
         "INSERT INTO events (device, sequence, created_at, body) VALUES \(values)", binds)
-      start = end
+      start += size
     }
     if sql.dialect == .postgres {
       try notify(devices: Set(events.map(\.device)))

@@ -50,9 +50,10 @@ extension SQLStore {
         // Every device the sightings name, locked with the rest, in order.
         let tokens = Set(report.sightings.map(\.token.value))
         if !tokens.isEmpty {
+          let list = StatementShapes.inList(tokens.map { SQLValue(bits: $0) })
           for row in try sql.query(
-            "SELECT device FROM tokens WHERE token IN (\(marks(tokens.count))) AND valid_until > ?",
-            tokens.map { SQLValue(bits: $0) } + [SQLValue(now)])
+            "SELECT device FROM tokens WHERE token IN (\(list.marks)) AND valid_until > ?",
+            list.binds + [SQLValue(now)])
           {
             locked.insert(try identifier(row.text(0)))
           }
@@ -77,6 +78,7 @@ extension SQLStore {
     var heardBy: [UInt64: DeviceID] = [:]
     var readRows: [DeviceID: DeviceRecord?] = [:]
     var times: [ProximityKey: Date] = [:]
+    let list = StatementShapes.inList(tokens.map { SQLValue(bits: $0) })
     for row in try sql.query(
       """
       SELECT t.token, t.device, t.valid_until, s.medium, s.seen_at,
@@ -85,8 +87,8 @@ extension SQLStore {
       FROM tokens t
       LEFT JOIN sightings s ON s.hearer = ? AND s.heard = t.device
       LEFT JOIN devices d ON d.id = t.device
-      WHERE t.token IN (\(marks(tokens.count)))
-      """, [.text(device.description)] + tokens.map { SQLValue(bits: $0) })
+      WHERE t.token IN (\(list.marks))
+      """, [.text(device.description)] + list.binds)
     {
       let token = UInt64(bitPattern: try row.integer(0))
       let other: DeviceID = try identifier(row.text(1))
@@ -126,11 +128,6 @@ extension SQLStore {
     for other in unlocked.subtracting(needed) where devices[other] == nil {
       devices[other] = readRows[other] ?? .some(nil)
     }
-  }
-
-  /// `?, ?, …`: `count` placeholders.
-  func marks(_ count: Int) -> String {
-    Array(repeating: "?", count: count).joined(separator: ", ")
   }
 
   static func seconds(_ duration: Duration) -> Double {

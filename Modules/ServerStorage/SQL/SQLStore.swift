@@ -58,12 +58,12 @@ public final class SQLStore: ResolutionStore {
   ///   database's error.
   func lockDevices(_ ids: some Collection<DeviceID>, waiting: Bool = true) throws {
     guard sql.dialect == .postgres, !ids.isEmpty else { return }
-    let placeholders = Array(repeating: "?", count: ids.count).joined(separator: ", ")
+    let list = StatementShapes.inList(ids.map { .text($0.description) })
     let rows = try sql.query(
       """
       SELECT id, project, secret, token, token_expires_at, usage, revision, last_event_sequence
-      FROM devices WHERE id IN (\(placeholders)) ORDER BY id FOR UPDATE\(waiting ? "" : " NOWAIT")
-      """, ids.map { .text($0.description) })
+      FROM devices WHERE id IN (\(list.marks)) ORDER BY id FOR UPDATE\(waiting ? "" : " NOWAIT")
+      """, list.binds)
     for id in ids { devices[id] = .some(nil) }
     for row in rows {
       let record = try deviceRecord(row)
@@ -73,12 +73,12 @@ public final class SQLStore: ResolutionStore {
 
   /// Reads the rows of `ids` (without locking them) into this transaction's cache.
   func readDevices(_ ids: some Collection<DeviceID>) throws {
-    let placeholders = Array(repeating: "?", count: ids.count).joined(separator: ", ")
+    let list = StatementShapes.inList(ids.map { .text($0.description) })
     let rows = try sql.query(
       """
       SELECT id, project, secret, token, token_expires_at, usage, revision, last_event_sequence
-      FROM devices WHERE id IN (\(placeholders))
-      """, ids.map { .text($0.description) })
+      FROM devices WHERE id IN (\(list.marks))
+      """, list.binds)
     for id in ids { devices[id] = .some(nil) }
     for row in rows {
       let record = try deviceRecord(row)
@@ -341,20 +341,20 @@ public final class SQLStore: ResolutionStore {
     // other transaction writes them, so their order does not matter.
     let pending = Array(pendingSightings)
     pendingSightings = [:]
-    let rowsPerStatement = 200
     var start = 0
-    while start < pending.count {
-      let end = min(start + rowsPerStatement, pending.count)
+    for size in StatementShapes.chunks(pending.count) {
       var binds: [SQLValue] = []
-      binds.reserveCapacity((end - start) * 4)
-      for (key, time) in pending[start..<end] { binds += keyValues(key) + [SQLValue(time)] }
-      let values = Array(repeating: "(?, ?, ?, ?)", count: end - start).joined(separator: ", ")
+      binds.reserveCapacity(size * 4)
+      for (key, time) in pending[start..<start + size] {
+        binds += keyValues(key) + [SQLValue(time)]
+      }
+      let values = Array(repeating: "(?, ?, ?, ?)", count: size).joined(separator: ", ")
       try sql.execute(
         """
         INSERT INTO sightings (hearer, heard, medium, seen_at) VALUES \(values)
         ON CONFLICT (hearer, heard, medium) DO UPDATE SET seen_at = excluded.seen_at
         """, binds)
-      start = end
+      start += size
     }
   }
 
