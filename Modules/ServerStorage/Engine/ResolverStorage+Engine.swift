@@ -21,7 +21,9 @@ extension ResolverStorage {
 
   /// Applies a report (see `ResolutionEngine.report(_:from:now:sweeping:)`) and logs its
   /// events. On a storage that ``runsConcurrently`` the report's devices are locked first and
-  /// due deadlines are left to ``sweep(configuration:now:limit:)``.
+  /// due deadlines are left to ``sweep(configuration:now:limit:)``; on SQLite the report
+  /// handles due deadlines, and skips looking when the storage's ``DeadlineHint`` says none
+  /// is due.
   /// - Parameter authorize: called with the authenticated device before anything changes;
   ///   what it throws ends the transaction (the server checks the API key's project).
   /// - Throws: ``ResolverError`` for bad credentials or an invalid report, what `authorize`
@@ -44,8 +46,11 @@ extension ResolverStorage {
       }
       let engine = ResolutionEngine(store: store, configuration: configuration)
       try authorize(engine.authenticate(credentials))
+      // One writer: the report handles due deadlines too, unless none can be due.
+      let sweeping = !concurrent && store.deadlinesMayBeDue(at: now)
       let (answer, others) = try engine.report(
-        report, from: credentials, now: now, sweeping: !concurrent)
+        report, from: credentials, now: now, sweeping: sweeping)
+      if sweeping { try store.noteNextDeadline() }
       try store.appendEvents(
         answer.events.map {
           DeviceEvent(device: credentials.id, sequence: $0.sequence, event: $0.event)
@@ -86,6 +91,7 @@ extension ResolverStorage {
         let events = try ResolutionEngine(store: store, configuration: configuration)
           .sweep(now: now)
         try store.appendEvents(events, at: now)
+        try store.noteNextDeadline()
         return events
       }
     }

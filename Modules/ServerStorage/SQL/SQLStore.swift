@@ -27,9 +27,15 @@ public final class SQLStore: ResolutionStore {
   /// anything reads the table and when the transaction's work is done (``finish()``).
   private var pendingSightings: [ProximityKey: Date] = [:]
 
+  /// What the storage remembers about its deadlines between transactions (SQLite), if
+  /// anything.
+  public let deadlineHint: DeadlineHint?
+
   /// A store over a connection that is inside a transaction.
-  public init(_ sql: any SQLConnection) {
+  /// - Parameter deadlineHint: the storage's, when it has one writer (see ``DeadlineHint``).
+  public init(_ sql: any SQLConnection, deadlineHint: DeadlineHint? = nil) {
     self.sql = sql
+    self.deadlineHint = deadlineHint
     encoder = JSONEncoder()
     encoder.outputFormatting = .sortedKeys
   }
@@ -437,6 +443,7 @@ public final class SQLStore: ResolutionStore {
     try sql.execute(
       "INSERT INTO deadlines (due_at, kind, subject) VALUES (?, ?, ?)",
       [SQLValue(deadline.at), .text(kind), .text(subject)])
+    deadlineHint?.lower(to: deadline.at)
   }
 
   public func popDeadline(dueAt now: Date) throws -> Deadline? {
@@ -464,6 +471,22 @@ public final class SQLStore: ResolutionStore {
     return Deadline(
       at: Date(timeIntervalSince1970: try row.real(1)),
       kind: try Self.decodeDeadline(kind: row.text(2), subject: row.text(3)))
+  }
+
+  /// Whether a deadline may be due at `now`: false only when the storage's hint says none
+  /// is (always true without a hint).
+  @_spi(Resolver) public func deadlinesMayBeDue(at now: Date) -> Bool {
+    guard let hint = deadlineHint else { return true }
+    guard let earliest = hint.earliest else { return true }
+    return earliest <= now
+  }
+
+  /// Reads when the next deadline is due into the storage's hint (after the due ones were
+  /// handled); nothing without a hint.
+  /// - Throws: the database's error.
+  @_spi(Resolver) public func noteNextDeadline() throws {
+    guard let hint = deadlineHint else { return }
+    hint.set(try nextDeadline())
   }
 
   public func nextDeadline() throws -> Date? {

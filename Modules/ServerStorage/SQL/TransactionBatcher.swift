@@ -70,7 +70,7 @@ final class TransactionBatcher: Sendable {
             outcomes.append(
               Result {
                 try store.sql.savepoint {
-                  let itemStore = SQLStore(store.sql)
+                  let itemStore = SQLStore(store.sql, deadlineHint: store.deadlineHint)
                   let result = try item.work(itemStore)
                   try itemStore.finish()
                   return result

@@ -37,8 +37,9 @@ public final class SQLiteStorage: ResolverStorage {
     let pool = try DatabasePool(path: path, configuration: configuration)
     self.pool = pool
     try pool.write { db in try Schema.migrate(GRDBConnection(db)) }
+    let hint = DeadlineHint()
     batcher = TransactionBatcher { body in
-      try await pool.write { db in try body(SQLStore(GRDBConnection(db))) }
+      try await pool.write { db in try body(SQLStore(GRDBConnection(db), deadlineHint: hint)) }
     }
     logger.info("storage ready", metadata: ["sqlite": "\(path)", "schema": "\(Schema.version)"])
   }
