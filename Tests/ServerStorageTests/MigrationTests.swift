@@ -21,7 +21,7 @@ struct MigrationTests {
   }
 
   @Test(arguments: StorageKind.allCases)
-  func aVersionTwoDatabaseGainsTheEIDTableAndKeepsItsBeacons(_ kind: StorageKind) async throws {
+  func aVersionTwoDatabaseGainsTheNewTablesAndKeepsItsBeacons(_ kind: StorageKind) async throws {
     // One database opened twice: a SQLite file, or a PostgreSQL database.
     let open: () async throws -> any ResolverStorage
     switch kind {
@@ -38,9 +38,12 @@ struct MigrationTests {
     try await first.transaction { store in
       _ = try store.registerBeacon(
         project: "p", advertisedID: id, description: "old", attachments: [], now: Date())
-      // Back to version 2: as a database written before EID beacons.
+      // Back to version 2: as a database written before EID beacons (and stored messages).
+      try store.sql.execute("DROP INDEX events_by_message")
+      try store.sql.execute("ALTER TABLE events DROP COLUMN message")
+      try store.sql.execute("DROP TABLE messages")
       try store.sql.execute("DROP TABLE beacon_eids")
-      try store.sql.execute("DELETE FROM schema_migrations WHERE version = 3")
+      try store.sql.execute("DELETE FROM schema_migrations WHERE version >= 3")
     }
     await first.shutdown()
     let second = try await open()
@@ -52,7 +55,7 @@ struct MigrationTests {
     }
     #expect(beacons.map(\.description) == ["old"])
     #expect(eids.isEmpty)
-    #expect(version == 3)
+    #expect(version == 4)
     await second.shutdown()
   }
 

@@ -88,7 +88,8 @@ public final class PostgresStorage: ResolverStorage {
       do {
         return try await Self.run(
           client: client, threads: threads, logger: logger, begin: "BEGIN", body)
-      } catch  where attempt < Self.maximumAttempts && Self.isRetryable(error) {
+      } catch {
+        guard attempt < Self.maximumAttempts, Self.isRetryable(error) else { throw error }
         logger.debug(
           "transaction retried",
           metadata: ["attempt": "\(attempt)", "error": "\(String(reflecting: error))"])
@@ -101,9 +102,10 @@ public final class PostgresStorage: ResolverStorage {
 
   /// Deadlock (40P01) or serialization failure (40001), where PostgreSQL rolled the
   /// transaction back and running it again is the documented remedy; or a row locked
-  /// without waiting that another transaction held (``SQLStorageError/lockBusy``).
+  /// without waiting that another transaction held (``SQLStorageError/lockBusy``), or a row
+  /// changed under it (``SQLStorageError/raced``).
   static func isRetryable(_ error: any Error) -> Bool {
-    if let error = error as? SQLStorageError { return error == .lockBusy }
+    if let error = error as? SQLStorageError { return error == .lockBusy || error == .raced }
     guard let error = error as? PSQLError, error.code == .server,
       let state = error.serverInfo?[.sqlState]
     else { return false }
@@ -297,8 +299,13 @@ final class PostgresSQLConnection: SQLConnection {
     let query = PostgresQuery(unsafeSQL: numberedPlaceholders(sql), binds: bindings)
     do {
       return try connection.query(query, logger: logger).wait()
-    } catch let error as PSQLError where error.serverInfo?[.sqlState] == "55P03" {
-      throw SQLStorageError.lockBusy  // lock_not_available, from NOWAIT
+    } catch let error as PSQLError {
+      switch error.serverInfo?[.sqlState] {
+      case "55P03": throw SQLStorageError.lockBusy  // lock_not_available, from NOWAIT
+      // foreign_key_violation: the one foreign key is an event's message (see pruneEvents)
+      case "23503": throw SQLStorageError.raced
+      default: throw error
+      }
     }
   }
 

@@ -8,29 +8,72 @@ public import Foundation
 /// (`Last-Event-ID`), so a reconnect, or a server restart, loses nothing. A device can see an
 /// event on both channels; the manager drops the second by its sequence number.
 extension SQLStore {
-  /// Appends sequenced events to their devices' logs, in a few multi-row statements. On
-  /// PostgreSQL it also notifies ``eventChannel`` with the devices' ids (delivered when the
-  /// transaction commits, to every instance listening), so their event streams wake at once.
+  /// Appends sequenced events to their devices' logs, in a few multi-row statements. The
+  /// message of a found or lost event is stored once in `messages` (by its digest) and the
+  /// event refers to it. On PostgreSQL it also notifies ``eventChannel`` with the devices' ids
+  /// (delivered when the transaction commits, to every instance listening), so their event
+  /// streams wake at once.
   @_spi(Resolver) public func appendEvents(_ events: [DeviceEvent], at time: Date) throws {
     guard !events.isEmpty else { return }
-    var start = events.startIndex
-    for size in StatementShapes.chunks(events.count) {
-      let slice = events[start..<start + size]
+    var messages: [[UInt8]: Message] = [:]
+    var rows: [(event: DeviceEvent, body: String, message: [UInt8]?)] = []
+    rows.reserveCapacity(events.count)
+    for event in events {
+      switch event.event {
+      case .found(let subscription, let message), .lost(let subscription, let message):
+        let digest = Self.digest(of: message)
+        messages[digest] = message
+        let stored: StoredMessageEvent =
+          if case .found = event.event { .found(subscription) } else { .lost(subscription) }
+        rows.append((event, try json(stored), digest))
+      case .subscriptionExpired, .publicationExpired:
+        rows.append((event, try json(event.event), nil))
+      }
+    }
+    try storeMessages(messages)
+    var start = rows.startIndex
+    for size in StatementShapes.chunks(rows.count) {
       var binds: [SQLValue] = []
-      binds.reserveCapacity(size * 4)
-      for event in slice {
+      binds.reserveCapacity(size * 5)
+      for row in rows[start..<start + size] {
         binds += [
-          .text(event.device.description), SQLValue(bits: event.sequence), SQLValue(time),
-          .text(try json(event.event)),
+          .text(row.event.device.description), SQLValue(bits: row.event.sequence),
+          SQLValue(time), .text(row.body), row.message.map { .blob($0) } ?? .null,
         ]
       }
-      let values = Array(repeating: "(?, ?, ?, ?)", count: size).joined(separator: ", ")
+      let values = Array(repeating: "(?, ?, ?, ?, ?)", count: size).joined(separator: ", ")
       try sql.execute(
-        "INSERT INTO events (device, sequence, created_at, body) VALUES \(values)", binds)
+        "INSERT INTO events (device, sequence, created_at, body, message) VALUES \(values)",
+        binds)
       start += size
     }
     if sql.dialect == .postgres {
       try notify(devices: Set(events.map(\.device)))
+    }
+  }
+
+  /// Stores each message once (a message already stored is left as it is), in digest order,
+  /// so two transactions storing the same messages never wait for each other in a circle.
+  private func storeMessages(_ messages: [[UInt8]: Message]) throws {
+    guard !messages.isEmpty else { return }
+    let sorted = messages.sorted { $0.key.lexicographicallyPrecedes($1.key) }
+    var start = sorted.startIndex
+    for size in StatementShapes.chunks(sorted.count) {
+      var binds: [SQLValue] = []
+      binds.reserveCapacity(size * 4)
+      for (digest, message) in sorted[start..<start + size] {
+        binds += [
+          .blob(digest), .text(message.namespace), .text(message.type),
+          .blob(Array(message.content)),
+        ]
+      }
+      let values = Array(repeating: "(?, ?, ?, ?)", count: size).joined(separator: ", ")
+      try sql.execute(
+        """
+        INSERT INTO messages (digest, namespace, type, content) VALUES \(values)
+        ON CONFLICT (digest) DO NOTHING
+        """, binds)
+      start += size
     }
   }
 
@@ -60,18 +103,40 @@ extension SQLStore {
   {
     try sql.query(
       """
-      SELECT sequence, body FROM events WHERE device = ? AND sequence > ?
-      ORDER BY sequence LIMIT ?
+      SELECT e.sequence, e.body, e.message, m.namespace, m.type, m.content
+      FROM events e LEFT JOIN messages m ON m.digest = e.message
+      WHERE e.device = ? AND e.sequence > ?
+      ORDER BY e.sequence LIMIT ?
       """,
       [.text(device.description), SQLValue(bits: sequence), .integer(Int64(limit))]
     ).map { row in
-      SequencedEvent(
-        sequence: UInt64(bitPattern: try row.integer(0)),
-        event: try decode(ResolverEvent.self, row.text(1)))
+      let sequence = UInt64(bitPattern: try row.integer(0))
+      // Events logged before messages were stored apart hold their whole event.
+      guard try row.optionalBlob(2) != nil else {
+        return SequencedEvent(
+          sequence: sequence, event: try decode(ResolverEvent.self, row.text(1)))
+      }
+      guard let namespace = try row.optionalText(3) else {
+        throw SQLStorageError.unexpectedValue("event \(sequence) of \(device): no message")
+      }
+      let message = Message(
+        content: Data(try row.blob(5)), type: try row.text(4), namespace: namespace)
+      let event: ResolverEvent =
+        switch try decode(StoredMessageEvent.self, row.text(1)) {
+        case .found(let subscription): .found(subscription, message)
+        case .lost(let subscription): .lost(subscription, message)
+        }
+      return SequencedEvent(sequence: sequence, event: event)
     }
   }
 
-  /// Forgets events created before `time`; returns how many.
+  /// Forgets events created before `time`, then the messages no event refers to any more;
+  /// returns how many events.
+  ///
+  /// On PostgreSQL a message that a transaction appending an event holds (the foreign key's
+  /// `FOR KEY SHARE` lock) is skipped, and kept for a later prune; when one is referred to
+  /// by an event committed while this looked, the prune fails with
+  /// ``SQLStorageError/raced`` and the storage runs it again.
   @discardableResult
   public func pruneEvents(before time: Date) throws -> Int {
     let count =
@@ -79,7 +144,20 @@ extension SQLStore {
         "SELECT COUNT(*) FROM events WHERE created_at < ?", [SQLValue(time)])?.integer(0) ?? 0
     if count > 0 {
       try sql.execute("DELETE FROM events WHERE created_at < ?", [SQLValue(time)])
+      let unreferenced =
+        "SELECT digest FROM messages WHERE NOT EXISTS "
+        + "(SELECT 1 FROM events WHERE events.message = messages.digest)"
+      try sql.execute(
+        sql.dialect == .postgres
+          ? "DELETE FROM messages WHERE digest IN (\(unreferenced) FOR UPDATE SKIP LOCKED)"
+          : "DELETE FROM messages WHERE digest IN (\(unreferenced))")
     }
     return Int(count)
   }
+}
+
+/// How a found or lost event is logged: the subscription; its message is the row's `message`.
+private enum StoredMessageEvent: Codable {
+  case found(SubscriptionID)
+  case lost(SubscriptionID)
 }

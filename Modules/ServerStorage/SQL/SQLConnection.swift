@@ -59,6 +59,10 @@ public enum SQLStorageError: Error, Sendable, Hashable, CustomStringConvertible 
   /// A row the transaction wanted to lock without waiting was held by another transaction;
   /// the storage runs the transaction again.
   case lockBusy
+  /// A row this transaction relied on was changed by one that committed meanwhile (on
+  /// PostgreSQL: a stored message deleted by a prune while an event was appended, or the
+  /// other way round); the storage runs the transaction again.
+  case raced
 
   public var description: String {
     switch self {
@@ -69,6 +73,7 @@ public enum SQLStorageError: Error, Sendable, Hashable, CustomStringConvertible 
         + "upgrade nearby"
     case .shutDown: "the storage has been shut down"
     case .lockBusy: "a row was locked by another transaction"
+    case .raced: "a row was changed by another transaction"
     }
   }
 }

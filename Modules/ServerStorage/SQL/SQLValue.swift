@@ -63,6 +63,12 @@ public struct SQLRow: Sendable, Hashable {
     }
   }
 
+  /// The bytes in `column`, or `nil` for SQL NULL.
+  public func optionalBlob(_ column: Int) throws -> [UInt8]? {
+    if case .null = try self[column] { return nil }
+    return try blob(column)
+  }
+
   private subscript(column: Int) -> SQLValue {
     get throws {
       guard values.indices.contains(column) else {

@@ -29,7 +29,8 @@ enum Schema {
   }
 
   /// Each migration: statements with `{blob}`, `{real}`, `{int}` and `{serial}` standing for
-  /// the dialect's type names.
+  /// the dialect's type names, and `{references messages}` for a foreign key to `messages`
+  /// (PostgreSQL only).
   static let migrations: [[Statement]] = [
     [
       """
@@ -168,6 +169,22 @@ enum Schema {
       )
       """
     ],
+    [
+      // A message body is stored once, by its digest (namespace, type, content), and found
+      // and lost events refer to it instead of each holding a copy. On PostgreSQL the
+      // reference is a foreign key: an event being appended holds its message (`FOR KEY
+      // SHARE`), so a concurrent prune cannot delete it from under the event.
+      """
+      CREATE TABLE messages (
+        digest {blob} PRIMARY KEY,
+        namespace TEXT NOT NULL,
+        type TEXT NOT NULL,
+        content {blob} NOT NULL
+      )
+      """,
+      "ALTER TABLE events ADD COLUMN message {blob}{references messages}",
+      "CREATE INDEX events_by_message ON events (message) WHERE message IS NOT NULL",
+    ],
   ]
 
   /// DDL text with the dialect's type names left open.
@@ -182,11 +199,14 @@ enum Schema {
           [
             "{blob}": "BLOB", "{real}": "REAL", "{int}": "INTEGER",
             "{serial}": "INTEGER PRIMARY KEY AUTOINCREMENT",
+            // SQLite checks foreign keys only when asked to; its one writer needs none.
+            "{references messages}": "",
           ]
         case .postgres:
           [
             "{blob}": "BYTEA", "{real}": "DOUBLE PRECISION", "{int}": "BIGINT",
             "{serial}": "BIGSERIAL PRIMARY KEY",
+            "{references messages}": " REFERENCES messages (digest)",
           ]
         }
       return names.reduce(template) { $0.replacingOccurrences(of: $1.key, with: $1.value) }
