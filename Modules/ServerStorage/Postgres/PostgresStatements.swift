@@ -11,6 +11,11 @@ final class PostgresStatements {
 
   /// The statement with numbered placeholders and its binds.
   func query(_ sql: String, _ binds: [SQLValue]) -> PostgresQuery {
+    PostgresQuery(unsafeSQL: numberedPlaceholders(sql), binds: Self.bindings(binds))
+  }
+
+  /// The binds as PostgresNIO's bindings (their types go with them).
+  static func bindings(_ binds: [SQLValue]) -> PostgresBindings {
     var bindings = PostgresBindings(capacity: binds.count)
     for bind in binds {
       switch bind {
@@ -21,10 +26,11 @@ final class PostgresStatements {
       case .blob(let value): bindings.append(ByteBuffer(bytes: value))
       }
     }
-    return PostgresQuery(unsafeSQL: numberedPlaceholders(sql), binds: bindings)
+    return bindings
   }
 
-  private func numberedPlaceholders(_ sql: String) -> String {
+  /// The text with `?` placeholders numbered `$1, $2, …`.
+  func numberedPlaceholders(_ sql: String) -> String {
     if let known = numbered[sql] { return known }
     var result = ""
     var index = 0
@@ -41,8 +47,14 @@ final class PostgresStatements {
   }
 
   /// A row's cells as values.
-  static func row(_ row: PostgresRow) throws -> SQLRow {
-    SQLRow(try row.map(value))
+  /// - Parameter binary: the bytes are in the binary format whatever the cells say.
+  static func row(_ row: PostgresRow, binary: Bool = false) throws -> SQLRow {
+    SQLRow(
+      try row.map { cell in
+        var cell = cell
+        if binary { cell.format = .binary }
+        return try value(cell)
+      })
   }
 
   private static func value(_ cell: PostgresCell) throws -> SQLValue {
@@ -59,15 +71,22 @@ final class PostgresStatements {
     }
   }
 
+  /// The SQLSTATE of an error the server sent, whichever of PostgresNIO's error types carries
+  /// it (its prepared-statement API still hands on the older `PostgresError`).
+  static func sqlState(of error: any Error) -> String? {
+    if let error = error as? PSQLError { return error.serverInfo?[.sqlState] }
+    if let error = error as? PostgresError, case .server = error { return error.code.raw }
+    return nil
+  }
+
   /// The error a statement failed with, as the storage handles it: a lock not taken with
   /// `NOWAIT` is ``SQLStorageError/lockBusy``, a foreign-key violation (the one foreign key is
   /// an event's message, see `pruneEvents`) is ``SQLStorageError/raced``; both are retried.
   static func mapped(_ error: any Error) -> any Error {
-    guard let error = error as? PSQLError else { return error }
-    switch error.serverInfo?[.sqlState] {
-    case "55P03": return SQLStorageError.lockBusy  // lock_not_available
-    case "23503": return SQLStorageError.raced  // foreign_key_violation
-    default: return error
+    switch sqlState(of: error) {
+    case "55P03": SQLStorageError.lockBusy  // lock_not_available
+    case "23503": SQLStorageError.raced  // foreign_key_violation
+    default: error
     }
   }
 }

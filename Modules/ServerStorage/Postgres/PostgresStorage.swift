@@ -39,6 +39,7 @@ public final class PostgresStorage: ResolverStorage {
   private let runner: Task<Void, Never>
   private let threads: NIOThreadPool
   private let logger: Logger
+  private let prepared = PreparedStatementCache()
 
   /// Connects to the database named by `url` (`postgres://user[:password]@host[:port]/database`,
   /// or `postgres://user@/database?host=/run/postgresql` for a Unix socket; `?connections=N`
@@ -62,7 +63,10 @@ public final class PostgresStorage: ResolverStorage {
     self.threads = threads
     threads.start()
     do {
-      try await Self.run(client: client, threads: threads, logger: logger, begin: "BEGIN") {
+      // Migrations change the schema: nothing they run is kept prepared.
+      try await Self.run(
+        client: client, threads: threads, prepared: nil, logger: logger, begin: "BEGIN"
+      ) {
         store in
         try store.sql.execute("SELECT pg_advisory_xact_lock(?)", [.integer(Self.lockKey)])
         try Schema.migrate(store.sql)
@@ -87,7 +91,8 @@ public final class PostgresStorage: ResolverStorage {
     while true {
       do {
         return try await Self.run(
-          client: client, threads: threads, logger: logger, begin: "BEGIN", body)
+          client: client, threads: threads, prepared: prepared, logger: logger, begin: "BEGIN", body
+        )
       } catch {
         guard attempt < Self.maximumAttempts, Self.isRetryable(error) else { throw error }
         logger.debug(
@@ -106,21 +111,20 @@ public final class PostgresStorage: ResolverStorage {
   /// changed under it (``SQLStorageError/raced``).
   static func isRetryable(_ error: any Error) -> Bool {
     if let error = error as? SQLStorageError { return error == .lockBusy || error == .raced }
-    guard let error = error as? PSQLError, error.code == .server,
-      let state = error.serverInfo?[.sqlState]
-    else { return false }
+    let state = PostgresStatements.sqlState(of: error)
     return state == "40P01" || state == "40001"
   }
 
   /// One transaction on a blocking-pool thread: `begin`, `body`, then COMMIT (ROLLBACK if it
   /// throws).
   private static func run<T: Sendable>(
-    client: PostgresClient, threads: NIOThreadPool, logger: Logger, begin: String,
+    client: PostgresClient, threads: NIOThreadPool, prepared: PreparedStatementCache?,
+    logger: Logger, begin: String,
     _ body: @escaping @Sendable (SQLStore) throws -> T
   ) async throws -> T {
     try await client.withConnection { connection in
       try await threads.runIfActive {
-        let sql = PostgresSQLConnection(connection, logger: logger)
+        let sql = PostgresSQLConnection(connection, prepared: prepared, logger: logger)
         try sql.execute(begin)
         do {
           let store = SQLStore(sql)
@@ -182,11 +186,10 @@ public final class PostgresStorage: ResolverStorage {
   public func read<T: Sendable>(_ body: @escaping @Sendable (SQLStore) throws -> T) async throws
     -> T
   {
-    let logger = self.logger
-    let threads = self.threads
+    let (logger, threads, prepared) = (self.logger, self.threads, self.prepared)
     return try await client.withConnection { connection in
       try await threads.runIfActive {
-        let sql = PostgresSQLConnection(connection, logger: logger)
+        let sql = PostgresSQLConnection(connection, prepared: prepared, logger: logger)
         try sql.execute("BEGIN READ ONLY")
         do {
           let result = try body(SQLStore(sql))
