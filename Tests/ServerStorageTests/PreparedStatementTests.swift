@@ -1,5 +1,6 @@
 import Foundation
 @testable import ServerStorage
+import ServerTestSupport
 import Testing
 
 /// PostgreSQL statements with binds run prepared once per connection, and only where the
@@ -55,5 +56,24 @@ struct PreparedStatementTests {
       }
     }
     #expect(answers == [42, 42, 42])
+  }
+
+  /// `?prepared=off`, for a pooler that does not keep prepared statements: nothing is
+  /// prepared, everything still runs; another value is refused with the fix.
+  @Test func theURLCanTurnPreparingOff() async throws {
+    let url = try await TestPostgres.freshDatabase()
+    let storage = try await PostgresStorage(url: url + "?prepared=off")
+    defer { Task { await storage.shutdown() } }
+    let (answer, prepared) = try await storage.transaction { store in
+      (
+        try store.sql.queryFirst("SELECT ? || 'b'", [.text("a")])?.text(0),
+        try store.sql.queryFirst("SELECT COUNT(*) FROM pg_prepared_statements", [])?.integer(0)
+      )
+    }
+    #expect(answer == "ab")
+    #expect(prepared == 0)
+    await #expect(throws: SQLStorageError.self) {
+      _ = try await PostgresStorage(url: url + "?prepared=maybe")
+    }
   }
 }

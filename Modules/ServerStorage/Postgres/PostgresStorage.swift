@@ -39,11 +39,12 @@ public final class PostgresStorage: ResolverStorage {
   private let runner: Task<Void, Never>
   private let threads: NIOThreadPool
   private let logger: Logger
-  private let prepared = PreparedStatementCache()
+  /// Nil when the URL says `?prepared=off`.
+  private let prepared: PreparedStatementCache?
 
   /// Connects to the database named by `url` (`postgres://user[:password]@host[:port]/database`,
   /// or `postgres://user@/database?host=/run/postgresql` for a Unix socket; `?connections=N`
-  /// sets the pool size) and migrates it.
+  /// sets the pool size, `?prepared=off` runs every statement unnamed) and migrates it.
   /// - Parameters:
   ///   - connections: the most connections (and blocking threads) transactions use at once,
   ///     when the URL does not say; one more connection listens for event notifications.
@@ -53,7 +54,9 @@ public final class PostgresStorage: ResolverStorage {
     url: String, connections: Int = PostgresStorage.defaultConnections,
     logger: Logger = Logger(label: "nearby.storage")
   ) async throws {
-    let (configuration, pool) = try Self.configuration(from: url, connections: connections)
+    let (configuration, pool, prepares) = try Self.configuration(
+      from: url, connections: connections)
+    prepared = prepares ? PreparedStatementCache() : nil
     self.logger = logger
     description = Self.redacted(url)
     client = PostgresClient(configuration: configuration, backgroundLogger: logger)
@@ -208,10 +211,12 @@ public final class PostgresStorage: ResolverStorage {
     try? await threads.shutdownGracefully()
   }
 
-  /// The client's configuration and the pool size for transactions (one more connection is
-  /// allowed, for listening).
+  /// The client's configuration, the pool size for transactions (one more connection is
+  /// allowed, for listening), and whether statements are prepared (`?prepared=off` says
+  /// not: for a connection pooler in front of PostgreSQL that does not keep prepared
+  /// statements, such as PgBouncer in transaction mode before 1.21).
   static func configuration(from text: String, connections: Int) throws
-    -> (PostgresClient.Configuration, pool: Int)
+    -> (PostgresClient.Configuration, pool: Int, prepared: Bool)
   {
     guard let url = URLComponents(string: text),
       url.scheme == "postgres" || url.scheme == "postgresql"
@@ -250,9 +255,16 @@ public final class PostgresStorage: ResolverStorage {
       }
       pool = value
     }
+    var prepared = true
+    if let given = url.queryItems?.first(where: { $0.name == "prepared" })?.value {
+      guard let value = ["on": true, "off": false][given] else {
+        throw SQLStorageError.badDatabaseURL("'\(redacted(text))': prepared must be on or off")
+      }
+      prepared = value
+    }
     configuration.options.maximumConnections = pool + 1
     configuration.options.minimumConnections = 0
-    return (configuration, pool)
+    return (configuration, pool, prepared)
   }
 
   /// The URL without its password, for logs.

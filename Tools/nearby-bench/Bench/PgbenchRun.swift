@@ -51,11 +51,12 @@ struct PgbenchRun {
     return run
   }
 
-  /// The URL without the query items only nearby reads (`connections`), which libpq refuses.
+  /// The URL without the query items only nearby reads (`connections`, `prepared`), which
+  /// libpq refuses.
   static func libpqURL(_ text: String) -> String {
     guard var components = URLComponents(string: text), let items = components.queryItems
     else { return text }
-    let kept = items.filter { $0.name != "connections" }
+    let kept = items.filter { $0.name != "connections" && $0.name != "prepared" }
     components.queryItems = kept.isEmpty ? nil : kept
     return components.string ?? text
   }
