@@ -19,16 +19,16 @@ public final class SQLiteStorage: ResolverStorage {
   private let batcher: TransactionBatcher
 
   /// Opens (creating if needed) the database at `path` and brings its schema up to date.
-  /// - Throws: ``SQLStorageError/badDatabaseURL(_:)`` if the folder cannot be made; the
-  ///   database's errors (not a SQLite file, locked, schema too new).
+  ///
+  /// The file holds device secrets, identity keys and messages, so only its owner may read
+  /// it: a folder this creates is `0700`, the file `0600`, and an existing file (with its
+  /// write-ahead log and shared-memory index) is set to `0600` (SQLite gives the log and the
+  /// index the file's mode).
+  /// - Throws: ``SQLStorageError/badDatabaseURL(_:)`` if the folder or the file cannot be made
+  ///   or restricted; the database's errors (not a SQLite file, locked, schema too new).
   public init(path: String, logger: Logger = Logger(label: "nearby.storage")) throws {
     self.path = path
-    let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
-    do {
-      try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    } catch {
-      throw SQLStorageError.badDatabaseURL("cannot create \(folder.path): \(error)")
-    }
+    try Self.createPrivately(path)
     var configuration = Configuration()
     configuration.busyMode = .timeout(5)
     configuration.prepareDatabase { db in
@@ -45,6 +45,28 @@ public final class SQLiteStorage: ResolverStorage {
   }
 
   public var description: String { "sqlite:\(path)" }
+
+  /// The folder (`0700` when this makes it) and the file (`0600`, made empty if missing: SQLite
+  /// takes an empty file as a new database), and `0600` for an existing log and index.
+  static func createPrivately(_ path: String) throws {
+    let files = FileManager.default
+    let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
+    do {
+      if !files.fileExists(atPath: folder.path) {
+        try files.createDirectory(
+          at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+      }
+      if !files.fileExists(atPath: path) {
+        guard files.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
+        else { throw CocoaError(.fileWriteUnknown) }
+      }
+      for file in [path, path + "-wal", path + "-shm"] where files.fileExists(atPath: file) {
+        try files.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)
+      }
+    } catch {
+      throw SQLStorageError.badDatabaseURL("cannot create \(path) for its owner alone: \(error)")
+    }
+  }
 
   public func transaction<T: Sendable>(_ body: @escaping @Sendable (SQLStore) throws -> T)
     async throws -> T
