@@ -185,6 +185,19 @@ extension Components.Schemas.Report {
   /// The report.
   /// - Throws: ``WireError`` naming the first field that does not convert.
   @_spi(Resolver) public func report() throws -> Core.Report {
+    // Counted before anything is converted: the work a report asks for stays bounded.
+    let lists: [(String, Int, Int)] = [
+      ("publish", publish?.count ?? 0, Core.Report.maximumHandleChanges),
+      ("unpublish", unpublish?.count ?? 0, Core.Report.maximumHandleChanges),
+      ("subscribe", subscribe?.count ?? 0, Core.Report.maximumHandleChanges),
+      ("unsubscribe", unsubscribe?.count ?? 0, Core.Report.maximumHandleChanges),
+      ("sightings", sightings?.count ?? 0, Core.Report.maximumSightings),
+    ]
+    for (field, count, limit) in lists where count > limit {
+      throw WireError(
+        "\(field): \(count) items; the limit is \(limit) per report (send the rest in another)",
+        isOverLimit: true)
+    }
     var report = Core.Report()
     for (index, item) in (publish ?? []).enumerated() {
       let field = "publish[\(index)]"

@@ -223,6 +223,24 @@ struct HostileInputTests {
     try await expectAlive(server)
   }
 
+  /// A 4 MiB body carried ~55 000 sightings, each a query: a report's lists are capped, and
+  /// one over a cap is refused before any work, naming the list and the limit.
+  @Test(arguments: Engine.allCases)
+  func reportsOverTheirListLimitsAre422(_ engine: Engine) async throws {
+    let server = try await start(engine)
+    defer { Task { await server.shutdown() } }
+    func sightings(_ count: Int) -> String {
+      let one = #"{"token":"00000000000000ff","medium":"ble","time":"2026-11-25T12:00:00Z"}"#
+      return #"{"sightings":["# + Array(repeating: one, count: count).joined(separator: ",") + "]}"
+    }
+    expect(try await report(server, sightings(1025)), 422, naming: "sightings")
+    let ids = Array(repeating: "\"\(UUID().uuidString)\"", count: 257).joined(separator: ",")
+    expect(try await report(server, #"{"unsubscribe":["# + ids + "]}"), 422, naming: "unsubscribe")
+    let atLimit = try await report(server, sightings(1024))
+    #expect(atLimit.status == 200, "\(atLimit.body)")
+    try await expectAlive(server)
+  }
+
   @Test(arguments: Engine.allCases)
   func nonCanonicalBase64Is400(_ engine: Engine) async throws {
     let server = try await start(engine)

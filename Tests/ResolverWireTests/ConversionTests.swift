@@ -61,4 +61,31 @@ struct ConversionTests {
     let event = Components.Schemas.Event(sequence: 1, kind: .found)
     #expect(throws: WireError("event.subscription: missing")) { try event.event() }
   }
+
+  /// A report's lists are counted before anything is converted: over a limit it is refused
+  /// as over the limit, naming the list and the limit.
+  @Test func aReportOverItsListLimitsIsRefusedBeforeConversion() throws {
+    let sighting = Sighting(token: Token(value: 1), medium: .ble, time: Date())
+    let atLimit = Components.Schemas.Report(
+      Report(sightings: Array(repeating: sighting, count: Report.maximumSightings)))
+    #expect(try atLimit.report().sightings.count == Report.maximumSightings)
+    var over = atLimit
+    let extra = try #require(over.sightings?.first)
+    over.sightings?.append(extra)
+    do {
+      _ = try over.report()
+      Issue.record("\(Report.maximumSightings + 1) sightings were accepted")
+    } catch let error as WireError {
+      #expect(error.isOverLimit)
+      #expect(error.description.contains("sightings: 1025 items; the limit is 1024"))
+    }
+    // Bad ids past the limit are not even looked at: the count is refused first.
+    var handles = Components.Schemas.Report()
+    handles.unpublish = Array(repeating: "not-a-uuid", count: Report.maximumHandleChanges + 1)
+    #expect(throws: WireError.self) { try handles.report() }
+    do { _ = try handles.report() } catch let error as WireError {
+      #expect(error.isOverLimit)
+      #expect(error.description.hasPrefix("unpublish: 257 items"))
+    }
+  }
 }

@@ -71,7 +71,8 @@ extension MessageManager {
     await reconcileBeaconScanning()
     guard report != Report() else { return }
     do {
-      try await send(report)
+      // An app with more handles than one report may carry changes them in several.
+      for part in report.parts { try await send(part) }
     } catch {
       logger.warning(
         "pausing or resuming handles failed; resumed ones stay paused",

@@ -1,6 +1,6 @@
 extension MessageManager {
-  /// The most sightings sent in one report.
-  static let maximumSightingsPerReport = 4096
+  /// The most sightings sent in one report (what a resolver accepts).
+  static let maximumSightingsPerReport = Report.maximumSightings
 
   /// Sends what the mediums heard, in batches, until the inbox is empty; sightings that arrive
   /// during a report go in the next one.

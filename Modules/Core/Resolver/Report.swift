@@ -61,6 +61,34 @@ public import Tokens
     self.unsubscribe = unsubscribe
     self.sightings = sightings
   }
+
+  /// The most sightings one report may carry: the server refuses more (its work per request
+  /// stays bounded) and the manager sends larger batches as several reports.
+  public static let maximumSightings = 1024
+  /// The most items of each list of handles (`publish`, `unpublish`, `subscribe`,
+  /// `unsubscribe`) one report may carry.
+  public static let maximumHandleChanges = 256
+
+  /// This report as reports within the limits (itself when it is): the i-th part carries
+  /// the i-th slice of each list.
+  public var parts: [Report] {
+    func slice<T>(_ items: [T], _ index: Int, _ size: Int) -> [T] {
+      Array(items.dropFirst(index * size).prefix(size))
+    }
+    let handles = Self.maximumHandleChanges
+    let count = max(
+      [publish.count, unpublish.count, subscribe.count, unsubscribe.count]
+        .map { ($0 + handles - 1) / handles }.max() ?? 0,
+      (sightings.count + Self.maximumSightings - 1) / Self.maximumSightings, 1)
+    guard count > 1 else { return [self] }
+    return (0..<count).map { index in
+      Report(
+        publish: slice(publish, index, handles), unpublish: slice(unpublish, index, handles),
+        subscribe: slice(subscribe, index, handles),
+        unsubscribe: slice(unsubscribe, index, handles),
+        sightings: slice(sightings, index, Self.maximumSightings))
+    }
+  }
 }
 
 /// What the resolver tells a device to do: transmit `token` on the `broadcast` mediums, scan
