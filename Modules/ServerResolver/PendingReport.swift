@@ -29,16 +29,24 @@ struct PendingReport: Sendable {
     unsubscribe += report.unsubscribe.filter { !unsubscribe.contains($0) }
   }
 
-  /// `report` with everything pending added; the pending parts are cleared (keep them again
-  /// if the send fails).
+  /// `report` with what is pending added, up to the limits of one report
+  /// (``Core/Report/maximumSightings``, ``Core/Report/maximumHandleChanges``), oldest first;
+  /// what was added is no longer pending (keep it again if the send fails), the rest waits
+  /// for the next report.
   mutating func merged(into report: Report) -> Report {
     var report = report
-    report.sightings = Array(sightings) + report.sightings
-    report.unpublish += unpublish.filter { !report.unpublish.contains($0) }
-    report.unsubscribe += unsubscribe.filter { !report.unsubscribe.contains($0) }
-    sightings.removeAll()
-    unpublish.removeAll()
-    unsubscribe.removeAll()
+    let room = max(Report.maximumSightings - report.sightings.count, 0)
+    let taken = Array(sightings.prefix(room))
+    sightings.removeFirst(taken.count)
+    report.sightings = taken + report.sightings
+    func merge<ID: Equatable>(_ pending: inout [ID], into list: inout [ID]) {
+      let new = pending.filter { !list.contains($0) }
+      let count = min(max(Report.maximumHandleChanges - list.count, 0), new.count)
+      list += new.prefix(count)
+      pending = Array(new.dropFirst(count))
+    }
+    merge(&unpublish, into: &report.unpublish)
+    merge(&unsubscribe, into: &report.unsubscribe)
     return report
   }
 

@@ -13,6 +13,11 @@ extension ServerResolver {
         "the server is unreachable and too many sightings are waiting; the oldest were dropped",
         metadata: ["dropped": "\(dropped)", "kept": "\(pending.sightings.count)"])
     }
+    schedulePendingFlush(from: device)
+  }
+
+  /// Starts sending what is pending, unless that is under way.
+  func schedulePendingFlush(from device: DeviceCredentials) {
     guard flushTask == nil, !isClosed else { return }
     flushTask = Task { [weak self] in await self?.flushPending(from: device) }
   }
@@ -30,6 +35,8 @@ extension ServerResolver {
       do {
         let answer = try await send(outgoing, from: device)
         for event in answer.events { eventContinuation?.yield(event) }
+        // The server answers: the rest (more than one report carries) goes without backing off.
+        backoff.reset()
         logger.info(
           "the server answers again; sent what was kept",
           metadata: [

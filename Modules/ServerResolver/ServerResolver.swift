@@ -123,7 +123,10 @@ public actor ServerResolver {
   {
     let outgoing = pending.merged(into: report)
     do {
-      return try await send(outgoing, from: device)
+      let answer = try await send(outgoing, from: device)
+      // More was kept than one report carries: the rest follows without waiting for the app.
+      if !pending.isEmpty { schedulePendingFlush(from: device) }
+      return answer
     } catch let error as ResolverError {
       if case .unavailable = error { keepForLater(outgoing, from: device) }
       throw error
