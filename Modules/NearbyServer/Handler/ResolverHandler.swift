@@ -112,7 +112,7 @@ struct ResolverHandler: APIProtocol {
     } catch let failure as APIFailure {
       throw failure
     } catch {
-      health.recordFailure(error)
+      health.recordFailure()
       logger.warning(
         "database failure answered with 503", metadata: ["error": "\(String(reflecting: error))"])
       throw APIFailure.unavailable("the database did not answer; try again")
@@ -126,7 +126,7 @@ struct ResolverHandler: APIProtocol {
     } catch let failure as APIFailure {
       throw failure
     } catch {
-      health.recordFailure(error)
+      health.recordFailure()
       logger.warning(
         "database failure answered with 503", metadata: ["error": "\(String(reflecting: error))"])
       throw APIFailure.unavailable("the database did not answer; try again")

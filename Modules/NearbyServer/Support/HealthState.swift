@@ -2,11 +2,13 @@ import Foundation
 import Synchronization
 
 /// Whether the database answered lately: the sweeper touches it several times a second, so
-/// `/healthz` reads this instead of querying (it stays trivial under load).
+/// `/healthz` reads this instead of querying (it stays trivial under load). What went wrong
+/// is for the server's log (the sweeper logs it), never for `/healthz`'s anonymous callers:
+/// a database error names hosts, users, tables.
 final class HealthState: Sendable {
   private struct State {
     var lastSuccess: ContinuousClock.Instant?
-    var lastError: String?
+    var failing = false
   }
   private let state = Mutex(State())
   /// How long without a successful database call before the server reports itself unhealthy.
@@ -17,20 +19,21 @@ final class HealthState: Sendable {
   func recordSuccess() {
     state.withLock {
       $0.lastSuccess = .now
-      $0.lastError = nil
+      $0.failing = false
     }
   }
 
-  func recordFailure(_ error: any Error) {
-    state.withLock { $0.lastError = "\(error)" }
+  func recordFailure() {
+    state.withLock { $0.failing = true }
   }
 
   /// nil when healthy; otherwise why not.
   var problem: String? {
     state.withLock { state in
       guard let success = state.lastSuccess, success.duration(to: .now) < tolerance else {
+        let since = state.failing ? "it fails" : "no answer yet"
         return
-          "the database has not answered for \(tolerance): \(state.lastError ?? "no answer yet")"
+          "the database has not answered for \(tolerance) (\(since); the server's log says why)"
       }
       return nil
     }

@@ -51,7 +51,7 @@ struct Sweeper: Sendable {
       }
       return events
     } catch {
-      health.recordFailure(error)
+      health.recordFailure()
       metrics.databaseErrors.increment()
       logger.warning("sweep failed", metadata: ["error": "\(error)"])
       return []
