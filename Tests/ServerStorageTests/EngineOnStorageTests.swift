@@ -112,6 +112,20 @@ struct EngineOnStorageTests {
     #expect(left.map(\.sequence) == [3, 4, 5])
   }
 
+  /// Whoever reads the database (a backup, the file) finds no device secret in it.
+  @Test(arguments: StorageKind.allCases)
+  func deviceSecretsAreStoredAsDigests(_ kind: StorageKind) async throws {
+    let storage = try await StorageFixture.make(kind)
+    defer { Task { await storage.shutdown() } }
+    let device = try await storage.register(
+      project: "p", configuration: Self.configuration, now: Date())
+    let stored = try await storage.read { store in
+      try store.sql.query("SELECT secret FROM devices", []).map { try $0.text(0) }
+    }
+    #expect(stored == [DeviceRecord.digest(ofSecret: device.secret)])
+    #expect(!stored.contains { $0.contains(device.secret) })
+  }
+
   @Test(arguments: StorageKind.allCases)
   func apiKeysAreStoredHashedAndRevocable(_ kind: StorageKind) async throws {
     let storage = try await StorageFixture.make(kind)

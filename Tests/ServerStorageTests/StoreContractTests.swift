@@ -15,7 +15,7 @@ struct StoreContractTests {
 
   func device(_ project: String = "p") -> DeviceRecord {
     DeviceRecord(
-      id: .random(), project: project, secret: "s3cret", token: .random(),
+      id: .random(), project: project, secretDigest: "s3cret", token: .random(),
       tokenExpiresAt: t0.addingTimeInterval(900))
   }
 
@@ -223,7 +223,7 @@ struct UsageTextTests {
     let storage = try await StorageFixture.make(kind)
     defer { Task { await storage.shutdown() } }
     var record = DeviceRecord(
-      id: .random(), project: "p", secret: "s", token: .random(), tokenExpiresAt: Date())
+      id: .random(), project: "p", secretDigest: "s", token: .random(), tokenExpiresAt: Date())
     record.usage.apply(Strategy(mediums: [.ble, .audio], mode: .broadcast), sign: 1)
     record.usage.apply(Strategy(mediums: .audio, mode: .scan), sign: 1)
     let saved = record

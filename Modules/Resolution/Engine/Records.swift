@@ -8,7 +8,10 @@ public struct DeviceRecord: Sendable, Hashable, Codable {
   public var id: DeviceID
   /// The project its API key belongs to; nothing crosses projects.
   public var project: String
-  public var secret: String
+  /// What the resolver keeps of the device's secret: `sha256:` and the SHA-256 of the secret
+  /// in hex (see ``digest(ofSecret:)``), never the secret itself; a device registered before
+  /// digests holds its secret here until its next authentication replaces it.
+  public var secretDigest: String
   /// The token it transmits now.
   public var token: Token
   /// When ``token`` is to be replaced.
@@ -21,12 +24,12 @@ public struct DeviceRecord: Sendable, Hashable, Codable {
   public var lastEventSequence: UInt64 = 0
 
   public init(
-    id: DeviceID, project: String, secret: String, token: Token, tokenExpiresAt: Date,
+    id: DeviceID, project: String, secretDigest: String, token: Token, tokenExpiresAt: Date,
     usage: MediumUsage = MediumUsage()
   ) {
     self.id = id
     self.project = project
-    self.secret = secret
+    self.secretDigest = secretDigest
     self.token = token
     self.tokenExpiresAt = tokenExpiresAt
     self.usage = usage

@@ -57,7 +57,8 @@ public final class ResolutionEngine<Store: ResolutionStore> {
     let expiresAt = now.addingTimeInterval(tokenLifetime)
     try store.saveDevice(
       DeviceRecord(
-        id: id, project: project, secret: secret, token: token, tokenExpiresAt: expiresAt))
+        id: id, project: project, secretDigest: DeviceRecord.digest(ofSecret: secret),
+        token: token, tokenExpiresAt: expiresAt))
     try bind(token, to: id, expiresAt: expiresAt)
     return DeviceCredentials(id: id, secret: secret)
   }
@@ -69,7 +70,7 @@ public final class ResolutionEngine<Store: ResolutionStore> {
     guard let device = try store.device(credentials.id) else {
       throw ResolverError.unknownDevice(credentials.id)
     }
-    guard device.secret == credentials.secret else {
+    guard device.accepts(secret: credentials.secret) else {
       throw ResolverError.wrongSecret(credentials.id)
     }
     return device
@@ -120,6 +121,11 @@ public final class ResolutionEngine<Store: ResolutionStore> {
     throws -> (answer: ReportAnswer, deviceEvents: [DeviceEvent])
   {
     var device = try authenticate(credentials)
+    if device.holdsPlainSecret {
+      // Kept before digests: from now on only the digest is.
+      device.secretDigest = DeviceRecord.digest(ofSecret: credentials.secret)
+      try store.saveDevice(device)
+    }
     try validate(report, device: device)
     var outbox: [DeviceEvent] = []
     for id in report.unpublish where try store.publication(id)?.device == device.id {

@@ -105,7 +105,7 @@ public final class SQLStore: ResolutionStore {
         last_event_sequence = excluded.last_event_sequence
       """,
       [
-        .text(device.id.description), .text(device.project), .text(device.secret),
+        .text(device.id.description), .text(device.project), .text(device.secretDigest),
         SQLValue(bits: device.token.value), SQLValue(device.tokenExpiresAt),
         .text(UsageText.encode(device.usage)), SQLValue(bits: device.revision),
         SQLValue(bits: device.lastEventSequence),
@@ -121,7 +121,7 @@ public final class SQLStore: ResolutionStore {
 
   func deviceRecord(_ row: SQLRow) throws -> DeviceRecord {
     var record = DeviceRecord(
-      id: try identifier(row.text(0)), project: try row.text(1), secret: try row.text(2),
+      id: try identifier(row.text(0)), project: try row.text(1), secretDigest: try row.text(2),
       token: Token(value: UInt64(bitPattern: try row.integer(3))),
       tokenExpiresAt: Date(timeIntervalSince1970: try row.real(4)),
       usage: try UsageText.decode(row.text(5)))
