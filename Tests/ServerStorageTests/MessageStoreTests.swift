@@ -76,6 +76,39 @@ struct MessageStoreTests {
     #expect(left == [SequencedEvent(sequence: 3, event: .lost(subscription, kept))])
   }
 
+  /// A large log is pruned a chunk per transaction; the messages go after the last chunk.
+  @Test(arguments: StorageKind.allCases)
+  func theLogIsPrunedInChunks(_ kind: StorageKind) async throws {
+    let storage = try await StorageFixture.make(kind)
+    defer { Task { await storage.shutdown() } }
+    let (device, subscription) = (DeviceID.random(), SubscriptionID.random())
+    let old = (1...5).map {
+      DeviceEvent(
+        device: device, sequence: UInt64($0),
+        event: .found(subscription, Message(text: "old \($0)", type: "t")))
+    }
+    let kept = DeviceEvent(
+      device: device, sequence: 6, event: .lost(subscription, Message(text: "kept", type: "t")))
+    let (first, messagesAfterFirst) = try await storage.transaction { store in
+      try store.appendEvents(old, at: Self.t0)
+      try store.appendEvents([kept], at: Self.t0.addingTimeInterval(100))
+      let first = try store.pruneEvents(before: Self.t0.addingTimeInterval(50), limit: 2)
+      return (first, try store.sql.queryFirst("SELECT COUNT(*) FROM messages", [])?.integer(0))
+    }
+    #expect(first == 2)
+    #expect(messagesAfterFirst == 6)  // not the last chunk: messages wait
+    let rest = try await storage.pruneEvents(before: Self.t0.addingTimeInterval(50), chunk: 2)
+    #expect(rest == 3)
+    let (left, messages) = try await storage.read { store in
+      (
+        try store.events(for: device, after: 0, limit: 10),
+        try store.sql.queryFirst("SELECT COUNT(*) FROM messages", [])?.integer(0)
+      )
+    }
+    #expect(left == [kept.sequenced])
+    #expect(messages == 1)
+  }
+
   /// A log written before messages were stored apart (schema 3) holds whole events; they
   /// still read back.
   @Test(arguments: StorageKind.allCases)

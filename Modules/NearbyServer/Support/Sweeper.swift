@@ -39,9 +39,7 @@ struct Sweeper: Sendable {
       if prune {
         let seconds =
           Double(retention.components.seconds) + Double(retention.components.attoseconds) / 1e18
-        _ = try await storage.transaction { store in
-          try store.pruneEvents(before: now.addingTimeInterval(-seconds))
-        }
+        try await storage.pruneEvents(before: now.addingTimeInterval(-seconds))
       }
       health.recordSuccess()
       metrics.sweeps.increment()

@@ -130,20 +130,24 @@ extension SQLStore {
     }
   }
 
-  /// Forgets events created before `time`, then the messages no event refers to any more;
-  /// returns how many events.
+  /// Forgets at most `limit` events created before `time`, the oldest first; when that was
+  /// the last of them (fewer than `limit`), also the messages no event refers to any more.
+  /// Returns how many events.
   ///
   /// On PostgreSQL a message that a transaction appending an event holds (the foreign key's
   /// `FOR KEY SHARE` lock) is skipped, and kept for a later prune; when one is referred to
   /// by an event committed while this looked, the prune fails with
   /// ``SQLStorageError/raced`` and the storage runs it again.
   @discardableResult
-  public func pruneEvents(before time: Date) throws -> Int {
+  public func pruneEvents(before time: Date, limit: Int = .max) throws -> Int {
+    let limit = Int64(clamping: max(limit, 1))
+    let old = "SELECT device, sequence FROM events WHERE created_at < ? ORDER BY created_at LIMIT ?"
+    let binds = [SQLValue(time), .integer(limit)]
     let count =
-      try sql.queryFirst(
-        "SELECT COUNT(*) FROM events WHERE created_at < ?", [SQLValue(time)])?.integer(0) ?? 0
-    if count > 0 {
-      try sql.execute("DELETE FROM events WHERE created_at < ?", [SQLValue(time)])
+      try sql.queryFirst("SELECT COUNT(*) FROM (\(old)) AS old", binds)?.integer(0) ?? 0
+    guard count > 0 else { return 0 }
+    try sql.execute("DELETE FROM events WHERE (device, sequence) IN (\(old))", binds)
+    if count < limit {
       let unreferenced =
         "SELECT digest FROM messages WHERE NOT EXISTS "
         + "(SELECT 1 FROM events WHERE events.message = messages.digest)"
@@ -153,6 +157,25 @@ extension SQLStore {
           : "DELETE FROM messages WHERE digest IN (\(unreferenced))")
     }
     return Int(count)
+  }
+}
+
+extension ResolverStorage {
+  /// Forgets the events created before `time`, `chunk` at a time, each chunk in its own
+  /// transaction: a log grown large (a full disk) frees itself without one transaction that
+  /// holds it all. Returns how many.
+  /// - Throws: the database's error (chunks done before it stay done).
+  @discardableResult
+  public func pruneEvents(before time: Date, chunk: Int = 10_000) async throws -> Int {
+    var total = 0
+    while !Task.isCancelled {
+      let pruned = try await transaction { store in
+        try store.pruneEvents(before: time, limit: chunk)
+      }
+      total += pruned
+      if pruned < chunk { break }
+    }
+    return total
   }
 }
 
