@@ -8,12 +8,23 @@ actor EventHub {
   private var listeners: [DeviceID: [Int: AsyncStream<Void>.Continuation]] = [:]
   private var nextID = 0
 
-  /// A stream that yields when the device may have new events (newest wake-up only).
+  /// The most event streams one device has open on this instance: a device needs one (two
+  /// while it reconnects); a new one past this closes the oldest, so a device (or whoever
+  /// holds its secret) cannot pile up streams.
+  static let streamsPerDevice = 2
+
+  /// A stream that yields when the device may have new events (newest wake-up only); it
+  /// finishes when the device opens too many (see ``streamsPerDevice``).
   func listen(to device: DeviceID) -> (id: Int, wakeups: AsyncStream<Void>) {
     let (stream, continuation) = AsyncStream.makeStream(
       of: Void.self, bufferingPolicy: .bufferingNewest(1))
     nextID += 1
-    listeners[device, default: [:]][nextID] = continuation
+    var streams = listeners[device, default: [:]]
+    while streams.count >= Self.streamsPerDevice, let oldest = streams.keys.min() {
+      streams.removeValue(forKey: oldest)?.finish()
+    }
+    streams[nextID] = continuation
+    listeners[device] = streams
     return (nextID, stream)
   }
 
