@@ -1,6 +1,8 @@
 import AsyncHTTPClient
 import Foundation
+import Synchronization
 import Testing
+import TestSupport
 
 /// Every kind of bad input gets its documented status and a message that says what is wrong;
 /// none of them is a 500.
@@ -147,6 +149,34 @@ struct BadInputTests {
       ])
     #expect(answer.status == 400)
     #expect(answer.json["message"]?.contains("Last-Event-ID") == true)
+  }
+
+  /// A revoked key closes the event streams opened with it at their next read (a wake or
+  /// the poll), not whenever the client goes away.
+  @Test func revokingAKeyEndsItsEventStreams() async throws {
+    let server = try await ServerHarness.start()
+    defer { Task { await server.shutdown() } }
+    let device = try await register(server)
+    let answer = Mutex<RawAnswer?>(nil)
+    let stream = Task {
+      let ended = try await rawRequest(
+        .GET, server.url, path: "/v1/devices/\(device.id)/events",
+        headers: ["X-Nearby-API-Key": server.apiKey, "X-Nearby-Device-Secret": device.secret])
+      answer.withLock { $0 = ended }
+    }
+    defer { stream.cancel() }
+    let opened = await eventually {
+      let metrics = try? await rawRequest(.GET, server.url, path: "/metrics")
+      return metrics?.body.contains("nearby_event_streams_opened_total 1") == true
+    }
+    #expect(opened)
+    let key = try await server.storage.read { store in try store.apiKey(server.apiKey)?.id }
+    let revoked = try await server.storage.transaction { store in
+      try store.revokeAPIKey(id: try #require(key), now: Date())
+    }
+    #expect(revoked)
+    #expect(await eventually { answer.withLock { $0 != nil } }, "the stream stayed open")
+    #expect(answer.withLock { $0?.status } == 200)
   }
 
   @Test func healthAndMetricsNeedNoKey() async throws {

@@ -43,8 +43,9 @@ extension ResolverHandler {
       pollInterval: min(configuration.eventPollInterval, configuration.heartbeat))
     metrics.eventStreams.increment()
     let sequence = DeviceEventSequence(
-      storage: storage, device: credentials.id, after: after, wakeups: wakeups, listener: listener,
-      heartbeat: configuration.heartbeat, metrics: metrics)
+      storage: storage, device: credentials.id, project: project,
+      apiKeyID: try RequestContext.required().apiKeyID, after: after, wakeups: wakeups,
+      listener: listener, heartbeat: configuration.heartbeat, metrics: metrics)
     return .ok(
       .init(
         body: .textEventStream(
@@ -88,6 +89,10 @@ struct DeviceEventSequence: AsyncSequence, Sendable {
 
   let storage: any ResolverStorage
   let device: DeviceID
+  /// The project and API key the stream was opened with: checked again on every read, so a
+  /// revoked key or a removed device ends the stream at its next wake or heartbeat.
+  let project: String
+  let apiKeyID: String
   let after: UInt64
   let wakeups: AsyncStream<Void>
   let listener: EventStreamListener
@@ -116,9 +121,15 @@ struct DeviceEventSequence: AsyncSequence, Sendable {
           return Self.serverSentEvent(item)
         }
         let (storage, device, after, limit) = (sequence.storage, sequence.device, last, batch)
-        pending = try await storage.read { store in
-          try store.events(for: device, after: after, limit: limit)
+        let (project, keyID) = (sequence.project, sequence.apiKeyID)
+        let read = try await storage.read { store -> [SequencedEvent]? in
+          guard try store.isActiveAPIKey(id: keyID),
+            try store.device(device)?.project == project
+          else { return nil }
+          return try store.events(for: device, after: after, limit: limit)
         }
+        guard let read else { return nil }  // the key was revoked or the device removed
+        pending = read
         if !pending.isEmpty { continue }
         if lastSent.duration(to: .now) >= sequence.heartbeat {
           lastSent = .now

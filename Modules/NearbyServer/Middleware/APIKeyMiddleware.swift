@@ -42,13 +42,15 @@ struct APIKeyMiddleware: ServerMiddleware {
     } catch let failure as APIFailure {
       throw failure
     } catch {
-      throw APIFailure.unavailable("the database did not answer: \(error)")
+      // What the database said stays out of the answer (the sweeper logs database failures).
+      throw APIFailure.unavailable("the database did not answer; try again")
     }
     if let wait = await limiter.take(record.id) {
       throw APIFailure.rateLimited(retryAfter: wait)
     }
     let context = RequestContext(
-      project: record.project, deviceSecret: request.headerFields[Self.deviceSecretHeader])
+      project: record.project, apiKeyID: record.id,
+      deviceSecret: request.headerFields[Self.deviceSecretHeader])
     return try await RequestContext.$current.withValue(context) {
       try await next(request, body, metadata)
     }

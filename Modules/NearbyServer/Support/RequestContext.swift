@@ -2,6 +2,8 @@
 struct RequestContext: Sendable {
   /// The project of the request's API key.
   var project: String
+  /// The key's public id (an event stream checks on every wake that it is not revoked).
+  var apiKeyID: String
   /// The `X-Nearby-Device-Secret` header, if any.
   var deviceSecret: String?
 

@@ -48,6 +48,12 @@ extension SQLStore {
     ).map(apiKeyRecord)
   }
 
+  /// Whether the key with this id exists and is not revoked.
+  public func isActiveAPIKey(id: String) throws -> Bool {
+    try sql.queryFirst(
+      "SELECT 1 FROM api_keys WHERE id = ? AND revoked_at IS NULL", [.text(id)]) != nil
+  }
+
   /// Every key, or a project's keys, oldest first.
   public func apiKeys(project: String? = nil) throws -> [APIKeyRecord] {
     let columns = "id, project, label, created_at, revoked_at"
