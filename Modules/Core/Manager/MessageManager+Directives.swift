@@ -13,19 +13,19 @@ extension MessageManager {
     let tokenChanged = directives?.token != answer.directives.token
     directives = answer.directives
     if tokenChanged || rescheduleRefresh || refreshTask == nil {
-      scheduleRefresh(after: answer.directives.tokenExpiresIn)
+      scheduleRefresh(after: answer.directives.refreshDelay)
     }
     await reconcileMediums()
   }
 
   /// Asks the resolver for directives again when the token is due to rotate.
-  func scheduleRefresh(after seconds: Double) {
+  func scheduleRefresh(after delay: Duration) {
     refreshTask?.cancel()
     refreshGeneration &+= 1
     let generation = refreshGeneration
     let clock = configuration.clock
     refreshTask = Task { [weak self] in
-      try? await clock.sleep(for: .seconds(max(seconds, 0) + 0.01))
+      try? await clock.sleep(for: delay + .milliseconds(10))
       guard !Task.isCancelled, let self else { return }
       await self.refreshDirectives(generation)
     }
@@ -43,7 +43,7 @@ extension MessageManager {
     } catch {
       logger.warning(
         "refreshing directives failed; retrying in 1 s", metadata: ["error": "\(error)"])
-      if !isShutDown { scheduleRefresh(after: 1) }
+      if !isShutDown { scheduleRefresh(after: .seconds(1)) }
     }
   }
 

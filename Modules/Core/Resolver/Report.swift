@@ -115,6 +115,21 @@ public import Tokens
   }
 }
 
+extension Directives {
+  /// The range the manager keeps its wait before asking again within, whatever a resolver
+  /// says: at least a quarter second (a `tokenExpiresIn` of 0 would have it report every
+  /// 10 ms), at most an hour (1e300 seconds is no `Duration`).
+  public static let refreshRange: ClosedRange<Double> = 0.25...3600
+
+  /// How long to wait before asking again: ``tokenExpiresIn`` within ``refreshRange`` (the
+  /// most for a value that is not a finite number).
+  public var refreshDelay: Duration {
+    let range = Self.refreshRange
+    guard tokenExpiresIn.isFinite else { return .seconds(range.upperBound) }
+    return .seconds(min(max(tokenExpiresIn, range.lowerBound), range.upperBound))
+  }
+}
+
 /// Something that happened to one of a device's subscriptions or publications.
 @_spi(Resolver) public enum ResolverEvent: Sendable, Hashable, Codable {
   /// A message became nearby for the subscription (once until it is lost).
