@@ -9,11 +9,15 @@ final class EngineFixture {
   let engine: ResolutionEngine<InMemoryResolutionStore>
   var now = Date(timeIntervalSince1970: 1_800_000_000)
 
-  init(lostAfter: Duration = .seconds(10), tokenLifetime: Duration = .seconds(900)) {
+  init(
+    lostAfter: Duration = .seconds(10), tokenLifetime: Duration = .seconds(900),
+    maximumHandlesPerDevice: Int = 256
+  ) {
     engine = ResolutionEngine(
       store: InMemoryResolutionStore(),
       configuration: ResolutionConfiguration(
-        lostAfter: lostAfter, tokenLifetime: tokenLifetime, tokenGrace: .seconds(60)))
+        lostAfter: lostAfter, tokenLifetime: tokenLifetime, tokenGrace: .seconds(60),
+        maximumHandlesPerDevice: maximumHandlesPerDevice))
   }
 
   func advance(_ seconds: Double) { now = now.addingTimeInterval(seconds) }

@@ -221,11 +221,37 @@ public final class ResolutionEngine<Store: ResolutionStore> {
         }
       }
     }
+    try checkHandleLimits(report, device: device)
     for sighting in report.sightings
     where sighting.medium.rawValue.nonzeroBitCount != 1 || !sighting.medium.unknown.isEmpty {
       throw ResolverError.invalidReport(
         "a sighting's medium must be one of \(DiscoveryMediums.named.map(\.name)), "
           + "got \(sighting.medium)")
+    }
+  }
+
+  /// Refuses a report that would leave the device more publications or subscriptions than
+  /// ``ResolutionConfiguration/maximumHandlesPerDevice`` (the store is asked only when the
+  /// report adds some).
+  private func checkHandleLimits(_ report: Report, device: DeviceRecord) throws {
+    let limit = configuration.maximumHandlesPerDevice
+    if !report.publish.isEmpty {
+      let before = Set(try store.publications(on: device.id).map(\.id))
+      let after = before.subtracting(report.unpublish).union(report.publish.map(\.id))
+      if after.count > limit, after.count > before.count {
+        throw ResolverError.invalidReport(
+          "publish: the device would keep \(after.count) publications; the limit is \(limit) "
+            + "(unpublish some first)")
+      }
+    }
+    if !report.subscribe.isEmpty {
+      let before = Set(try store.subscriptions(on: device.id).map(\.id))
+      let after = before.subtracting(report.unsubscribe).union(report.subscribe.map(\.id))
+      if after.count > limit, after.count > before.count {
+        throw ResolverError.invalidReport(
+          "subscribe: the device would keep \(after.count) subscriptions; the limit is \(limit) "
+            + "(unsubscribe some first)")
+      }
     }
   }
 
