@@ -3,7 +3,8 @@ import ServerStorage
 
 /// API keys looked up in the database and remembered for a short time, so a busy key costs
 /// one lookup per ``lifetime`` rather than one per request. A revoked key stops working within
-/// ``lifetime`` on every instance.
+/// ``lifetime`` on every instance. Texts that are no key are never remembered: a flood of
+/// made-up keys cannot push the real ones out.
 actor APIKeyCache {
   struct Entry {
     var record: APIKeyRecord?
@@ -29,9 +30,12 @@ actor APIKeyCache {
     if let entry = entries[key], entry.fetchedAt.duration(to: now) < lifetime {
       return entry.record.flatMap { $0.isRevoked ? nil : $0 }
     }
-    let record = try await storage.read { store in try store.apiKey(key) }
+    guard let record = try await storage.read({ store in try store.apiKey(key) }) else {
+      entries[key] = nil
+      return nil
+    }
     if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
     entries[key] = Entry(record: record, fetchedAt: now)
-    return record.flatMap { $0.isRevoked ? nil : $0 }
+    return record.isRevoked ? nil : record
   }
 }
