@@ -11,7 +11,8 @@ struct SQLiteFileModeTests {
     return (attributes[.posixPermissions] as? NSNumber)?.intValue ?? -1
   }
 
-  @Test func aNewDatabaseAndItsFolderAreTheOwnersAlone() async throws {
+  /// A storage at a new path (folder, file) that has written something.
+  static func opened() async throws -> (folder: URL, path: String, storage: SQLiteStorage) {
     let folder = FileManager.default.temporaryDirectory
       .appendingPathComponent("nearby-mode-\(UUID().uuidString)/data")
     let path = folder.appendingPathComponent("resolver.sqlite").path
@@ -19,6 +20,11 @@ struct SQLiteFileModeTests {
     _ = try await storage.transaction { store in
       try store.createAPIKey(project: "p", label: "", now: Date())
     }
+    return (folder, path, storage)
+  }
+
+  @Test func aNewDatabaseAndItsFolderAreTheOwnersAlone() async throws {
+    let (folder, path, storage) = try await Self.opened()
     #expect(try Self.mode(folder.path) == 0o700)
     for file in [path, path + "-wal", path + "-shm"] {
       #expect(try Self.mode(file) == 0o600, "\(file)")
@@ -27,13 +33,7 @@ struct SQLiteFileModeTests {
   }
 
   @Test func anExistingReadableDatabaseIsRestrictedWhenOpened() async throws {
-    let folder = FileManager.default.temporaryDirectory
-      .appendingPathComponent("nearby-mode-\(UUID().uuidString)")
-    let path = folder.appendingPathComponent("resolver.sqlite").path
-    let first = try SQLiteStorage(path: path)
-    _ = try await first.transaction { store in
-      try store.createAPIKey(project: "p", label: "", now: Date())
-    }
+    let (_, path, first) = try await Self.opened()
     await first.shutdown()
     // As an earlier version left it: readable by every local user.
     for file in [path, path + "-wal", path + "-shm"]

@@ -234,24 +234,28 @@ public final class ResolutionEngine<Store: ResolutionStore> {
   /// ``ResolutionConfiguration/maximumHandlesPerDevice`` (the store is asked only when the
   /// report adds some).
   private func checkHandleLimits(_ report: Report, device: DeviceRecord) throws {
-    let limit = configuration.maximumHandlesPerDevice
     if !report.publish.isEmpty {
-      let before = Set(try store.publications(on: device.id).map(\.id))
-      let after = before.subtracting(report.unpublish).union(report.publish.map(\.id))
-      if after.count > limit, after.count > before.count {
-        throw ResolverError.invalidReport(
-          "publish: the device would keep \(after.count) publications; the limit is \(limit) "
-            + "(unpublish some first)")
-      }
+      try checkLimit(
+        "publish", "publications", existing: try store.publications(on: device.id).map(\.id),
+        removed: report.unpublish, added: report.publish.map(\.id), hint: "unpublish")
     }
     if !report.subscribe.isEmpty {
-      let before = Set(try store.subscriptions(on: device.id).map(\.id))
-      let after = before.subtracting(report.unsubscribe).union(report.subscribe.map(\.id))
-      if after.count > limit, after.count > before.count {
-        throw ResolverError.invalidReport(
-          "subscribe: the device would keep \(after.count) subscriptions; the limit is \(limit) "
-            + "(unsubscribe some first)")
-      }
+      try checkLimit(
+        "subscribe", "subscriptions", existing: try store.subscriptions(on: device.id).map(\.id),
+        removed: report.unsubscribe, added: report.subscribe.map(\.id), hint: "unsubscribe")
+    }
+  }
+
+  private func checkLimit<ID: Hashable>(
+    _ field: String, _ what: String, existing: [ID], removed: [ID], added: [ID], hint: String
+  ) throws {
+    let limit = configuration.maximumHandlesPerDevice
+    let before = Set(existing)
+    let after = before.subtracting(removed).union(added)
+    guard after.count <= limit || after.count <= before.count else {
+      throw ResolverError.invalidReport(
+        "\(field): the device would keep \(after.count) \(what); the limit is \(limit) "
+          + "(\(hint) some first)")
     }
   }
 
