@@ -141,7 +141,7 @@ public final class ResolutionEngine<Store: ResolutionStore> {
       try addSubscription(spec, device: device, now: now, outbox: &outbox)
     }
     for sighting in report.sightings {
-      try record(sighting, by: device.id, now: now, outbox: &outbox)
+      try record(sighting, by: device, now: now, outbox: &outbox)
     }
     if sweeping { try sweepDue(now: now, outbox: &outbox) }
 
@@ -346,11 +346,14 @@ public final class ResolutionEngine<Store: ResolutionStore> {
   // MARK: Sightings and matching
 
   private func record(
-    _ sighting: Sighting, by hearer: DeviceID, now: Date, outbox: inout [DeviceEvent]
+    _ sighting: Sighting, by hearer: DeviceRecord, now: Date, outbox: inout [DeviceEvent]
   ) throws {
-    guard let heard = try store.device(heard: sighting.token, at: now), heard != hearer,
-      try store.device(heard) != nil
+    // A token of another project names nothing here: no row about that device is written,
+    // and nothing tells the reporter it exists.
+    guard let heard = try store.device(heard: sighting.token, at: now), heard != hearer.id,
+      try store.device(heard)?.project == hearer.project
     else { return }
+    let hearer = hearer.id
     let key = ProximityKey(hearer: hearer, heard: heard, medium: sighting.medium)
     let previous = try store.recordSighting(key, at: now)
     if previous == nil {
