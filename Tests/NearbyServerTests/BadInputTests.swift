@@ -67,13 +67,17 @@ struct BadInputTests {
     #expect(revoked.status == 401)
   }
 
-  @Test func wrongSecretIs403AndUnknownDeviceIs404() async throws {
+  /// A wrong secret and an unknown device get the same answer (issue 16): without the secret
+  /// nobody learns whether an id exists.
+  @Test func wrongSecretAndUnknownDeviceAreTheSame404() async throws {
     let server = try await ServerHarness.start()
     defer { Task { await server.shutdown() } }
     let device = try await register(server)
     let wrong = try await report(server, device, secret: "wrong", body: "{}")
-    #expect(wrong.status == 403)
-    #expect(wrong.json["message"] == "wrong secret for device \(device.id)")
+    #expect(wrong.status == 404)
+    #expect(
+      wrong.json["message"]
+        == "device \(device.id) is not registered, or the secret is not its secret")
     let missingSecret = try await rawRequest(
       .POST, server.url, path: "/v1/devices/\(device.id)/report",
       headers: ["X-Nearby-API-Key": server.apiKey], body: "{}")
@@ -81,7 +85,9 @@ struct BadInputTests {
     let ghost = Device(id: UUID().uuidString, secret: "x")
     let unknown = try await report(server, ghost, body: "{}")
     #expect(unknown.status == 404)
-    #expect(unknown.json["message"]?.contains("not registered") == true)
+    #expect(
+      unknown.json["message"]
+        == "device \(ghost.id.lowercased()) is not registered, or the secret is not its secret")
   }
 
   @Test func limitsAre422NamingTheLimit() async throws {

@@ -8,7 +8,7 @@ authentication into the report handler; one case in four keeps the generated id 
 
 The event stream (`events`) answers 200 with a stream that stays open for good, which no
 request timeout should have to end: its cases get a real device with a wrong secret, so the
-server parses `Last-Event-ID` and the id (400 when malformed) and then answers 403, and no
+server parses `Last-Event-ID` and the id (400 when malformed) and then answers 404, and no
 stream is opened.
 """
 

@@ -136,8 +136,10 @@ struct ResolverHandler: APIProtocol {
   static func failure(for error: ResolverError) -> APIFailure {
     switch error {
     case .invalidAPIKey: .unauthorized(error.description)
-    case .unknownDevice: .notFound(error.description)
-    case .wrongSecret: .forbidden(error.description)
+    // One answer for both: whoever lacks the secret cannot tell whether the id exists (in
+    // this project or another).
+    case .unknownDevice(let id), .wrongSecret(let id):
+      .notFound("device \(id) is not registered, or the secret is not its secret")
     case .invalidReport(let why): .limitExceeded(why)
     case .unavailable(let why): .unavailable(why)
     }
