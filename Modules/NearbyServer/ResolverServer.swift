@@ -63,8 +63,13 @@ public struct ResolverServer: Service {
       ])
     let logger = self.logger
     let storageDescription = storage.description
+    let idle = configuration.idleTimeout.components
     let app = Application(
       router: router,
+      server: .http1(
+        configuration: .init(
+          idleTimeout: .nanoseconds(idle.seconds * 1_000_000_000 + idle.attoseconds / 1_000_000_000)
+        )),
       configuration: .init(address: .hostname(configuration.host, port: configuration.port)),
       onServerRunning: { channel in
         let port = channel.localAddress?.port ?? 0

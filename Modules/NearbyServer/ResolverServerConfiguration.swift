@@ -25,6 +25,10 @@ public struct ResolverServerConfiguration: Sendable {
   public var apiKeyCacheLifetime: Duration = .seconds(5)
   /// The largest request body, in bytes (a report with a few 100 KiB messages fits).
   public var maximumBodyBytes = 4 * 1024 * 1024
+  /// How long a connection may send nothing while the server waits for (the rest of) a
+  /// request, or between requests, before it is closed: a client that opens connections and
+  /// trickles nothing cannot hold them. An answer being sent (an event stream) is not idle.
+  public var idleTimeout: Duration = .seconds(30)
 
   public init() {}
 }

@@ -1,0 +1,72 @@
+import Dispatch
+import Foundation
+import Glibc
+import Synchronization
+import Testing
+import TestSupport
+
+/// A connection that trickles nothing is closed after the idle timeout (slowloris), while an
+/// event stream, an answer being sent, stays open past it.
+@Suite("Idle connections")
+struct IdleConnectionTests {
+  /// Connects to 127.0.0.1:`port`, sends `text`, and waits (at most 10 s) for the server to
+  /// close: the seconds it took, or nil if it did not.
+  static func secondsUntilClosed(port: Int, sending text: String) async -> Double? {
+    await withCheckedContinuation { continuation in
+      DispatchQueue.global().async {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+          $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+          }
+        }
+        guard connected == 0 else { return continuation.resume(returning: nil) }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        _ = text.withCString { send(fd, $0, strlen($0), 0) }
+        let start = ContinuousClock.now
+        var byte: UInt8 = 0
+        let received = recv(fd, &byte, 1, 0)
+        let elapsed = start.duration(to: .now)
+        let seconds =
+          Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        continuation.resume(returning: received == 0 ? seconds : nil)
+      }
+    }
+  }
+
+  @Test func aConnectionThatSendsHalfARequestIsClosed() async throws {
+    let server = try await ServerHarness.start { $0.idleTimeout = .milliseconds(500) }
+    defer { Task { await server.shutdown() } }
+    let port = try #require(server.url.port)
+    let closedAfter = await Self.secondsUntilClosed(
+      port: port, sending: "POST /v1/devices HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+    #expect(closedAfter.map { $0 < 5 } == true, "closed after \(String(describing: closedAfter)) s")
+    let idleAfter = await Self.secondsUntilClosed(port: port, sending: "")
+    #expect(idleAfter.map { $0 < 5 } == true, "closed after \(String(describing: idleAfter)) s")
+  }
+
+  @Test func anEventStreamOutlivesTheIdleTimeout() async throws {
+    let server = try await ServerHarness.start { $0.idleTimeout = .milliseconds(300) }
+    defer { Task { await server.shutdown() } }
+    let registered = try await rawRequest(
+      .POST, server.url, path: "/v1/devices", headers: ["X-Nearby-API-Key": server.apiKey])
+    let id = try #require(registered.json["id"])
+    let secret = try #require(registered.json["secret"])
+    let ended = Mutex(false)
+    let stream = Task {
+      _ = try? await rawRequest(
+        .GET, server.url, path: "/v1/devices/\(id)/events",
+        headers: ["X-Nearby-API-Key": server.apiKey, "X-Nearby-Device-Secret": secret])
+      ended.withLock { $0 = true }
+    }
+    defer { stream.cancel() }
+    // Five idle timeouts with nothing to send: the stream is still open.
+    #expect(!(await eventually(timeout: .milliseconds(1500)) { ended.withLock { $0 } }))
+  }
+}
