@@ -360,6 +360,7 @@ let package = Package(
         "NearbyServer", "ServerResolver", "ServerStorage", "ServerTestSupport", "Core",
         "Resolution", "MediumTestKit", "Strategy", "Tokens",
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
+        .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         .product(name: "Logging", package: "swift-log"),
         .product(name: "NIOCore", package: "swift-nio"),

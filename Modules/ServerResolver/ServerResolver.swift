@@ -66,9 +66,12 @@ public actor ServerResolver {
     logger = configuration.logger
     let read = TimeAmount.nanoseconds(
       Int64(configuration.streamIdleTimeout.components.seconds) * 1_000_000_000)
+    // Redirects are not followed: every request carries the API key and most the device
+    // secret, which must not go to a host the app was not configured for.
     http = HTTPClient(
       eventLoopGroup: HTTPClient.defaultEventLoopGroup,
-      configuration: .init(timeout: .init(connect: .seconds(5), read: read)))
+      configuration: .init(
+        redirectConfiguration: .disallow, timeout: .init(connect: .seconds(5), read: read)))
     let timeout = TimeAmount.nanoseconds(
       Int64(configuration.requestTimeout.components.seconds) * 1_000_000_000
         + configuration.requestTimeout.components.attoseconds / 1_000_000_000)

@@ -1,0 +1,43 @@
+@_spi(Resolver) import Core
+import Foundation
+import Hummingbird
+import Logging
+import ServerResolver
+import ServiceLifecycle
+import Synchronization
+import Testing
+import TestSupport
+
+/// The client never follows a redirect: its API key and device secret go to the server it
+/// was configured with, and nowhere else.
+@Suite("Client redirects")
+struct RedirectTests {
+  @Test func aRedirectIsNotFollowedWithTheKey() async throws {
+    let server = try await ServerHarness.start()
+    defer { Task { await server.shutdown() } }
+    // A server that sends every request on to the real one.
+    let router = Router()
+    router.post("v1/devices") { _, _ in
+      Response(
+        status: .temporaryRedirect,
+        headers: [.location: server.url.absoluteString + "/v1/devices"])
+    }
+    let port = Mutex(0)
+    let app = Application(
+      router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+      onServerRunning: { channel in port.withLock { $0 = channel.localAddress?.port ?? 0 } },
+      logger: Logger(label: "redirector"))
+    let running = Task { try await app.runService() }
+    defer { running.cancel() }
+    #expect(await eventually { port.withLock { $0 } != 0 })
+    let redirector = try #require(URL(string: "http://127.0.0.1:\(port.withLock { $0 })"))
+    let client = ServerResolver(
+      configuration: .init(url: redirector, credentialStore: InMemoryCredentialStore()))
+    await #expect(throws: ResolverError.self) {
+      _ = try await client.register(apiKey: server.apiKey)
+    }
+    // Nothing reached the real server with the key.
+    let devices = try await server.storage.read { store in try store.counts().devices }
+    #expect(devices == 0)
+  }
+}
