@@ -95,6 +95,8 @@ struct StoreContractTests {
       return (
         loaded: try store.publication(menu.id),
         onA: try store.publications(on: a).count,
+        idsOnA: Set(try store.publicationIDs(on: a)),
+        subscriptionIDsOnB: Set(try store.subscriptionIDs(on: b)),
         acceptedByMenus: try store.publications(on: a, acceptedBy: menusOnly).map(\.id),
         acceptedByAny: try store.publications(on: a, acceptedBy: anyType).map(\.id),
         accepting: Set(try store.subscriptions(on: b, accepting: menu).map(\.id)),
@@ -106,6 +108,8 @@ struct StoreContractTests {
     }
     #expect(result.loaded == menu)
     #expect(result.onA == 2)
+    #expect(result.idsOnA == [menu.id, other.id])
+    #expect(result.subscriptionIDsOnB == [anyType.id, menusOnly.id])
     #expect(result.acceptedByMenus == [menu.id])
     #expect(result.acceptedByAny == [menu.id])
     #expect(result.accepting == [anyType.id, menusOnly.id])

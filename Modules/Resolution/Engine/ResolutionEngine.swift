@@ -236,12 +236,12 @@ public final class ResolutionEngine<Store: ResolutionStore> {
   private func checkHandleLimits(_ report: Report, device: DeviceRecord) throws {
     if !report.publish.isEmpty {
       try checkLimit(
-        "publish", "publications", existing: try store.publications(on: device.id).map(\.id),
+        "publish", "publications", existing: try store.publicationIDs(on: device.id),
         removed: report.unpublish, added: report.publish.map(\.id), hint: "unpublish")
     }
     if !report.subscribe.isEmpty {
       try checkLimit(
-        "subscribe", "subscriptions", existing: try store.subscriptions(on: device.id).map(\.id),
+        "subscribe", "subscriptions", existing: try store.subscriptionIDs(on: device.id),
         removed: report.unsubscribe, added: report.subscribe.map(\.id), hint: "unsubscribe")
     }
   }

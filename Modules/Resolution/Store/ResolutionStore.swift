@@ -31,6 +31,8 @@ public protocol ResolutionStore: AnyObject {
   func savePublication(_ publication: PublicationRecord) throws
   func removePublication(_ id: PublicationID) throws -> PublicationRecord?
   func publications(on device: DeviceID) throws -> [PublicationRecord]
+  /// The ids of the device's publications (a default reads the records).
+  func publicationIDs(on device: DeviceID) throws -> [PublicationID]
   /// The device's publications whose messages `subscription` accepts.
   func publications(on device: DeviceID, acceptedBy subscription: SubscriptionRecord)
     throws -> [PublicationRecord]
@@ -40,6 +42,8 @@ public protocol ResolutionStore: AnyObject {
   func saveSubscription(_ subscription: SubscriptionRecord) throws
   func removeSubscription(_ id: SubscriptionID) throws -> SubscriptionRecord?
   func subscriptions(on device: DeviceID) throws -> [SubscriptionRecord]
+  /// The ids of the device's subscriptions (a default reads the records).
+  func subscriptionIDs(on device: DeviceID) throws -> [SubscriptionID]
   /// The device's subscriptions that accept `publication`'s message.
   func subscriptions(on device: DeviceID, accepting publication: PublicationRecord)
     throws -> [SubscriptionRecord]
@@ -77,4 +81,14 @@ public protocol ResolutionStore: AnyObject {
 
   /// How much the store holds.
   func counts() throws -> ResolutionCounts
+}
+
+extension ResolutionStore {
+  public func publicationIDs(on device: DeviceID) throws -> [PublicationID] {
+    try publications(on: device).map(\.id)
+  }
+
+  public func subscriptionIDs(on device: DeviceID) throws -> [SubscriptionID] {
+    try subscriptions(on: device).map(\.id)
+  }
 }

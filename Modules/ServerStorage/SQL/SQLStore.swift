@@ -207,6 +207,12 @@ public final class SQLStore: ResolutionStore {
     ).map(publicationRecord)
   }
 
+  /// Without the messages: the handle limit needs only the ids.
+  public func publicationIDs(on device: DeviceID) throws -> [PublicationID] {
+    try sql.query("SELECT id FROM publications WHERE device = ?", [.text(device.description)])
+      .map { try identifier($0.text(0)) }
+  }
+
   public func publications(on device: DeviceID, acceptedBy subscription: SubscriptionRecord)
     throws -> [PublicationRecord]
   {
@@ -277,6 +283,11 @@ public final class SQLStore: ResolutionStore {
       "SELECT \(Self.subscriptionColumns) FROM subscriptions WHERE device = ? ORDER BY id",
       [.text(device.description)]
     ).map(subscriptionRecord)
+  }
+
+  public func subscriptionIDs(on device: DeviceID) throws -> [SubscriptionID] {
+    try sql.query("SELECT id FROM subscriptions WHERE device = ?", [.text(device.description)])
+      .map { try identifier($0.text(0)) }
   }
 
   public func subscriptions(on device: DeviceID, accepting publication: PublicationRecord)
