@@ -86,7 +86,8 @@ struct BeaconEndToEndTests {
       try EddystoneEID(ephemeralID: BeaconBytes(eid), txPower: -10))
     let (soup, price, bread, iBeaconMenu, eidMenu) = (soup, price, bread, iBeaconMenu, eidMenu)
     let key = try await storage.transaction { store in
-      let key = try store.createAPIKey(project: "beacons", label: "test", now: now).key
+      let key = try store.createAPIKey(project: "beacons", role: .admin, label: "test", now: now)
+        .key
       _ = try store.registerBeacon(
         project: "beacons",
         advertisedID: BeaconID(frame: Self.uid)!,

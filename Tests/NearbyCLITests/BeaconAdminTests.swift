@@ -125,5 +125,22 @@ struct BeaconAdminTests {
       environment: environment)
     #expect(again.status == 1)
     #expect(again.err.contains("no beacon"), "\(again.err)")
+
+    // A client key (what apps carry) lists beacons no more than it changes them; the answer
+    // names the fix. The first-start key above is an admin key.
+    let created = try await CLIEnvironment.run(
+      ["server", "keys", "create", "--project", "default", "--role", "client", "--json"],
+      environment: environment)
+    #expect(created.status == 0, "\(created.err)")
+    let clientKey = try #require(
+      (try JSONSerialization.jsonObject(with: Data(created.out.utf8)) as? [String: Any])?["key"]
+        as? String)
+    let refused = try await CLIEnvironment.run(
+      ["beacons", "list", "--server", url, "--api-key", clientKey], environment: environment)
+    #expect(refused.status == 77)  // EX_NOPERM, as for a refused key
+    #expect(refused.err.contains("--role admin"), "\(refused.err)")
+    let keys = try await CLIEnvironment.run(
+      ["server", "keys", "list", "--project", "default"], environment: environment)
+    #expect(keys.out.contains("\tadmin\t") && keys.out.contains("\tclient\t"), "\(keys.out)")
   }
 }

@@ -14,7 +14,7 @@ struct APIKeyCacheTests {
     defer { Task { await storage.shutdown() } }
     let cache = APIKeyCache(storage: storage, lifetime: .seconds(3600), capacity: 4)
     let real = try await storage.transaction { store in
-      try store.createAPIKey(project: "p", label: "", now: Date())
+      try store.createAPIKey(project: "p", role: .admin, label: "", now: Date())
     }
     #expect(try await cache.activeKey(real.key)?.project == "p")
     for index in 0..<100 { #expect(try await cache.activeKey("nk_made_up_\(index)") == nil) }

@@ -112,7 +112,7 @@ struct BeaconAPITests {
     let server = try await ServerHarness.start()
     defer { Task { await server.shutdown() } }
     let other = try await server.storage.transaction { store in
-      try store.createAPIKey(project: "other", label: "", now: Date())
+      try store.createAPIKey(project: "other", role: .admin, label: "", now: Date())
     }.key
     let registered = try await call(
       .POST, server, "/v1/beacons",

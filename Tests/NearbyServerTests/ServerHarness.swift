@@ -34,7 +34,7 @@ final class ServerHarness: Sendable {
     configuration.eventPollInterval = .milliseconds(200)
     configure(&configuration)
     let key = try await storage.transaction { store in
-      try store.createAPIKey(project: "test", label: "", now: Date())
+      try store.createAPIKey(project: "test", role: .admin, label: "", now: Date())
     }
     let harness = ServerHarness(storage: storage, configuration: configuration, apiKey: key.key)
     try await harness.start()

@@ -132,7 +132,7 @@ struct EngineOnStorageTests {
     defer { Task { await storage.shutdown() } }
     let t0 = Date(timeIntervalSince1970: 1_800_000_000)
     let created = try await storage.transaction { store in
-      try store.createAPIKey(project: "cafe", label: "kiosk", now: t0)
+      try store.createAPIKey(project: "cafe", role: .admin, label: "kiosk", now: t0)
     }
     #expect(created.key.hasPrefix("nk_"))
     let (found, unknown, revoked, again, list) = try await storage.transaction { store in

@@ -16,7 +16,7 @@ struct GroupCommitTests {
         group.addTask {
           do {
             try await storage.transaction { store in
-              _ = try store.createAPIKey(project: "p\(index)", label: "", now: Date())
+              _ = try store.createAPIKey(project: "p\(index)", role: .admin, label: "", now: Date())
               if index % 5 == 0 { throw FixtureError("transaction \(index) gives up") }
             }
             return (index, true)

@@ -11,7 +11,7 @@ struct MigrationTests {
       .appendingPathComponent("nearby-reopen-\(UUID().uuidString)/db.sqlite").path
     let first = try SQLiteStorage(path: path)
     let key = try await first.transaction { store in
-      try store.createAPIKey(project: "p", label: "", now: Date())
+      try store.createAPIKey(project: "p", role: .admin, label: "", now: Date())
     }
     await first.shutdown()
     let second = try SQLiteStorage(path: path)
@@ -35,27 +35,33 @@ struct MigrationTests {
     }
     let first = try await open()
     let id = try BeaconID(kind: .eddystoneUID, hex: String(repeating: "ab", count: 16))
-    try await first.transaction { store in
+    let key = try await first.transaction { store in
       _ = try store.registerBeacon(
         project: "p", advertisedID: id, description: "old", attachments: [], now: Date())
-      // Back to version 2: as a database written before EID beacons (and stored messages).
+      let key = try store.createAPIKey(project: "p", role: .client, label: "", now: Date())
+      // Back to version 2: as a database written before EID beacons (stored messages, roles).
+      try store.sql.execute("ALTER TABLE api_keys DROP COLUMN role")
       try store.sql.execute("DROP INDEX events_by_message")
       try store.sql.execute("ALTER TABLE events DROP COLUMN message")
       try store.sql.execute("DROP TABLE messages")
       try store.sql.execute("DROP TABLE beacon_eids")
       try store.sql.execute("DELETE FROM schema_migrations WHERE version >= 3")
+      return key
     }
     await first.shutdown()
     let second = try await open()
-    let (beacons, eids, version) = try await second.transaction { store in
+    let (beacons, eids, oldKey, version) = try await second.transaction { store in
       (
         try store.beacons(project: "p"), try store.eidBeacons(project: "p"),
+        try store.apiKey(key.key),
         try store.sql.queryFirst("SELECT MAX(version) FROM schema_migrations", [])?.integer(0)
       )
     }
     #expect(beacons.map(\.description) == ["old"])
     #expect(eids.isEmpty)
-    #expect(version == 4)
+    // A key from before roles did everything: it stays an admin key.
+    #expect(oldKey?.role == .admin)
+    #expect(version == 5)
     await second.shutdown()
   }
 

@@ -18,7 +18,7 @@ struct SQLiteFileModeTests {
     let path = folder.appendingPathComponent("resolver.sqlite").path
     let storage = try SQLiteStorage(path: path)
     _ = try await storage.transaction { store in
-      try store.createAPIKey(project: "p", label: "", now: Date())
+      try store.createAPIKey(project: "p", role: .admin, label: "", now: Date())
     }
     return (folder, path, storage)
   }

@@ -4,14 +4,15 @@ import Logging
 @_spi(Resolver) import ResolverWire
 import ServerStorage
 
-/// The key a fresh server makes so that it works with nothing set up: project "default",
-/// written (mode 0600) to `$XDG_CONFIG_HOME/nearby/server-api-key` for local tools.
+/// The key a fresh server makes so that it works with nothing set up: an admin key of project
+/// "default", written (mode 0600) to `$XDG_CONFIG_HOME/nearby/server-api-key` for local tools.
 enum BootstrapKey {
   /// Creates the key when the database has none.
   static func ensure(in storage: any ResolverStorage, logger: Logger) async throws {
     let created = try await storage.transaction { store -> NewAPIKey? in
       guard try store.apiKeys().isEmpty else { return nil }
-      return try store.createAPIKey(project: "default", label: "bootstrap", now: Date())
+      return try store.createAPIKey(
+        project: "default", role: .admin, label: "bootstrap", now: Date())
     }
     guard let created else { return }
     let file = LocalServer.apiKeyFile

@@ -15,6 +15,13 @@ struct KeysCommand: AsyncParsableCommand {
 
     @OptionGroup var database: DatabaseOptions
     @Option(name: .long, help: "The project the key belongs to.") var project: String
+    @Option(
+      name: .long,
+      help: """
+        client: what apps carry (register devices, report, read events, beacon attachments of \
+        what they observe); admin: also the project's beacons and attachments.
+        """)
+    var role = APIKeyRole.client.rawValue
     @Option(name: .long, help: "A note to recognise the key by.") var label = ""
     @Flag(name: .long, help: "Print JSON.") var json = false
 
@@ -22,13 +29,16 @@ struct KeysCommand: AsyncParsableCommand {
       guard !project.isEmpty, project.count <= 64 else {
         throw ValidationError("--project must be 1 to 64 characters")
       }
+      guard APIKeyRole(rawValue: role) != nil else {
+        throw ValidationError("--role is client or admin, not \"\(role)\"")
+      }
     }
 
     func run() async throws {
-      let (project, label) = (project, label)
+      let (project, role, label) = (project, APIKeyRole(rawValue: role) ?? .client, label)
       let created = try await withStorage(database) { storage in
         try await storage.transaction { store in
-          try store.createAPIKey(project: project, label: label, now: Date())
+          try store.createAPIKey(project: project, role: role, label: label, now: Date())
         }
       }
       if json {
@@ -36,7 +46,8 @@ struct KeysCommand: AsyncParsableCommand {
       } else {
         print(created.key)
         FileHandle.standardError.write(
-          Data("key \(created.record.id) for project \(project); keep it secret\n".utf8))
+          Data(
+            "\(role) key \(created.record.id) for project \(project); keep it secret\n".utf8))
       }
     }
   }
@@ -58,7 +69,7 @@ struct KeysCommand: AsyncParsableCommand {
           print(try KeysCommand.json(key))
         } else {
           let state = key.revokedAt.map { "revoked \($0)" } ?? "active"
-          print("\(key.id)\t\(key.project)\t\(state)\t\(key.label)")
+          print("\(key.id)\t\(key.project)\t\(key.role)\t\(state)\t\(key.label)")
         }
       }
     }

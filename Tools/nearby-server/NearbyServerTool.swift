@@ -16,13 +16,13 @@ struct NearbyServerTool: AsyncParsableCommand {
     discussion: """
       With no arguments it serves the API on 127.0.0.1:7171 with a SQLite file under \
       $XDG_DATA_HOME/nearby/ (nothing to set up). On first start with no API keys it creates \
-      one for project "default" and writes it to $XDG_CONFIG_HOME/nearby/server-api-key.
+      an admin key for project "default" and writes it to $XDG_CONFIG_HOME/nearby/server-api-key.
       SIGTERM or SIGINT stops it gracefully. `nearby server …` runs this tool.
 
       Examples:
         nearby-server
         nearby-server --host 0.0.0.0 --port 8080 --database postgres://nearby@db/nearby
-        nearby-server keys create --project cafe --label kiosk
+        nearby-server keys create --project cafe --role client --label kiosk
       """,
     subcommands: [ServeCommand.self, KeysCommand.self],
     defaultSubcommand: ServeCommand.self)

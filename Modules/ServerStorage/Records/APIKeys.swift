@@ -2,11 +2,27 @@ public import Foundation
 import Crypto
 import Tokens
 
+/// What a key may do. Every installed copy of an app carries its key, so the key apps carry
+/// must not also manage the project.
+public enum APIKeyRole: String, Sendable, Hashable, Codable, CaseIterable {
+  /// Devices: register, report, read events, ask for the attachments of observed beacons.
+  case client
+  /// Everything a client key may do, and the project's beacons and their attachments.
+  /// Keys made before roles existed are admin keys.
+  case admin
+
+  /// Whether a key of this role may do what `role` may.
+  public func includes(_ role: APIKeyRole) -> Bool {
+    self == .admin || role == .client
+  }
+}
+
 /// A project API key as the server keeps it: its digest, never the key itself.
 public struct APIKeyRecord: Sendable, Hashable, Codable {
   /// A short public name for the key (shown in lists, used to revoke it).
   public var id: String
   public var project: String
+  public var role: APIKeyRole
   public var label: String
   public var createdAt: Date
   public var revokedAt: Date?
@@ -25,25 +41,33 @@ public struct NewAPIKey: Sendable, Hashable, Codable {
 /// (keys are 256-bit random, so a fast hash is the right one; no password hashing is needed),
 /// revoked by id.
 extension SQLStore {
-  /// Creates a key for `project`.
-  public func createAPIKey(project: String, label: String, now: Date) throws -> NewAPIKey {
+  /// Creates a key for `project` with `role` (give apps ``APIKeyRole/client`` keys).
+  public func createAPIKey(
+    project: String, role: APIKeyRole, label: String, now: Date
+  ) throws -> NewAPIKey {
     var generator = SystemRandomNumberGenerator()
     let secret = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
     let key = "nk_" + Data(secret).base64URLEncoded
     let idBytes = (0..<6).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
     let id = "key_" + Data(idBytes).base64URLEncoded
     let record = APIKeyRecord(
-      id: id, project: project, label: label, createdAt: now, revokedAt: nil)
+      id: id, project: project, role: role, label: label, createdAt: now, revokedAt: nil)
     try sql.execute(
-      "INSERT INTO api_keys (id, project, digest, label, created_at) VALUES (?, ?, ?, ?, ?)",
-      [.text(id), .text(project), .text(Self.digest(ofKey: key)), .text(label), SQLValue(now)])
+      """
+      INSERT INTO api_keys (id, project, role, digest, label, created_at)
+      VALUES (?, ?, ?, ?, ?, ?)
+      """,
+      [
+        .text(id), .text(project), .text(role.rawValue), .text(Self.digest(ofKey: key)),
+        .text(label), SQLValue(now),
+      ])
     return NewAPIKey(record: record, key: key)
   }
 
   /// The key's record, if the key is known (revoked or not).
   public func apiKey(_ key: String) throws -> APIKeyRecord? {
     try sql.queryFirst(
-      "SELECT id, project, label, created_at, revoked_at FROM api_keys WHERE digest = ?",
+      "SELECT \(Self.apiKeyColumns) FROM api_keys WHERE digest = ?",
       [.text(Self.digest(ofKey: key))]
     ).map(apiKeyRecord)
   }
@@ -56,7 +80,7 @@ extension SQLStore {
 
   /// Every key, or a project's keys, oldest first.
   public func apiKeys(project: String? = nil) throws -> [APIKeyRecord] {
-    let columns = "id, project, label, created_at, revoked_at"
+    let columns = Self.apiKeyColumns
     if let project {
       return try sql.query(
         "SELECT \(columns) FROM api_keys WHERE project = ? ORDER BY created_at, id",
@@ -76,11 +100,17 @@ extension SQLStore {
     return true
   }
 
+  private static let apiKeyColumns = "id, project, role, label, created_at, revoked_at"
+
   private func apiKeyRecord(_ row: SQLRow) throws -> APIKeyRecord {
-    APIKeyRecord(
-      id: try row.text(0), project: try row.text(1), label: try row.text(2),
-      createdAt: Date(timeIntervalSince1970: try row.real(3)),
-      revokedAt: try row.optionalReal(4).map(Date.init(timeIntervalSince1970:)))
+    let roleText = try row.text(2)
+    guard let role = APIKeyRole(rawValue: roleText) else {
+      throw SQLStorageError.unexpectedValue("api_keys.role \"\(roleText)\" is no role")
+    }
+    return APIKeyRecord(
+      id: try row.text(0), project: try row.text(1), role: role, label: try row.text(3),
+      createdAt: Date(timeIntervalSince1970: try row.real(4)),
+      revokedAt: try row.optionalReal(5).map(Date.init(timeIntervalSince1970:)))
   }
 
   static func digest(ofKey key: String) -> String {

@@ -185,6 +185,11 @@ enum Schema {
       "ALTER TABLE events ADD COLUMN message {blob}{references messages}",
       "CREATE INDEX events_by_message ON events (message) WHERE message IS NOT NULL",
     ],
+    [
+      // Key roles: a key an app carries is a client key; keys made before roles existed did
+      // everything, and stay admin keys.
+      "ALTER TABLE api_keys ADD COLUMN role TEXT NOT NULL DEFAULT 'admin'"
+    ],
   ]
 
   /// DDL text with the dialect's type names left open.

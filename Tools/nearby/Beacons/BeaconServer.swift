@@ -50,6 +50,8 @@ struct BeaconServer {
       return ExitFailure(
         "\(url.absoluteString) refused the API key: \(message); pass the project's key with "
           + "--api-key or NEARBY_API_KEY", code: ExitCodes.noPermission)
+    case 403:
+      return ExitFailure(message, code: ExitCodes.noPermission)
     case 429:
       return ExitFailure("rate limited: \(message); try again shortly", code: ExitCodes.failure)
     default:

@@ -68,6 +68,7 @@ struct BeaconsAttachCommand: AsyncParsableCommand {
       case .created(let created): attachment = try created.body.json
       case .badRequest(let answer): throw connection.refused(400, try? answer.body.json)
       case .unauthorized(let answer): throw connection.refused(401, try? answer.body.json)
+      case .forbidden(let answer): throw connection.refused(403, try? answer.body.json)
       case .notFound(let answer): throw connection.refused(404, try? answer.body.json)
       case .contentTooLarge(let answer): throw connection.refused(413, try? answer.body.json)
       case .unprocessableContent(let answer): throw connection.refused(422, try? answer.body.json)
@@ -95,6 +96,7 @@ struct BeaconsListCommand: AsyncParsableCommand {
       switch try await connection.client.listBeacons() {
       case .ok(let ok): beacons = try ok.body.json.beacons
       case .unauthorized(let answer): throw connection.refused(401, try? answer.body.json)
+      case .forbidden(let answer): throw connection.refused(403, try? answer.body.json)
       case .tooManyRequests(let answer): throw connection.refused(429, try? answer.body.json)
       case .undocumented(let status, _): throw connection.refused(status, nil)
       }
@@ -121,6 +123,7 @@ struct BeaconsDeleteCommand: AsyncParsableCommand {
       case .noContent: return
       case .badRequest(let answer): throw connection.refused(400, try? answer.body.json)
       case .unauthorized(let answer): throw connection.refused(401, try? answer.body.json)
+      case .forbidden(let answer): throw connection.refused(403, try? answer.body.json)
       case .notFound(let answer): throw connection.refused(404, try? answer.body.json)
       case .tooManyRequests(let answer): throw connection.refused(429, try? answer.body.json)
       case .undocumented(let status, _): throw connection.refused(status, nil)

@@ -112,6 +112,7 @@ struct BeaconsRegisterCommand: AsyncParsableCommand {
       case .created(let created): beacon = try created.body.json
       case .badRequest(let answer): throw connection.refused(400, try? answer.body.json)
       case .unauthorized(let answer): throw connection.refused(401, try? answer.body.json)
+      case .forbidden(let answer): throw connection.refused(403, try? answer.body.json)
       case .conflict(let answer): throw connection.refused(409, try? answer.body.json)
       case .contentTooLarge(let answer): throw connection.refused(413, try? answer.body.json)
       case .unprocessableContent(let answer): throw connection.refused(422, try? answer.body.json)

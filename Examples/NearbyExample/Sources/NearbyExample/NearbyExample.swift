@@ -4,7 +4,7 @@
 // join with --ble and --audio on a machine that has them).
 //
 //   nearby-server --port 7171 &                    # prints the first API key, or:
-//   nearby-server keys create --project example  # a key for this app's project
+//   nearby-server keys create --project example --role client  # this app's key
 //   swift run NearbyExample --server http://127.0.0.1:7171 --api-key nk_… --interface lo
 //
 // Exits 0 when the message was found and then lost, 1 on a timeout, 64 on bad arguments.
