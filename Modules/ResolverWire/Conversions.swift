@@ -1,6 +1,6 @@
 public import ResolverAPI
 @_spi(Resolver) public import Core
-import Foundation
+public import Foundation
 import OpenAPIRuntime
 public import Strategy
 import Tokens
@@ -182,9 +182,10 @@ extension Components.Schemas.Report {
       })
   }
 
-  /// The report.
+  /// The report. Its sightings' times are put on the receiver's clock: with `sentAt`, a
+  /// sighting heard `sentAt - time` before sending was heard that long before `receivedAt`.
   /// - Throws: ``WireError`` naming the first field that does not convert.
-  @_spi(Resolver) public func report() throws -> Core.Report {
+  @_spi(Resolver) public func report(receivedAt: Date = Date()) throws -> Core.Report {
     // Counted before anything is converted: the work a report asks for stays bounded.
     let lists: [(String, Int, Int)] = [
       ("publish", publish?.count ?? 0, Core.Report.maximumHandleChanges),
@@ -239,10 +240,11 @@ extension Components.Schemas.Report {
         throw WireError("sightings[\(index)].token: \(error)")
       }
       try SightingRanges.check(item, field: "sightings[\(index)]")
+      let time = sentAt.map { receivedAt.addingTimeInterval(item.time.timeIntervalSince($0)) }
       report.sightings.append(
         Sighting(
           token: token, medium: item.medium.medium, rssi: item.rssi, txPower: item.txPower,
-          snr: item.snr, time: item.time))
+          snr: item.snr, time: time ?? item.time))
     }
     return report
   }

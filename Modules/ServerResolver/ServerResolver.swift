@@ -223,7 +223,11 @@ public actor ServerResolver {
   func send(_ report: Report, from device: DeviceCredentials) async throws -> ReportAnswer {
     let body = Components.Schemas.Report(report)
     let output = try await call(secret: device.secret) {
-      try await $0.report(path: .init(id: device.id.description), body: .json(body))
+      // When it leaves (each try): the server judges the sightings' times against it, so the
+      // two clocks need not agree.
+      var sent = body
+      sent.sentAt = Date()
+      return try await $0.report(path: .init(id: device.id.description), body: .json(sent))
     }
     switch output {
     case .ok(let ok):

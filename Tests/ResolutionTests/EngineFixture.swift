@@ -11,13 +11,15 @@ final class EngineFixture {
 
   init(
     lostAfter: Duration = .seconds(10), tokenLifetime: Duration = .seconds(900),
-    maximumHandlesPerDevice: Int = 256
+    tokenGrace: Duration = .seconds(60), maximumHandlesPerDevice: Int = 256,
+    maximumNewNeighborsPerMinute: Int = 256
   ) {
     engine = ResolutionEngine(
       store: InMemoryResolutionStore(),
       configuration: ResolutionConfiguration(
-        lostAfter: lostAfter, tokenLifetime: tokenLifetime, tokenGrace: .seconds(60),
-        maximumHandlesPerDevice: maximumHandlesPerDevice))
+        lostAfter: lostAfter, tokenLifetime: tokenLifetime, tokenGrace: tokenGrace,
+        maximumHandlesPerDevice: maximumHandlesPerDevice,
+        maximumNewNeighborsPerMinute: maximumNewNeighborsPerMinute))
   }
 
   func advance(_ seconds: Double) { now = now.addingTimeInterval(seconds) }

@@ -110,12 +110,12 @@ struct LifecycleTests {
     #expect(answer.directives.tokenExpiresIn == 900)
     // Old token still heard within the grace period.
     let (heard, _) = try f.engine.report(
-      Report(sightings: [Sighting(token: old, medium: .ble)]), from: b, now: f.now)
+      Report(sightings: [Sighting(token: old, medium: .ble, time: f.now)]), from: b, now: f.now)
     #expect(heard.events.count == 1)
     f.advance(61)
     _ = try f.sweep()
     let (late, _) = try f.engine.report(
-      Report(sightings: [Sighting(token: old, medium: .ble)]), from: b, now: f.now)
+      Report(sightings: [Sighting(token: old, medium: .ble, time: f.now)]), from: b, now: f.now)
     #expect(late.events.isEmpty)
   }
 
@@ -188,7 +188,7 @@ struct LifecycleTests {
     try f.subscribe(on: b)
     let token = try f.token(of: a)
     let (answer, _) = try f.engine.report(
-      Report(sightings: [Sighting(token: token, medium: .ble)]), from: b, now: f.now)
+      Report(sightings: [Sighting(token: token, medium: .ble, time: f.now)]), from: b, now: f.now)
     #expect(answer.events.map(\.sequence) == [1, 2])
     f.advance(10)
     let lost = try f.engine.sweep(now: f.now)
@@ -225,7 +225,7 @@ struct LifecycleTests {
     f.advance(60)
     #expect(try f.token(of: a) != old)  // rotated; the old one is still in its grace period
     _ = try f.engine.unregister(a, now: f.now)
-    try f.report(Report(sightings: [Sighting(token: old, medium: .ble)]), from: b)
+    try f.report(Report(sightings: [Sighting(token: old, medium: .ble, time: f.now)]), from: b)
     #expect(f.counts.sightings == 0)
   }
 

@@ -109,7 +109,7 @@ struct MatchingTests {
     try f.subscribe(on: a)
     #expect(try f.sighting(by: a, of: a).isEmpty)
     let (mine, others) = try f.report(
-      Report(sightings: [Sighting(token: Token.random(), medium: .ble)]), from: a)
+      Report(sightings: [Sighting(token: Token.random(), medium: .ble, time: f.now)]), from: a)
     #expect(mine.isEmpty && others.isEmpty)
     #expect(f.counts.sightings == 0)
   }

@@ -41,6 +41,10 @@ struct MigrationTests {
       let key = try store.createAPIKey(project: "p", role: .client, label: "", now: Date())
       // Back to version 2: as a database written before EID beacons (stored messages, roles).
       try store.sql.execute("ALTER TABLE api_keys DROP COLUMN role")
+      try store.sql.execute("DROP INDEX devices_by_last_report")
+      for column in ["last_report_at", "new_neighbors_since", "new_neighbors"] {
+        try store.sql.execute("ALTER TABLE devices DROP COLUMN \(column)")
+      }
       try store.sql.execute("DROP INDEX events_by_message")
       try store.sql.execute("ALTER TABLE events DROP COLUMN message")
       try store.sql.execute("DROP TABLE messages")

@@ -56,6 +56,14 @@ struct ServeCommand: AsyncParsableCommand {
   @Option(name: .long, help: "Seconds without a sighting before a message is lost (0.1–86400).")
   var lostAfter: Double = 10
 
+  @Option(
+    name: .long,
+    help: """
+      Seconds a device transmits a token before it gets the next (1–900): a token recorded \
+      and played back resolves until then, plus 10 s.
+      """)
+  var tokenLifetime: Double = 120  // ResolutionConfiguration's default
+
   @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
   var logLevel = "info"
 
@@ -71,6 +79,10 @@ struct ServeCommand: AsyncParsableCommand {
     }
     guard lostAfter > 0, lostAfter <= 86_400 else {
       throw ValidationError("--lost-after must be between 0.1 and 86400 seconds, got \(lostAfter)")
+    }
+    guard tokenLifetime >= 1, tokenLifetime <= 900 else {
+      throw ValidationError(
+        "--token-lifetime must be between 1 and 900 seconds, got \(tokenLifetime)")
     }
     guard requestsPerSecond.isFinite, requestsPerSecond > 0, burst.isFinite, burst >= 1 else {
       throw ValidationError(
@@ -96,7 +108,8 @@ struct ServeCommand: AsyncParsableCommand {
     var configuration = ResolverServerConfiguration()
     configuration.host = host
     configuration.port = port
-    configuration.resolution = ResolutionConfiguration(lostAfter: .seconds(lostAfter))
+    configuration.resolution = ResolutionConfiguration(
+      lostAfter: .seconds(lostAfter), tokenLifetime: .seconds(tokenLifetime))
     configuration.requestsPerSecond = requestsPerSecond
     configuration.burst = burst
     let server = ResolverServer(storage: storage, configuration: configuration, logger: logger)

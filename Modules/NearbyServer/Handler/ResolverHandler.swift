@@ -59,13 +59,13 @@ struct ResolverHandler: APIProtocol {
     guard case .json(let wire) = input.body else {
       throw APIFailure.badRequest("the body must be application/json")
     }
+    let now = now()
     let report: Report
-    do { report = try wire.report() } catch let error as WireError {
+    do { report = try wire.report(receivedAt: now) } catch let error as WireError {
       throw error.isOverLimit
         ? APIFailure.limitExceeded(error.description) : APIFailure.badRequest(error.description)
     }
     let resolution = configuration.resolution
-    let now = now()
     let (answer, others) = try await answering {
       try await storage.report(report, from: credentials, configuration: resolution, now: now) {
         try Self.checkProject(of: $0, is: project)

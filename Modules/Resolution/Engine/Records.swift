@@ -22,10 +22,16 @@ public struct DeviceRecord: Sendable, Hashable, Codable {
   public var revision: UInt64 = 0
   /// The sequence number of the last event addressed to it.
   public var lastEventSequence: UInt64 = 0
+  /// When it last reported (or registered): a device silent for
+  /// ``ResolutionConfiguration/deviceExpiry`` is removed.
+  public var lastReportAt: Date
+  /// The devices it came near in the current minute (see
+  /// ``ResolutionConfiguration/maximumNewNeighborsPerMinute``).
+  public var newNeighbors = NewNeighborWindow()
 
   public init(
     id: DeviceID, project: String, secretDigest: String, token: Token, tokenExpiresAt: Date,
-    usage: MediumUsage = MediumUsage()
+    usage: MediumUsage = MediumUsage(), lastReportAt: Date? = nil
   ) {
     self.id = id
     self.project = project
@@ -33,6 +39,34 @@ public struct DeviceRecord: Sendable, Hashable, Codable {
     self.token = token
     self.tokenExpiresAt = tokenExpiresAt
     self.usage = usage
+    self.lastReportAt = lastReportAt ?? tokenExpiresAt
+  }
+}
+
+/// How many devices a device came near (a sighting that starts a nearness: none before, or
+/// the last one stale) in the minute that began at ``since``: what bounds a relay that
+/// claims to hear many devices at once.
+public struct NewNeighborWindow: Sendable, Hashable, Codable {
+  /// When the current minute began; nil before the first.
+  public var since: Date?
+  public var count = 0
+
+  public init(since: Date? = nil, count: Int = 0) {
+    self.since = since
+    self.count = count
+  }
+
+  /// Counts one more new neighbour at `now` if fewer than `limit` were counted in the
+  /// minute; false (and nothing counted) when the minute's budget is spent.
+  public mutating func admit(now: Date, limit: Int) -> Bool {
+    if let since, since <= now, now.timeIntervalSince(since) < 60 {
+      guard count < limit else { return false }
+      count += 1
+    } else {
+      since = now
+      count = 1
+    }
+    return true
   }
 }
 

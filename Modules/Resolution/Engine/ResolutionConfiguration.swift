@@ -1,26 +1,56 @@
+public import Foundation
+
 /// The timing rules of resolution, and how many handles one device may keep.
 public struct ResolutionConfiguration: Sendable, Hashable {
   /// A message is lost when no qualifying sighting arrived for this long. Default 10 s.
   public var lostAfter: Duration
-  /// How long a token is transmitted before the device gets a new one. Default 15 min,
-  /// the longest the contract allows.
+  /// How long a token is transmitted before the device gets a new one. Default 2 min: what
+  /// the mediums need is far less (a BLE advertisement and a LAN datagram carry it at once,
+  /// the audio modem in about a second), and a token recorded and played back elsewhere
+  /// resolves only until its lifetime and grace are over. The contract allows up to 15 min;
+  /// each rotation costs the device one report.
   public var tokenLifetime: Duration
-  /// How long an old token still resolves after its lifetime, for sightings in flight.
-  /// Default 60 s.
+  /// How long after its lifetime an old token still resolves, for a device still sending it
+  /// while it asks for the next. Default 10 s.
   public var tokenGrace: Duration
   /// The most live publications one device may keep, and the most subscriptions: a report
   /// that would go past either is refused as invalid (one that lowers the count never is).
   /// Default 256 each: every live handle costs work on each encounter.
   public var maximumHandlesPerDevice: Int
+  /// How long before its report arrives a sighting may have been heard (its time, on the
+  /// resolver's clock: a server report's `sentAt` takes the device's clock out): older
+  /// sightings, and any heard more than ``futureTolerance`` in the future, are ignored. A
+  /// token resolves for the time it was heard, not the time it arrives. Default 30 s: a
+  /// client sends what it hears at once.
+  public var sightingWindow: Duration
+  /// The most devices one device may newly come near in a minute; sightings that would start
+  /// more are ignored. Default 256.
+  public var maximumNewNeighborsPerMinute: Int
+  /// A device that has not reported for this long is removed with its handles (its
+  /// neighbours get `lost`); nil keeps devices until they unregister. Default 30 days.
+  public var deviceExpiry: Duration?
 
+  /// - Parameters:
+  ///   - tokenLifetime: default 2 min (see the property).
+  ///   - tokenGrace: default 10 s.
   public init(
-    lostAfter: Duration = .seconds(10), tokenLifetime: Duration = .seconds(15 * 60),
-    tokenGrace: Duration = .seconds(60), maximumHandlesPerDevice: Int = 256
+    lostAfter: Duration = .seconds(10), tokenLifetime: Duration = .seconds(120),
+    tokenGrace: Duration = .seconds(10), maximumHandlesPerDevice: Int = 256,
+    sightingWindow: Duration = .seconds(30), maximumNewNeighborsPerMinute: Int = 256,
+    deviceExpiry: Duration? = .seconds(30 * 86_400)
   ) {
     self.lostAfter = lostAfter
     self.tokenLifetime = tokenLifetime
     self.tokenGrace = tokenGrace
     self.maximumHandlesPerDevice = maximumHandlesPerDevice
+    self.sightingWindow = sightingWindow
+    self.maximumNewNeighborsPerMinute = maximumNewNeighborsPerMinute
+    self.deviceExpiry = deviceExpiry
+  }
+
+  /// The earliest time a sighting may have been heard to count, for a report arriving `now`.
+  public func earliestHeard(now: Date) -> Date {
+    now.addingTimeInterval(-sightingWindow.seconds)
   }
 }
 
@@ -29,9 +59,14 @@ extension ResolutionConfiguration {
   public static let maximumTokenLifetime = Duration.seconds(15 * 60)
   /// The longest `lostAfter` and `tokenGrace`: one day.
   public static let maximumWindow = Duration.seconds(86_400)
+  /// How far in the resolver's future a sighting's time may be (clocks and rounding): 2 s.
+  public static let futureTolerance = Duration.seconds(2)
+  /// The longest `sightingWindow`: 15 min.
+  public static let maximumSightingWindow = Duration.seconds(15 * 60)
 
   /// Checks the ranges: `0 < lostAfter ≤ 1 day`, `0 < tokenLifetime ≤ 15 min`,
-  /// `0 ≤ tokenGrace ≤ 1 day`, `maximumHandlesPerDevice ≥ 1`.
+  /// `0 ≤ tokenGrace ≤ 1 day`, `maximumHandlesPerDevice ≥ 1`, `0 < sightingWindow ≤ 15 min`,
+  /// `maximumNewNeighborsPerMinute ≥ 1`, `deviceExpiry` (if set) at least 1 min.
   /// - Throws: ``ResolutionConfigurationError`` naming the field and its range.
   public func validate() throws(ResolutionConfigurationError) {
     guard lostAfter > .zero, lostAfter <= Self.maximumWindow else {
@@ -47,6 +82,18 @@ extension ResolutionConfiguration {
     guard maximumHandlesPerDevice >= 1 else {
       throw .countOutOfRange(
         field: "maximumHandlesPerDevice", value: maximumHandlesPerDevice, range: "at least 1")
+    }
+    guard sightingWindow > .zero, sightingWindow <= Self.maximumSightingWindow else {
+      throw .outOfRange(
+        field: "sightingWindow", value: sightingWindow, range: "more than 0 s, at most 15 min")
+    }
+    guard maximumNewNeighborsPerMinute >= 1 else {
+      throw .countOutOfRange(
+        field: "maximumNewNeighborsPerMinute", value: maximumNewNeighborsPerMinute,
+        range: "at least 1")
+    }
+    if let deviceExpiry, deviceExpiry < .seconds(60) {
+      throw .outOfRange(field: "deviceExpiry", value: deviceExpiry, range: "at least 1 min")
     }
   }
 }

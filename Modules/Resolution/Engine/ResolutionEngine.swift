@@ -58,7 +58,7 @@ public final class ResolutionEngine<Store: ResolutionStore> {
     try store.saveDevice(
       DeviceRecord(
         id: id, project: project, secretDigest: DeviceRecord.digest(ofSecret: secret),
-        token: token, tokenExpiresAt: expiresAt))
+        token: token, tokenExpiresAt: expiresAt, lastReportAt: now))
     try bind(token, to: id, expiresAt: expiresAt)
     return DeviceCredentials(id: id, secret: secret)
   }
@@ -140,12 +140,15 @@ public final class ResolutionEngine<Store: ResolutionStore> {
     for spec in report.subscribe where try store.subscription(spec.id) == nil {
       try addSubscription(spec, device: device, now: now, outbox: &outbox)
     }
+    var newNeighbors = device.newNeighbors
     for sighting in report.sightings {
-      try record(sighting, by: device, now: now, outbox: &outbox)
+      try record(sighting, by: device, newNeighbors: &newNeighbors, now: now, outbox: &outbox)
     }
     if sweeping { try sweepDue(now: now, outbox: &outbox) }
 
     device = try store.device(device.id) ?? device
+    device.newNeighbors = newNeighbors
+    device.lastReportAt = now
     if now >= device.tokenExpiresAt {
       device.token = Token.random()
       device.tokenExpiresAt = now.addingTimeInterval(tokenLifetime)
@@ -265,10 +268,15 @@ public final class ResolutionEngine<Store: ResolutionStore> {
     do { try check() } catch { throw .invalidReport("\(error)") }
   }
 
+  /// Binds `token` until its lifetime and grace are over; the binding is kept a sighting
+  /// window longer, for sightings heard before then that arrive later.
   private func bind(_ token: Token, to device: DeviceID, expiresAt: Date) throws {
     let until = expiresAt.addingTimeInterval(tokenGrace)
     try store.bind(token, to: device, until: until)
-    try store.schedule(Deadline(at: until, kind: .tokenRetirement(token)))
+    try store.schedule(
+      Deadline(
+        at: until.addingTimeInterval(configuration.sightingWindow.seconds),
+        kind: .tokenRetirement(token)))
   }
 
   // MARK: Publications and subscriptions
@@ -345,24 +353,40 @@ public final class ResolutionEngine<Store: ResolutionStore> {
 
   // MARK: Sightings and matching
 
+  /// Records one sighting, if it counts: heard within the sighting window (by its time), of
+  /// a token bound to another device of the same project at that time, and, when it starts a
+  /// nearness, within the hearer's budget of new neighbours for the minute.
   private func record(
-    _ sighting: Sighting, by hearer: DeviceRecord, now: Date, outbox: inout [DeviceEvent]
+    _ sighting: Sighting, by hearer: DeviceRecord, newNeighbors: inout NewNeighborWindow,
+    now: Date, outbox: inout [DeviceEvent]
   ) throws {
+    // Heard too long ago (a recording played back, or a report kept too long), or in the
+    // future: ignored.
+    let heardAt = sighting.time
+    guard heardAt >= configuration.earliestHeard(now: now),
+      heardAt.timeIntervalSince(now) <= ResolutionConfiguration.futureTolerance.seconds
+    else { return }
     // A token of another project names nothing here: no row about that device is written,
     // and nothing tells the reporter it exists.
-    guard let heard = try store.device(heard: sighting.token, at: now), heard != hearer.id,
+    guard let heard = try store.device(heard: sighting.token, at: heardAt), heard != hearer.id,
       try store.device(heard)?.project == hearer.project
     else { return }
-    let hearer = hearer.id
-    let key = ProximityKey(hearer: hearer, heard: heard, medium: sighting.medium)
-    let previous = try store.recordSighting(key, at: now)
+    let key = ProximityKey(hearer: hearer.id, heard: heard, medium: sighting.medium)
+    let previous = try store.lastSighting(key)
+    // A sighting that was already fresh cannot create a delivery: handles added since were
+    // matched against it when they were added.
+    let startsNearness = previous.map { now.timeIntervalSince($0) >= lostAfter } ?? true
+    if startsNearness,
+      !newNeighbors.admit(now: now, limit: configuration.maximumNewNeighborsPerMinute)
+    {
+      return
+    }
+    _ = try store.recordSighting(key, at: now)
     if previous == nil {
       try store.schedule(Deadline(at: now.addingTimeInterval(lostAfter), kind: .proximity(key)))
     }
-    // A sighting that was already fresh cannot create a delivery: handles added since were
-    // matched against it when they were added.
-    if let previous, now.timeIntervalSince(previous) < lostAfter { return }
-    try match(hearer, heard, now: now, outbox: &outbox)
+    guard startsNearness else { return }
+    try match(hearer.id, heard, now: now, outbox: &outbox)
   }
 
   /// Delivers every qualifying pair between the two devices' handles.
@@ -496,7 +520,9 @@ public final class ResolutionEngine<Store: ResolutionStore> {
       try removeSubscription(id)
       outbox.append(DeviceEvent(device: record.device, event: .subscriptionExpired(id)))
     case .tokenRetirement(let token):
-      if let until = try store.binding(of: token), until <= now { try store.unbind(token) }
+      if let until = try store.binding(of: token), until <= configuration.earliestHeard(now: now) {
+        try store.unbind(token)
+      }
     }
   }
 

@@ -39,6 +39,7 @@ extension ResolverStorage {
       do {
         try store.prepare(
           forReport: report, from: credentials.id, now: now, lostAfter: configuration.lostAfter,
+          earliestHeard: configuration.earliestHeard(now: now),
           cautious: cautious.isSet)
       } catch SQLStorageError.lockBusy {
         cautious.set()  // the storage runs the transaction again: then lock all up front

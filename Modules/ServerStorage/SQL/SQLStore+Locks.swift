@@ -17,7 +17,8 @@ extension SQLStore {
   /// on PostgreSQL locks what the report can change: the device; when the report adds or
   /// removes handles, its neighbours and the subscribers of the publications it withdraws;
   /// and the devices its sightings name, except where the sighting refreshes one that is
-  /// still fresh.
+  /// still fresh. A token counts as bound if it was at `earliestHeard` (the engine resolves a
+  /// sighting for the time it was heard).
   ///
   /// With the reporting device locked its sightings change only in this transaction, so a
   /// sighting fresh now stays fresh, and refreshing it writes only the sighting's own row:
@@ -33,7 +34,7 @@ extension SQLStore {
   /// - Throws: ``SQLStorageError/lockBusy``, or the database's error.
   @_spi(Resolver) public func prepare(
     forReport report: Report, from device: DeviceID, now: Date, lostAfter: Duration,
-    cautious: Bool
+    earliestHeard: Date, cautious: Bool
   ) throws {
     let postgres = sql.dialect == .postgres
     let changesHandles =
@@ -53,7 +54,7 @@ extension SQLStore {
           let list = StatementShapes.inList(tokens.map { SQLValue(bits: $0) })
           for row in try sql.query(
             "SELECT device FROM tokens WHERE token IN (\(list.marks)) AND valid_until > ?",
-            list.binds + [SQLValue(now)])
+            list.binds + [SQLValue(earliestHeard)])
           {
             locked.insert(try identifier(row.text(0)))
           }
@@ -82,8 +83,7 @@ extension SQLStore {
     for row in try sql.query(
       """
       SELECT t.token, t.device, t.valid_until, s.medium, s.seen_at,
-        d.id, d.project, d.secret, d.token, d.token_expires_at, d.usage, d.revision,
-        d.last_event_sequence
+        \(Self.deviceColumns(prefix: "d."))
       FROM tokens t
       LEFT JOIN sightings s ON s.hearer = ? AND s.heard = t.device
       LEFT JOIN devices d ON d.id = t.device
@@ -94,7 +94,8 @@ extension SQLStore {
       let other: DeviceID = try identifier(row.text(1))
       let until = Date(timeIntervalSince1970: try row.real(2))
       bindings[token] = (other, until)
-      if until > now { heardBy[token] = other }
+      // Bound when the oldest sighting the engine accepts was heard: the engine may resolve it.
+      if until > earliestHeard { heardBy[token] = other }
       if let medium = try row.optionalInteger(3), let seen = try row.optionalReal(4) {
         let key = ProximityKey(
           hearer: device, heard: other,

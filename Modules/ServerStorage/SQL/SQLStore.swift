@@ -46,8 +46,7 @@ public final class SQLStore: ResolutionStore {
     if let cached = devices[id] { return cached }
     let record = try sql.queryFirst(
       """
-      SELECT id, project, secret, token, token_expires_at, usage, revision, last_event_sequence
-      FROM devices WHERE id = ?
+      SELECT \(Self.deviceColumns()) FROM devices WHERE id = ?
       """, [.text(id.description)]
     ).map(deviceRecord)
     devices[id] = record
@@ -67,8 +66,8 @@ public final class SQLStore: ResolutionStore {
     let list = StatementShapes.inList(ids.map { .text($0.description) })
     let rows = try sql.query(
       """
-      SELECT id, project, secret, token, token_expires_at, usage, revision, last_event_sequence
-      FROM devices WHERE id IN (\(list.marks)) ORDER BY id FOR UPDATE\(waiting ? "" : " NOWAIT")
+      SELECT \(Self.deviceColumns()) FROM devices
+      WHERE id IN (\(list.marks)) ORDER BY id FOR UPDATE\(waiting ? "" : " NOWAIT")
       """, list.binds)
     for id in ids { devices[id] = .some(nil) }
     for row in rows {
@@ -82,8 +81,7 @@ public final class SQLStore: ResolutionStore {
     let list = StatementShapes.inList(ids.map { .text($0.description) })
     let rows = try sql.query(
       """
-      SELECT id, project, secret, token, token_expires_at, usage, revision, last_event_sequence
-      FROM devices WHERE id IN (\(list.marks))
+      SELECT \(Self.deviceColumns()) FROM devices WHERE id IN (\(list.marks))
       """, list.binds)
     for id in ids { devices[id] = .some(nil) }
     for row in rows {
@@ -96,19 +94,23 @@ public final class SQLStore: ResolutionStore {
     devices[device.id] = nil
     try sql.execute(
       """
-      INSERT INTO devices
-        (id, project, secret, token, token_expires_at, usage, revision, last_event_sequence)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+      INSERT INTO devices (\(Self.deviceColumns()))
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
       ON CONFLICT (id) DO UPDATE SET project = excluded.project, secret = excluded.secret,
         token = excluded.token, token_expires_at = excluded.token_expires_at,
         usage = excluded.usage, revision = excluded.revision,
-        last_event_sequence = excluded.last_event_sequence
+        last_event_sequence = excluded.last_event_sequence,
+        last_report_at = excluded.last_report_at,
+        new_neighbors_since = excluded.new_neighbors_since,
+        new_neighbors = excluded.new_neighbors
       """,
       [
         .text(device.id.description), .text(device.project), .text(device.secretDigest),
         SQLValue(bits: device.token.value), SQLValue(device.tokenExpiresAt),
         .text(UsageText.encode(device.usage)), SQLValue(bits: device.revision),
-        SQLValue(bits: device.lastEventSequence),
+        SQLValue(bits: device.lastEventSequence), SQLValue(device.lastReportAt),
+        SQLValue(device.newNeighbors.since),
+        .integer(Int64(device.newNeighbors.count)),
       ])
     devices[device.id] = device
   }
@@ -127,7 +129,19 @@ public final class SQLStore: ResolutionStore {
       usage: try UsageText.decode(row.text(5)))
     record.revision = UInt64(bitPattern: try row.integer(6))
     record.lastEventSequence = UInt64(bitPattern: try row.integer(7))
+    record.lastReportAt = Date(timeIntervalSince1970: try row.real(8))
+    record.newNeighbors = NewNeighborWindow(
+      since: try row.optionalReal(9).map(Date.init(timeIntervalSince1970:)),
+      count: Int(try row.integer(10)))
     return record
+  }
+
+  /// The columns ``deviceRecord(_:)`` reads, in its order, each after `prefix`.
+  static func deviceColumns(prefix: String = "") -> String {
+    [
+      "id", "project", "secret", "token", "token_expires_at", "usage", "revision",
+      "last_event_sequence", "last_report_at", "new_neighbors_since", "new_neighbors",
+    ].map { prefix + $0 }.joined(separator: ", ")
   }
 
   // MARK: Tokens

@@ -188,7 +188,15 @@ enum Schema {
     [
       // Key roles: a key an app carries is a client key; keys made before roles existed did
       // everything, and stay admin keys.
-      "ALTER TABLE api_keys ADD COLUMN role TEXT NOT NULL DEFAULT 'admin'"
+      "ALTER TABLE api_keys ADD COLUMN role TEXT NOT NULL DEFAULT 'admin'",
+      // When a device last reported (a silent device expires): for a device from before,
+      // when its token runs out stands in. The devices it came near this minute (a relay
+      // claiming many at once is cut off).
+      "ALTER TABLE devices ADD COLUMN last_report_at {real} NOT NULL DEFAULT 0",
+      "UPDATE devices SET last_report_at = token_expires_at",
+      "CREATE INDEX devices_by_last_report ON devices (last_report_at)",
+      "ALTER TABLE devices ADD COLUMN new_neighbors_since {real}",
+      "ALTER TABLE devices ADD COLUMN new_neighbors {int} NOT NULL DEFAULT 0",
     ],
   ]
 

@@ -69,16 +69,20 @@ struct BenchFleet {
   /// A wrk script: each request is one device's report with sightings of its neighbours
   /// (the next `sightings` devices in the fleet), devices taken in turn; wrk's threads start
   /// at different places in the fleet, so no two send the same device's report at once.
+  /// Each report says it was heard now (the server ignores sightings heard more than 30 s
+  /// before they arrive): the time is put in as the request is made.
   func luaScript(key: String, sightings: Int) -> String {
-    var lines = ["local requests = {}"]
-    let time = ISO8601DateFormatter().string(from: Date())
+    var lines = ["local paths = {}", "local bodies = {}", "local headers = {}"]
     for (index, device) in devices.enumerated() {
-      let body = reportBody(of: index, sightings: sightings, time: time)
+      let body = reportBody(of: index, sightings: sightings, time: "@TIME@")
+      lines.append("paths[\(index + 1)] = \"/v1/devices/\(device.id)/report\"")
+      lines.append("bodies[\(index + 1)] = '\(body)'")
       lines.append(
-        "requests[\(index + 1)] = wrk.format(\"POST\", \"/v1/devices/\(device.id)/report\", "
-          + "{[\"Content-Type\"] = \"application/json\", [\"X-Nearby-API-Key\"] = \"\(key)\", "
-          + "[\"X-Nearby-Device-Secret\"] = \"\(device.secret)\"}, '\(body)')")
+        "headers[\(index + 1)] = {[\"Content-Type\"] = \"application/json\", "
+          + "[\"X-Nearby-API-Key\"] = \"\(key)\", [\"X-Nearby-Device-Secret\"] = \"\(device.secret)\"}"
+      )
     }
+    lines.append("local requests = paths")
     lines += [
       "counter = 0",
       "local threads = 0",
@@ -88,7 +92,8 @@ struct BenchFleet {
       "end",
       "request = function()",
       "  counter = counter % #requests + 1",
-      "  return requests[counter]",
+      "  local body = string.gsub(bodies[counter], \"@TIME@\", os.date(\"!%Y-%m-%dT%H:%M:%SZ\"))",
+      "  return wrk.format(\"POST\", paths[counter], headers[counter], body)",
       "end",
       "local failures = 0",
       "response = function(status, headers, body)",

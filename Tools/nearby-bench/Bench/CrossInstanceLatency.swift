@@ -80,7 +80,6 @@ enum CrossInstanceLatency {
     defer { reader.cancel() }
 
     var result = Result(samples: [], timeouts: 0)
-    let time = ISO8601DateFormatter().string(from: Date())
     for index in 0..<samples {
       let reporter = try await BenchFleet.post(
         reportingBase + "/v1/devices", key: key, secret: nil, body: nil)
@@ -92,6 +91,8 @@ enum CrossInstanceLatency {
         body: #"""
           {"publish": [{"id": "\#(UUID().uuidString)", "message": {"content": "\#(content)", "type": "\#(type)"}}]}
           """#)
+      // Heard now: the server ignores sightings heard more than 30 s before they arrive.
+      let time = ISO8601DateFormatter().string(from: Date())
       let sighting =
         #"{"sightings":[{"token":"\#(watcherToken)","medium":"ble","rssi":-60,"time":"\#(time)"}]}"#
       let start = ContinuousClock.now
