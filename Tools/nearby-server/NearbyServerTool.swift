@@ -64,6 +64,13 @@ struct ServeCommand: AsyncParsableCommand {
       """)
   var tokenLifetime: Double = 120  // ResolutionConfiguration's default
 
+  @Option(
+    name: .long,
+    help: """
+      Days without a report after which a device is removed with its handles (0: never).
+      """)
+  var deviceExpiryDays: Double = 30
+
   @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
   var logLevel = "info"
 
@@ -79,6 +86,12 @@ struct ServeCommand: AsyncParsableCommand {
     }
     guard lostAfter > 0, lostAfter <= 86_400 else {
       throw ValidationError("--lost-after must be between 0.1 and 86400 seconds, got \(lostAfter)")
+    }
+    guard deviceExpiryDays == 0 || (deviceExpiryDays >= 1 / 1440 && deviceExpiryDays <= 36_500)
+    else {
+      throw ValidationError(
+        "--device-expiry-days must be 0 (never) or between one minute (0.0007) and 36500, "
+          + "got \(deviceExpiryDays)")
     }
     guard tokenLifetime >= 1, tokenLifetime <= 900 else {
       throw ValidationError(
@@ -109,7 +122,8 @@ struct ServeCommand: AsyncParsableCommand {
     configuration.host = host
     configuration.port = port
     configuration.resolution = ResolutionConfiguration(
-      lostAfter: .seconds(lostAfter), tokenLifetime: .seconds(tokenLifetime))
+      lostAfter: .seconds(lostAfter), tokenLifetime: .seconds(tokenLifetime),
+      deviceExpiry: deviceExpiryDays == 0 ? nil : .seconds(deviceExpiryDays * 86_400))
     configuration.requestsPerSecond = requestsPerSecond
     configuration.burst = burst
     let server = ResolverServer(storage: storage, configuration: configuration, logger: logger)

@@ -7,7 +7,8 @@ import ServiceLifecycle
 
 /// Handles due deadlines (lost after silence, TTL expiry, token retirement) every sweep
 /// interval, appends the events to the log and wakes the streams of this instance; prunes
-/// the event log once a minute. With several instances on PostgreSQL each sweeps; every
+/// the event log and removes devices silent past their expiry once a minute (at most 100 a
+/// minute, so a backlog drains without stalling sweeps). With several instances on PostgreSQL each sweeps; every
 /// deadline is taken by one of them (``ResolverStorage/sweep(configuration:now:limit:)``).
 struct Sweeper: Sendable {
   let storage: any ResolverStorage
@@ -35,11 +36,16 @@ struct Sweeper: Sendable {
     let retention = configuration.eventRetention
     let now = now()
     do {
-      let events = try await storage.sweep(configuration: resolution, now: now)
+      var events = try await storage.sweep(configuration: resolution, now: now)
       if prune {
         let seconds =
           Double(retention.components.seconds) + Double(retention.components.attoseconds) / 1e18
         try await storage.pruneEvents(before: now.addingTimeInterval(-seconds))
+        let expired = try await storage.expireSilentDevices(configuration: resolution, now: now)
+        if expired.removed > 0 {
+          logger.info("removed silent devices", metadata: ["devices": "\(expired.removed)"])
+        }
+        events += expired.events
       }
       health.recordSuccess()
       metrics.sweeps.increment()

@@ -81,7 +81,27 @@ public final class ResolutionEngine<Store: ResolutionStore> {
   @_spi(Resolver) public func unregister(_ credentials: DeviceCredentials, now: Date) throws
     -> [DeviceEvent]
   {
-    let device = try authenticate(credentials)
+    try remove(try authenticate(credentials), now: now)
+  }
+
+  /// Removes the device if it has not reported for ``ResolutionConfiguration/deviceExpiry``
+  /// (checked again here: it may have reported since it was listed), as ``unregister(_:now:)``
+  /// does; no events if it is gone or reported since.
+  @_spi(Resolver) public func expire(_ id: DeviceID, now: Date) throws -> [DeviceEvent] {
+    guard let expiry = configuration.deviceExpiry, let device = try store.device(id),
+      device.lastReportAt <= now.addingTimeInterval(-expiry.seconds)
+    else { return [] }
+    return try remove(device, now: now)
+  }
+
+  /// The devices silent for longer than ``ResolutionConfiguration/deviceExpiry`` at `now`,
+  /// up to `limit` (none when devices do not expire).
+  @_spi(Resolver) public func silentDevices(now: Date, limit: Int) throws -> [DeviceID] {
+    guard let expiry = configuration.deviceExpiry else { return [] }
+    return try store.silentDevices(before: now.addingTimeInterval(-expiry.seconds), limit: limit)
+  }
+
+  private func remove(_ device: DeviceRecord, now: Date) throws -> [DeviceEvent] {
     var outbox: [DeviceEvent] = []
     for publication in try store.publications(on: device.id) {
       try removePublication(publication.id, now: now, outbox: &outbox)

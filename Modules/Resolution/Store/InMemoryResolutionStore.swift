@@ -36,6 +36,11 @@ public final class InMemoryResolutionStore: ResolutionStore {
   public func bind(_ token: Token, to device: DeviceID, until: Date) {
     tokens[token] = (device, until)
   }
+  public func silentDevices(before time: Date, limit: Int) -> [DeviceID] {
+    // A scan: the in-process store holds one app's devices.
+    devices.values.filter { $0.lastReportAt < time }.sorted { $0.lastReportAt < $1.lastReportAt }
+      .prefix(max(limit, 0)).map(\.id)
+  }
 
   public func device(heard token: Token, at time: Date) -> DeviceID? {
     guard let binding = tokens[token], binding.until > time else { return nil }

@@ -16,6 +16,8 @@ public protocol ResolutionStore: AnyObject {
   /// Inserts or replaces the device.
   func saveDevice(_ device: DeviceRecord) throws
   func removeDevice(_ id: DeviceID) throws
+  /// Up to `limit` devices whose last report was before `time`, the longest silent first.
+  func silentDevices(before time: Date, limit: Int) throws -> [DeviceID]
 
   // Tokens
   /// Makes `token` resolve to `device` until `until`.

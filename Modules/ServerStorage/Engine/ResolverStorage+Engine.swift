@@ -78,6 +78,38 @@ extension ResolverStorage {
     }
   }
 
+  /// Removes up to `limit` devices that have not reported for
+  /// ``ResolutionConfiguration/deviceExpiry``, each in its own transaction with what it
+  /// touches locked (as unregistering does), and logs the `lost` events of their neighbours.
+  /// - Throws: the database's error (devices removed before it stay removed).
+  @_spi(Resolver) public func expireSilentDevices(
+    configuration: ResolutionConfiguration, now: Date, limit: Int = 100
+  ) async throws -> (removed: Int, events: [DeviceEvent]) {
+    let silent = try await read { store in
+      try ResolutionEngine(store: store, configuration: configuration)
+        .silentDevices(now: now, limit: limit)
+    }
+    var events: [DeviceEvent] = []
+    var removed = 0
+    for id in silent {
+      if Task.isCancelled { break }
+      let expired = try await transaction { store -> [DeviceEvent]? in
+        try store.lockDevices(forUnregistering: id)
+        let engine = ResolutionEngine(store: store, configuration: configuration)
+        guard try store.device(id) != nil else { return nil }
+        let events = try engine.expire(id, now: now)
+        if try store.device(id) != nil { return nil }  // it reported since it was listed
+        try store.appendEvents(events, at: now)
+        return events
+      }
+      if let expired {
+        removed += 1
+        events += expired
+      }
+    }
+    return (removed, events)
+  }
+
   /// Handles deadlines due by `now` (lost after silence, TTL expiry, token retirement) and
   /// logs their events. On SQLite: all of them, in one transaction. On a storage that
   /// ``runsConcurrently``: one deadline per transaction, with the devices it concerns locked,

@@ -120,6 +120,12 @@ public final class SQLStore: ResolutionStore {
     try sql.execute("DELETE FROM devices WHERE id = ?", [.text(id.description)])
     try sql.execute("DELETE FROM events WHERE device = ?", [.text(id.description)])
   }
+  public func silentDevices(before time: Date, limit: Int) throws -> [DeviceID] {
+    try sql.query(
+      "SELECT id FROM devices WHERE last_report_at < ? ORDER BY last_report_at LIMIT ?",
+      [SQLValue(time), .integer(Int64(max(limit, 0)))]
+    ).map { try identifier($0.text(0)) }
+  }
 
   func deviceRecord(_ row: SQLRow) throws -> DeviceRecord {
     var record = DeviceRecord(
