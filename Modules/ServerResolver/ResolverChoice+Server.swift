@@ -4,11 +4,16 @@ public import Logging
 
 extension ResolverChoice {
   /// The resolver server at `url` (`nearby server`), with credentials kept in `store`.
+  /// - Parameter allowsInsecureHTTP: send the API key and device secret over plain `http://`
+  ///   to a host that is not loopback (refused otherwise; see
+  ///   ``ServerResolver/Configuration/allowsInsecureHTTP``).
   public static func server(
     _ url: URL, credentialStore: any CredentialStore = FileCredentialStore(),
+    allowsInsecureHTTP: Bool = false,
     logger: Logger = Logger(label: "nearby.server-client")
   ) -> ResolverChoice {
     var configuration = ServerResolver.Configuration(url: url, credentialStore: credentialStore)
+    configuration.allowsInsecureHTTP = allowsInsecureHTTP
     configuration.logger = logger
     return .server(configuration)
   }

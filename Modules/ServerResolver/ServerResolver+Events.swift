@@ -24,7 +24,7 @@ extension ServerResolver {
         logger.debug("event stream interrupted", metadata: ["error": "\(error)"])
       }
       guard !Task.isCancelled, !isClosed else { return }
-      try? await Task.sleep(for: backoff.next())
+      try? await Task.sleep(for: max(backoff.next(), retryDelay))
     }
   }
 

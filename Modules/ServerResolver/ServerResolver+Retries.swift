@@ -29,7 +29,8 @@ extension ServerResolver {
       initial: configuration.initialBackoff, maximum: configuration.maximumBackoff)
     defer { flushTask = nil }
     while !pending.isEmpty, !Task.isCancelled, !isClosed {
-      try? await Task.sleep(for: backoff.next())
+      // The backoff, or a 429's Retry-After if that is longer.
+      try? await Task.sleep(for: max(backoff.next(), retryDelay))
       guard !pending.isEmpty, !Task.isCancelled else { return }
       let outgoing = pending.merged(into: Report())
       do {

@@ -34,9 +34,23 @@ public actor ServerResolver {
     public var streamIdleTimeout: Duration = .seconds(45)
     /// The most sightings kept while the server is unreachable.
     public var pendingSightingsCapacity = 16_384
-    /// Delays between reconnection attempts.
+    /// Delays between reconnection attempts (doubling, with jitter). A `429` answer's
+    /// `Retry-After` is waited out in full before the next call (capped at
+    /// ``maximumRetryAfter``).
     public var initialBackoff: Duration = .milliseconds(250)
     public var maximumBackoff: Duration = .seconds(30)
+    /// The longest `Retry-After` honoured: a server cannot silence the client for longer.
+    public var maximumRetryAfter: Duration = .seconds(600)
+    /// Sends the API key and the device secret over plain `http://` to a host that is not
+    /// loopback (`127.0.0.0/8`, `::1`, `localhost`). Off by default: registration with such a
+    /// URL is refused (``Core/ResolverError/unavailable(_:)`` saying so), since anyone on the
+    /// path could read them. Use `https://`, or turn this on for a network you trust.
+    public var allowsInsecureHTTP = false
+    /// The largest answer the client reads (16 MiB); a larger one is an error.
+    public var maximumResponseBytes = 16 << 20
+    /// The largest event the client reads from the event stream (1 MiB; a message is at
+    /// most 100 KiB); a larger one ends the connection, which is made again.
+    public var maximumEventBytes = 1 << 20
     public var logger = Logger(label: "nearby.server-client")
 
     public init(url: URL, credentialStore: any CredentialStore = FileCredentialStore()) {
@@ -59,6 +73,8 @@ public actor ServerResolver {
   private var streamTask: Task<Void, Never>?
   /// The newest event sequence received on the stream (`Last-Event-ID` when reconnecting).
   var lastStreamedSequence: UInt64 = 0
+  /// No call before this (a `429`'s `Retry-After`).
+  var retryNotBefore: ContinuousClock.Instant?
   var isClosed = false
 
   public init(configuration: Configuration) {
@@ -93,6 +109,9 @@ public actor ServerResolver {
 
   @_spi(Resolver) public func register(apiKey: String) async throws -> DeviceCredentials {
     guard !apiKey.isEmpty else { throw ResolverError.invalidAPIKey }
+    if let refusal = configuration.insecureURLRefusal {
+      throw ResolverError.unavailable(refusal)
+    }
     self.apiKey = apiKey
     account = "\(configuration.url.absoluteString)|\(apiKey)"
     if let leftover = await configuration.credentialStore.claim(account) {
@@ -276,13 +295,27 @@ public actor ServerResolver {
     secret: String?, stream: Bool = false,
     _ body: @Sendable (Client) async throws -> Output
   ) async throws -> Output {
+    if let notBefore = retryNotBefore {
+      let wait = ContinuousClock.now.duration(to: notBefore)
+      guard wait <= .zero else {
+        throw ResolverError.unavailable(
+          "rate limited: the server asked to wait \(Int(wait.components.seconds) + 1) s more")
+      }
+      retryNotBefore = nil
+    }
     let client = Client(
       serverURL: configuration.url,
       configuration: .nearby,
       transport: stream ? streamTransport : transport,
       middlewares: [
+        ResponseLimitMiddleware(
+          limit: stream
+            ? .event(configuration.maximumEventBytes) : .body(configuration.maximumResponseBytes)),
+        RetryAfterMiddleware(record: { [weak self] seconds in
+          await self?.rateLimited(retryAfter: seconds)
+        }),
         AuthenticationMiddleware(
-          authentication: RequestAuthentication(apiKey: apiKey, deviceSecret: secret))
+          authentication: RequestAuthentication(apiKey: apiKey, deviceSecret: secret)),
       ])
     do {
       return try await body(client)
@@ -293,6 +326,39 @@ public actor ServerResolver {
     } catch {
       throw ResolverError.unavailable("\(configuration.url): \(error)")
     }
+  }
+
+  /// Remembers a `429`'s `Retry-After`: no call goes out before it has passed.
+  func rateLimited(retryAfter seconds: Int) {
+    let wait = min(Duration.seconds(max(seconds, 1)), configuration.maximumRetryAfter)
+    let until = ContinuousClock.now.advanced(by: wait)
+    retryNotBefore = max(retryNotBefore ?? until, until)
+    logger.notice("rate limited by the server", metadata: ["retry after": "\(wait)"])
+  }
+
+  /// How long until calls may go out again (zero when they may now).
+  var retryDelay: Duration {
+    guard let retryNotBefore else { return .zero }
+    return max(ContinuousClock.now.duration(to: retryNotBefore), .zero)
+  }
+
+}
+
+extension ServerResolver.Configuration {
+  /// Why registration refuses ``url``: plain `http://` to a host that is not loopback, unless
+  /// ``allowsInsecureHTTP``; nil when it is accepted.
+  public var insecureURLRefusal: String? {
+    guard !allowsInsecureHTTP, url.scheme?.lowercased() == "http" else { return nil }
+    let host = (url.host ?? "").lowercased().trimmingCharacters(
+      in: CharacterSet(charactersIn: "[]"))
+    let loopback =
+      host == "localhost" || host == "::1" || host.hasSuffix(".localhost")
+      || (host.hasPrefix("127.") && host.split(separator: ".").count == 4
+        && host.split(separator: ".").allSatisfy { UInt8($0) != nil })
+    guard !loopback else { return nil }
+    return "refusing plain http:// to \(host): the API key and device secret would cross the "
+      + "network readable by anyone on the path; use https://, or allow it for a network you "
+      + "trust (ServerResolver.Configuration.allowsInsecureHTTP; nearby: --allow-insecure-http)"
   }
 }
 

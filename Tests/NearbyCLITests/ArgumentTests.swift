@@ -22,6 +22,12 @@ struct ArgumentTests {
     (["publish", "hi", "--namespace", "bad space"], "--namespace"),
     (["publish", "hi", "--type", String(repeating: "t", count: 33)], "--type"),
     (["publish", "hi", "--server", "ftp://x"], "http(s) URL"),
+    (
+      [
+        "publish", "hi", "--mediums", "lan", "--lan-interface", "lo", "--server",
+        "http://192.0.2.1:7171", "--api-key", "nk_k",
+      ], "refusing plain http://"
+    ),
     (["publish", "hi", "--lan-port", "0"], "--lan-port"),
     (["publish", "hi", "--lan-group", "10.0.0.1"], "multicast address"),
     (["publish", "hi", "--background"], "BLE-only"),

@@ -46,7 +46,8 @@ struct MultiHostTests {
       let serverAddress = host == "a" ? "10.70.1.1" : "10.70.2.1"
       return try CLIProcess(
         ["netns", "exec", "\(prefix)-\(host)", try CLIEnvironment.nearby().path] + arguments + [
-          "--server", "http://\(serverAddress):7171", "--api-key", key, "--mediums", "lan",
+          "--server", "http://\(serverAddress):7171", "--allow-insecure-http", "--api-key", key,
+          "--mediums", "lan",
           "--lan-interface", "lan0", "--lan-port", lanPort, "--json",
         ], environment: environment, executable: MultiHostTests.ip)
     }

@@ -25,6 +25,7 @@ struct BeaconServer {
   static func connect(_ options: BeaconServerOptions) async throws -> BeaconServer {
     let connection = try await ResolverConnection.resolve(
       server: options.resolver.server, apiKey: options.resolver.apiKey,
+      allowInsecureHTTP: options.resolver.allowInsecureHTTP,
       note: { FileHandle.standardError.write(Data("note: \($0)\n".utf8)) })
     return BeaconServer(
       client: Client(

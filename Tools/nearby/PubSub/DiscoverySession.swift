@@ -23,13 +23,16 @@ struct DiscoverySession {
       try mediums ?? options.requestedMediums(), options: options.mediumOptions)
     for (kind, availability) in choice.report { output.medium(kind, availability) }
     let connection = try await ResolverConnection.resolve(
-      server: options.resolver.server, apiKey: options.resolver.apiKey, note: output.note)
+      server: options.resolver.server, apiKey: options.resolver.apiKey,
+      allowInsecureHTTP: options.resolver.allowInsecureHTTP, note: output.note)
     let manager: MessageManager
     do {
       manager = try await MessageManager(
         apiKey: connection.apiKey,
         configuration: .init(
-          resolver: .server(connection.url, logger: logger), mediums: choice.providers,
+          resolver: .server(
+            connection.url, allowsInsecureHTTP: options.resolver.allowInsecureHTTP, logger: logger),
+          mediums: choice.providers,
           logger: logger))
     } catch ResolverError.invalidAPIKey {
       throw ExitFailure(

@@ -4,6 +4,7 @@ import Glibc
 import Logging
 import NIOCore
 @_spi(Resolver) import ResolverWire
+import ServerResolver
 
 /// Where `nearby publish/subscribe` find their resolver: `--server`, or the local default on
 /// 127.0.0.1:7171, which is started in the background (`nearby-server`, SQLite under
@@ -27,9 +28,14 @@ struct ResolverConnection {
   /// - Throws: ``ExitFailure`` 69 when the resolver cannot be reached or started, 77 when no
   ///   key is found.
   static func resolve(
-    server: String?, apiKey: String?, note: (String) -> Void
+    server: String?, apiKey: String?, allowInsecureHTTP: Bool = false, note: (String) -> Void
   ) async throws -> ResolverConnection {
     let url = server.flatMap(URL.init(string:)) ?? localURL
+    var check = ServerResolver.Configuration(url: url)
+    check.allowsInsecureHTTP = allowInsecureHTTP
+    if let refusal = check.insecureURLRefusal {
+      throw ExitFailure(refusal, code: ExitCodes.usage)
+    }
     var started: Int32?
     if await !isHealthy(url) {
       guard server == nil else {

@@ -16,6 +16,13 @@ struct ResolverOptions: ParsableArguments {
       valueName: "key"))
   var apiKey: String?
 
+  @Flag(
+    help: """
+      Send the API key and device secret over plain http:// to a server that is not on this \
+      host (refused otherwise: anyone on the path could read them; prefer https://).
+      """)
+  var allowInsecureHTTP = false
+
   func validate() throws {
     if let server { try Self.checkServerURL(server) }
     if let apiKey, apiKey.isEmpty { throw ValidationError("--api-key must not be empty") }
