@@ -102,4 +102,41 @@ struct ReplayFilterTests {
     #expect(
       filter.judge(.init(token: token, sentAt: 0, sender: 1, counter: 4), now: 0) == .repeated)
   }
+
+  /// Issue 16: past its capacity the filter swept its whole table of reported tokens for
+  /// every new token (quadratic work) and kept every token heard inside the clock window
+  /// (unbounded memory). Fed 200 000 distinct senders and tokens inside the window, it stays
+  /// at its capacity with a constant number of operations per datagram, and still refuses
+  /// replays of the recent ones.
+  @Test func staysBoundedPastItsCapacity() {
+    var filter = ReplayFilter(maximumSkew: 30_000, sightingInterval: 1000)
+    let start: UInt64 = 1_700_000_000_000
+    let total = 200_000
+    /// The datagram of sender `index`, sent at the time it is judged: 20 s in all.
+    func datagram(_ index: Int, counter: UInt32 = 1) -> Datagram {
+      Datagram(
+        token: Token(value: UInt64(index) &* 0x9E37_79B9_7F4A_7C15),
+        sentAt: start + UInt64(index / 10), sender: UInt32(index + 1), counter: counter)
+    }
+    for index in 0..<total {
+      let verdict = filter.judge(datagram(index), now: start + UInt64(index / 10))
+      let entries = filter.entries
+      if verdict != .report || entries.pairs > filter.capacity
+        || entries.tokens > filter.capacity
+      {
+        Issue.record("datagram \(index): \(verdict), \(entries) entries")
+        return
+      }
+    }
+    #expect(filter.entries.pairs == filter.capacity)
+    #expect(filter.entries.tokens == filter.capacity)
+    #expect(filter.operations <= 4 * total)
+    let now = start + UInt64(total / 10)
+    let recent = (total - 1000)..<total
+    #expect(recent.allSatisfy { filter.judge(datagram($0), now: now) == .repeated })
+    // A recent token heard again (a new counter) is still spaced out; one long forgotten is
+    // reported again.
+    #expect(filter.judge(datagram(total - 1, counter: 2), now: now) == .recent)
+    #expect(filter.judge(datagram(0, counter: 2), now: now) == .report)
+  }
 }
