@@ -28,7 +28,6 @@ final class IOThread: Sendable {
   private let wakeRead: Int32
   private let wakeWrite: Int32
   private let configuration: LANMulticastConfiguration
-  private let sender: UInt32
   private let name: String
   private let sightings: AsyncStream<Sighting>.Continuation
   private let statuses: AsyncStream<MediumStatus>.Continuation
@@ -50,7 +49,6 @@ final class IOThread: Sendable {
     self.name = name
     self.sightings = sightings
     self.statuses = statuses
-    sender = UInt32.random(in: 1...UInt32.max)
   }
 
   func start() {
@@ -98,7 +96,7 @@ final class IOThread: Sendable {
       sightingInterval: Self.milliseconds(configuration.sightingInterval))
     let interval = Self.milliseconds(configuration.announceInterval)
     var nextAnnounce: UInt64 = 0
-    var counter: UInt32 = 0
+    var announcer = Announcer()
     var sendProblem: Int32 = 0
     statuses.yield(.ready)
     while true {
@@ -112,9 +110,7 @@ final class IOThread: Sendable {
       if snapshot.scanningRestarted { filter.resetSightings() }
       let now = Self.monotonicMilliseconds()
       if let token = snapshot.token, snapshot.announceNow || now >= nextAnnounce {
-        counter &+= 1
-        let datagram = Datagram(
-          token: token, sentAt: Self.wallMilliseconds(), sender: sender, counter: counter)
+        let datagram = announcer.datagram(announcing: token, sentAt: Self.wallMilliseconds())
         let failure = socket.send(datagram.encoded())
         if failure != sendProblem {
           // Report a change only: down once, then ready once when it works again.
@@ -158,7 +154,7 @@ final class IOThread: Sendable {
           }
           if restarted { filter.resetSightings() }
           guard scanning, let datagram = try? Datagram(authenticating: buffer[0..<count]),
-            datagram.sender != sender
+            !announcer.isOwn(datagram.sender)
           else { continue }
           let own = state.withLock { $0.token } == datagram.token
           guard !own, filter.judge(datagram, now: Self.wallMilliseconds()) == .report else {
