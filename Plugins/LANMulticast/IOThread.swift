@@ -1,4 +1,5 @@
 import Core
+import Crypto
 import Foundation
 import Glibc
 import Strategy
@@ -6,7 +7,7 @@ import Synchronization
 import Tokens
 
 /// The medium's dedicated thread: it blocks in `poll(2)` on the socket and a wake-up pipe,
-/// receives and authenticates datagrams, announces the current token on schedule, and feeds
+/// receives and checks datagrams, announces the current token on schedule, and feeds
 /// the sightings and status streams. The medium changes what to do through ``State`` under a
 /// mutex and wakes the thread through the pipe. Nothing here runs on Swift's cooperative pool.
 final class IOThread: Sendable {
@@ -28,6 +29,8 @@ final class IOThread: Sendable {
   private let wakeRead: Int32
   private let wakeWrite: Int32
   private let configuration: LANMulticastConfiguration
+  /// The site key's HMAC key, or `nil`: datagrams carry a checksum only.
+  private let key: SymmetricKey?
   private let name: String
   private let sightings: AsyncStream<Sighting>.Continuation
   private let statuses: AsyncStream<MediumStatus>.Continuation
@@ -46,6 +49,7 @@ final class IOThread: Sendable {
     wakeWrite = ends[1]
     self.socket = socket
     self.configuration = configuration
+    key = configuration.sharedKey?.symmetricKey
     self.name = name
     self.sightings = sightings
     self.statuses = statuses
@@ -111,7 +115,7 @@ final class IOThread: Sendable {
       let now = Self.monotonicMilliseconds()
       if let token = snapshot.token, snapshot.announceNow || now >= nextAnnounce {
         let datagram = announcer.datagram(announcing: token, sentAt: Self.wallMilliseconds())
-        let failure = socket.send(datagram.encoded())
+        let failure = socket.send(datagram.encoded(key: key))
         if failure != sendProblem {
           // Report a change only: down once, then ready once when it works again.
           sendProblem = failure
@@ -153,7 +157,7 @@ final class IOThread: Sendable {
             return (state.scanning && !state.stopping, state.scanningRestarted)
           }
           if restarted { filter.resetSightings() }
-          guard scanning, let datagram = try? Datagram(authenticating: buffer[0..<count]),
+          guard scanning, let datagram = try? Datagram(checking: buffer[0..<count], key: key),
             !announcer.isOwn(datagram.sender)
           else { continue }
           let own = state.withLock { $0.token } == datagram.token
