@@ -384,6 +384,7 @@ let package = Package(
         "TestSupport",
         "LANMulticast", "MediumTestKit", "Core", "Resolution", "Strategy", "Tokens",
         .product(name: "Logging", package: "swift-log"),
+        .product(name: "Crypto", package: "swift-crypto"),
       ],
       swiftSettings: strictSwift
     ),

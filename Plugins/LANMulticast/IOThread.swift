@@ -1,4 +1,5 @@
 import Core
+import Crypto
 import Foundation
 import Glibc
 import Strategy
@@ -6,7 +7,7 @@ import Synchronization
 import Tokens
 
 /// The medium's dedicated thread: it blocks in `poll(2)` on the socket and a wake-up pipe,
-/// receives and authenticates datagrams, announces the current token on schedule, and feeds
+/// receives and checks datagrams, announces the current token on schedule, and feeds
 /// the sightings and status streams. The medium changes what to do through ``State`` under a
 /// mutex and wakes the thread through the pipe. Nothing here runs on Swift's cooperative pool.
 final class IOThread: Sendable {
@@ -28,7 +29,8 @@ final class IOThread: Sendable {
   private let wakeRead: Int32
   private let wakeWrite: Int32
   private let configuration: LANMulticastConfiguration
-  private let sender: UInt32
+  /// The site key's HMAC key, or `nil`: datagrams carry a checksum only.
+  private let key: SymmetricKey?
   private let name: String
   private let sightings: AsyncStream<Sighting>.Continuation
   private let statuses: AsyncStream<MediumStatus>.Continuation
@@ -47,10 +49,10 @@ final class IOThread: Sendable {
     wakeWrite = ends[1]
     self.socket = socket
     self.configuration = configuration
+    key = configuration.sharedKey?.symmetricKey
     self.name = name
     self.sightings = sightings
     self.statuses = statuses
-    sender = UInt32.random(in: 1...UInt32.max)
   }
 
   func start() {
@@ -98,7 +100,7 @@ final class IOThread: Sendable {
       sightingInterval: Self.milliseconds(configuration.sightingInterval))
     let interval = Self.milliseconds(configuration.announceInterval)
     var nextAnnounce: UInt64 = 0
-    var counter: UInt32 = 0
+    var announcer = Announcer()
     var sendProblem: Int32 = 0
     statuses.yield(.ready)
     while true {
@@ -112,10 +114,8 @@ final class IOThread: Sendable {
       if snapshot.scanningRestarted { filter.resetSightings() }
       let now = Self.monotonicMilliseconds()
       if let token = snapshot.token, snapshot.announceNow || now >= nextAnnounce {
-        counter &+= 1
-        let datagram = Datagram(
-          token: token, sentAt: Self.wallMilliseconds(), sender: sender, counter: counter)
-        let failure = socket.send(datagram.encoded())
+        let datagram = announcer.datagram(announcing: token, sentAt: Self.wallMilliseconds())
+        let failure = socket.send(datagram.encoded(key: key))
         if failure != sendProblem {
           // Report a change only: down once, then ready once when it works again.
           sendProblem = failure
@@ -157,8 +157,8 @@ final class IOThread: Sendable {
             return (state.scanning && !state.stopping, state.scanningRestarted)
           }
           if restarted { filter.resetSightings() }
-          guard scanning, let datagram = try? Datagram(authenticating: buffer[0..<count]),
-            datagram.sender != sender
+          guard scanning, let datagram = try? Datagram(checking: buffer[0..<count], key: key),
+            !announcer.isOwn(datagram.sender)
           else { continue }
           let own = state.withLock { $0.token } == datagram.token
           guard !own, filter.judge(datagram, now: Self.wallMilliseconds()) == .report else {

@@ -1,5 +1,5 @@
 /// How a ``LANMulticastMedium`` reaches its peers: the multicast group and port, the network
-/// interface, and how often it announces and reports.
+/// interface, how often it announces and reports, and the deployment's shared key, if any.
 ///
 /// The defaults work with nothing set up: the IPv4 organization-local group 239.255.77.77
 /// (RFC 2365 scope, never routed off the site), UDP port 7172, and the interface the kernel's
@@ -34,14 +34,32 @@ public struct LANMulticastConfiguration: Sendable, Hashable {
   /// The largest difference between a datagram's timestamp and this host's clock that is
   /// accepted. Default 30 s; older (or future) datagrams are dropped as replays.
   public var maximumClockSkew: Duration
+  /// The secret shared by the deployment's devices that authenticates datagrams, or `nil`
+  /// (the default): datagrams are then **not** authenticated.
+  ///
+  /// With a key, every datagram carries an HMAC-SHA256 tag under it (8 bytes), and a datagram
+  /// without a valid tag is dropped: one made by someone who does not hold the key (even for
+  /// a token they heard), altered, or sent by a medium with no key or another key. Every peer
+  /// of a deployment needs the same key: a medium with a key and one without do not hear
+  /// each other.
+  ///
+  /// Without a key, datagrams carry a SHA-256 checksum of their public bytes, which catches
+  /// corruption but not forgery: any host on the segment can announce a token it heard (or
+  /// any token), as a relay could for BLE or audio. The resolver server is what judges
+  /// sightings, and it counts one only while the token is current (tokens rotate at least
+  /// every 15 minutes); it cannot tell a relayed sighting from a genuine one.
+  public var sharedKey: LANMulticastKey?
 
+  /// A configuration; every argument has a default that works with nothing set up, and
+  /// ``LANMulticastMedium/init(configuration:)`` checks the values. Runs anywhere.
   public init(
     group: String = LANMulticastConfiguration.defaultIPv4Group,
     port: UInt16 = LANMulticastConfiguration.defaultPort,
     interface: String? = nil,
     announceInterval: Duration = .milliseconds(250),
     sightingInterval: Duration = .seconds(1),
-    maximumClockSkew: Duration = .seconds(30)
+    maximumClockSkew: Duration = .seconds(30),
+    sharedKey: LANMulticastKey? = nil
   ) {
     self.group = group
     self.port = port
@@ -49,6 +67,7 @@ public struct LANMulticastConfiguration: Sendable, Hashable {
     self.announceInterval = announceInterval
     self.sightingInterval = sightingInterval
     self.maximumClockSkew = maximumClockSkew
+    self.sharedKey = sharedKey
   }
 
   /// Whether ``group`` is an IPv4 (224.0.0.0/4) or IPv6 (ff00::/8) multicast address.

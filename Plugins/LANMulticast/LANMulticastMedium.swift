@@ -4,13 +4,19 @@ public import Strategy
 public import Tokens
 
 /// A ``Core/Medium`` over UDP multicast on the local network segment: it announces the
-/// current token in a small authenticated datagram (see the wire format in `Datagram.swift`)
-/// several times a second, and reports the tokens of peers it hears.
+/// current token in a small datagram (see the wire format in `Datagram.swift`) several times
+/// a second, and reports the tokens of peers it hears.
 ///
-/// Every datagram carries a MAC keyed by its token, so a datagram that was altered, or made by
-/// someone who does not hold the token, is dropped; datagrams older than
-/// ``LANMulticastConfiguration/maximumClockSkew`` and repeated ones are dropped too. Datagrams
-/// leave with hop limit 1 on one interface and never cross a router.
+/// Datagrams are authenticated only when the deployment sets a
+/// ``LANMulticastConfiguration/sharedKey``: each then carries an HMAC-SHA256 tag under that
+/// key, and one without a valid tag is dropped. Without a key they carry a checksum that
+/// anyone can compute: corrupted datagrams are dropped, but any host on the segment can
+/// announce any token (one it heard, typically), and the resolver server judges the
+/// sightings. Either way, datagrams older than ``LANMulticastConfiguration/maximumClockSkew``
+/// and repeated ones are dropped, and a new token is sent under a new random sender id with
+/// its counter restarted, so the datagrams' contents do not link a device's tokens across
+/// rotations (its IP and Ethernet addresses still do). Datagrams leave with hop limit 1 on
+/// one interface and never cross a router.
 ///
 /// Socket work runs on a dedicated thread of its own (`poll(2)` on the socket), never on
 /// Swift's cooperative pool; the methods here only change what that thread does, so they

@@ -11,7 +11,8 @@ extension MediumProvider {
   ///     resolver: .server(url), mediums: [.lan(.init(interface: "eth0"))]))
   /// ```
   /// Strategies opt in to LAN (`Strategy(mediums: [.ble, .lan])`): it is not in
-  /// `DiscoveryMediums.default`.
+  /// `DiscoveryMediums.default`. Datagrams are authenticated only when
+  /// `configuration.sharedKey` is set (the same key on every device of the site).
   /// - Throws (when the manager makes the medium): ``LANMulticastError``.
   /// - Parameter environment: where to read `NEARBY_LAN_INTERFACE`; `nil` (the default): this
   ///   process's environment.
@@ -35,6 +36,7 @@ extension MediumProvider {
         metadata: [
           "group": "\(resolved.group)", "port": "\(resolved.port)",
           "interface": "\(resolved.interface ?? "default")",
+          "authenticated": "\(resolved.sharedKey != nil)",
         ])
       return medium
     }

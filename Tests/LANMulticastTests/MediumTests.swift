@@ -1,5 +1,6 @@
 import TestSupport
 import Core
+import Crypto
 import Foundation
 import MediumTestKit
 import Testing
@@ -9,9 +10,9 @@ import Tokens
 
 @Suite("LAN medium on loopback")
 struct MediumTests {
-  /// A datagram sent by someone who does not hold the token it names never becomes a
-  /// sighting; the genuine one sent next does.
-  @Test func forgedDatagramsInjectNoSighting() async throws {
+  /// Without a site key a datagram carries a checksum: a corrupted one (here, a guessed
+  /// check) never becomes a sighting; the intact one sent next does.
+  @Test func corruptedDatagramsInjectNoSighting() async throws {
     let configuration = Loopback.configuration()
     let listener = try LANMulticastMedium(configuration: configuration)
     let heard = StreamRecorder(listener.sightings)
@@ -20,16 +21,71 @@ struct MediumTests {
     defer { forger.close() }
     let victim = Token.random()
     let now = UInt64(Date().timeIntervalSince1970 * 1000)
-    var forged = Datagram(token: victim, sentAt: now, sender: 5, counter: 1).encoded()
-    // The forger knows the format but not a key it could derive: it guesses the MAC.
+    var forged = Datagram(token: victim, sentAt: now, sender: 5, counter: 1).encoded(key: nil)
     forged.replaceSubrange(32..<40, with: (0..<8).map { _ in UInt8.random(in: 0...255) })
     for _ in 0..<20 { #expect(forger.send(forged) == 0) }
-    // A genuine datagram of another token, sent after the forged ones, shows they arrived.
+    // An intact datagram of another token, sent after the corrupted ones, shows they arrived.
     let genuine = Token.random()
     #expect(
-      forger.send(Datagram(token: genuine, sentAt: now, sender: 5, counter: 2).encoded()) == 0)
+      forger.send(Datagram(token: genuine, sentAt: now, sender: 5, counter: 2).encoded(key: nil))
+        == 0)
     #expect(await heard.first(timeout: .seconds(5)) { $0.token == genuine } != nil)
     #expect(!heard.elements.contains { $0.token == victim })
+    await listener.shutdown()
+  }
+
+  /// Issue 16: with version 1's MAC keyed by the token, whoever heard a datagram could make
+  /// new ones. With a site key, an eavesdropper who captured a genuine datagram of a token
+  /// and lacks the key cannot make one the deployment's mediums accept: unkeyed, tagged by
+  /// the version 1 rule, or the captured one with a new counter. Genuine datagrams sent
+  /// after the forged ones are heard.
+  @Test func aHearerWithoutTheSiteKeyInjectsNoSighting() async throws {
+    var configuration = Loopback.configuration()
+    configuration.sharedKey = LANMulticastKey.random()
+    let eavesdropper = try MulticastSocket.open(configuration)
+    defer { eavesdropper.close() }
+    let speaker = try LANMulticastMedium(configuration: configuration)
+    let victim = Token.random()
+    try await speaker.transmit(victim)
+    var buffer = [UInt8](repeating: 0, count: 2048)
+    var captured: [UInt8]?
+    #expect(
+      await eventually(timeout: .seconds(5)) {
+        while let count = eavesdropper.receive(into: &buffer) {
+          if count == Datagram.size, buffer[8..<16].elementsEqual(victim.bytes) {
+            captured = Array(buffer[0..<count])
+          }
+        }
+        return captured != nil
+      })
+    await speaker.shutdown()  // nothing of the victim's token is in flight any more
+    let heardBytes = try #require(captured)
+    #expect(heardBytes[5] == 1)
+    // A listener of the deployment that has not heard the victim's token itself.
+    let listener = try LANMulticastMedium(configuration: configuration)
+    let heard = StreamRecorder(listener.sightings)
+    try await listener.startScanning()
+    let now = UInt64(Date().timeIntervalSince1970 * 1000)
+    let forged = Datagram(token: victim, sentAt: now, sender: 9, counter: 1)
+    var tokenKeyed = forged.encoded(key: nil)
+    tokenKeyed[5] = 1
+    tokenKeyed.replaceSubrange(
+      32..<40,
+      with: Array(
+        HMAC<SHA256>.authenticationCode(
+          for: Array(tokenKeyed[0..<32]), using: SymmetricKey(data: victim.bytes))
+      ).prefix(8))
+    var recounted = heardBytes
+    recounted[31] &+= 1
+    for bytes in [forged.encoded(key: nil), tokenKeyed, recounted] {
+      for _ in 0..<5 { #expect(eavesdropper.send(bytes) == 0) }
+    }
+    let marker = Token.random()
+    let member = try LANMulticastMedium(configuration: configuration)
+    try await member.transmit(marker)
+    #expect(await heard.first(timeout: .seconds(5)) { $0.token == marker } != nil)
+    #expect(!heard.elements.contains { $0.token == victim })
+    await member.shutdown()
     await listener.shutdown()
   }
 
@@ -44,15 +100,18 @@ struct MediumTests {
     let now = UInt64(Date().timeIntervalSince1970 * 1000)
     let stale = Token.random()
     #expect(
-      sender.send(Datagram(token: stale, sentAt: now - 60_000, sender: 8, counter: 1).encoded())
+      sender.send(
+        Datagram(token: stale, sentAt: now - 60_000, sender: 8, counter: 1).encoded(key: nil))
         == 0)
     let captured = Datagram(token: Token.random(), sentAt: now, sender: 8, counter: 2)
-    #expect(sender.send(captured.encoded()) == 0)
+    #expect(sender.send(captured.encoded(key: nil)) == 0)
     #expect(await heard.first(timeout: .seconds(5)) { $0.token == captured.token } != nil)
     try await Task.sleep(for: .milliseconds(150))  // past the sighting interval
-    #expect(sender.send(captured.encoded()) == 0)
+    #expect(sender.send(captured.encoded(key: nil)) == 0)
     let marker = Token.random()
-    #expect(sender.send(Datagram(token: marker, sentAt: now, sender: 8, counter: 3).encoded()) == 0)
+    #expect(
+      sender.send(Datagram(token: marker, sentAt: now, sender: 8, counter: 3).encoded(key: nil))
+        == 0)
     #expect(await heard.first(timeout: .seconds(5)) { $0.token == marker } != nil)
     #expect(heard.elements.filter { $0.token == captured.token }.count == 1)
     #expect(!heard.elements.contains { $0.token == stale })
