@@ -45,21 +45,26 @@ public struct ResolverServer: Service {
     let handler = ResolverHandler(
       storage: storage, configuration: configuration, hub: hub, metrics: metrics, health: health,
       eidIndexes: EIDIndexCache(), logger: logger, now: now)
+    let limits = RequestLimits(configuration: configuration)
     let sweeper = Sweeper(
       storage: storage, configuration: configuration, hub: hub, metrics: metrics, health: health,
-      logger: logger, now: now)
+      limits: limits, instance: UUID().uuidString, logger: logger, now: now)
     await sweeper.sweepOnce()
 
-    let router = Router()
+    let router = Router(context: AddressedRequestContext.self)
+    router.add(middleware: ClientAddressMiddleware())
+    // The key is checked before the body is read: a client without a key cannot make the
+    // server buffer a body.
     try handler.registerHandlers(
       on: router, configuration: .nearby,
       middlewares: [
         ErrorAnswerMiddleware(logger: logger),
         RequestMetricsMiddleware(metrics: metrics),
-        BodyLimitMiddleware(limit: configuration.maximumBodyBytes),
         APIKeyMiddleware(
           keys: APIKeyCache(storage: storage, lifetime: configuration.apiKeyCacheLifetime),
-          limiter: RateLimiter(rate: configuration.requestsPerSecond, burst: configuration.burst)),
+          limits: limits,
+          metricsNeedKey: configuration.metricsRequireKey),
+        BodyLimitMiddleware(limit: configuration.maximumBodyBytes),
       ])
     let logger = self.logger
     let storageDescription = storage.description
@@ -70,7 +75,9 @@ public struct ResolverServer: Service {
         configuration: .init(
           idleTimeout: .nanoseconds(idle.seconds * 1_000_000_000 + idle.attoseconds / 1_000_000_000)
         )),
-      configuration: .init(address: .hostname(configuration.host, port: configuration.port)),
+      configuration: .init(
+        address: .hostname(configuration.host, port: configuration.port),
+        availableConnectionsDelegate: .maximum(configuration.maximumConnections, logger: logger)),
       onServerRunning: { channel in
         let port = channel.localAddress?.port ?? 0
         logger.info(

@@ -18,9 +18,28 @@ public struct ResolverServerConfiguration: Sendable {
   public var eventPollInterval: Duration = .seconds(30)
   /// How long an idle event stream waits before sending a `keepalive` event.
   public var heartbeat: Duration = .seconds(15)
-  /// Requests a second per API key on average, and the burst allowed above it.
+  /// Requests a second per API key on average, and the burst allowed above it. Every rate
+  /// here is for all instances together: an instance allows its share (the rate divided by
+  /// the instances that share its database, counted there).
   public var requestsPerSecond: Double = 500
   public var burst: Double = 1000
+  /// Requests a second per device (reports, events, unregister) and its burst.
+  public var requestsPerSecondPerDevice: Double = 50
+  public var burstPerDevice: Double = 100
+  /// Requests a second per client address (a NAT or proxy puts many devices behind one) and
+  /// its burst.
+  public var requestsPerSecondPerAddress: Double = 1000
+  public var burstPerAddress: Double = 2000
+  /// Refused API keys (unknown, revoked, malformed or missing) a second per address, and the
+  /// burst: past it, the address gets 429 without its keys being looked up.
+  public var refusedKeysPerSecondPerAddress: Double = 5
+  public var refusedKeyBurstPerAddress: Double = 20
+  /// The most connections open at once; past it, new ones wait to be accepted. Each device
+  /// keeps one open for its event stream: raise the process's open-file limit with it.
+  public var maximumConnections = 10_000
+  /// Whether `/metrics` needs an admin API key (`X-Nearby-API-Key`, or `Authorization:
+  /// Bearer <key>` as Prometheus sends it). Off: anyone who reaches the port reads them.
+  public var metricsRequireKey = false
   /// How long an API key lookup is remembered (a revoked key works this long at most).
   public var apiKeyCacheLifetime: Duration = .seconds(5)
   /// The largest request body, in bytes (a report with a few 100 KiB messages fits).

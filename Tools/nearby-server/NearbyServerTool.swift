@@ -80,6 +80,18 @@ struct ServeCommand: AsyncParsableCommand {
   @Option(name: .long, help: "Requests per API key allowed in a burst above the average.")
   var burst: Double = ResolverServerConfiguration().burst
 
+  @Option(
+    name: .long,
+    help: "Connections open at once; past it new ones wait (raise the open-file limit with it).")
+  var maxConnections = ResolverServerConfiguration().maximumConnections
+
+  @Flag(
+    name: .long,
+    help: """
+      /metrics needs an admin API key (X-Nearby-API-Key, or Authorization: Bearer KEY).
+      """)
+  var metricsRequireKey = false
+
   func validate() throws {
     guard (1...65535).contains(port) else {
       throw ValidationError("--port must be between 1 and 65535, got \(port)")
@@ -92,6 +104,9 @@ struct ServeCommand: AsyncParsableCommand {
       throw ValidationError(
         "--device-expiry-days must be 0 (never) or between one minute (0.0007) and 36500, "
           + "got \(deviceExpiryDays)")
+    }
+    guard maxConnections >= 1 else {
+      throw ValidationError("--max-connections must be at least 1, got \(maxConnections)")
     }
     guard tokenLifetime >= 1, tokenLifetime <= 900 else {
       throw ValidationError(
@@ -126,6 +141,8 @@ struct ServeCommand: AsyncParsableCommand {
       deviceExpiry: deviceExpiryDays == 0 ? nil : .seconds(deviceExpiryDays * 86_400))
     configuration.requestsPerSecond = requestsPerSecond
     configuration.burst = burst
+    configuration.maximumConnections = maxConnections
+    configuration.metricsRequireKey = metricsRequireKey
     let server = ResolverServer(storage: storage, configuration: configuration, logger: logger)
     let group = ServiceGroup(
       configuration: .init(

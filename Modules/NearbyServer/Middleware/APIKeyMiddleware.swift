@@ -1,11 +1,16 @@
 import Core
-import ServerStorage
 import HTTPTypes
 import OpenAPIRuntime
+import ServerStorage
 
-/// Checks the project API key (`X-Nearby-API-Key`) and its role of every call but `/healthz` and
-/// `/metrics`, applies the key's rate limit, and hands the project and the device secret to
-/// the handlers (``RequestContext``).
+/// Checks the project API key (`X-Nearby-API-Key`) and its role on every call but `/healthz`
+/// (and `/metrics`, unless it needs a key), before the body is read; applies the rate limits
+/// per client address, per key and per device; and hands the project and the device secret
+/// to the handlers (``RequestContext``).
+///
+/// A client address that keeps sending refused keys (unknown, revoked, malformed, missing) is
+/// answered 429 without its keys being looked up, so guessing keys costs the database
+/// nothing beyond a few a second.
 struct APIKeyMiddleware: ServerMiddleware {
   static let apiKeyHeader = HTTPField.Name("X-Nearby-API-Key")!
   static let deviceSecretHeader = HTTPField.Name("X-Nearby-Device-Secret")!
@@ -16,9 +21,14 @@ struct APIKeyMiddleware: ServerMiddleware {
     "registerBeacon", "listBeacons", "deleteBeacon", "addAttachment", "deleteAttachment",
   ]
   static let maximumKeyBytes = 128
+  /// Device ids are UUIDs: a longer path parameter is not counted per device (the handler
+  /// refuses it).
+  static let maximumDeviceIDBytes = 64
 
   let keys: APIKeyCache
-  let limiter: RateLimiter
+  let limits: RequestLimits
+  /// Whether `/metrics` needs an admin key.
+  let metricsNeedKey: Bool
 
   func intercept(
     _ request: HTTPRequest, body: HTTPBody?, metadata: ServerRequestMetadata, operationID: String,
@@ -27,43 +37,87 @@ struct APIKeyMiddleware: ServerMiddleware {
         HTTPResponse, HTTPBody?
       )
   ) async throws -> (HTTPResponse, HTTPBody?) {
-    if Self.open.contains(operationID) { return try await next(request, body, metadata) }
-    guard let key = request.headerFields[Self.apiKeyHeader], !key.isEmpty else {
-      throw APIFailure.unauthorized(
-        "missing X-Nearby-API-Key header; create a key with `nearby server keys create --project P --role client`"
-      )
+    let isMetrics = operationID == "metrics"
+    if Self.open.contains(operationID), !(isMetrics && metricsNeedKey) {
+      return try await next(request, body, metadata)
     }
-    // Keys are `nk_` + 43 characters; a longer text or a control character is no key, and is
-    // neither looked up nor remembered by the cache.
-    guard key.utf8.count <= Self.maximumKeyBytes, !Message.containsControlCharacters(key) else {
-      throw APIFailure.unauthorized("unknown or revoked API key")
+    let address = ClientAddress.current.text
+    if let wait = await limits.perAddress.take(address) {
+      throw APIFailure.rateLimited(retryAfter: wait, subject: "this address")
     }
-    let record: APIKeyRecord
-    do {
-      guard let found = try await keys.activeKey(key) else {
-        throw APIFailure.unauthorized("unknown or revoked API key")
-      }
-      record = found
-    } catch let failure as APIFailure {
-      throw failure
-    } catch {
-      // What the database said stays out of the answer (the sweeper logs database failures).
-      throw APIFailure.unavailable("the database did not answer; try again")
-    }
-    if Self.adminOperations.contains(operationID), !record.role.includes(.admin) {
+    let record = try await key(of: request, address: address, isMetrics: isMetrics)
+    if Self.adminOperations.contains(operationID) || isMetrics, !record.role.includes(.admin) {
       throw APIFailure.forbidden(
-        "this is a client API key, which registers devices and reports; beacons and their "
-          + "attachments need an admin key (`nearby server keys create --project "
-          + "\(record.project) --role admin`)")
+        "this is a client API key, which registers devices and reports; "
+          + (isMetrics ? "/metrics needs" : "beacons and their attachments need")
+          + " an admin key (`nearby server keys create --project \(record.project) --role admin`)")
     }
-    if let wait = await limiter.take(record.id) {
+    if let wait = await limits.perKey.take(record.id) {
       throw APIFailure.rateLimited(retryAfter: wait)
+    }
+    if let device = metadata.pathParameters["id"], device.utf8.count <= Self.maximumDeviceIDBytes,
+      operationID == "report" || operationID == "events" || operationID == "unregisterDevice"
+    {
+      if let wait = await limits.perDevice.take(String(device)) {
+        throw APIFailure.rateLimited(retryAfter: wait, subject: "this device")
+      }
     }
     let context = RequestContext(
       project: record.project, apiKeyID: record.id,
       deviceSecret: request.headerFields[Self.deviceSecretHeader])
     return try await RequestContext.$current.withValue(context) {
       try await next(request, body, metadata)
+    }
+  }
+
+  /// The request's active key (from `X-Nearby-API-Key`, or for `/metrics` also
+  /// `Authorization: Bearer`).
+  /// - Throws: 401 for no key or a refused one, 429 once the address refused too many, 503
+  ///   when the database does not answer.
+  private func key(of request: HTTPRequest, address: String, isMetrics: Bool) async throws
+    -> APIKeyRecord
+  {
+    var text = request.headerFields[Self.apiKeyHeader]
+    if text == nil, isMetrics, let authorization = request.headerFields[.authorization],
+      authorization.lowercased().hasPrefix("bearer ")
+    {
+      text = String(authorization.dropFirst("bearer ".count))
+    }
+    guard let text, !text.isEmpty else {
+      try await refused(address)
+      throw APIFailure.unauthorized(
+        "missing X-Nearby-API-Key header; create a key with "
+          + "`nearby server keys create --project P --role client`")
+    }
+    // Keys are `nk_` + 43 characters; a longer text or a control character is no key, and is
+    // neither looked up nor remembered by the cache.
+    guard text.utf8.count <= Self.maximumKeyBytes, !Message.containsControlCharacters(text) else {
+      try await refused(address)
+      throw APIFailure.unauthorized("unknown or revoked API key")
+    }
+    // A key in use passes; one to look up waits while the address refuses too many.
+    if let known = await keys.cachedActiveKey(text) { return known }
+    if let wait = await limits.refusedKeysPerAddress.exhausted(address) {
+      throw APIFailure.rateLimited(retryAfter: wait, subject: "refused API keys from this address")
+    }
+    let found: APIKeyRecord?
+    do {
+      found = try await keys.activeKey(text)
+    } catch {
+      // What the database said stays out of the answer (the sweeper logs database failures).
+      throw APIFailure.unavailable("the database did not answer; try again")
+    }
+    guard let found else {
+      try await refused(address)
+      throw APIFailure.unauthorized("unknown or revoked API key")
+    }
+    return found
+  }
+
+  /// Counts a refused key against the address; 429 once it has refused too many.
+  private func refused(_ address: String) async throws {
+    if let wait = await limits.refusedKeysPerAddress.take(address) {
+      throw APIFailure.rateLimited(retryAfter: wait, subject: "refused API keys from this address")
     }
   }
 }

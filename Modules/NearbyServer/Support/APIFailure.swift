@@ -39,10 +39,13 @@ public struct APIFailure: Error, Sendable, Hashable, HTTPResponseConvertible {
   public static func limitExceeded(_ message: String) -> APIFailure {
     APIFailure(.unprocessableContent, "limit_exceeded", message)
   }
-  public static func rateLimited(retryAfter seconds: Int) -> APIFailure {
+  /// 429 with `Retry-After`; `subject` says whose rate it is ("this API key", …).
+  public static func rateLimited(retryAfter seconds: Int, subject: String = "this API key")
+    -> APIFailure
+  {
     APIFailure(
       .tooManyRequests, "rate_limited",
-      "too many requests for this API key; retry after \(seconds) s", retryAfter: seconds)
+      "too many requests for \(subject); retry after \(seconds) s", retryAfter: seconds)
   }
   public static func unavailable(_ message: String) -> APIFailure {
     APIFailure(.serviceUnavailable, "unavailable", message)

@@ -23,6 +23,15 @@ actor APIKeyCache {
     self.capacity = capacity
   }
 
+  /// The key's record if the cache holds it, fresh and not revoked; nil otherwise (without
+  /// asking the database).
+  func cachedActiveKey(_ key: String) -> APIKeyRecord? {
+    guard let entry = entries[key], entry.fetchedAt.duration(to: .now) < lifetime else {
+      return nil
+    }
+    return entry.record.flatMap { $0.isRevoked ? nil : $0 }
+  }
+
   /// The key's record if it is known and not revoked.
   /// - Throws: the storage's error.
   func activeKey(_ key: String) async throws -> APIKeyRecord? {

@@ -16,16 +16,41 @@ struct Sweeper: Sendable {
   let hub: EventHub
   let metrics: ServerMetrics
   let health: HealthState
+  /// The rate limits, told how many instances share the database.
+  let limits: RequestLimits
+  /// This instance's name in the database's list of instances.
+  let instance: String
   let logger: Logger
   let now: @Sendable () -> Date
 
   func run() async {
     var lastPrune = ContinuousClock.now
+    var lastHeartbeat = ContinuousClock.now
+    await heartbeat()
     while !Task.isCancelled, !Task.isShuttingDownGracefully {
       let prune = lastPrune.duration(to: .now) >= .seconds(60)
       if prune { lastPrune = .now }
       await sweepOnce(prune: prune)
+      if lastHeartbeat.duration(to: .now) >= .seconds(5) {
+        lastHeartbeat = .now
+        await heartbeat()
+      }
       try? await Task.sleep(for: configuration.sweepInterval)
+    }
+    let instance = instance
+    try? await storage.transaction { store in try store.forgetInstance(instance) }
+  }
+
+  /// Says this instance runs and divides the rate limits among the instances that do.
+  func heartbeat() async {
+    let (instance, now) = (instance, now())
+    do {
+      let count = try await storage.transaction { store in
+        try store.heartbeat(instance: instance, now: now)
+      }
+      await limits.setInstances(count)
+    } catch {
+      logger.warning("heartbeat failed", metadata: ["error": "\(error)"])
     }
   }
 

@@ -197,6 +197,14 @@ enum Schema {
       "CREATE INDEX devices_by_last_report ON devices (last_report_at)",
       "ALTER TABLE devices ADD COLUMN new_neighbors_since {real}",
       "ALTER TABLE devices ADD COLUMN new_neighbors {int} NOT NULL DEFAULT 0",
+      // The server instances sharing the database, each with when it last said so: rate
+      // limits are divided among them.
+      """
+      CREATE TABLE server_instances (
+        id TEXT PRIMARY KEY,
+        seen_at {real} NOT NULL
+      )
+      """,
     ],
   ]
 

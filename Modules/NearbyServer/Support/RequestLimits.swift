@@ -1,0 +1,27 @@
+/// The request rates the server allows: per API key, per device, per client address, and of
+/// refused keys per address (see ``ResolverServerConfiguration``). Each instance allows its
+/// share, given by the instances the database knows (``setInstances(_:)``).
+struct RequestLimits: Sendable {
+  let perKey: RateLimiter
+  let perDevice: RateLimiter
+  let perAddress: RateLimiter
+  let refusedKeysPerAddress: RateLimiter
+
+  init(configuration: ResolverServerConfiguration) {
+    perKey = RateLimiter(rate: configuration.requestsPerSecond, burst: configuration.burst)
+    perDevice = RateLimiter(
+      rate: configuration.requestsPerSecondPerDevice, burst: configuration.burstPerDevice)
+    perAddress = RateLimiter(
+      rate: configuration.requestsPerSecondPerAddress, burst: configuration.burstPerAddress)
+    refusedKeysPerAddress = RateLimiter(
+      rate: configuration.refusedKeysPerSecondPerAddress,
+      burst: configuration.refusedKeyBurstPerAddress)
+  }
+
+  /// Divides every rate by `count` instances.
+  func setInstances(_ count: Int) async {
+    for limiter in [perKey, perDevice, perAddress, refusedKeysPerAddress] {
+      await limiter.setInstances(count)
+    }
+  }
+}

@@ -1,0 +1,49 @@
+import Dispatch
+import Foundation
+import Glibc
+
+/// A TCP connection to 127.0.0.1 written and read byte by byte, for tests of what a client
+/// that does not behave gets (half requests, connections held open).
+final class RawConnection: Sendable {
+  let fd: Int32
+
+  /// Connects; nil if the connection cannot be made.
+  init?(port: Int) {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let connected = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+      }
+    }
+    guard connected == 0 else {
+      close(fd)
+      return nil
+    }
+    self.fd = fd
+  }
+
+  deinit { close(fd) }
+
+  func send(_ text: String) {
+    _ = text.withCString { Glibc.send(fd, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+  }
+
+  /// What arrives within `seconds` (up to 64 KiB, as text), or nil if nothing does.
+  func receive(within seconds: Int) async -> String? {
+    let fd = fd
+    return await withCheckedContinuation { continuation in
+      DispatchQueue.global().async {
+        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        let count = recv(fd, &buffer, buffer.count, 0)
+        continuation.resume(
+          returning: count > 0 ? String(decoding: buffer.prefix(count), as: UTF8.self) : nil)
+      }
+    }
+  }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import NIOHTTP1
+import ServerStorage
+import Testing
+import TestSupport
+
+/// Work a client without a valid key can make the server do, and the rates a client with one
+/// may use (issue 16): the key is checked before the body is read, refused keys are limited
+/// per address, devices have their own rate, `/metrics` can need an admin key, and past the
+/// connection limit new connections wait.
+@Suite("Request limits")
+struct RequestLimitTests {
+  @Test func theKeyIsCheckedBeforeTheBodyIsRead() async throws {
+    let server = try await ServerHarness.start()
+    defer { Task { await server.shutdown() } }
+    let port = try #require(server.url.port)
+    let connection = try #require(RawConnection(port: port))
+    // A body that never ends, with a made-up key: the answer comes at once (the server does
+    // not wait for, or buffer, the body of a caller it does not know).
+    connection.send(
+      "POST /v1/devices/\(UUID().uuidString)/report HTTP/1.1\r\nHost: x\r\n"
+        + "X-Nearby-API-Key: nk_madeup\r\nContent-Type: application/json\r\n"
+        + "Transfer-Encoding: chunked\r\n\r\n100\r\n{\"sightings\": [")
+    let answer = await connection.receive(within: 5)
+    #expect(answer?.hasPrefix("HTTP/1.1 401") == true, "\(answer ?? "nothing within 5 s")")
+  }
+
+  @Test func anAddressThatKeepsGuessingKeysIsCutOff() async throws {
+    // The default burst, and (so that a slow machine does not refill it) almost no rate.
+    let server = try await ServerHarness.start { $0.refusedKeysPerSecondPerAddress = 0.001 }
+    defer { Task { await server.shutdown() } }
+    var statuses: [Int] = []
+    for index in 0..<25 {
+      let answer = try await rawRequest(
+        .POST, server.url, path: "/v1/devices", headers: ["X-Nearby-API-Key": "nk_guess\(index)"])
+      statuses.append(answer.status)
+    }
+    // The burst (20) of refusals, then 429 with Retry-After.
+    #expect(statuses.prefix(20).allSatisfy { $0 == 401 }, "\(statuses)")
+    #expect(statuses.suffix(5).allSatisfy { $0 == 429 }, "\(statuses)")
+    let limited = try await rawRequest(
+      .POST, server.url, path: "/v1/devices", headers: ["X-Nearby-API-Key": "nk_more"])
+    #expect(limited.headers["retry-after"] != nil)
+    #expect(limited.json["message"]?.contains("refused API keys from this address") == true)
+  }
+
+  @Test func aDeviceHasARateOfItsOwn() async throws {
+    let server = try await ServerHarness.start {
+      $0.requestsPerSecondPerDevice = 0.5
+      $0.burstPerDevice = 3
+    }
+    defer { Task { await server.shutdown() } }
+    func register() async throws -> (String, String) {
+      let answer = try await rawRequest(
+        .POST, server.url, path: "/v1/devices", headers: ["X-Nearby-API-Key": server.apiKey])
+      return (try #require(answer.json["id"]), try #require(answer.json["secret"]))
+    }
+    let (busy, busySecret) = try await register()
+    let (quiet, quietSecret) = try await register()
+    func report(_ id: String, _ secret: String) async throws -> RawAnswer {
+      try await rawRequest(
+        .POST, server.url, path: "/v1/devices/\(id)/report",
+        headers: ["X-Nearby-API-Key": server.apiKey, "X-Nearby-Device-Secret": secret],
+        body: "{}")
+    }
+    var statuses: [Int] = []
+    for _ in 0..<5 { statuses.append(try await report(busy, busySecret).status) }
+    #expect(statuses == [200, 200, 200, 429, 429])
+    let limited = try await report(busy, busySecret)
+    #expect(limited.json["message"]?.contains("this device") == true, "\(limited.body)")
+    // Another device of the same key is not held back.
+    #expect(try await report(quiet, quietSecret).status == 200)
+  }
+
+  @Test func metricsCanNeedAnAdminKey() async throws {
+    let server = try await ServerHarness.start { $0.metricsRequireKey = true }
+    defer { Task { await server.shutdown() } }
+    let client = try await server.storage.transaction { store in
+      try store.createAPIKey(project: "test", role: .client, label: "", now: Date())
+    }.key
+    #expect(try await rawRequest(.GET, server.url, path: "/metrics").status == 401)
+    let byClient = try await rawRequest(
+      .GET, server.url, path: "/metrics", headers: ["X-Nearby-API-Key": client])
+    #expect(byClient.status == 403)
+    let scraped = try await rawRequest(
+      .GET, server.url, path: "/metrics", headers: ["Authorization": "Bearer \(server.apiKey)"])
+    #expect(scraped.status == 200)
+    #expect(scraped.body.contains("nearby_"), "\(scraped.body.prefix(200))")
+    // /healthz stays open.
+    #expect(try await rawRequest(.GET, server.url, path: "/healthz").status == 200)
+  }
+
+  @Test func pastTheConnectionLimitNewConnectionsWait() async throws {
+    let server = try await ServerHarness.start { $0.maximumConnections = 2 }
+    defer { Task { await server.shutdown() } }
+    let port = try #require(server.url.port)
+    var first = RawConnection(port: port)
+    let second = try #require(RawConnection(port: port))
+    // Both held: make sure the server has accepted them.
+    first?.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    second.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    #expect(await first?.receive(within: 5)?.hasPrefix("HTTP/1.1 200") == true)
+    #expect(await second.receive(within: 5)?.hasPrefix("HTTP/1.1 200") == true)
+    let third = try #require(RawConnection(port: port))
+    third.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    #expect(await third.receive(within: 1) == nil)
+    // One goes: the waiting one is served.
+    first = nil
+    #expect(await third.receive(within: 5)?.hasPrefix("HTTP/1.1 200") == true)
+  }
+}
