@@ -52,7 +52,7 @@ public struct ResolverServer: Service {
     await sweeper.sweepOnce()
 
     let router = Router(context: AddressedRequestContext.self)
-    router.add(middleware: ClientAddressMiddleware())
+    router.add(middleware: ClientAddressMiddleware(trustedProxies: configuration.trustedProxies))
     // The key is checked before the body is read: a client without a key cannot make the
     // server buffer a body.
     try handler.registerHandlers(

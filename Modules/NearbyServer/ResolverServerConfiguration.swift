@@ -26,14 +26,20 @@ public struct ResolverServerConfiguration: Sendable {
   /// Requests a second per device (reports, events, unregister) and its burst.
   public var requestsPerSecondPerDevice: Double = 50
   public var burstPerDevice: Double = 100
-  /// Requests a second per client address (a NAT or proxy puts many devices behind one) and
-  /// its burst.
+  /// Requests a second per client address (a NAT puts many devices behind one) and its
+  /// burst. Behind a reverse proxy, list it in ``trustedProxies``: otherwise every request
+  /// comes from the proxy's address.
   public var requestsPerSecondPerAddress: Double = 1000
   public var burstPerAddress: Double = 2000
   /// Refused API keys (unknown, revoked, malformed or missing) a second per address, and the
   /// burst: past it, the address gets 429 without its keys being looked up.
   public var refusedKeysPerSecondPerAddress: Double = 5
   public var refusedKeyBurstPerAddress: Double = 20
+  /// The addresses of reverse proxies in front of the server (IP addresses as text, such as
+  /// `127.0.0.1`): for a request from one of them, the client's address is the last one in
+  /// `X-Forwarded-For` that is not a trusted proxy. Empty: the header is ignored (anyone could
+  /// write it).
+  public var trustedProxies: Set<String> = []
   /// The most connections open at once; past it, new ones wait to be accepted. Each device
   /// keeps one open for its event stream: raise the process's open-file limit with it.
   public var maximumConnections = 10_000

@@ -4,6 +4,8 @@ import ServerStorage
 import Testing
 import TestSupport
 
+@testable import NearbyServer
+
 /// Work a client without a valid key can make the server do, and the rates a client with one
 /// may use (issue 16): the key is checked before the body is read, refused keys are limited
 /// per address, devices have their own rate, `/metrics` can need an admin key, and past the
@@ -42,6 +44,32 @@ struct RequestLimitTests {
       .POST, server.url, path: "/v1/devices", headers: ["X-Nearby-API-Key": "nk_more"])
     #expect(limited.headers["retry-after"] != nil)
     #expect(limited.json["message"]?.contains("refused API keys from this address") == true)
+  }
+
+  @Test func behindATrustedProxyTheForwardedAddressCounts() async throws {
+    let server = try await ServerHarness.start {
+      $0.refusedKeysPerSecondPerAddress = 0.001
+      $0.trustedProxies = ["127.0.0.1"]
+    }
+    defer { Task { await server.shutdown() } }
+    func guess(from address: String) async throws -> Int {
+      try await rawRequest(
+        .POST, server.url, path: "/v1/devices",
+        headers: ["X-Nearby-API-Key": "nk_guess", "X-Forwarded-For": "198.51.100.9, \(address)"]
+      ).status
+    }
+    for _ in 0..<20 { #expect(try await guess(from: "203.0.113.1") == 401) }
+    #expect(try await guess(from: "203.0.113.1") == 429)
+    // Another client behind the same proxy has its own budget.
+    #expect(try await guess(from: "203.0.113.2") == 401)
+    // What a client writes left of its proxy's entry does not count.
+    #expect(
+      ClientAddressMiddleware.client(
+        peer: "127.0.0.1", forwardedFor: ["10.0.0.1, 203.0.113.1"], trusted: ["127.0.0.1"])
+        == "203.0.113.1")
+    #expect(
+      ClientAddressMiddleware.client(
+        peer: "192.0.2.7", forwardedFor: ["203.0.113.1"], trusted: ["127.0.0.1"]) == "192.0.2.7")
   }
 
   @Test func aDeviceHasARateOfItsOwn() async throws {

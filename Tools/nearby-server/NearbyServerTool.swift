@@ -80,6 +80,22 @@ struct ServeCommand: AsyncParsableCommand {
   @Option(name: .long, help: "Requests per API key allowed in a burst above the average.")
   var burst: Double = ResolverServerConfiguration().burst
 
+  @Option(name: .long, help: "Requests a second per device on average (bursts of twice that).")
+  var requestsPerSecondPerDevice = ResolverServerConfiguration().requestsPerSecondPerDevice
+
+  @Option(
+    name: .long,
+    help: "Requests a second per client address on average (bursts of twice that).")
+  var requestsPerSecondPerAddress = ResolverServerConfiguration().requestsPerSecondPerAddress
+
+  @Option(
+    name: .long,
+    help: """
+      A reverse proxy's address (repeat for several): for its requests the client's address \
+      is taken from X-Forwarded-For.
+      """)
+  var trustedProxy: [String] = []
+
   @Option(
     name: .long,
     help: "Connections open at once; past it new ones wait (raise the open-file limit with it).")
@@ -104,6 +120,11 @@ struct ServeCommand: AsyncParsableCommand {
       throw ValidationError(
         "--device-expiry-days must be 0 (never) or between one minute (0.0007) and 36500, "
           + "got \(deviceExpiryDays)")
+    }
+    for rate in [requestsPerSecondPerDevice, requestsPerSecondPerAddress] {
+      guard rate.isFinite, rate > 0 else {
+        throw ValidationError("request rates must be more than 0, got \(rate)")
+      }
     }
     guard maxConnections >= 1 else {
       throw ValidationError("--max-connections must be at least 1, got \(maxConnections)")
@@ -142,6 +163,11 @@ struct ServeCommand: AsyncParsableCommand {
     configuration.requestsPerSecond = requestsPerSecond
     configuration.burst = burst
     configuration.maximumConnections = maxConnections
+    configuration.requestsPerSecondPerDevice = requestsPerSecondPerDevice
+    configuration.burstPerDevice = requestsPerSecondPerDevice * 2
+    configuration.requestsPerSecondPerAddress = requestsPerSecondPerAddress
+    configuration.burstPerAddress = requestsPerSecondPerAddress * 2
+    configuration.trustedProxies = Set(trustedProxy)
     configuration.metricsRequireKey = metricsRequireKey
     let server = ResolverServer(storage: storage, configuration: configuration, logger: logger)
     let group = ServiceGroup(

@@ -1,3 +1,5 @@
+import Foundation
+import HTTPTypes
 import Hummingbird
 import NIOCore
 
@@ -21,17 +23,33 @@ struct AddressedRequestContext: Hummingbird.RequestContext, RemoteAddressRequest
   }
 }
 
-/// Makes the request's peer address ``ClientAddress/current`` for the handlers and the
-/// OpenAPI middlewares after it.
+/// Makes the request's client address ``ClientAddress/current`` for the handlers and the
+/// OpenAPI middlewares after it: the peer's, or for a request from a trusted proxy, the last
+/// address in `X-Forwarded-For` that is not a trusted proxy.
 struct ClientAddressMiddleware: RouterMiddleware {
   typealias Context = AddressedRequestContext
+  static let forwardedFor = HTTPField.Name("X-Forwarded-For")!
+
+  let trustedProxies: Set<String>
 
   func handle(
     _ request: Request, context: Context, next: (Request, Context) async throws -> Response
   ) async throws -> Response {
-    let address = ClientAddress(text: context.remoteAddress?.ipAddress ?? "unknown")
+    let address = ClientAddress(
+      text: Self.client(
+        peer: context.remoteAddress?.ipAddress ?? "unknown",
+        forwardedFor: request.headers[values: Self.forwardedFor], trusted: trustedProxies))
     return try await ClientAddress.$current.withValue(address) {
       try await next(request, context)
     }
+  }
+
+  /// The client's address: `peer`, unless it is trusted; then the rightmost forwarded address
+  /// that is not trusted (a client can write anything to the left of what its proxy adds).
+  static func client(peer: String, forwardedFor: [String], trusted: Set<String>) -> String {
+    guard trusted.contains(peer) else { return peer }
+    let hops = forwardedFor.flatMap { $0.split(separator: ",") }
+      .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty && $0.count <= 64 }
+    return hops.last { !trusted.contains($0) } ?? peer
   }
 }

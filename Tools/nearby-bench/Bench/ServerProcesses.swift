@@ -32,6 +32,8 @@ struct ServerProcesses {
         [
           "serve", "--database", database, "--port", "\(port)", "--log-level", "error",
           "--requests-per-second", "1000000000", "--burst", "1000000000",
+          "--requests-per-second-per-device", "1000000000",
+          "--requests-per-second-per-address", "1000000000",
           // The fleet's scripted reports name the tokens it was given at the start: they must
           // resolve for the whole run (15 min, the longest lifetime), not the default 2 min.
           "--token-lifetime", "900",
