@@ -110,6 +110,9 @@ struct DeviceEventSequence: AsyncSequence, Sendable {
     var pending: [SequencedEvent] = []
     var lastSent = ContinuousClock.now
     let batch = 256
+    /// What one read holds at most (plus one event): a stream of large messages does not
+    /// hold 256 of them in memory at once.
+    let byteBudget = 1 << 20
 
     mutating func next() async throws -> ServerSentEvent? {
       while true {
@@ -120,13 +123,15 @@ struct DeviceEventSequence: AsyncSequence, Sendable {
           sequence.metrics.eventsStreamed.increment()
           return Self.serverSentEvent(item)
         }
-        let (storage, device, after, limit) = (sequence.storage, sequence.device, last, batch)
+        let (storage, device, after, limit, budget) = (
+          sequence.storage, sequence.device, last, batch, byteBudget
+        )
         let (project, keyID) = (sequence.project, sequence.apiKeyID)
         let read = try await storage.read { store -> [SequencedEvent]? in
           guard try store.isActiveAPIKey(id: keyID),
             try store.device(device)?.project == project
           else { return nil }
-          return try store.events(for: device, after: after, limit: limit)
+          return try store.events(for: device, after: after, limit: limit, byteBudget: budget)
         }
         guard let read else { return nil }  // the key was revoked or the device removed
         pending = read

@@ -96,19 +96,31 @@ extension SQLStore {
     }
   }
 
-  /// The device's events after `sequence`, oldest first, at most `limit`.
-  @_spi(Resolver) public func events(for device: DeviceID, after sequence: UInt64, limit: Int)
-    throws
-    -> [SequencedEvent]
-  {
+  /// The device's events after `sequence`, oldest first, at most `limit`, and no more than
+  /// fit in `byteBudget` (message contents and event bodies counted; the first event always
+  /// comes, whatever its size, so a stream never stalls).
+  @_spi(Resolver) public func events(
+    for device: DeviceID, after sequence: UInt64, limit: Int, byteBudget: Int = .max
+  ) throws -> [SequencedEvent] {
+    // A running sum of the sizes, in the database: the rows past the budget are never read.
     try sql.query(
       """
-      SELECT e.sequence, e.body, e.message, m.namespace, m.type, m.content
-      FROM events e LEFT JOIN messages m ON m.digest = e.message
-      WHERE e.device = ? AND e.sequence > ?
-      ORDER BY e.sequence LIMIT ?
+      SELECT sequence, body, message, namespace, type, content FROM (
+        SELECT e.sequence, e.body, e.message, m.namespace, m.type, m.content,
+          SUM(COALESCE(length(m.content), 0) + length(e.body))
+            OVER (ORDER BY e.sequence ROWS UNBOUNDED PRECEDING)
+            - COALESCE(length(m.content), 0) - length(e.body) AS before
+        FROM events e LEFT JOIN messages m ON m.digest = e.message
+        WHERE e.device = ? AND e.sequence > ?
+        ORDER BY e.sequence LIMIT ?
+      ) AS page
+      WHERE before < ?
+      ORDER BY sequence
       """,
-      [.text(device.description), SQLValue(bits: sequence), .integer(Int64(limit))]
+      [
+        .text(device.description), SQLValue(bits: sequence), .integer(Int64(limit)),
+        .integer(Int64(clamping: byteBudget)),
+      ]
     ).map { row in
       let sequence = UInt64(bitPattern: try row.integer(0))
       // Events logged before messages were stored apart hold their whole event.
