@@ -1,4 +1,5 @@
 public import Resolution
+public import ServerStorage
 
 /// How a resolver server runs. Every value has a default that suits one machine.
 public struct ResolverServerConfiguration: Sendable {
@@ -48,6 +49,9 @@ public struct ResolverServerConfiguration: Sendable {
   public var metricsRequireKey = false
   /// How long an API key lookup is remembered (a revoked key works this long at most).
   public var apiKeyCacheLifetime: Duration = .seconds(5)
+  /// How many beacons, EID beacons and attachments a project keeps, and the smallest EID
+  /// rotation exponent.
+  public var beaconLimits = BeaconLimits()
   /// The largest request body, in bytes (a report with a few 100 KiB messages fits).
   public var maximumBodyBytes = 4 * 1024 * 1024
   /// How long a connection may send nothing while the server waits for (the rest of) a

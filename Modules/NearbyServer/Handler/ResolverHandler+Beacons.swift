@@ -29,11 +29,14 @@ extension ResolverHandler {
       try Self.newAttachment(attachment, field: "attachments[\(index)]")
     }
     let now = now()
-    let eid = try Self.eidRegistration(body.eid, for: advertisedID, now: now)
+    let limits = configuration.beaconLimits
+    let eid = try Self.eidRegistration(
+      body.eid, for: advertisedID, now: now,
+      minimumRotationExponent: limits.minimumEIDRotationExponent)
     let record = try await transaction { store in
       try store.registerBeacon(
         project: project, advertisedID: advertisedID, description: description, eid: eid,
-        attachments: attachments, now: now)
+        attachments: attachments, now: now, limits: limits)
     }
     guard let record else {
       throw APIFailure(
@@ -73,9 +76,10 @@ extension ResolverHandler {
     }
     let attachment = try Self.newAttachment(body, field: "")
     let beacon = try Self.pathName(input.path.name, field: "name")
-    let now = now()
+    let (now, limits) = (now(), configuration.beaconLimits)
     let added = try await transaction { store in
-      try store.addAttachment(project: project, beacon: beacon, attachment, now: now)
+      try store.addAttachment(
+        project: project, beacon: beacon, attachment, now: now, limits: limits)
     }
     guard let added else { throw APIFailure.notFound("no beacon \(beacon) in this project") }
     return .created(.init(body: .json(Self.wire(added))))
@@ -225,7 +229,8 @@ extension ResolverHandler {
 
   /// The EID parameters of a registration, checked against the id the beacon broadcasts.
   static func eidRegistration(
-    _ wire: Components.Schemas.EIDRegistration?, for id: BeaconID, now: Date
+    _ wire: Components.Schemas.EIDRegistration?, for id: BeaconID, now: Date,
+    minimumRotationExponent: Int
   ) throws -> EddystoneEIDRegistration? {
     guard let wire else {
       guard id.kind != .eddystoneEID else {
@@ -245,11 +250,12 @@ extension ResolverHandler {
     guard let clockValue = UInt32(exactly: clock) else {
       throw APIFailure.badRequest("eid.clockValue must be 0 to 4294967295, got \(clock)")
     }
-    guard (0...EddystoneEIDGenerator.maximumRotationExponent).contains(wire.rotationExponent)
-    else {
+    let exponents = minimumRotationExponent...EddystoneEIDGenerator.maximumRotationExponent
+    guard exponents.contains(wire.rotationExponent) else {
       throw APIFailure.badRequest(
-        "eid.rotationExponent must be 0 to \(EddystoneEIDGenerator.maximumRotationExponent), "
-          + "got \(wire.rotationExponent)")
+        "eid.rotationExponent must be \(exponents.lowerBound) to \(exponents.upperBound) "
+          + "(a rotation period of \(1 << exponents.lowerBound) s or more), got "
+          + "\(wire.rotationExponent)")
     }
     let parameters = EddystoneEIDParameters(
       identityKey: key, rotationExponent: wire.rotationExponent, clockValue: clockValue)

@@ -109,6 +109,8 @@ struct ResolverHandler: APIProtocol {
       return try await work()
     } catch let error as ResolverError {
       throw Self.failure(for: error)
+    } catch let error as BeaconInputError {
+      throw Self.failure(for: error)
     } catch let failure as APIFailure {
       throw failure
     } catch {

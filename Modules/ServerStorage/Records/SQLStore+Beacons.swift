@@ -8,14 +8,36 @@ import Tokens
 extension SQLStore {
   /// Registers a beacon, with its EID parameters for an Eddystone-EID beacon; nil if the
   /// project has it already.
+  /// - Throws: ``BeaconInputError/overLimit(_:)`` when the project holds its most beacons (or
+  ///   EID beacons), or there are more attachments than a beacon holds; the database's error.
   public func registerBeacon(
     project: String, advertisedID: BeaconID, description: String,
-    eid: EddystoneEIDRegistration? = nil, attachments: [NewAttachment], now: Date
+    eid: EddystoneEIDRegistration? = nil, attachments: [NewAttachment], now: Date,
+    limits: BeaconLimits = BeaconLimits()
   ) throws -> BeaconRecord? {
     let exists = try sql.queryFirst(
       "SELECT 1 FROM beacons WHERE project = ? AND name = ?",
       [.text(project), .text(advertisedID.name)])
     guard exists == nil else { return nil }
+    guard attachments.count <= limits.maximumAttachmentsPerBeacon else {
+      throw BeaconInputError.overLimit(
+        "attachments: \(attachments.count); a beacon holds at most "
+          + "\(limits.maximumAttachmentsPerBeacon)")
+    }
+    let beacons = try count("beacons", project: project)
+    guard beacons < limits.maximumBeaconsPerProject else {
+      throw BeaconInputError.overLimit(
+        "the project holds \(beacons) beacons, its most (\(limits.maximumBeaconsPerProject)); "
+          + "delete some first")
+    }
+    if eid != nil {
+      let eids = try count("beacon_eids", project: project)
+      guard eids < limits.maximumEIDBeaconsPerProject else {
+        throw BeaconInputError.overLimit(
+          "the project holds \(eids) Eddystone-EID beacons, its most "
+            + "(\(limits.maximumEIDBeaconsPerProject)); delete some first")
+      }
+    }
     try sql.execute(
       """
       INSERT INTO beacons (project, name, kind, advertised_id, description, created_at)
@@ -43,7 +65,7 @@ extension SQLStore {
       attachments: [], eid: eid)
     for attachment in attachments {
       if let added = try addAttachment(
-        project: project, beacon: advertisedID.name, attachment, now: now)
+        project: project, beacon: advertisedID.name, attachment, now: now, limits: limits)
       {
         record.attachments.append(added)
       }
@@ -104,12 +126,25 @@ extension SQLStore {
   }
 
   /// Adds an attachment; nil if the project has no such beacon.
+  /// - Throws: ``BeaconInputError/overLimit(_:)`` when the beacon holds its most attachments;
+  ///   the database's error.
   public func addAttachment(
-    project: String, beacon: String, _ attachment: NewAttachment, now: Date
+    project: String, beacon: String, _ attachment: NewAttachment, now: Date,
+    limits: BeaconLimits = BeaconLimits()
   ) throws -> AttachmentRecord? {
     let exists = try sql.queryFirst(
       "SELECT 1 FROM beacons WHERE project = ? AND name = ?", [.text(project), .text(beacon)])
     guard exists != nil else { return nil }
+    let held =
+      try sql.queryFirst(
+        "SELECT COUNT(*) FROM attachments WHERE project = ? AND beacon = ?",
+        [.text(project), .text(beacon)]
+      )?.integer(0) ?? 0
+    guard held < limits.maximumAttachmentsPerBeacon else {
+      throw BeaconInputError.overLimit(
+        "beacon \(beacon) holds \(held) attachments, its most "
+          + "(\(limits.maximumAttachmentsPerBeacon)); delete some first")
+    }
     var generator = SystemRandomNumberGenerator()
     let name = Hex.encode((0..<6).map { _ in UInt8.random(in: 0...255, using: &generator) })
     try sql.execute(
@@ -181,5 +216,12 @@ extension SQLStore {
         name: try row.text(0), namespace: try row.text(1), type: try row.text(2),
         data: try row.blob(3), createdAt: Date(timeIntervalSince1970: try row.real(4)))
     }
+  }
+
+  /// The rows of `table` (keyed by project first) that belong to `project`.
+  private func count(_ table: String, project: String) throws -> Int {
+    Int(
+      try sql.queryFirst("SELECT COUNT(*) FROM \(table) WHERE project = ?", [.text(project)])?
+        .integer(0) ?? 0)
   }
 }
