@@ -27,10 +27,9 @@ struct BeaconLimitTests {
     let attachment = #"{"namespacedType": "cafe/menu", "data": "c291cA=="}"#
     func register(_ index: Int, attachments: Int = 0) async throws -> RawAnswer {
       let list = Array(repeating: attachment, count: attachments).joined(separator: ",")
+      let id = #"{"type": "eddystone", "id": "\#(uid(index))"}"#
       return try await call(
-        .POST, server, "/v1/beacons",
-        body: #"{"advertisedId": {"type": "eddystone", "id": "\#(uid(index))"}, "attachments": [\#(list)]}"#
-      )
+        .POST, server, "/v1/beacons", body: #"{"advertisedId": \#(id), "attachments": [\#(list)]}"#)
     }
     #expect(try await register(1, attachments: 3).status == 422)
     #expect(try await register(1, attachments: 2).status == 201)
