@@ -371,10 +371,12 @@ public final class PostgresStorage: ResolverStorage {
     if let underlying = error.underlying { parts.append(String(describing: underlying)) }
     var text = parts.joined(separator: ": ")
     if text.contains("CERTIFICATE_VERIFY_FAILED") {
-      text += " (the server's certificate is not signed by a CA of sslrootcert, or the "
+      text +=
+        " (the server's certificate is not signed by a CA of sslrootcert, or the "
         + "system's trust store without sslrootcert)"
     } else if text.contains("failedToValidateHostname") {
-      text += " (the server's certificate does not name the URL's host: connect by a name "
+      text +=
+        " (the server's certificate does not name the URL's host: connect by a name "
         + "it holds, or use sslmode=verify-ca)"
     } else if error.code == .sslUnsupported {
       text += " (the server does not accept TLS: turn on ssl in postgresql.conf, or lower sslmode)"
