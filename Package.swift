@@ -346,7 +346,7 @@ let package = Package(
       name: "ServerStorageTests",
       dependencies: [
         "ServerStorage", "ServerTestSupport", "TestSupport", "Resolution", "Core", "Strategy",
-        "Tokens",
+        "Tokens", .product(name: "NIOSSL", package: "swift-nio-ssl"),
       ],
       swiftSettings: strictSwift
     ),
