@@ -37,6 +37,7 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
     .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
     .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+    .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     .package(url: "https://github.com/apple/swift-openapi-generator", from: "1.14.3"),
@@ -114,6 +115,7 @@ let package = Package(
         .product(name: "PostgresNIO", package: "postgres-nio"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "NIOSSL", package: "swift-nio-ssl"),
       ],
       path: "Modules/ServerStorage",
       swiftSettings: strictSwift
@@ -344,7 +346,7 @@ let package = Package(
       name: "ServerStorageTests",
       dependencies: [
         "ServerStorage", "ServerTestSupport", "TestSupport", "Resolution", "Core", "Strategy",
-        "Tokens",
+        "Tokens", .product(name: "NIOSSL", package: "swift-nio-ssl"),
       ],
       swiftSettings: strictSwift
     ),

@@ -16,13 +16,37 @@ public enum TestPostgres {
     return url
   }
 
-  /// Creates an empty database on the test server and returns its URL.
-  public static func freshDatabase() async throws -> String {
+  /// The PEM certificate of the CA that signed the test server's certificate (for
+  /// `localhost` and `127.0.0.1`), from `NEARBY_TEST_POSTGRES_CA`.
+  /// - Throws: a message naming the test command when the variable is missing.
+  public static func certificateAuthority() throws -> String {
+    try variable(
+      "NEARBY_TEST_POSTGRES_CA", what: "a PostgreSQL server with TLS and the CA that signed it")
+  }
+
+  /// The role whose members log in to the test server over TCP with a password
+  /// (scram-sha-256), from `NEARBY_TEST_POSTGRES_PASSWORD_GROUP`.
+  /// - Throws: a message naming the test command when the variable is missing.
+  public static func passwordGroup() throws -> String {
+    try variable(
+      "NEARBY_TEST_POSTGRES_PASSWORD_GROUP",
+      what: "a PostgreSQL server where this role's members need a password")
+  }
+
+  private static func variable(_ name: String, what: String) throws -> String {
+    guard let value = ProcessInfo.processInfo.environment[name], !value.isEmpty else {
+      throw FixtureError(
+        "\(name) is not set: run the tests with Tools/scripts/test.sh, which starts \(what)")
+    }
+    return value
+  }
+
+  /// Runs `sql` as the test server's superuser in the "postgres" database.
+  public static func execute(_ sql: String) async throws {
     let base = try url()
-    guard var components = URLComponents(string: base), let host = components.host else {
+    guard let components = URLComponents(string: base), let host = components.host else {
       throw FixtureError("bad NEARBY_TEST_POSTGRES_URL \(base)")
     }
-    let name = "t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
     let configuration = PostgresConnection.Configuration(
       host: host, port: components.port ?? 5432, username: components.user ?? "nearby",
       password: nil, database: "postgres", tls: .disable)
@@ -30,13 +54,22 @@ public enum TestPostgres {
     let connection = try await PostgresConnection.connect(
       configuration: configuration, id: 1, logger: logger)
     do {
-      try await connection.query(
-        PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: logger)
+      try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
     } catch {
       try? await connection.close()
       throw error
     }
     try await connection.close()
+  }
+
+  /// Creates an empty database on the test server and returns its URL.
+  public static func freshDatabase() async throws -> String {
+    let base = try url()
+    guard var components = URLComponents(string: base), components.host != nil else {
+      throw FixtureError("bad NEARBY_TEST_POSTGRES_URL \(base)")
+    }
+    let name = "t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+    try await execute("CREATE DATABASE \(name)")
     components.path = "/" + name
     guard let url = components.string else { throw FixtureError("cannot build a URL for \(name)") }
     return url

@@ -32,10 +32,20 @@ struct NearbyServerTool: AsyncParsableCommand {
 struct DatabaseOptions: ParsableArguments {
   @Option(
     name: .long,
-    help: """
-      postgres://user[:password]@host[:port]/database, or a SQLite file path \
+    help: ArgumentHelp(
+      """
+      postgres://user@host[:port]/database[?options], or a SQLite file path \
       (default: $XDG_DATA_HOME/nearby/resolver.sqlite)
-      """)
+      """,
+      discussion: """
+        PostgreSQL options, joined with &: sslmode=disable (the default: not encrypted), \
+        prefer, require (encrypted, certificate not checked), verify-ca or verify-full \
+        (certificate checked against sslrootcert, and its host name by verify-full); \
+        sslrootcert=FILE (PEM CA certificates; default: the system's); passfile=PATH; \
+        connections=N; prepared=off. Keep the password off the command line: it is read, \
+        as libpq does, from PGPASSWORD or a password file (passfile, $PGPASSFILE or \
+        ~/.pgpass: host:port:database:user:password lines, mode 0600).
+        """))
   var database: String?
 
   var location: StorageLocation { StorageLocation(database) }

@@ -52,6 +52,9 @@ public enum SQLStorageError: Error, Sendable, Hashable, CustomStringConvertible 
   case unexpectedValue(String)
   /// The database URL or path could not be used; the text says why and what works.
   case badDatabaseURL(String)
+  /// The first connection to the database failed (unreachable, TLS refused or the server's
+  /// certificate not trusted, authentication); the text says why, never with a password.
+  case cannotConnect(String)
   /// The database's schema is newer than this program knows.
   case schemaTooNew(found: Int, known: Int)
   /// The storage was shut down.
@@ -68,6 +71,7 @@ public enum SQLStorageError: Error, Sendable, Hashable, CustomStringConvertible 
     switch self {
     case .unexpectedValue(let why): "unexpected value in the database: \(why)"
     case .badDatabaseURL(let why): "bad --database: \(why)"
+    case .cannotConnect(let why): "cannot connect to the database: \(why)"
     case .schemaTooNew(let found, let known):
       "the database has schema version \(found), newer than this program's \(known); "
         + "upgrade nearby"
