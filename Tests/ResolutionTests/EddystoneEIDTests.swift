@@ -139,5 +139,11 @@ struct EddystoneEIDTests {
     #expect(NamespacedTypeFilter.matches(namespace: "cafe", type: "menu", filter: "cafe/menu"))
     #expect(!NamespacedTypeFilter.matches(namespace: "cafe", type: "menu", filter: "caf/*"))
     #expect(!NamespacedTypeFilter.matches(namespace: "cafe", type: "menu", filter: "cafe/men"))
+    // Parsed once: many filters, two look-ups an attachment.
+    let set = NamespacedTypeFilter((0..<100).map { "ns\($0)/t" } + ["cafe/*"])
+    #expect(set.matches(namespace: "cafe", type: "anything"))
+    #expect(set.matches(namespace: "ns42", type: "t"))
+    #expect(!set.matches(namespace: "ns42", type: "u"))
+    #expect(!set.matches(namespace: "ns", type: "42/t"))
   }
 }

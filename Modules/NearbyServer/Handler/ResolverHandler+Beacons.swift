@@ -124,7 +124,7 @@ extension ResolverHandler {
       try Self.check(
         filter, field: "namespacedTypes[\(index)]", maximumBytes: Self.maximumNamespacedTypeBytes)
     }
-    let filters = body.namespacedTypes
+    let filters = NamespacedTypeFilter(body.namespacedTypes)
     var observed: [BeaconID] = []
     var seen = Set<BeaconID>()
     for (index, observation) in body.observations.enumerated() {
@@ -165,7 +165,7 @@ extension ResolverHandler {
     let answer = matches.compactMap { match -> Components.Schemas.Beacon? in
       guard var record = byID[match.registered] else { return nil }
       record.attachments = record.attachments.filter {
-        NamespacedTypeFilter.matches(namespace: $0.namespace, type: $0.type, anyOf: filters)
+        filters.matches(namespace: $0.namespace, type: $0.type)
       }
       var wire = Self.wire(record)
       wire.observedId = Components.Schemas.AdvertisedID(match.observed)

@@ -79,6 +79,7 @@ struct InProcessBeaconRegistry {
     project: String, observed: [BeaconID], namespacedTypes: [String], now: Date
   ) -> [BeaconInfo] {
     guard let beacons = projects[project] else { return [] }
+    let filters = NamespacedTypeFilter(namespacedTypes)
     var seen = Set<BeaconID>()
     return observed.compactMap { id in
       guard seen.insert(id).inserted else { return nil }
@@ -91,7 +92,7 @@ struct InProcessBeaconRegistry {
       }
       guard let name, let beacon = beacons[name] else { return nil }
       let attachments = beacon.attachments.filter {
-        NamespacedTypeFilter.matches(namespace: $0.namespace, type: $0.type, anyOf: namespacedTypes)
+        filters.matches(namespace: $0.namespace, type: $0.type)
       }
       return BeaconInfo(observed: id, beaconName: name, attachments: attachments)
     }
