@@ -42,14 +42,19 @@ public struct ResolverServer: Service {
     let metrics = ServerMetrics()
     let hub = EventHub()
     let health = HealthState(tolerance: .seconds(10))
+    let quotas = QuotaState()
     let handler = ResolverHandler(
       storage: storage, configuration: configuration, hub: hub, metrics: metrics, health: health,
-      eidIndexes: EIDIndexCache(), logger: logger, now: now)
+      eidIndexes: EIDIndexCache(), quotas: quotas, logger: logger, now: now)
     let limits = RequestLimits(configuration: configuration)
     let sweeper = Sweeper(
       storage: storage, configuration: configuration, hub: hub, metrics: metrics, health: health,
-      limits: limits, instance: UUID().uuidString, logger: logger, now: now)
+      limits: limits, quotas: quotas, instance: UUID().uuidString, logger: logger, now: now)
     await sweeper.sweepOnce()
+    await sweeper.heartbeat()
+    do { try await sweeper.checkQuotas() } catch {
+      logger.warning("quota check failed", metadata: ["error": "\(error)"])
+    }
 
     let router = Router(context: AddressedRequestContext.self)
     router.add(middleware: ClientAddressMiddleware(trustedProxies: configuration.trustedProxies))

@@ -49,6 +49,8 @@ public struct ResolverServerConfiguration: Sendable {
   public var metricsRequireKey = false
   /// How long an API key lookup is remembered (a revoked key works this long at most).
   public var apiKeyCacheLifetime: Duration = .seconds(5)
+  /// How many devices and stored bytes a project keeps.
+  public var projectQuotas = ProjectQuotas()
   /// How many beacons, EID beacons and attachments a project keeps, and the smallest EID
   /// rotation exponent.
   public var beaconLimits = BeaconLimits()

@@ -130,6 +130,8 @@ public actor ServerResolver {
       }
       credentials = DeviceCredentials(id: id, secret: wire.secret)
     case .unauthorized(let answer): throw ResolverError.invalidAPIKey.logged(answer, logger)
+    case .unprocessableContent(let answer):
+      throw ResolverError.unavailable("the server refused a new device: \(Self.message(answer))")
     case .tooManyRequests(let answer):
       throw ResolverError.unavailable("rate limited: \(Self.message(answer))")
     case .undocumented(let status, _):

@@ -42,6 +42,7 @@ struct MigrationTests {
       // Back to version 2: as a database written before EID beacons (stored messages, roles).
       try store.sql.execute("ALTER TABLE api_keys DROP COLUMN role")
       try store.sql.execute("DROP INDEX devices_by_last_report")
+      try store.sql.execute("DROP INDEX devices_by_project")
       try store.sql.execute("DROP TABLE server_instances")
       for column in ["last_report_at", "new_neighbors_since", "new_neighbors"] {
         try store.sql.execute("ALTER TABLE devices DROP COLUMN \(column)")

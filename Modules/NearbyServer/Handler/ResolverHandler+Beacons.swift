@@ -16,6 +16,7 @@ extension ResolverHandler {
     guard case .json(let body) = input.body else {
       throw APIFailure.badRequest("the body must be application/json")
     }
+    if !(body.attachments ?? []).isEmpty { try await checkStoredBytes(project: project) }
     let advertisedID = try Self.advertisedID(body.advertisedId, field: "advertisedId")
     let description = body.description ?? ""
     try Self.check(description, field: "description", maximumBytes: Self.maximumDescriptionBytes)
@@ -76,6 +77,7 @@ extension ResolverHandler {
     }
     let attachment = try Self.newAttachment(body, field: "")
     let beacon = try Self.pathName(input.path.name, field: "name")
+    try await checkStoredBytes(project: project)
     let (now, limits) = (now(), configuration.beaconLimits)
     let added = try await transaction { store in
       try store.addAttachment(

@@ -15,6 +15,7 @@ struct ResolverHandler: APIProtocol {
   let metrics: ServerMetrics
   let health: HealthState
   let eidIndexes: EIDIndexCache
+  let quotas: QuotaState
   let logger: Logger
   let now: @Sendable () -> Date
 
@@ -26,6 +27,13 @@ struct ResolverHandler: APIProtocol {
     let context = try RequestContext.required()
     let resolution = configuration.resolution
     let now = now()
+    let maximum = configuration.projectQuotas.maximumDevices
+    let held = try await read { store in try store.deviceCount(project: context.project) }
+    guard held < maximum else {
+      throw APIFailure.limitExceeded(
+        "the project has \(held) devices registered, its most (\(maximum)); devices that "
+          + "stop reporting expire, or unregister some")
+    }
     let credentials = try await answering {
       try await storage.register(project: context.project, configuration: resolution, now: now)
     }
@@ -65,6 +73,7 @@ struct ResolverHandler: APIProtocol {
       throw error.isOverLimit
         ? APIFailure.limitExceeded(error.description) : APIFailure.badRequest(error.description)
     }
+    if !report.publish.isEmpty { try await checkStoredBytes(project: project) }
     let resolution = configuration.resolution
     let (answer, others) = try await answering {
       try await storage.report(report, from: credentials, configuration: resolution, now: now) {
@@ -133,6 +142,15 @@ struct ResolverHandler: APIProtocol {
         "database failure answered with 503", metadata: ["error": "\(String(reflecting: error))"])
       throw APIFailure.unavailable("the database did not answer; try again")
     }
+  }
+
+  /// Refuses what would store more for a project over its stored-bytes quota.
+  /// - Throws: 422 naming the quota.
+  func checkStoredBytes(project: String) async throws {
+    guard let held = await quotas.storedBytesOverQuota(project: project) else { return }
+    throw APIFailure.limitExceeded(
+      "the project stores \(held) bytes of messages and attachments, over its quota of "
+        + "\(configuration.projectQuotas.maximumStoredBytes); unpublish or delete some")
   }
 
   static func failure(for error: ResolverError) -> APIFailure {

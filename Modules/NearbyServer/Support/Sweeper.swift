@@ -18,6 +18,8 @@ struct Sweeper: Sendable {
   let health: HealthState
   /// The rate limits, told how many instances share the database.
   let limits: RequestLimits
+  /// The projects over their stored-bytes quota, found once a minute.
+  let quotas: QuotaState
   /// This instance's name in the database's list of instances.
   let instance: String
   let logger: Logger
@@ -26,7 +28,6 @@ struct Sweeper: Sendable {
   func run() async {
     var lastPrune = ContinuousClock.now
     var lastHeartbeat = ContinuousClock.now
-    await heartbeat()
     while !Task.isCancelled, !Task.isShuttingDownGracefully {
       let prune = lastPrune.duration(to: .now) >= .seconds(60)
       if prune { lastPrune = .now }
@@ -39,6 +40,19 @@ struct Sweeper: Sendable {
     }
     let instance = instance
     try? await storage.transaction { store in try store.forgetInstance(instance) }
+  }
+
+  /// Finds the projects over their stored-bytes quota.
+  func checkQuotas() async throws {
+    let maximum = configuration.projectQuotas.maximumStoredBytes
+    let usage = try await storage.read { store in try store.projectUsage() }
+    let over = usage.filter { $0.value.storedBytes > maximum }.mapValues(\.storedBytes)
+    for (project, bytes) in over where await quotas.storedBytesOverQuota(project: project) == nil {
+      logger.notice(
+        "project over its stored-bytes quota",
+        metadata: ["project": "\(project)", "bytes": "\(bytes)"])
+    }
+    await quotas.update(overStoredBytes: over)
   }
 
   /// Says this instance runs and divides the rate limits among the instances that do.
@@ -66,6 +80,7 @@ struct Sweeper: Sendable {
         let seconds =
           Double(retention.components.seconds) + Double(retention.components.attoseconds) / 1e18
         try await storage.pruneEvents(before: now.addingTimeInterval(-seconds))
+        try await checkQuotas()
         let expired = try await storage.expireSilentDevices(configuration: resolution, now: now)
         if expired.removed > 0 {
           logger.info("removed silent devices", metadata: ["devices": "\(expired.removed)"])

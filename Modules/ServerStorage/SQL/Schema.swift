@@ -195,6 +195,7 @@ enum Schema {
       "ALTER TABLE devices ADD COLUMN last_report_at {real} NOT NULL DEFAULT 0",
       "UPDATE devices SET last_report_at = token_expires_at",
       "CREATE INDEX devices_by_last_report ON devices (last_report_at)",
+      "CREATE INDEX devices_by_project ON devices (project)",
       "ALTER TABLE devices ADD COLUMN new_neighbors_since {real}",
       "ALTER TABLE devices ADD COLUMN new_neighbors {int} NOT NULL DEFAULT 0",
       // The server instances sharing the database, each with when it last said so: rate
