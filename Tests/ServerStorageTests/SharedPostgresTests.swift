@@ -1,9 +1,11 @@
 @_spi(Resolver) import Core
+import Dispatch
 import Foundation
 @_spi(Resolver) import Resolution
 @_spi(Resolver) import ServerStorage
 import ServerTestSupport
 import Strategy
+import Synchronization
 import Testing
 import TestSupport
 import Tokens
@@ -167,5 +169,48 @@ struct SharedPostgresTests {
     -> [SequencedEvent]
   {
     try await storage.read { try $0.events(for: device.id, after: 0, limit: 1000) }
+  }
+}
+
+/// A report that names another project's token does not lock that project's device: it
+/// cannot hold up, or be held up by, another project's work.
+@Suite("Projects do not lock each other")
+struct CrossProjectLockTests {
+  @Test func aForeignTokenIsNotWaitedFor() async throws {
+    let instances = try await SharedPostgresTests.instances()
+    defer { for instance in instances { Task { await instance.shutdown() } } }
+    let configuration = SharedPostgresTests.configuration
+    let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+    let foreign = try await instances[0].register(
+      project: "b", configuration: configuration, now: t0)
+    let reporter = try await instances[0].register(
+      project: "a", configuration: configuration, now: t0)
+    let token = try await instances[0].report(
+      Report(), from: foreign, configuration: configuration, now: t0
+    ).answer.directives.token
+    // Another instance holds the foreign device's row until told to let go.
+    // (At most 10 s: a report that waits for it shows as a failure, not a hang.)
+    let holding = AsyncStream.makeStream(of: Void.self)
+    let release = DispatchSemaphore(value: 0)
+    let released = Mutex(false)
+    let holder = Task {
+      try await instances[1].transaction { store in
+        _ = try store.sql.query(
+          "SELECT id FROM devices WHERE id = ? FOR UPDATE", [.text(foreign.id.description)])
+        holding.continuation.yield()
+        _ = release.wait(timeout: .now() + 10)
+        released.withLock { $0 = true }
+      }
+    }
+    var started = holding.stream.makeAsyncIterator()
+    _ = await started.next()
+    // The report goes through while the row is held (it would wait for it otherwise).
+    let answer = try await instances[0].report(
+      Report(sightings: [Sighting(token: token, medium: .ble, time: t0)]), from: reporter,
+      configuration: configuration, now: t0)
+    #expect(!released.withLock { $0 }, "the report waited for another project's device")
+    release.signal()
+    try await holder.value
+    #expect(answer.answer.events.isEmpty)
   }
 }

@@ -52,9 +52,15 @@ extension SQLStore {
         let tokens = Set(report.sightings.map(\.token.value))
         if !tokens.isEmpty {
           let list = StatementShapes.inList(tokens.map { SQLValue(bits: $0) })
+          // Only devices of the reporter's project: another project's token names no one
+          // here, and its device is not locked (a report cannot hold up another project).
           for row in try sql.query(
-            "SELECT device FROM tokens WHERE token IN (\(list.marks)) AND valid_until > ?",
-            list.binds + [SQLValue(earliestHeard)])
+            """
+            SELECT t.device FROM tokens t JOIN devices d ON d.id = t.device
+            WHERE t.token IN (\(list.marks)) AND t.valid_until > ?
+              AND d.project = (SELECT project FROM devices WHERE id = ?)
+            """,
+            list.binds + [SQLValue(earliestHeard), .text(device.description)])
           {
             locked.insert(try identifier(row.text(0)))
           }
@@ -105,6 +111,9 @@ extension SQLStore {
       readRows[other] =
         try row.optionalText(5) == nil ? .some(nil) : deviceRecord(SQLRow(Array(row.values[5...])))
     }
+    // Another project's devices name no one for this reporter: not locked, not read further.
+    let project = try self.device(device)?.project
+    heardBy = heardBy.filter { (readRows[$0.value] ?? nil)?.project == project }
     let heard = Set(heardBy.values).subtracting([device])
     guard !heard.isEmpty else { return }
     for other in heard {
