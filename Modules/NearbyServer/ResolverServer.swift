@@ -73,13 +73,17 @@ public struct ResolverServer: Service {
       ])
     let logger = self.logger
     let storageDescription = storage.description
-    let idle = configuration.idleTimeout.components
+    let idle = Self.timeAmount(configuration.idleTimeout)
+    let head = Self.timeAmount(configuration.requestHeadTimeout)
     let app = Application(
       router: router,
       server: .http1(
         configuration: .init(
-          idleTimeout: .nanoseconds(idle.seconds * 1_000_000_000 + idle.attoseconds / 1_000_000_000)
-        )),
+          additionalChannelHandlers: [RequestHeadTimeoutHandler(timeout: head)],
+          idleTimeout: idle,
+          httpDecoderConfiguration: .init(
+            maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 64 * 1024, maxHeaderFieldCount: 100))
+      ),
       configuration: .init(
         address: .hostname(configuration.host, port: configuration.port),
         availableConnectionsDelegate: .maximum(configuration.maximumConnections, logger: logger)),
@@ -115,5 +119,10 @@ public struct ResolverServer: Service {
       try await group.next()
       group.cancelAll()
     }
+  }
+
+  static func timeAmount(_ duration: Duration) -> TimeAmount {
+    let parts = duration.components
+    return .nanoseconds(parts.seconds * 1_000_000_000 + parts.attoseconds / 1_000_000_000)
   }
 }

@@ -60,6 +60,11 @@ public struct ResolverServerConfiguration: Sendable {
   /// request, or between requests, before it is closed: a client that opens connections and
   /// trickles nothing cannot hold them. An answer being sent (an event stream) is not idle.
   public var idleTimeout: Duration = .seconds(30)
+  /// How long a connection has to deliver a whole request head (its request line and
+  /// headers) after it opens, or after the previous answer ends; then it is closed. Bounds a
+  /// client that trickles a header a byte at a time, which the idle timeout does not.
+  /// Headers are also bounded: 100 fields, 16 KiB each, 64 KiB in all (431 past that).
+  public var requestHeadTimeout: Duration = .seconds(10)
 
   public init() {}
 }

@@ -51,8 +51,35 @@ struct IdleConnectionTests {
     #expect(idleAfter.map { $0 < 5 } == true, "closed after \(String(describing: idleAfter)) s")
   }
 
+  @Test func aHeadTrickledByteByByteIsCutOff() async throws {
+    // Never idle for long (a byte every 200 ms), but the head is never done.
+    let server = try await ServerHarness.start {
+      $0.idleTimeout = .seconds(30)
+      $0.requestHeadTimeout = .seconds(1)
+    }
+    defer { Task { await server.shutdown() } }
+    let port = try #require(server.url.port)
+    let connection = try #require(RawConnection(port: port))
+    connection.send("GET /healthz HTTP/1.1\r\nHost: x\r\n")
+    let start = ContinuousClock.now
+    var open = true
+    for index in 0..<50 where open {
+      try await Task.sleep(for: .milliseconds(200))
+      connection.send("X-Slow-\(index): y\r\n")
+      open = !connection.isClosed
+    }
+    #expect(!open, "still open after 10 s of trickling")
+    #expect(start.duration(to: .now) < .seconds(5))
+    // A request sent whole, after an answer, is served as ever.
+    let answer = try await rawRequest(.GET, server.url, path: "/healthz")
+    #expect(answer.status == 200)
+  }
+
   @Test func anEventStreamOutlivesTheIdleTimeout() async throws {
-    let server = try await ServerHarness.start { $0.idleTimeout = .milliseconds(300) }
+    let server = try await ServerHarness.start {
+      $0.idleTimeout = .milliseconds(300)
+      $0.requestHeadTimeout = .milliseconds(300)
+    }
     defer { Task { await server.shutdown() } }
     let registered = try await rawRequest(
       .POST, server.url, path: "/v1/devices", headers: ["X-Nearby-API-Key": server.apiKey])

@@ -32,6 +32,12 @@ final class RawConnection: Sendable {
     _ = text.withCString { Glibc.send(fd, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
   }
 
+  /// Whether the server has closed the connection (a read finds its end at once).
+  var isClosed: Bool {
+    var byte: UInt8 = 0
+    return recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) == 0
+  }
+
   /// What arrives within `seconds` (up to 64 KiB, as text), or nil if nothing does.
   func receive(within seconds: Int) async -> String? {
     let fd = fd
