@@ -8,17 +8,10 @@ import TestSupport
 /// none of them is a 500.
 @Suite("Bad input")
 struct BadInputTests {
-  struct Device {
-    var id: String
-    var secret: String
-  }
+  typealias Device = RegisteredDevice
 
   func register(_ server: ServerHarness) async throws -> Device {
-    let answer = try await rawRequest(
-      .POST, server.url, path: "/v1/devices", headers: ["X-Nearby-API-Key": server.apiKey])
-    #expect(answer.status == 201)
-    let json = answer.json
-    return Device(id: try #require(json["id"]), secret: try #require(json["secret"]))
+    try await server.registerDevice()
   }
 
   func report(_ server: ServerHarness, _ device: Device, secret: String? = nil, body: String)

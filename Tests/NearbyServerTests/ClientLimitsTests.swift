@@ -15,18 +15,6 @@ import TestSupport
 /// a `Retry-After` has passed (issue 16).
 @Suite("Client limits")
 struct ClientLimitsTests {
-  /// A server on loopback with `router`, and its URL.
-  func serve(_ router: Router<BasicRequestContext>) async throws -> (URL, Task<Void, any Error>) {
-    let port = Mutex(0)
-    let app = Application(
-      router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-      onServerRunning: { channel in port.withLock { $0 = channel.localAddress?.port ?? 0 } },
-      logger: Logger(label: "hostile"))
-    let running = Task { try await app.runService() }
-    #expect(await eventually { port.withLock { $0 } != 0 })
-    return (try #require(URL(string: "http://127.0.0.1:\(port.withLock { $0 })")), running)
-  }
-
   @Test func plainHTTPAcrossTheNetworkIsRefusedUnlessAllowed() async throws {
     func refusal(_ text: String, allowed: Bool = false) -> String? {
       var configuration = ServerResolver.Configuration(url: URL(string: text)!)
@@ -68,7 +56,7 @@ struct ClientLimitsTests {
           byteBuffer: ByteBuffer(
             string: #"{"id":"\#(UUID().uuidString)","secret":"s"\#(padding)}"#)))
     }
-    let (url, running) = try await serve(router)
+    let (url, running) = try await serveOnLoopback(router)
     defer { running.cancel() }
     let client = ServerResolver(
       configuration: .init(url: url, credentialStore: InMemoryCredentialStore()))
@@ -118,7 +106,7 @@ struct ClientLimitsTests {
         body: .init(
           byteBuffer: ByteBuffer(string: #"{"error":"rate_limited","message":"slow down"}"#)))
     }
-    let (url, running) = try await serve(router)
+    let (url, running) = try await serveOnLoopback(router)
     defer { running.cancel() }
     let client = ServerResolver(
       configuration: .init(url: url, credentialStore: InMemoryCredentialStore()))

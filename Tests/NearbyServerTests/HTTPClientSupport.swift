@@ -1,7 +1,12 @@
+import TestSupport
+import Synchronization
+import Logging
+import Hummingbird
 import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import Testing
 
 /// A raw HTTP answer: status, headers, body as text and as JSON.
 struct RawAnswer: Sendable {
@@ -32,4 +37,36 @@ func rawRequest(
   for header in response.headers { headers[header.name.lowercased()] = header.value }
   return RawAnswer(
     status: Int(response.status.code), headers: headers, body: String(buffer: bytes))
+}
+
+/// A device registered over HTTP: its id and secret.
+struct RegisteredDevice: Sendable {
+  var id: String
+  var secret: String
+}
+
+extension ServerHarness {
+  /// Registers a device with the harness's key (expecting 201).
+  func registerDevice() async throws -> RegisteredDevice {
+    let answer = try await rawRequest(
+      .POST, url, path: "/v1/devices", headers: ["X-Nearby-API-Key": apiKey])
+    #expect(answer.status == 201)
+    return RegisteredDevice(
+      id: try #require(answer.json["id"]), secret: try #require(answer.json["secret"]))
+  }
+}
+
+/// A Hummingbird server on a free loopback port with `router` (a server that misbehaves on
+/// purpose), its URL, and the task that runs it (cancel it to stop).
+func serveOnLoopback(_ router: Router<BasicRequestContext>) async throws -> (
+  URL, Task<Void, any Error>
+) {
+  let port = Mutex(0)
+  let app = Application(
+    router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+    onServerRunning: { channel in port.withLock { $0 = channel.localAddress?.port ?? 0 } },
+    logger: Logger(label: "test.loopback"))
+  let running = Task { try await app.runService() }
+  #expect(await eventually { port.withLock { $0 } != 0 })
+  return (try #require(URL(string: "http://127.0.0.1:\(port.withLock { $0 })")), running)
 }

@@ -1,6 +1,4 @@
-import Dispatch
 import Foundation
-import Glibc
 import Synchronization
 import Testing
 import TestSupport
@@ -12,32 +10,9 @@ struct IdleConnectionTests {
   /// Connects to 127.0.0.1:`port`, sends `text`, and waits (at most 10 s) for the server to
   /// close: the seconds it took, or nil if it did not.
   static func secondsUntilClosed(port: Int, sending text: String) async -> Double? {
-    await withCheckedContinuation { continuation in
-      DispatchQueue.global().async {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-          $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-          }
-        }
-        guard connected == 0 else { return continuation.resume(returning: nil) }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        _ = text.withCString { send(fd, $0, strlen($0), 0) }
-        let start = ContinuousClock.now
-        var byte: UInt8 = 0
-        let received = recv(fd, &byte, 1, 0)
-        let elapsed = start.duration(to: .now)
-        let seconds =
-          Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        continuation.resume(returning: received == 0 ? seconds : nil)
-      }
-    }
+    guard let connection = RawConnection(port: port) else { return nil }
+    connection.send(text)
+    return await connection.secondsUntilClosed(within: 10)
   }
 
   @Test func aConnectionThatSendsHalfARequestIsClosed() async throws {

@@ -38,6 +38,29 @@ final class RawConnection: Sendable {
     return recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) == 0
   }
 
+  /// How long until the server closes the connection (anything it sends is read and
+  /// dropped), waiting at most `seconds`; nil if it did not close by then.
+  func secondsUntilClosed(within seconds: Int) async -> Double? {
+    let fd = fd
+    return await withCheckedContinuation { continuation in
+      DispatchQueue.global().async {
+        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let start = ContinuousClock.now
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+          let count = recv(fd, &buffer, buffer.count, 0)
+          if count > 0 { continue }
+          let elapsed = start.duration(to: .now)
+          let taken =
+            Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+          continuation.resume(returning: count == 0 ? taken : nil)
+          return
+        }
+      }
+    }
+  }
+
   /// What arrives within `seconds` (up to 64 KiB, as text), or nil if nothing does.
   func receive(within seconds: Int) async -> String? {
     let fd = fd

@@ -22,15 +22,8 @@ struct RedirectTests {
         status: .temporaryRedirect,
         headers: [.location: server.url.absoluteString + "/v1/devices"])
     }
-    let port = Mutex(0)
-    let app = Application(
-      router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-      onServerRunning: { channel in port.withLock { $0 = channel.localAddress?.port ?? 0 } },
-      logger: Logger(label: "redirector"))
-    let running = Task { try await app.runService() }
+    let (redirector, running) = try await serveOnLoopback(router)
     defer { running.cancel() }
-    #expect(await eventually { port.withLock { $0 } != 0 })
-    let redirector = try #require(URL(string: "http://127.0.0.1:\(port.withLock { $0 })"))
     let client = ServerResolver(
       configuration: .init(url: redirector, credentialStore: InMemoryCredentialStore()))
     await #expect(throws: ResolverError.self) {

@@ -6,15 +6,10 @@ import Testing
 /// (a device an hour off still finds), and a sighting heard long before its report is ignored.
 @Suite("Sighting times over HTTP")
 struct SightingTimeTests {
-  struct Device {
-    var id: String
-    var secret: String
-  }
+  typealias Device = RegisteredDevice
 
   func register(_ server: ServerHarness) async throws -> Device {
-    let answer = try await rawRequest(
-      .POST, server.url, path: "/v1/devices", headers: ["X-Nearby-API-Key": server.apiKey])
-    return Device(id: try #require(answer.json["id"]), secret: try #require(answer.json["secret"]))
+    try await server.registerDevice()
   }
 
   func report(_ server: ServerHarness, _ device: Device, _ body: String) async throws
