@@ -37,13 +37,17 @@ extension MessageManager {
     refreshTask = nil
     do {
       let answer = try await resolver.report(Report(), from: credentials)
+      refreshBackoff.reset()
       await apply(answer, rescheduleRefresh: true)
     } catch let error as ResolverError where error.meansDeviceIsGone {
       await resolverDropped(because: "\(error)")
     } catch {
+      // Doubling (1 s to a minute, with jitter): devices that lost the resolver together do
+      // not all come back in the same second.
+      let delay = refreshBackoff.next()
       logger.warning(
-        "refreshing directives failed; retrying in 1 s", metadata: ["error": "\(error)"])
-      if !isShutDown { scheduleRefresh(after: .seconds(1)) }
+        "refreshing directives failed; retrying", metadata: ["error": "\(error)", "in": "\(delay)"])
+      if !isShutDown { scheduleRefresh(after: delay) }
     }
   }
 

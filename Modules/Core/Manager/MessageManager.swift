@@ -78,6 +78,8 @@ public actor MessageManager {
   var refreshTask: Task<Void, Never>?
   /// Tells a firing refresh whether it is still the one scheduled.
   var refreshGeneration: UInt64 = 0
+  /// Delays between failed directive refreshes.
+  var refreshBackoff = Backoff(initial: .seconds(1), maximum: .seconds(60))
   /// The sequence number of the next event to deliver; later ones wait in `heldEvents`.
   var nextEventSequence: UInt64 = 1
   var heldEvents: [UInt64: ResolverEvent] = [:]

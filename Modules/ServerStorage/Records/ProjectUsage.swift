@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// What a project holds: devices, and bytes of messages and attachments.
 public struct ProjectUsage: Sendable, Hashable {
