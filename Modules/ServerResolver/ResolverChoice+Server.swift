@@ -4,9 +4,13 @@ public import Logging
 
 extension ResolverChoice {
   /// The resolver server at `url` (`nearby server`), with credentials kept in `store`.
-  /// - Parameter allowsInsecureHTTP: send the API key and device secret over plain `http://`
-  ///   to a host that is not loopback (refused otherwise; see
-  ///   ``ServerResolver/Configuration/allowsInsecureHTTP``).
+  /// - Parameters:
+  ///   - url: the server's base URL, such as `https://resolver.example.com`.
+  ///   - credentialStore: where the device's id and secret are kept between runs.
+  ///   - allowsInsecureHTTP: send the API key and device secret over plain `http://` to a
+  ///     host that is not loopback (refused otherwise; see
+  ///     ``ServerResolver/Configuration/allowsInsecureHTTP``).
+  ///   - logger: the client's logger.
   public static func server(
     _ url: URL, credentialStore: any CredentialStore = FileCredentialStore(),
     allowsInsecureHTTP: Bool = false,

@@ -43,7 +43,7 @@ public actor ServerResolver {
     public var maximumRetryAfter: Duration = .seconds(600)
     /// Sends the API key and the device secret over plain `http://` to a host that is not
     /// loopback (`127.0.0.0/8`, `::1`, `localhost`). Off by default: registration with such a
-    /// URL is refused (``Core/ResolverError/unavailable(_:)`` saying so), since anyone on the
+    /// URL is refused (`ResolverError.unavailable` saying so), since anyone on the
     /// path could read them. Use `https://`, or turn this on for a network you trust.
     public var allowsInsecureHTTP = false
     /// The largest answer the client reads (16 MiB); a larger one is an error.
