@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Runs INSIDE the virtual machine that Tools/scripts/bluez-vm/run.sh boots (virtme-ng: the host's
+# files read-only, /tmp and /run fresh): brings up the real BlueZ stack, then runs a command.
+#   guest.sh RESULTS COMMAND [ARG...]
+# RESULTS is the writable folder shared with the host. Left there:
+#   guest.log        this script's own steps, with timestamps
+#   bluetoothd.log   bluetoothd's output (-d: debug)
+#   btvirt.log       btvirt's output
+#   command.out      COMMAND's stdout and stderr
+#   command.rc       COMMAND's exit status, written last (its absence: the VM never got there)
+# The stack: hci_vhci, `btvirt -L -l2` (two virtual LE controllers in one emulated air; checked
+# and retried, it sometimes brings up only one), a system dbus-daemon, `bluetoothd
+# --experimental`. The command runs with NEARBY_BLUEZ_VM=1 and the stack's variables below.
+set -euo pipefail
+results=$1
+shift
+exec 3>>"$results/guest.log"
+say() { echo "$(date +%T.%N | cut -c1-12) $*" >&3; }
+fail() {
+  say "error: $*"
+  echo "error: $*" >"$results/command.out"
+  echo 97 >"$results/command.rc"
+  exit 97
+}
+say "guest up: kernel $(uname -r), $(nproc) cpus, user $(id -un)"
+
+# bluetoothd keeps adapter settings in /var/lib/bluetooth; the host's view is read-only.
+mkdir -p /run/nearby-vm/lib
+mount -t tmpfs tmpfs /var/lib/bluetooth 2>/dev/null || mount -t tmpfs tmpfs /run/nearby-vm/lib
+
+modprobe hci_vhci || fail "modprobe hci_vhci failed"
+say "hci_vhci loaded"
+
+adapters() { ls /sys/class/bluetooth 2>/dev/null | grep -c '^hci[0-9]*$' || true; }
+btvirt_pid=""
+for attempt in 1 2 3 4 5; do
+  btvirt -L -l2 >>"$results/btvirt.log" 2>&1 &
+  btvirt_pid=$!
+  for ((i = 0; i < 50; i++)); do
+    [ "$(adapters)" -ge 2 ] && break
+    sleep 0.2
+  done
+  if [ "$(adapters)" -ge 2 ]; then
+    say "btvirt up (attempt $attempt): $(ls /sys/class/bluetooth | tr '\n' ' ')"
+    break
+  fi
+  say "btvirt attempt $attempt: only $(adapters) adapter(s); restarting it"
+  kill "$btvirt_pid" 2>/dev/null || true
+  wait "$btvirt_pid" 2>/dev/null || true
+  btvirt_pid=""
+  for ((i = 0; i < 25; i++)); do
+    [ "$(adapters)" -eq 0 ] && break
+    sleep 0.2
+  done
+done
+[ -n "$btvirt_pid" ] || fail "btvirt did not bring up two controllers in 5 attempts"
+
+mkdir -p /run/dbus
+dbus-daemon --system --fork --nopidfile --print-address=4 4>"$results/dbus.address" ||
+  fail "the system dbus-daemon did not start"
+say "system bus: $(cat "$results/dbus.address")"
+
+/usr/libexec/bluetooth/bluetoothd -n -d --experimental >>"$results/bluetoothd.log" 2>&1 &
+bluetoothd_pid=$!
+for ((i = 0; i < 100; i++)); do
+  if dbus-send --system --print-reply --dest=org.bluez /org/bluez/hci1 \
+    org.freedesktop.DBus.Properties.Get string:org.bluez.Adapter1 string:Address \
+    >/dev/null 2>&1; then break; fi
+  kill -0 "$bluetoothd_pid" 2>/dev/null || fail "bluetoothd exited (bluetoothd.log)"
+  sleep 0.2
+done
+dbus-send --system --print-reply --dest=org.bluez /org/bluez/hci1 \
+  org.freedesktop.DBus.Properties.Get string:org.bluez.Adapter1 string:Address >/dev/null 2>&1 ||
+  fail "bluetoothd did not publish /org/bluez/hci1 within 20 s"
+say "bluetoothd up with hci0 and hci1 (pid $bluetoothd_pid)"
+
+export NEARBY_BLUEZ_VM=1 NEARBY_BLUEZ_VM_RESULTS="$results"
+say "running: $*"
+set +e
+"$@" >"$results/command.out" 2>&1
+rc=$?
+set -e
+say "command exited $rc"
+kill "$bluetoothd_pid" 2>/dev/null || true
+echo "$rc" >"$results/command.rc"
