@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs INSIDE the virtual machine that Tools/scripts/bluez-vm/run.sh boots (virtme-ng: the host's
-# files read-only, /tmp and /run fresh): brings up the real BlueZ stack, then runs a command.
+# files, with writes under /etc, /var, /tmp, /usr… going to throw-away overlays): brings up the
+# real BlueZ stack, then runs a command.
 #   guest.sh RESULTS COMMAND [ARG...]
 # RESULTS is the writable folder shared with the host. Left there:
 #   guest.log        this script's own steps, with timestamps
@@ -24,9 +25,9 @@ fail() {
 }
 say "guest up: kernel $(uname -r), $(nproc) cpus, user $(id -un)"
 
-# bluetoothd keeps adapter settings in /var/lib/bluetooth; the host's view is read-only.
-mkdir -p /run/nearby-vm/lib
-mount -t tmpfs tmpfs /var/lib/bluetooth 2>/dev/null || mount -t tmpfs tmpfs /run/nearby-vm/lib
+# bluetoothd keeps adapter settings in /var/lib/bluetooth: start from none, whatever the host has.
+mkdir -p /var/lib/bluetooth
+mount -t tmpfs tmpfs /var/lib/bluetooth || fail "cannot mount a tmpfs on /var/lib/bluetooth"
 
 modprobe hci_vhci || fail "modprobe hci_vhci failed"
 say "hci_vhci loaded"
