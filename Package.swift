@@ -455,7 +455,8 @@ let package = Package(
     .testTarget(
       name: "BLEBlueZVM",
       dependencies: [
-        "BLEBlueZ", "DBus", "MediumTestKit", .product(name: "Logging", package: "swift-log"),
+        "TestSupport", "BLEBlueZ", "DBus", "MediumTestKit", "Tokens",
+        .product(name: "Logging", package: "swift-log"),
       ],
       path: "Tests/BLEBlueZVM",
       swiftSettings: strictSwift

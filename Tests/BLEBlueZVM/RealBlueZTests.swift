@@ -3,16 +3,20 @@ import DBus
 import Foundation
 import Logging
 import MediumTestKit
+import TestSupport
 import Testing
+import Tokens
 
-/// MediumConformance for `.bluez()` against the REAL bluetoothd, in the virtual machine of
+/// MediumConformance for `.bluez()`, and one adapter both advertising and scanning, against the
+/// REAL bluetoothd, in the virtual machine of
 /// `Tools/scripts/bluez-vm/run.sh` (hci0 and hci1 from `btvirt`, bluetoothd on the VM's system
 /// bus). Not run by `Tools/scripts/test.sh`'s loop over `Tests/*Tests` (this folder's name does
 /// not end in `Tests`): `Tools/scripts/bluez-vm/conformance.sh` runs it inside the VM. Outside
 /// the VM every test fails, naming the rig, instead of skipping.
 ///
-/// One serialized suite: both adapters and the one bluetoothd are shared by every check.
-@Suite(.serialized) struct RealBlueZConformanceTests {
+/// One serialized suite (Swift Testing runs suites in parallel): both adapters and the one
+/// bluetoothd are shared by every test.
+@Suite(.serialized) struct RealBlueZTests {
   @Test(arguments: MediumConformance.Check.allCases)
   func conformance(_ check: MediumConformance.Check) async throws {
     try RealBlueZ.requireVM()
@@ -25,6 +29,25 @@ import Testing
           first: try await RealBlueZ.medium("hci0"), second: try await RealBlueZ.medium("hci1"))
       }
     ).run(check)
+  }
+
+  /// One adapter that both advertises and scans, as a manager that publishes and subscribes
+  /// does. Scanning first and then advertising fails on the real stack (ignoresOwnToken,
+  /// docs/bluez-vm-findings.md item D); this is the other order.
+  @Test func advertisingThenScanningOnOneAdapterKeepsTheAdvertHeard() async throws {
+    try RealBlueZ.requireVM()
+    let both = try await RealBlueZ.medium("hci0")
+    let peer = try await RealBlueZ.medium("hci1")
+    let heard = StreamRecorder(peer.sightings)
+    let start = ContinuousClock.now
+    let token = Token.random()
+    try await peer.startScanning()
+    try await both.transmit(token)
+    try await both.startScanning()
+    let sighting = await heard.first(since: start, timeout: .seconds(20)) { $0.token == token }
+    #expect(sighting != nil, "hci1 did not hear the token hci0 advertises while it also scans")
+    await both.shutdown()
+    await peer.shutdown()
   }
 }
 
