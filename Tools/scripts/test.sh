@@ -60,7 +60,8 @@ fi
 # BLE against the real BlueZ (issue 17, first stage): a VM (qemu under TCG, virtme-ng) with the
 # kernel's HCI layer, btvirt's two LE controllers and bluetoothd; `nearby ble status` must see
 # both adapters powered and `nearby ble scan` on hci1 must hear an Eddystone-UID advert added
-# on hci0. About 45 s (one boot). A VM that cannot boot fails the run with its console.
+# on hci0. 45-75 s (one boot, TCG, on a busy 2-core machine). A VM that cannot boot fails the
+# run with its console.
 # Not yet here: MediumConformance against it (Tools/scripts/bluez-vm/conformance.sh: one check
 # fails, docs/bluez-vm-findings.md).
 echo "== BlueZ VM: nearby ble status and scan against the real bluetoothd" >&2
