@@ -48,3 +48,16 @@ for p, d in (seen or {}).items():
 time.sleep(6)
 attempt("StopDiscovery", lambda: a1.StopDiscovery())
 attempt("StopDiscovery again", lambda: a1.StopDiscovery())
+
+# Advertising on an adapter that is itself scanning (docs/bluez-vm-findings.md item D): with
+# discovery (active scan) on hci0, add an advert on hci0 through mgmt, as bluetoothd would.
+a0_adv = sys.argv[1]
+subprocess.run(["btmgmt", "--index", "0", "rm-adv", "1"], capture_output=True)  # no advert left
+attempt("hci0 SetDiscoveryFilter le+dup", lambda: a0.SetDiscoveryFilter({"Transport": "le", "DuplicateData": dbus.Boolean(True)}))
+attempt("hci0 StartDiscovery", lambda: a0.StartDiscovery())
+time.sleep(1)
+r = subprocess.run(["btmgmt", "--index", "0", "add-adv", "-d", a0_adv, "2"], capture_output=True, text=True)
+print(f"btmgmt add-adv on hci0 while hci0 discovers: {(r.stdout + r.stderr).strip()}")
+attempt("hci0 StopDiscovery", lambda: a0.StopDiscovery())
+subprocess.run(["btmgmt", "--index", "0", "rm-adv", "2"], capture_output=True)
+subprocess.run(["sh", "-c", "dmesg | grep 'Bluetooth: hci' || true"])
