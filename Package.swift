@@ -450,6 +450,17 @@ let package = Package(
       ],
       swiftSettings: strictSwift
     ),
+    // MediumConformance against the real bluetoothd, run inside the BlueZ VM only
+    // (Tools/scripts/bluez-vm/conformance.sh); the folder's name keeps it out of test.sh's loop.
+    .testTarget(
+      name: "BLEBlueZVM",
+      dependencies: [
+        "TestSupport", "BLEBlueZ", "DBus", "MediumTestKit", "Tokens",
+        .product(name: "Logging", package: "swift-log"),
+      ],
+      path: "Tests/BLEBlueZVM",
+      swiftSettings: strictSwift
+    ),
     .testTarget(
       name: "DBusTests", dependencies: ["TestSupport", "DBus"],
       swiftSettings: strictSwift),

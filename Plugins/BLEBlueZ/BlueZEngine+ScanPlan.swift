@@ -12,9 +12,16 @@ extension BlueZEngine {
   /// How BlueZ should scan for the wishes now: `nil` when nothing is wanted. A pattern monitor
   /// where the adapter offers "or_patterns" monitors and every wish allows passive scanning
   /// (token scanning always does, beacon scanning when low power is asked); else discovery.
+  /// Always discovery when every advertisement is to be reported
+  /// (``BlueZConfiguration/reportsAllAdvertisements``, `nearby ble scan`): a monitor only
+  /// hears what its patterns match. Real bluetoothd (5.66, `--experimental`) offers
+  /// "or_patterns" monitors, so without this `nearby ble scan` heard only Nearby tokens there
+  /// (seen in the BlueZ VM, docs/bluez-vm-findings.md).
   var wantedScan: ScanPlan? {
     guard wantScanning || wantBeacons != nil else { return nil }
-    guard let chosen, adapters[chosen]?.canMonitor == true, wantBeacons?.lowPower ?? true else {
+    guard let chosen, adapters[chosen]?.canMonitor == true, wantBeacons?.lowPower ?? true,
+      !configuration.reportsAllAdvertisements
+    else {
       return .discovery
     }
     var patterns: MonitorPatterns = []

@@ -1,7 +1,9 @@
 import TestSupport
 import BLEBlueZ
+import BlueZTestSupport
 import Core
 import DBus
+import Logging
 import MediumTestKit
 import Testing
 import Tokens
@@ -198,6 +200,31 @@ import Tokens
     let stalled = ContinuousClock.now
     #expect(await heard.first(since: stalled, timeout: .seconds(10)) { $0.token == token } != nil)
     await speaker.shutdown()
+    await listener.shutdown()
+  }
+
+  /// Reporting every advertisement (`nearby ble scan`) needs discovery even where the adapter
+  /// offers pattern monitors (real bluetoothd does): a monitor for our token would hide the
+  /// rest, such as this Eddystone beacon.
+  @Test func reportingEveryAdvertisementDiscoversEvenWhereMonitorsAreOffered() async throws {
+    let control = try await DoubleControl.connect()
+    defer { control.close() }
+    try await control.call("SetMonitorSupport", [.string("hci1"), .boolean(true)])
+    let beacon = try await SimulatedBeacon.start(
+      SampleBeacons.eddystoneUID, on: "hci0", bus: control.bus)
+    var configuration = BlueZConfiguration(bus: control.bus, adapter: "hci1")
+    configuration.reportsAllAdvertisements = true
+    let listener = try await BlueZMedium(
+      configuration: configuration, logger: Logger(label: "test.bluez.all"))
+    let heard = StreamRecorder(listener.advertisements)
+    try await listener.startScanning()
+    #expect(try await control.discoveryClients("hci1").count == 1)
+    #expect(try await control.call("Monitors", [.string("hci1")]).first?.elements?.isEmpty == true)
+    let eddystone = await heard.first(since: .now - .seconds(1), timeout: .seconds(5)) {
+      $0.serviceData.keys.contains { $0.hasPrefix("0000feaa") }
+    }
+    #expect(eddystone != nil)
+    await beacon.stop()
     await listener.shutdown()
   }
 
