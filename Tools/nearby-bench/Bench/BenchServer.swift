@@ -16,8 +16,16 @@ struct BenchServer {
   static func start(storage: any ResolverStorage, logger: Logger) async throws -> BenchServer {
     var configuration = ResolverServerConfiguration()
     configuration.port = 0
+    // Every limit lifted: the bench measures the work, from one address and a few devices.
     configuration.requestsPerSecond = 1e9
     configuration.burst = 1e9
+    configuration.requestsPerSecondPerDevice = 1e9
+    configuration.burstPerDevice = 1e9
+    configuration.requestsPerSecondPerAddress = 1e9
+    configuration.burstPerAddress = 1e9
+    // The fleet's scripted reports name the tokens it was given at the start: they must
+    // resolve for the whole run (15 min, the longest lifetime), not the default 2 min.
+    configuration.resolution.tokenLifetime = .seconds(900)
     let server = ResolverServer(storage: storage, configuration: configuration, logger: logger)
     let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
     let listening = ListeningServer(server: server, onListening: { portContinuation.yield($0) })
