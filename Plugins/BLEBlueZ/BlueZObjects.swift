@@ -42,6 +42,9 @@ struct DeviceState: Sendable {
   /// When the last advertising report (RSSI or data) arrived.
   var lastData = ContinuousClock.now
 
+  /// The RSSI a controller reports when it has none.
+  static let unknownRSSI = 127
+
   /// Applies Device1 properties; returns whether they carry an advertising report (RSSI or
   /// data).
   mutating func apply(_ properties: [String: DBusValue]) -> Bool {
@@ -49,7 +52,10 @@ struct DeviceState: Sendable {
     if let adapter = properties["Adapter"]?.objectPath { self.adapter = adapter }
     if let address = properties["Address"]?.string { self.address = address }
     if let rssi = properties["RSSI"]?.integer {
-      self.rssi = Int16(clamping: rssi)
+      // 127 is HCI's "RSSI not available" (Core spec, LE Advertising Report), which real
+      // bluetoothd passes on as it is (its emulated controllers always report it): the
+      // advertisement was heard, its strength is unknown, not 127 dBm.
+      self.rssi = rssi == Self.unknownRSSI ? nil : Int16(clamping: rssi)
       report = true
     }
     if let tx = properties["TxPower"]?.integer { txPower = Int16(clamping: tx) }
