@@ -65,7 +65,8 @@ extension Components.Schemas.Attachment {
     return BeaconAttachment(
       name: attachmentName, namespace: String(namespacedType[..<slash]),
       type: String(namespacedType[namespacedType.index(after: slash)...]),
-      data: Data(try StrictBase64.decode(data, field: "attachment \(attachmentName).data")))
+      data: Data(try StrictBase64.decode(data, field: "attachment \(attachmentName).data")),
+      isShared: shared ?? false, maxDistance: maxDistanceMeters)
   }
 }
 

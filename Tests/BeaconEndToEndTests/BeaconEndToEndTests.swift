@@ -172,6 +172,56 @@ struct BeaconEndToEndTests {
     await world.stop()
   }
 
+  @Test("another project's public namespace is found by a subscription naming it, nothing else")
+  func publicNamespaceOfAnotherProject() async throws {
+    try await control("Reset")
+    let world = try await world()
+    let now = Date()
+    // Project "partner" registered the same Eddystone-UID beacon, with a public namespace and
+    // an unlisted one.
+    try await world.storage.transaction { store in
+      _ = try store.registerBeacon(
+        project: "partner", advertisedID: BeaconID(frame: Self.uid)!, description: "theirs",
+        attachments: [
+          try NewAttachment(namespacedType: "partner.offers/coupon", data: Array("coupon".utf8)),
+          try NewAttachment(namespacedType: "partner.private/key", data: Array("secret".utf8)),
+        ], now: now)
+      _ = try store.setNamespaceVisibility(
+        project: "partner", name: "partner.offers", visibility: .public, now: now)
+    }
+    let manager = try await manager(world)
+    let bus = try DoubleBus.bus()
+    let offers = try await manager.subscribe(configure: {
+      $0.deviceTypes = .bleBeacons
+      $0.namespace = "partner.offers"
+    })
+    let hidden = try await manager.subscribe(configure: {
+      $0.deviceTypes = .bleBeacons
+      $0.namespace = "partner.private"
+    })
+    let own = try await manager.subscribe(configure: { $0.deviceTypes = .bleBeacons })
+    let (offerEvents, hiddenEvents, ownEvents) = (
+      StreamRecorder(offers.events), StreamRecorder(hidden.events), StreamRecorder(own.events)
+    )
+    let beacon = try await SimulatedBeacon.start(Self.uid, on: "hci1", bus: bus)
+    let couponMessage = Message(text: "coupon", type: "coupon", namespace: "partner.offers")
+    #expect(
+      await eventually(timeout: .seconds(15)) {
+        offerEvents.elements.compactMap(\.found) == [couponMessage]
+      }, "found: \(offerEvents.elements.compactMap(\.found))")
+    #expect(
+      await eventually(timeout: .seconds(5)) {
+        Set(ownEvents.elements.compactMap(\.found)) == [soup.message, price.message, bread.message]
+      }, "found: \(ownEvents.elements.compactMap(\.found))")
+    try await Task.sleep(for: .milliseconds(500))
+    #expect(hiddenEvents.elements.compactMap(\.found).isEmpty)
+    #expect(!ownEvents.elements.compactMap(\.found).contains(couponMessage))
+
+    await beacon.stop()
+    await manager.shutdown()
+    await world.stop()
+  }
+
   @Test("a beacon moving away reports growing distances, then is lost when it leaves")
   func movingAway() async throws {
     try await control("Reset")

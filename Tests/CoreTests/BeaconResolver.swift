@@ -11,6 +11,7 @@ final class BeaconResolver: Resolver {
   private let table = Mutex<[BeaconID: BeaconInfo]>([:])
   private let lookups = Mutex(0)
   private let asked = Mutex<[BeaconID]>([])
+  private let askedTypes = Mutex<[[String]]>([])
   private let failing = Mutex(false)
   private let latency = Mutex(Duration.zero)
 
@@ -35,6 +36,8 @@ final class BeaconResolver: Resolver {
   var lookupCount: Int { lookups.withLock { $0 } }
   /// Every id asked for, in order (an id asked twice appears twice).
   var askedIDs: [BeaconID] { asked.withLock { $0 } }
+  /// The namespaced types of each call, in order.
+  var askedNamespacedTypes: [[String]] { askedTypes.withLock { $0 } }
 
   func register(apiKey: String) async throws -> DeviceCredentials {
     try await inner.register(apiKey: apiKey)
@@ -54,6 +57,7 @@ final class BeaconResolver: Resolver {
   ) async throws -> [BeaconInfo] {
     lookups.withLock { $0 += 1 }
     asked.withLock { $0 += observed }
+    askedTypes.withLock { $0.append(namespacedTypes) }
     let delay = latency.withLock { $0 }
     if delay > .zero { try await Task.sleep(for: delay) }
     if failing.withLock({ $0 }) { throw ResolverError.unavailable("the test made it unreachable") }

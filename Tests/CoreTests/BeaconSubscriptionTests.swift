@@ -81,6 +81,32 @@ struct BeaconSubscriptionTests {
     await device.manager.shutdown()
   }
 
+  @Test("another project's public namespace reaches only the subscriptions that name it")
+  func sharedAttachmentsNeedTheirNamespaceNamed() async throws {
+    let device = try await device()
+    let uid = BeaconID(frame: .eddystoneUID(TestBeacons.uid))!
+    let shared = BeaconAttachment(
+      name: "s1", namespace: "partner.menus", type: "menu", data: Data("theirs".utf8),
+      isShared: true)
+    device.resolver.register(uid, attachments: [menu, shared])
+    let all = try await device.manager.subscribe(configure: { $0.deviceTypes = .bleBeacons })
+    let allEvents = StreamRecorder(all.events)
+    await device.air.placeBeacon("b1", frames: [.eddystoneUID(TestBeacons.uid)], at: .init(x: 1))
+    _ = await allEvents.first { $0.found == menu.message }
+    // A subscription naming the namespace later: the cached answer is asked again, with it.
+    let named = try await device.manager.subscribe(configure: {
+      $0.deviceTypes = .bleBeacons
+      $0.namespace = "partner.menus"
+    })
+    let namedEvents = StreamRecorder(named.events)
+    let found = await namedEvents.first { $0.found != nil }
+    #expect(found?.found == shared.message)
+    #expect(device.resolver.askedNamespacedTypes.first == ["*"])
+    #expect(device.resolver.askedNamespacedTypes.last == ["*", "partner.menus/*"])
+    try await Task.sleep(for: .milliseconds(200))
+    #expect(allEvents.elements.compactMap(\.found) == [menu.message])
+  }
+
   @Test("includeIBeacons false ignores iBeacons; filters narrow to one Eddystone namespace")
   func iBeaconsAndFilters() async throws {
     let device = try await device()

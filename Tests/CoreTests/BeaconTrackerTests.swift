@@ -49,4 +49,48 @@ struct BeaconTrackerTests {
     #expect(lost.map(\.event) == [.lost(attachment.message)])
     #expect(tracker.isIdle)
   }
+
+  @Test("an attachment with a range: found within it, lost past the margin, no flapping")
+  func attachmentRange() throws {
+    var tracker = BeaconTracker(
+      settings: .init(lostAfter: .seconds(10), smoothingWindow: .seconds(1), model: PathLossModel())
+    )
+    let ranged = BeaconAttachment(
+      name: "r", namespace: "ns", type: "t", data: Data("near".utf8), maxDistance: 2)
+    #expect(ranged.leaveDistance == 3)
+    let frame = try eid("0102030405060708")
+    let start = ContinuousClock.now
+    // TX power −20 dBm at 0 m: −61 dBm at 1 m; free space: −69 dBm ≈ 2.5 m, −75 dBm ≈ 5 m,
+    // −65 dBm ≈ 1.6 m. One sample every 2 s, a 1 s window: each distance is the last sample's.
+    var kinds: [String] = []
+    for (step, rssi) in [-61, -69, -75, -69, -65].enumerated() {
+      let time = start + .seconds(2 * step)
+      let recorded = tracker.record(
+        BeaconSighting(address: "A", frame: frame, rssi: rssi, time: time))
+      let id = try #require(recorded)
+      let events = tracker.apply(
+        BeaconInfo(observed: id, beaconName: "eid!1", attachments: [ranged]), for: id,
+        interests: [subscription: interest], now: time)
+      kinds.append(
+        events.compactMap {
+          switch $0.event {
+          case .found: "found"
+          case .lost: "lost"
+          default: nil
+          }
+        }.joined(separator: ","))
+    }
+    // 1 m: found; 2.5 m: kept (inside the 3 m margin); 5 m: lost; 2.5 m: not found again
+    // (not within 2 m); 1.6 m: found.
+    #expect(kinds == ["found", "", "lost", "", "found"])
+    // No distance at all (no RSSI): never found.
+    var blind = BeaconTracker(settings: settings)
+    let recorded = blind.record(
+      BeaconSighting(address: "B", frame: frame, rssi: nil, time: start))
+    let id = try #require(recorded)
+    let events = blind.apply(
+      BeaconInfo(observed: id, beaconName: "eid!2", attachments: [ranged]), for: id,
+      interests: [subscription: interest], now: start)
+    #expect(events.isEmpty)
+  }
 }

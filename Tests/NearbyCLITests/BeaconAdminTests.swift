@@ -5,32 +5,9 @@ import Testing
 @Suite("Beacon administration from the CLI")
 struct BeaconAdminTests {
   @Test func registerAttachListAndDelete() async throws {
-    let (folder, environment, port) = try CLIEnvironment.make()
-    defer { try? FileManager.default.removeItem(at: folder) }
-    let server = try CLIProcess(
-      ["server", "--port", "\(port)", "--log-level", "warning"], environment: environment)
-    defer { server.signal(SIGTERM) }
-    let keyFile = folder.appendingPathComponent("config/nearby/server-api-key").path
-    let url = "http://127.0.0.1:\(port)"
-
-    // The server writes its first key, then listens: wait (bounded) until it answers.
-    var key = ""
-    let deadline = ContinuousClock.now + .seconds(30)
-    while ContinuousClock.now < deadline {
-      key =
-        (try? String(contentsOfFile: keyFile, encoding: .utf8))?
-        .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
-      if !key.isEmpty,
-        try await CLIEnvironment.run(
-          ["beacons", "list", "--server", url, "--api-key", key], environment: environment
-        ).status == 0
-      {
-        break
-      }
-      try await Task.sleep(for: .milliseconds(200))
-    }
-    try #require(!key.isEmpty, "the server wrote no key: \(server.errors)")
-    let common = ["--server", url, "--api-key", key]
+    let server = try await CLIServer.start()
+    defer { server.stop() }
+    let (environment, url, common) = (server.environment, server.url, server.common)
 
     // An EID beacon: key 00…0f, K = 10, clock 65280 broadcasts 3439c83a6564bfdf
     // (computed independently; see ResolutionTests' EddystoneEIDTests).

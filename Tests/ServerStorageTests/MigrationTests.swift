@@ -39,7 +39,9 @@ struct MigrationTests {
       _ = try store.registerBeacon(
         project: "p", advertisedID: id, description: "old", attachments: [], now: Date())
       let key = try store.createAPIKey(project: "p", role: .client, label: "", now: Date())
-      // Back to version 2: as a database written before EID beacons (stored messages, roles).
+      // Back to version 2: as a database written before EID beacons (stored messages, roles,
+      // namespaces and lifecycle).
+      try Self.undoVersion6(store)
       try store.sql.execute("ALTER TABLE api_keys DROP COLUMN role")
       try store.sql.execute("DROP INDEX devices_by_last_report")
       try store.sql.execute("DROP INDEX devices_by_project")
@@ -67,7 +69,70 @@ struct MigrationTests {
     #expect(eids.isEmpty)
     // A key from before roles did everything: it stays an admin key.
     #expect(oldKey?.role == .admin)
-    #expect(version == 5)
+    #expect(version == 6)
+    await second.shutdown()
+  }
+
+  /// Drops what version 6 added (namespaces, the beacon lifecycle and metadata).
+  static func undoVersion6(_ store: SQLStore) throws {
+    try store.sql.execute("DROP TABLE namespaces")
+    try store.sql.execute("DROP TABLE beacon_properties")
+    try store.sql.execute("DROP TABLE eid_service_keys")
+    try store.sql.execute("DROP INDEX beacons_by_time")
+    try store.sql.execute("ALTER TABLE attachments DROP COLUMN max_distance_meters")
+    for column in [
+      "status", "place", "latitude", "longitude", "indoor_level", "expected_stability",
+    ] {
+      try store.sql.execute("ALTER TABLE beacons DROP COLUMN \(column)")
+    }
+  }
+
+  @Test(arguments: StorageKind.allCases)
+  func namespacesInUseGoToTheProjectThatAttachedFirst(_ kind: StorageKind) async throws {
+    let open: () async throws -> any ResolverStorage
+    switch kind {
+    case .sqlite:
+      let path = FileManager.default.temporaryDirectory
+        .appendingPathComponent("nearby-v5-\(UUID().uuidString)/db.sqlite").path
+      open = { try SQLiteStorage(path: path) }
+    case .postgres:
+      let url = try await TestPostgres.freshDatabase()
+      open = { try await PostgresStorage(url: url) }
+    }
+    let first = try await open()
+    try await first.transaction { store in
+      // Version 5 let any project attach in any namespace: "shared.ns" by q at 200 and by p
+      // at 100, "q.ns" by q only.
+      try Self.undoVersion6(store)
+      try store.sql.execute("DELETE FROM schema_migrations WHERE version >= 6")
+      for (project, namespace, time) in [
+        ("q", "shared.ns", 200.0), ("p", "shared.ns", 100.0), ("q", "q.ns", 300.0),
+      ] {
+        try store.sql.execute(
+          """
+          INSERT INTO attachments (project, beacon, name, namespace, type, data, created_at)
+          VALUES (?, 'b', ?, ?, 't', ?, ?)
+          """,
+          [
+            .text(project), .text("\(namespace)-\(time)"), .text(namespace), .blob([1]),
+            .real(time),
+          ])
+      }
+    }
+    await first.shutdown()
+    let second = try await open()
+    let (shared, own) = try await second.read { store in
+      (try store.namespace("shared.ns"), try store.namespace("q.ns"))
+    }
+    #expect(shared?.project == "p")
+    #expect(shared?.visibility == .unlisted)
+    #expect(own?.project == "q")
+    // q keeps what it attached before, but attaches no more there.
+    await #expect(throws: BeaconInputError.self) {
+      try await second.transaction { store in
+        _ = try store.claimNamespace(project: "q", name: "shared.ns", now: Date())
+      }
+    }
     await second.shutdown()
   }
 

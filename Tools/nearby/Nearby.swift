@@ -22,7 +22,7 @@ struct Nearby: AsyncParsableCommand {
     subcommands: [
       DemoAlias.self, BenchAlias.self, ServerAlias.self, PublishCommand.self,
       SubscribeCommand.self, PermissionCommand.self, BackgroundCommand.self, BLECommand.self,
-      AudioCommand.self, BeaconsCommand.self,
+      AudioCommand.self, BeaconsCommand.self, NamespacesCommand.self,
     ]
   )
 }

@@ -27,12 +27,30 @@ public struct BeaconAttachment: Sendable, Hashable {
   public var type: String
   /// The attachment's data.
   public var data: Data
+  /// Whether another project's public namespace holds it: it reaches only subscriptions that
+  /// name ``namespace``, never one asking for every namespace of the project.
+  public var isShared: Bool
+  /// Delivered only while the beacon is estimated within this many metres, if set: found
+  /// when it comes within, lost once it is past ``leaveDistance`` (a margin, so that a noisy
+  /// signal at the edge does not flap).
+  public var maxDistance: Double?
 
-  public init(name: String, namespace: String, type: String, data: Data) {
+  public init(
+    name: String, namespace: String, type: String, data: Data, isShared: Bool = false,
+    maxDistance: Double? = nil
+  ) {
     self.name = name
     self.namespace = namespace
     self.type = type
     self.data = data
+    self.isShared = isShared
+    self.maxDistance = maxDistance
+  }
+
+  /// How far a found attachment with ``maxDistance`` may go before it is lost: 25 % more, and
+  /// at least 1 m more.
+  public var leaveDistance: Double? {
+    maxDistance.map { max($0 * 1.25, $0 + 1) }
   }
 
   /// The attachment as the message a beacon subscription delivers.

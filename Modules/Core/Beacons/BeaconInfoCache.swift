@@ -63,6 +63,10 @@ struct BeaconInfoCache {
     if failedUntil.count > capacity { failedUntil = failedUntil.filter { $0.value > now } }
   }
 
+  /// Drops every answer (lookups running or failing stay as they are): the next sighting of
+  /// each id asks again.
+  mutating func forgetAnswers() { entries = [:] }
+
   /// How many ids are cached.
   var count: Int { entries.count }
 }

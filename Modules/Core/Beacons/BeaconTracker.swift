@@ -3,7 +3,8 @@ import Tokens
 
 /// What a beacon subscription asks for: which beacons and which of their attachments.
 struct BeaconInterest: Sendable, Hashable {
-  /// Attachments of this namespace only; `""`: every namespace of the project.
+  /// Attachments of this namespace only (the project's own, or another project's public
+  /// one); `""`: every namespace of the project (never another project's).
   var namespace: String
   /// Attachments of this type only; `nil`: every type.
   var type: String?
@@ -20,7 +21,7 @@ struct BeaconInterest: Sendable, Hashable {
 
   /// Whether this subscription wants the attachment.
   func wants(_ attachment: BeaconAttachment) -> Bool {
-    (namespace.isEmpty || attachment.namespace == namespace)
+    (namespace.isEmpty ? !attachment.isShared : attachment.namespace == namespace)
       && (type == nil || attachment.type == type)
   }
 }
@@ -149,6 +150,12 @@ struct BeaconTracker {
       var wanted: Set<AttachmentKey> = []
       for attachment in info.attachments where interest.wants(attachment) {
         let key = AttachmentKey(beaconName: name, attachmentName: attachment.name)
+        if let limit = current[key] == nil ? attachment.maxDistance : attachment.leaveDistance {
+          // In range: found only with a distance within the limit; once found, kept until the
+          // distance is past the leave distance (an unknown distance keeps it as it is).
+          let within = distance.map { $0.metres <= limit } ?? (current[key] != nil)
+          guard within else { continue }
+        }
         wanted.insert(key)
         var entry = current[key] ?? Found(message: attachment.message)
         if current[key] == nil {

@@ -27,6 +27,7 @@ extension MessageManager {
       interests.values.contains(where: { $0.accepts(heard) }),
       let id = beaconTracker.record(sighting)
     else { return }
+    noteBeaconNamespaces(of: interests)
     let now = ContinuousClock.now
     switch beaconCache.lookup(id, now: now) {
     case .answer(let info, let refresh):
@@ -38,6 +39,22 @@ extension MessageManager {
       lookUp(id)
     }
     startBeaconSweepIfNeeded()
+  }
+
+  /// The resolver is asked for every type of the project (`*`) and for every namespace a
+  /// subscription names (`ns/*`: another project's public namespace is read only when named).
+  private var beaconNamespacedTypes: [String] {
+    ["*"] + askedBeaconNamespaces.sorted().prefix(99).map { "\($0)/*" }
+  }
+
+  /// Cached answers lack the namespaces no subscription named when they were asked: when a
+  /// subscription names a new one, they are forgotten (asked again when next heard).
+  private func noteBeaconNamespaces(of interests: [SubscriptionID: BeaconInterest]) {
+    let named = Set(interests.values.map(\.namespace).filter { !$0.isEmpty })
+    guard named != askedBeaconNamespaces else { return }
+    let grew = !named.isSubset(of: askedBeaconNamespaces)
+    askedBeaconNamespaces = named
+    if grew { beaconCache.forgetAnswers() }
   }
 
   /// Queues `id` for the resolver. One request runs at a time; ids heard meanwhile go
@@ -63,7 +80,7 @@ extension MessageManager {
   private func resolveBeacons(_ ids: [BeaconID]) async {
     do {
       let answers = try await resolver.beaconInfo(
-        for: ids, namespacedTypes: ["*"], from: credentials)
+        for: ids, namespacedTypes: beaconNamespacedTypes, from: credentials)
       guard !isShutDown else { return }
       let now = ContinuousClock.now
       let interests = beaconInterests

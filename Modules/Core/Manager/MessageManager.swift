@@ -97,6 +97,8 @@ public actor MessageManager {
   var beaconSweepTask: Task<Void, Never>?
   /// Ids waiting for the resolver, and whether a request for them runs.
   var beaconLookupQueue: [BeaconID] = []
+  /// The namespaces beacon subscriptions have named (see `beaconNamespacedTypes`).
+  var askedBeaconNamespaces: Set<String> = []
   var isLookingUpBeacons = false
   var isReconcilingBeacons = false
   var beaconReconcileRequested = false

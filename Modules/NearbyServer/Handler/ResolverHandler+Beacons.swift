@@ -31,13 +31,21 @@ extension ResolverHandler {
     }
     let now = now()
     let limits = configuration.beaconLimits
+    let status: BeaconStatus = body.status == .inactive ? .inactive : .active
+    let metadata = try Self.metadata(
+      BeaconMetadata(), properties: body.properties, place: body.place, latLng: body.latLng,
+      indoorLevel: body.indoorLevel, expectedStability: body.expectedStability)
+    // The key exchange method needs the server's private key.
+    let serviceKey =
+      body.eid?.beaconEcdhPublicKey == nil
+      ? nil : try await transaction { store in try store.eidServiceKey(now: now).privateKey }
     let eid = try Self.eidRegistration(
       body.eid, for: advertisedID, now: now,
-      minimumRotationExponent: limits.minimumEIDRotationExponent)
+      minimumRotationExponent: limits.minimumEIDRotationExponent, servicePrivateKey: serviceKey)
     let record = try await transaction { store in
       try store.registerBeacon(
         project: project, advertisedID: advertisedID, description: description, eid: eid,
-        attachments: attachments, now: now, limits: limits)
+        attachments: attachments, now: now, limits: limits, status: status, metadata: metadata)
     }
     guard let record else {
       throw APIFailure(
@@ -45,14 +53,6 @@ extension ResolverHandler {
     }
     if eid != nil { await eidIndexes.invalidate(project: project) }
     return .created(.init(body: .json(Self.wire(record))))
-  }
-
-  func listBeacons(_ input: Operations.ListBeacons.Input) async throws
-    -> Operations.ListBeacons.Output
-  {
-    let project = try RequestContext.required().project
-    let records = try await read { store in try store.beacons(project: project) }
-    return .ok(.init(body: .json(.init(beacons: records.map(Self.wire)))))
   }
 
   func deleteBeacon(_ input: Operations.DeleteBeacon.Input) async throws
@@ -137,10 +137,64 @@ extension ResolverHandler {
       let id = try Self.advertisedID(observation.advertisedId, field: "\(field).advertisedId")
       if seen.insert(id).inserted { observed.append(id) }
     }
-    // Each observed id, in the request's order, and the registered id it stands for: itself,
-    // or the EID beacon broadcasting it now.
-    var index: EddystoneEIDIndex<String>?
     let now = now()
+    let own = try await beaconsObserved(observed, project: project, now: now)
+    // Public namespaces of other projects that a filter names, by owner.
+    let named = filters.namedNamespaces
+    let foreign =
+      named.isEmpty
+      ? [] : try await read { store in try store.publicNamespaces(named: named, readBy: project) }
+    guard foreign.count <= Self.maximumForeignNamespaces else {
+      throw APIFailure.limitExceeded(
+        "namespacedTypes name \(foreign.count) public namespaces of other projects; the limit "
+          + "is \(Self.maximumForeignNamespaces) a request")
+    }
+    var shared: [BeaconID: BeaconRecord] = [:]
+    for (owner, namespaces) in Dictionary(grouping: foreign, by: \.project).sorted(by: {
+      $0.key < $1.key
+    }) {
+      let names = Set(namespaces.map(\.name))
+      for (id, record) in try await beaconsObserved(observed, project: owner, now: now) {
+        let attachments = record.attachments.filter {
+          names.contains($0.namespace) && filters.matches(namespace: $0.namespace, type: $0.type)
+        }
+        guard !attachments.isEmpty else { continue }
+        if shared[id] == nil {
+          // Another project's beacon: its attachments in the public namespace, nothing else.
+          var theirs = record
+          (theirs.description, theirs.eid, theirs.attachments) = ("", nil, [])
+          shared[id] = theirs
+        }
+        shared[id]?.attachments += attachments
+      }
+    }
+    let answer = observed.compactMap { id -> Components.Schemas.Beacon? in
+      var wire: Components.Schemas.Beacon
+      if var mine = own[id] {
+        mine.attachments = mine.attachments.filter {
+          filters.matches(namespace: $0.namespace, type: $0.type)
+        }
+        wire = Self.wire(mine)
+      } else if var theirs = shared[id] {
+        (theirs.attachments, theirs.metadata) = ([], BeaconMetadata())
+        wire = Self.wire(theirs)
+      } else {
+        return nil
+      }
+      wire.status = nil
+      wire.attachments += (shared[id]?.attachments ?? []).map { Self.wire($0, shared: true) }
+      wire.observedId = Components.Schemas.AdvertisedID(id)
+      return wire
+    }
+    return .ok(.init(body: .json(.init(beacons: answer))))
+  }
+
+  /// The beacons of `project` that the observed ids stand for, by observed id: the beacon
+  /// registered with that id, or the EID beacon broadcasting it now.
+  func beaconsObserved(_ observed: [BeaconID], project: String, now: Date) async throws
+    -> [BeaconID: BeaconRecord]
+  {
+    var index: EddystoneEIDIndex<String>?
     if observed.contains(where: { $0.kind == .eddystoneEID }) {
       let storage = storage
       index = try await eidIndexes.index(project: project, now: now) {
@@ -161,19 +215,14 @@ extension ResolverHandler {
     }
     let registered = matches.map(\.registered)
     let records = try await read { store in
-      try store.beacons(project: project, advertisedIDs: registered)
+      try store.beacons(project: project, advertisedIDs: registered, servedOnly: true)
     }
     let byID = Dictionary(records.map { ($0.advertisedID, $0) }, uniquingKeysWith: { a, _ in a })
-    let answer = matches.compactMap { match -> Components.Schemas.Beacon? in
-      guard var record = byID[match.registered] else { return nil }
-      record.attachments = record.attachments.filter {
-        filters.matches(namespace: $0.namespace, type: $0.type)
-      }
-      var wire = Self.wire(record)
-      wire.observedId = Components.Schemas.AdvertisedID(match.observed)
-      return wire
+    var found: [BeaconID: BeaconRecord] = [:]
+    for match in matches {
+      if let record = byID[match.registered] { found[match.observed] = record }
     }
-    return .ok(.init(body: .json(.init(beacons: answer))))
+    return found
   }
 
   // MARK: Limits
@@ -185,6 +234,8 @@ extension ResolverHandler {
   /// The most observations and namespaced-type filters of one `getforobserved`.
   static let maximumObservations = 1000
   static let maximumNamespacedTypes = 100
+  /// The most public namespaces of other projects one `getforobserved` reads.
+  static let maximumForeignNamespaces = 16
   /// The longest filter: a namespace (64), `/` and a type (32).
   static let maximumNamespacedTypeBytes = 97
   /// The longest name in a path (beacon or attachment).
@@ -224,6 +275,8 @@ extension ResolverHandler {
     switch error {
     case .invalid(let why): .badRequest(why)
     case .overLimit(let why): .limitExceeded(why)
+    case .notOwned(let why): .forbidden(why)
+    case .conflict(let why): APIFailure(.conflict, "conflict", why)
     }
   }
 
@@ -232,7 +285,7 @@ extension ResolverHandler {
   /// The EID parameters of a registration, checked against the id the beacon broadcasts.
   static func eidRegistration(
     _ wire: Components.Schemas.EIDRegistration?, for id: BeaconID, now: Date,
-    minimumRotationExponent: Int
+    minimumRotationExponent: Int, servicePrivateKey: [UInt8]? = nil
   ) throws -> EddystoneEIDRegistration? {
     guard let wire else {
       guard id.kind != .eddystoneEID else {
@@ -245,9 +298,7 @@ extension ResolverHandler {
       throw APIFailure.badRequest(
         "eid is for eddystone-eid beacons; advertisedId.type is \(id.kind.rawValue)")
     }
-    guard let key = Hex.decode(wire.identityKey), key.count == 16 else {
-      throw APIFailure.badRequest("eid.identityKey must be 32 hex digits (16 bytes)")
-    }
+    let key = try identityKey(wire, servicePrivateKey: servicePrivateKey)
     let clock = wire.clockValue ?? 0
     guard let clockValue = UInt32(exactly: clock) else {
       throw APIFailure.badRequest("eid.clockValue must be 0 to 4294967295, got \(clock)")
@@ -263,6 +314,50 @@ extension ResolverHandler {
       identityKey: key, rotationExponent: wire.rotationExponent, clockValue: clockValue)
     do { return try parameters.register(eid: id.bytes, at: now) } catch {
       throw APIFailure.badRequest(error.description)
+    }
+  }
+
+  /// The identity key of an EID registration: given, or derived by key exchange.
+  static func identityKey(
+    _ wire: Components.Schemas.EIDRegistration, servicePrivateKey: [UInt8]?
+  ) throws -> [UInt8] {
+    switch (wire.identityKey, wire.beaconEcdhPublicKey) {
+    case (let hex?, nil):
+      guard let key = Hex.decode(hex), key.count == 16 else {
+        throw APIFailure.badRequest("eid.identityKey must be 32 hex digits (16 bytes)")
+      }
+      return key
+    case (nil, let beaconText?):
+      guard let servicePrivateKey else {
+        throw APIFailure.unavailable("the EID service key is not loaded; try again")
+      }
+      let beacon: [UInt8]
+      let service: [UInt8]
+      do {
+        beacon = try StrictBase64.decode(beaconText, field: "eid.beaconEcdhPublicKey")
+        service = try StrictBase64.decode(
+          wire.serviceEcdhPublicKey ?? "", field: "eid.serviceEcdhPublicKey")
+      } catch {
+        throw APIFailure.badRequest(error.description)
+      }
+      do {
+        guard service == (try EIDKeyExchange.publicKey(of: servicePrivateKey)) else {
+          throw APIFailure.badRequest(
+            "eid.serviceEcdhPublicKey is not this server's key: take it from GET /v1/eidparams")
+        }
+        guard beacon.count == EIDKeyExchange.publicKeyBytes else {
+          throw APIFailure.badRequest(
+            "eid.beaconEcdhPublicKey must be \(EIDKeyExchange.publicKeyBytes) bytes, got "
+              + "\(beacon.count)")
+        }
+        return try EIDKeyExchange.identityKey(
+          servicePrivateKey: servicePrivateKey, beaconPublicKey: beacon)
+      } catch let error as EIDKeyExchangeError {
+        throw APIFailure.badRequest("eid.beaconEcdhPublicKey: \(error.description)")
+      }
+    default:
+      throw APIFailure.badRequest(
+        "eid needs identityKey, or beaconEcdhPublicKey with serviceEcdhPublicKey (not both)")
     }
   }
 
@@ -282,23 +377,41 @@ extension ResolverHandler {
     do { data = try StrictBase64.decode(wire.data, field: dataField) } catch {
       throw APIFailure.badRequest(error.description)
     }
-    do { return try NewAttachment(namespacedType: wire.namespacedType, data: data) } catch {
+    do {
+      return try NewAttachment(
+        namespacedType: wire.namespacedType, data: data, maxDistanceMeters: wire.maxDistanceMeters)
+    } catch {
       throw failure(for: error.prefixed(field))
     }
   }
 
-  static func wire(_ attachment: AttachmentRecord) -> Components.Schemas.Attachment {
+  static func wire(_ attachment: AttachmentRecord, shared: Bool = false)
+    -> Components.Schemas.Attachment
+  {
     .init(
       attachmentName: attachment.name, namespacedType: attachment.namespacedType,
-      data: StrictBase64.encode(attachment.data))
+      data: StrictBase64.encode(attachment.data),
+      maxDistanceMeters: attachment.maxDistanceMeters, shared: shared ? true : nil)
   }
 
   /// The beacon as answered: never its identity key.
   static func wire(_ record: BeaconRecord) -> Components.Schemas.Beacon {
-    .init(
+    let metadata = record.metadata
+    let latLng = metadata.latitude.flatMap { latitude in
+      metadata.longitude.map { Components.Schemas.LatLng(latitude: latitude, longitude: $0) }
+    }
+    return .init(
       beaconName: record.name, advertisedId: Components.Schemas.AdvertisedID(record.advertisedID),
       description: record.description.isEmpty ? nil : record.description,
-      attachments: record.attachments.map(wire),
-      eid: record.eid.map { .init(rotationExponent: $0.generator.rotationExponent) })
+      attachments: record.attachments.map { wire($0) },
+      eid: record.eid.map { .init(rotationExponent: $0.generator.rotationExponent) },
+      status: Components.Schemas.BeaconStatus(rawValue: record.status.rawValue),
+      properties: metadata.properties.isEmpty
+        ? nil : .init(additionalProperties: metadata.properties),
+      place: metadata.place.isEmpty ? nil : metadata.place, latLng: latLng,
+      indoorLevel: metadata.indoorLevel.isEmpty ? nil : metadata.indoorLevel,
+      expectedStability: metadata.expectedStability.flatMap {
+        Components.Schemas.ExpectedStability(rawValue: $0.rawValue)
+      })
   }
 }

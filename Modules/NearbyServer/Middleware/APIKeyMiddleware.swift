@@ -19,6 +19,8 @@ struct APIKeyMiddleware: ServerMiddleware {
   /// key, which an admin key also is).
   static let adminOperations: Set<String> = [
     "registerBeacon", "listBeacons", "deleteBeacon", "addAttachment", "deleteAttachment",
+    "updateBeacon", "listAttachments", "batchDeleteAttachments", "listNamespaces",
+    "setNamespaceVisibility",
   ]
   static let maximumKeyBytes = 128
   /// Device ids are UUIDs: a longer path parameter is not counted per device (the handler

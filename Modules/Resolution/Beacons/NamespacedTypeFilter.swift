@@ -31,6 +31,14 @@ public struct NamespacedTypeFilter: Sendable, Hashable {
     namespacedTypes = types
   }
 
+  /// The namespaces the filters name (`ns/*` and `ns/type`); `*` names none.
+  public var namedNamespaces: Set<String> {
+    namespaces.union(
+      namespacedTypes.compactMap { filter in
+        filter.firstIndex(of: "/").map { String(filter[..<$0]) }
+      })
+  }
+
   /// Whether an attachment of `namespace` and `type` matches one of the filters.
   public func matches(namespace: String, type: String) -> Bool {
     matchesEverything || namespaces.contains(namespace)

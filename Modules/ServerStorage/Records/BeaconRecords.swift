@@ -12,6 +12,8 @@ public struct AttachmentRecord: Sendable, Hashable {
   public var type: String
   public var data: [UInt8]
   public var createdAt: Date
+  /// Delivered only while the beacon is estimated this close, if set.
+  public var maxDistanceMeters: Double?
 
   public var namespacedType: String { "\(namespace)/\(type)" }
 }
@@ -25,6 +27,10 @@ public struct BeaconRecord: Sendable, Hashable {
   public var attachments: [AttachmentRecord]
   /// An Eddystone-EID beacon's parameters (the identity key is secret: never answer it).
   public var eid: EddystoneEIDRegistration?
+  /// Where it is in its life: only an active beacon's attachments are served.
+  public var status: BeaconStatus = .active
+  /// The operator's description of where and what it is.
+  public var metadata = BeaconMetadata()
 
   public var name: String { advertisedID.name }
 }
@@ -34,10 +40,23 @@ public struct NewAttachment: Sendable, Hashable {
   public var namespace: String
   public var type: String
   public var data: [UInt8]
+  /// Delivered only while the beacon is estimated this close (metres), if set.
+  public var maxDistanceMeters: Double?
 
-  /// - Throws: ``BeaconInputError`` for a malformed `namespacedType`, or data over
-  ///   ``AttachmentRecord/maximumDataBytes``.
-  public init(namespacedType: String, data: [UInt8]) throws(BeaconInputError) {
+  /// The range ``maxDistanceMeters`` may take, in metres.
+  public static let distanceRange = 0.1...1000.0
+
+  /// - Throws: ``BeaconInputError`` for a malformed `namespacedType`, data over
+  ///   ``AttachmentRecord/maximumDataBytes``, or a distance outside ``distanceRange``.
+  public init(namespacedType: String, data: [UInt8], maxDistanceMeters: Double? = nil)
+    throws(BeaconInputError)
+  {
+    if let maxDistanceMeters, !Self.distanceRange.contains(maxDistanceMeters) {
+      throw .invalid(
+        "maxDistanceMeters must be \(Self.distanceRange.lowerBound) to "
+          + "\(Self.distanceRange.upperBound) metres, got \(maxDistanceMeters)")
+    }
+    self.maxDistanceMeters = maxDistanceMeters
     let parts = namespacedType.split(separator: "/", omittingEmptySubsequences: false)
     guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
       throw .invalid(

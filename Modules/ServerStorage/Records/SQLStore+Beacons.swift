@@ -9,16 +9,29 @@ extension SQLStore {
   /// Registers a beacon, with its EID parameters for an Eddystone-EID beacon; nil if the
   /// project has it already.
   /// - Throws: ``BeaconInputError/overLimit(_:)`` when the project holds its most beacons (or
-  ///   EID beacons), or there are more attachments than a beacon holds; the database's error.
+  ///   EID beacons), or there are more attachments than a beacon holds;
+  ///   ``BeaconInputError/notOwned(_:)`` for an attachment in another project's namespace;
+  ///   the database's error.
   public func registerBeacon(
     project: String, advertisedID: BeaconID, description: String,
     eid: EddystoneEIDRegistration? = nil, attachments: [NewAttachment], now: Date,
-    limits: BeaconLimits = BeaconLimits()
+    limits: BeaconLimits = BeaconLimits(), status: BeaconStatus = .active,
+    metadata: BeaconMetadata = BeaconMetadata()
   ) throws -> BeaconRecord? {
     let exists = try sql.queryFirst(
-      "SELECT 1 FROM beacons WHERE project = ? AND name = ?",
+      "SELECT status FROM beacons WHERE project = ? AND name = ?",
       [.text(project), .text(advertisedID.name)])
-    guard exists == nil else { return nil }
+    if let exists {
+      guard try exists.text(0) != BeaconStatus.decommissioned.rawValue else {
+        throw BeaconInputError.conflict(
+          "beacon \(advertisedID.name) was decommissioned; its id can never be registered again")
+      }
+      return nil
+    }
+    guard status != .decommissioned else {
+      throw BeaconInputError.invalid("a beacon is registered active or inactive")
+    }
+    try metadata.check()
     guard attachments.count <= limits.maximumAttachmentsPerBeacon else {
       throw BeaconInputError.overLimit(
         "attachments: \(attachments.count); a beacon holds at most "
@@ -60,9 +73,10 @@ extension SQLStore {
           SQLValue(eid.registeredAt),
         ])
     }
+    try writeLifecycle(project: project, beacon: advertisedID.name, status, metadata)
     var record = BeaconRecord(
       project: project, advertisedID: advertisedID, description: description, createdAt: now,
-      attachments: [], eid: eid)
+      attachments: [], eid: eid, status: status, metadata: metadata)
     for attachment in attachments {
       if let added = try addAttachment(
         project: project, beacon: advertisedID.name, attachment, now: now, limits: limits)
@@ -73,27 +87,39 @@ extension SQLStore {
     return record
   }
 
-  /// The project's beacons (all, or those with these advertised ids), with attachments.
-  public func beacons(project: String, advertisedIDs: [BeaconID]? = nil) throws
-    -> [BeaconRecord]
-  {
-    let select = """
-      SELECT b.kind, b.advertised_id, b.description, b.created_at,
-        e.identity_key, e.rotation_exponent, e.clock_value, e.registered_at
-      FROM beacons b LEFT JOIN beacon_eids e ON e.project = b.project AND e.beacon = b.name
-      """
+  /// The project's beacons (all, or those with these advertised ids; `servedOnly`: the active
+  /// ones only), with attachments.
+  public func beacons(
+    project: String, advertisedIDs: [BeaconID]? = nil, servedOnly: Bool = false
+  ) throws -> [BeaconRecord] {
+    let served = servedOnly ? " AND b.status = 'active'" : ""
     var rows: [SQLRow]
     if let advertisedIDs {
       rows = []
       for name in Set(advertisedIDs.map(\.name)).sorted() {
         rows += try sql.query(
-          "\(select) WHERE b.project = ? AND b.name = ?", [.text(project), .text(name)])
+          "\(Self.beaconSelect) WHERE b.project = ? AND b.name = ?\(served)",
+          [.text(project), .text(name)])
       }
     } else {
       rows = try sql.query(
-        "\(select) WHERE b.project = ? ORDER BY b.created_at, b.name", [.text(project)])
+        "\(Self.beaconSelect) WHERE b.project = ?\(served) ORDER BY b.created_at, b.name",
+        [.text(project)])
     }
-    return try rows.map { row in
+    return try beaconRecords(rows, project: project)
+  }
+
+  /// The columns ``beaconRecords(_:project:)`` reads, from `beacons b` and its EID row.
+  static let beaconSelect = """
+    SELECT b.kind, b.advertised_id, b.description, b.created_at,
+      e.identity_key, e.rotation_exponent, e.clock_value, e.registered_at,
+      b.status, b.place, b.latitude, b.longitude, b.indoor_level, b.expected_stability
+    FROM beacons b LEFT JOIN beacon_eids e ON e.project = b.project AND e.beacon = b.name
+    """
+
+  /// Beacons from rows of ``beaconSelect``, with their properties and attachments.
+  func beaconRecords(_ rows: [SQLRow], project: String) throws -> [BeaconRecord] {
+    try rows.map { row in
       guard let kind = BeaconID.Kind(rawValue: try row.text(0)) else {
         throw SQLStorageError.unexpectedValue("beacon kind \(try row.text(0))")
       }
@@ -106,16 +132,36 @@ extension SQLStore {
         project: project, advertisedID: id, description: try row.text(2),
         createdAt: Date(timeIntervalSince1970: try row.real(3)), attachments: [],
         eid: try Self.eidRegistration(row, from: 4))
+      let statusText = try row.text(8)
+      guard let status = BeaconStatus(rawValue: statusText) else {
+        throw SQLStorageError.unexpectedValue("beacon status \(statusText)")
+      }
+      record.status = status
+      record.metadata.place = try row.text(9)
+      record.metadata.latitude = try row.optionalReal(10)
+      record.metadata.longitude = try row.optionalReal(11)
+      record.metadata.indoorLevel = try row.text(12)
+      record.metadata.expectedStability = try row.optionalText(13).flatMap(BeaconStability.init)
+      record.metadata.properties = try properties(project: project, beacon: record.name)
       record.attachments = try attachments(project: project, beacon: record.name)
       return record
     }
   }
 
   /// Removes a beacon with its attachments; false if the project has no such beacon.
+  /// - Throws: ``BeaconInputError/conflict(_:)`` for a decommissioned beacon: its tombstone
+  ///   stays, so its id is never registered again.
   public func deleteBeacon(project: String, name: String) throws -> Bool {
     let exists = try sql.queryFirst(
-      "SELECT 1 FROM beacons WHERE project = ? AND name = ?", [.text(project), .text(name)])
-    guard exists != nil else { return false }
+      "SELECT status FROM beacons WHERE project = ? AND name = ?", [.text(project), .text(name)])
+    guard let exists else { return false }
+    guard try exists.text(0) != BeaconStatus.decommissioned.rawValue else {
+      throw BeaconInputError.conflict(
+        "beacon \(name) is decommissioned: it is kept so that its id is never registered again")
+    }
+    try sql.execute(
+      "DELETE FROM beacon_properties WHERE project = ? AND beacon = ?",
+      [.text(project), .text(name)])
     try sql.execute(
       "DELETE FROM attachments WHERE project = ? AND beacon = ?", [.text(project), .text(name)])
     try sql.execute(
@@ -125,15 +171,18 @@ extension SQLStore {
     return true
   }
 
-  /// Adds an attachment; nil if the project has no such beacon.
+  /// Adds an attachment; nil if the project has no such beacon (or it is decommissioned). The
+  /// project becomes the owner of the attachment's namespace if nobody owned it.
   /// - Throws: ``BeaconInputError/overLimit(_:)`` when the beacon holds its most attachments;
-  ///   the database's error.
+  ///   ``BeaconInputError/notOwned(_:)`` when another project owns the namespace; the
+  ///   database's error.
   public func addAttachment(
     project: String, beacon: String, _ attachment: NewAttachment, now: Date,
     limits: BeaconLimits = BeaconLimits()
   ) throws -> AttachmentRecord? {
     let exists = try sql.queryFirst(
-      "SELECT 1 FROM beacons WHERE project = ? AND name = ?", [.text(project), .text(beacon)])
+      "SELECT 1 FROM beacons WHERE project = ? AND name = ? AND status <> 'decommissioned'",
+      [.text(project), .text(beacon)])
     guard exists != nil else { return nil }
     let held =
       try sql.queryFirst(
@@ -145,20 +194,23 @@ extension SQLStore {
         "beacon \(beacon) holds \(held) attachments, its most "
           + "(\(limits.maximumAttachmentsPerBeacon)); delete some first")
     }
+    try claimNamespace(project: project, name: attachment.namespace, now: now)
     var generator = SystemRandomNumberGenerator()
     let name = Hex.encode((0..<6).map { _ in UInt8.random(in: 0...255, using: &generator) })
     try sql.execute(
       """
-      INSERT INTO attachments (project, beacon, name, namespace, type, data, created_at)
-      VALUES (?, ?, ?, ?, ?, ?, ?)
+      INSERT INTO attachments
+        (project, beacon, name, namespace, type, data, created_at, max_distance_meters)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?)
       """,
       [
         .text(project), .text(beacon), .text(name), .text(attachment.namespace),
         .text(attachment.type), .blob(attachment.data), SQLValue(now),
+        attachment.maxDistanceMeters.map(SQLValue.real) ?? .null,
       ])
     return AttachmentRecord(
       name: name, namespace: attachment.namespace, type: attachment.type, data: attachment.data,
-      createdAt: now)
+      createdAt: now, maxDistanceMeters: attachment.maxDistanceMeters)
   }
 
   /// Removes an attachment; false if there is none by that name.
@@ -173,15 +225,16 @@ extension SQLStore {
     return true
   }
 
-  /// The project's Eddystone-EID beacons by name, with their parameters (for resolving
-  /// observed ids).
+  /// The project's active Eddystone-EID beacons by name, with their parameters (for
+  /// resolving observed ids).
   public func eidBeacons(project: String) throws
     -> [(name: String, registration: EddystoneEIDRegistration)]
   {
     try sql.query(
       """
-      SELECT beacon, identity_key, rotation_exponent, clock_value, registered_at
-      FROM beacon_eids WHERE project = ? ORDER BY beacon
+      SELECT e.beacon, e.identity_key, e.rotation_exponent, e.clock_value, e.registered_at
+      FROM beacon_eids e JOIN beacons b ON b.project = e.project AND b.name = e.beacon
+      WHERE e.project = ? AND b.status = 'active' ORDER BY e.beacon
       """, [.text(project)]
     ).compactMap { row in
       guard let registration = try Self.eidRegistration(row, from: 1) else { return nil }
@@ -205,16 +258,17 @@ extension SQLStore {
     }
   }
 
-  private func attachments(project: String, beacon: String) throws -> [AttachmentRecord] {
+  func attachments(project: String, beacon: String) throws -> [AttachmentRecord] {
     try sql.query(
       """
-      SELECT name, namespace, type, data, created_at FROM attachments
+      SELECT name, namespace, type, data, created_at, max_distance_meters FROM attachments
       WHERE project = ? AND beacon = ? ORDER BY created_at, name
       """, [.text(project), .text(beacon)]
     ).map { row in
       AttachmentRecord(
         name: try row.text(0), namespace: try row.text(1), type: try row.text(2),
-        data: try row.blob(3), createdAt: Date(timeIntervalSince1970: try row.real(4)))
+        data: try row.blob(3), createdAt: Date(timeIntervalSince1970: try row.real(4)),
+        maxDistanceMeters: try row.optionalReal(5))
     }
   }
 

@@ -207,6 +207,58 @@ enum Schema {
       )
       """,
     ],
+    [
+      // Namespaces and who owns them: the first project to attach data in a namespace owns
+      // it; `public` ones are readable by any project that names them, `unlisted` ones by
+      // their owner only. Names are unique across projects (ownership is global).
+      """
+      CREATE TABLE namespaces (
+        project TEXT NOT NULL,
+        name TEXT NOT NULL UNIQUE,
+        visibility TEXT NOT NULL DEFAULT 'unlisted',
+        created_at {real} NOT NULL,
+        PRIMARY KEY (project, name)
+      )
+      """,
+      // The namespaces in use before: each goes to the project of its oldest attachment (the
+      // smallest project name on a tie); the others keep what they attached but add no more.
+      """
+      INSERT INTO namespaces (project, name, visibility, created_at)
+      SELECT MIN(a.project), a.namespace, 'unlisted', a.created_at FROM attachments a
+      WHERE a.created_at = (SELECT MIN(b.created_at) FROM attachments b WHERE b.namespace = a.namespace)
+      GROUP BY a.namespace, a.created_at
+      """,
+      // The beacon lifecycle (active, inactive, decommissioned: a tombstone whose id is never
+      // registered again) and what operators record about a beacon.
+      "ALTER TABLE beacons ADD COLUMN status TEXT NOT NULL DEFAULT 'active'",
+      "ALTER TABLE beacons ADD COLUMN place TEXT NOT NULL DEFAULT ''",
+      "ALTER TABLE beacons ADD COLUMN latitude {real}",
+      "ALTER TABLE beacons ADD COLUMN longitude {real}",
+      "ALTER TABLE beacons ADD COLUMN indoor_level TEXT NOT NULL DEFAULT ''",
+      "ALTER TABLE beacons ADD COLUMN expected_stability TEXT",
+      "CREATE INDEX beacons_by_time ON beacons (project, created_at, name)",
+      // An attachment delivered only while its beacon is this close.
+      "ALTER TABLE attachments ADD COLUMN max_distance_meters {real}",
+      // The server's Curve25519 key pair for Eddystone-EID key exchange (secret, as identity
+      // keys are).
+      """
+      CREATE TABLE eid_service_keys (
+        id TEXT PRIMARY KEY,
+        private_key {blob} NOT NULL,
+        public_key {blob} NOT NULL,
+        created_at {real} NOT NULL
+      )
+      """,
+      """
+      CREATE TABLE beacon_properties (
+        project TEXT NOT NULL,
+        beacon TEXT NOT NULL,
+        property TEXT NOT NULL,
+        value TEXT NOT NULL,
+        PRIMARY KEY (project, beacon, property)
+      )
+      """,
+    ],
   ]
 
   /// DDL text with the dialect's type names left open.

@@ -64,8 +64,8 @@ struct BeaconServer {
   static func text(_ beacon: Components.Schemas.Beacon) -> String {
     var lines = [
       [
-        beacon.beaconName, beacon.eid.map { "eid rotation exponent \($0.rotationExponent)" },
-        beacon.description,
+        beacon.beaconName, beacon.status.flatMap { $0 == .active ? nil : $0.rawValue },
+        beacon.eid.map { "eid rotation exponent \($0.rotationExponent)" }, beacon.description,
       ].compactMap { $0 }.joined(separator: "\t")
     ]
     for attachment in beacon.attachments {

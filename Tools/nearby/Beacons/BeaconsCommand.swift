@@ -8,6 +8,7 @@ struct BeaconsCommand: AsyncParsableCommand {
       "BLE beacons: scan for and decode Eddystone, iBeacon and AltBeacon frames; register beacons and their attachments on the resolver server.",
     subcommands: [
       BeaconsScanCommand.self, BeaconsParseCommand.self, BeaconsRegisterCommand.self,
-      BeaconsAttachCommand.self, BeaconsListCommand.self, BeaconsDeleteCommand.self,
+      BeaconsAttachCommand.self, BeaconsListCommand.self, BeaconsUpdateCommand.self,
+      BeaconsDeleteCommand.self,
     ])
 }

@@ -22,6 +22,11 @@ struct BeaconsAttachCommand: AsyncParsableCommand {
   @Option(help: ArgumentHelp("The data as text (UTF-8).", valueName: "text")) var data: String?
   @Option(help: ArgumentHelp("The data from a file.", valueName: "path")) var dataFile: String?
   @Option(help: ArgumentHelp("The data as base64.", valueName: "base64")) var dataBase64: String?
+  @Option(
+    help: ArgumentHelp(
+      "Deliver it only while the beacon is estimated this close (0.1 to 1000 m).",
+      valueName: "metres"))
+  var maxDistance: Double?
 
   static let maximumBytes = 1024
 
@@ -32,6 +37,9 @@ struct BeaconsAttachCommand: AsyncParsableCommand {
     let parts = type.split(separator: "/", omittingEmptySubsequences: false)
     guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
       throw ValidationError("--type must be namespace/type, got \"\(type)\"")
+    }
+    if let maxDistance, !(0.1...1000).contains(maxDistance) {
+      throw ValidationError("--max-distance must be 0.1 to 1000 metres, got \(maxDistance)")
     }
   }
 
@@ -59,7 +67,8 @@ struct BeaconsAttachCommand: AsyncParsableCommand {
   func run() async throws {
     try await BeaconServer.run {
       let body = Components.Schemas.AttachmentInput(
-        namespacedType: type, data: StrictBase64.encode(try bytes()))
+        namespacedType: type, data: StrictBase64.encode(try bytes()),
+        maxDistanceMeters: maxDistance)
       let connection = try await BeaconServer.connect(server)
       let output = try await connection.client.addAttachment(
         path: .init(name: name), body: .json(body))
@@ -85,25 +94,48 @@ struct BeaconsAttachCommand: AsyncParsableCommand {
 struct BeaconsListCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "list",
-    abstract: "List the project's beacons and attachments (never an EID identity key).")
+    abstract: "List the project's beacons and attachments (never an EID identity key).",
+    discussion: """
+      Every beacon, oldest first, page after page; the filters narrow the list:
+        nearby beacons list --status inactive --property floor=2 --attachment-type cafe/*
+      """)
 
   @OptionGroup var server: BeaconServerOptions
+  @Option(help: "Only beacons of this status: active, inactive or decommissioned.")
+  var status: BeaconStatusArgument?
+  @Option(help: ArgumentHelp("Only beacons whose property has this value.", valueName: "key=value"))
+  var property: String?
+  @Option(
+    help: ArgumentHelp("Only beacons with an attachment of this type.", valueName: "ns/type|ns/*"))
+  var attachmentType: String?
+  @Option(
+    help: ArgumentHelp("Only beacons registered after this RFC 3339 time.", valueName: "time"))
+  var registeredAfter: String?
 
   func run() async throws {
     try await BeaconServer.run {
       let connection = try await BeaconServer.connect(server)
-      let beacons: [Components.Schemas.Beacon]
-      switch try await connection.client.listBeacons() {
-      case .ok(let ok): beacons = try ok.body.json.beacons
-      case .unauthorized(let answer): throw connection.refused(401, try? answer.body.json)
-      case .forbidden(let answer): throw connection.refused(403, try? answer.body.json)
-      case .tooManyRequests(let answer): throw connection.refused(429, try? answer.body.json)
-      case .undocumented(let status, _): throw connection.refused(status, nil)
-      }
-      for beacon in beacons {
-        let line = server.json ? try BeaconServer.json(beacon) : BeaconServer.text(beacon)
-        print(line)
-      }
+      var token: String?
+      repeat {
+        let page: Components.Schemas.BeaconPage
+        switch try await connection.client.listBeacons(
+          query: .init(
+            status: status.map(\.wire), property: property, attachmentType: attachmentType,
+            registeredAfter: registeredAfter, pageToken: token))
+        {
+        case .ok(let ok): page = try ok.body.json
+        case .badRequest(let answer): throw connection.refused(400, try? answer.body.json)
+        case .unauthorized(let answer): throw connection.refused(401, try? answer.body.json)
+        case .forbidden(let answer): throw connection.refused(403, try? answer.body.json)
+        case .tooManyRequests(let answer): throw connection.refused(429, try? answer.body.json)
+        case .undocumented(let status, _): throw connection.refused(status, nil)
+        }
+        for beacon in page.beacons {
+          let line = server.json ? try BeaconServer.json(beacon) : BeaconServer.text(beacon)
+          print(line)
+        }
+        token = page.nextPageToken
+      } while token != nil
     }
   }
 }
@@ -125,6 +157,7 @@ struct BeaconsDeleteCommand: AsyncParsableCommand {
       case .unauthorized(let answer): throw connection.refused(401, try? answer.body.json)
       case .forbidden(let answer): throw connection.refused(403, try? answer.body.json)
       case .notFound(let answer): throw connection.refused(404, try? answer.body.json)
+      case .conflict(let answer): throw connection.refused(409, try? answer.body.json)
       case .tooManyRequests(let answer): throw connection.refused(429, try? answer.body.json)
       case .undocumented(let status, _): throw connection.refused(status, nil)
       }
