@@ -119,7 +119,7 @@ actor BlueZDouble {
   /// creates it again at the next report, about one kernel discovery cycle (10 s) later: this
   /// gap. `nil`: every repeat reaches bluetoothd (real controllers).
   private var heardOnceGap: Duration?
-  /// Devices removed by ``expireUnheard()`` under `heardOnceGap`, and when they may come back.
+  /// Devices removed by ``expireUnheard(now:)`` under `heardOnceGap`, and when they may come back.
   private var returning: [DBusObjectPath: ContinuousClock.Instant] = [:]
 
   init(bus: DBusBus, adapters: Int, reportInterval: Duration, logger: Logger) {
@@ -553,7 +553,7 @@ actor BlueZDouble {
   /// Makes the device objects match the adverts: every advert on a powered adapter appears
   /// on every other powered adapter that is discovering (or whose monitor matches it) and not
   /// stalled. A device whose advert stopped, or whose adapter no longer hears it, stays until
-  /// it has gone unheard for ``temporaryTimeout`` (see ``expireUnheard()``); with the default
+  /// it has gone unheard for ``temporaryTimeout`` (see ``expireUnheard(now:)``); with the default
   /// zero, a device whose advert stopped goes at once. Devices of an adapter that is off or
   /// gone go at once.
   private func syncAir() async {
@@ -611,9 +611,8 @@ actor BlueZDouble {
 
   /// Removes the devices unheard for longer than ``temporaryTimeout``, as bluetoothd's
   /// temporary-device timer does (InterfacesRemoved; monitors get DeviceLost).
-  private func expireUnheard() async {
+  private func expireUnheard(now: ContinuousClock.Instant) async {
     guard let connection else { return }
-    let now = ContinuousClock.now
     for (path, device) in devices where now - device.lastHeard > temporaryTimeout {
       devices[path] = nil
       await connection.unexport(at: path)
@@ -726,7 +725,7 @@ actor BlueZDouble {
           path: path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
           body: [.string("org.bluez.Device1"), .vardict(changed), .strings([])]))
     }
-    await expireUnheard()
+    await expireUnheard(now: now)
   }
 
   /// The RSSI of the device's next report: `SetRSSI`'s value or the distance formula's, with a
