@@ -1,6 +1,7 @@
 import Core
 import DBus
 import Strategy
+import Tokens
 
 /// Presence: the devices the medium holds present although bluetoothd is silent about them,
 /// and their periodic re-reports.
@@ -105,9 +106,14 @@ extension BlueZEngine {
     let present = presentDevices()
     guard !present.isEmpty else { return }
     lastReport = .now
+    // One sighting a token: a peer's advert can sit on several device objects at once (a new
+    // address while the old object is still kept).
+    var tokens: Set<Token> = []
     for (path, device) in present {
       if wantBeacons != nil { reportBeacons(device, path) }
-      if wantScanning { reportToken(device) }
+      if wantScanning, let token = device.frame?.token, tokens.insert(token).inserted {
+        reportToken(device)
+      }
     }
   }
 }
