@@ -17,8 +17,14 @@ public struct BlueZConfiguration: Sendable {
   public var localName: String?
   /// How long a BlueZ call may take before it fails with a timeout.
   public var callTimeout: Duration = .seconds(5)
-  /// A scan that has reported nothing for this long is restarted (the watchdog).
+  /// A scan that has shown no life for this long is restarted (the watchdog): no advertising
+  /// report and no device held present (see docs/dbus-and-bluez.md, "Presence").
   public var scanWatchdog: Duration = .seconds(15)
+  /// bluetoothd's `TemporaryTimeout` (its main.conf; 30 s by default): how long it keeps a
+  /// discovered device it gets no report of. The medium reads a device's removal that long
+  /// after its last report as that timer, not as the device leaving (see
+  /// docs/dbus-and-bluez.md, "Presence").
+  public var temporaryTimeout: Duration = .seconds(30)
   /// First delay before retrying `InProgress`/`NotReady`; doubled on each retry up to 2 s.
   public var retryDelay: Duration = .milliseconds(100)
   /// How many times `InProgress`/`NotReady` are retried before the call fails.

@@ -34,6 +34,7 @@ extension BlueZEngine {
   func stopActiveScan() async {
     let active = activeScan
     activeScan = nil
+    vanished = [:]
     guard problem() == nil, let chosen, let active else { return }
     switch active {
     case .monitor:
@@ -75,6 +76,9 @@ extension BlueZEngine {
     do {
       switch plan {
       case .monitor(let patterns):
+        // Exported (below the ObjectManager `start()` put at advertRoot) before RegisterMonitor:
+        // bluetoothd never answers RegisterMonitor for objects it cannot read (findings item
+        // 15), the call would only end with our callTimeout.
         if exportedMonitor != patterns {
           if exportedMonitor != nil { await connection.unexport(at: Self.monitorPath) }
           exportedMonitor = nil
@@ -109,27 +113,6 @@ extension BlueZEngine {
     }
   }
 
-  /// A pattern monitor found a device: it is present until DeviceLost, even when bluetoothd
-  /// sends no property change for adverts that repeat themselves (a still beacon).
-  func monitorFound(_ path: DBusObjectPath) {
-    monitorPresent.insert(path)
-    guard wantBeacons != nil, case .monitor = activeScan, let device = devices[path] else { return }
-    reportBeacons(device, path)
-  }
-
-  func monitorLost(_ path: DBusObjectPath) { monitorPresent.remove(path) }
-
-  /// Reports the beacons of the devices a monitor holds present (every second; see
-  /// ``monitorFound(_:)``), as long as their data was reported within the last 5 minutes.
-  func reportPresentBeacons() {
-    guard wantBeacons != nil, case .monitor = activeScan else { return }
-    for path in monitorPresent {
-      guard let device = devices[path], ContinuousClock.now - device.lastData < .seconds(300)
-      else { continue }
-      reportBeacons(device, path)
-    }
-  }
-
   func monitorReleased() async {
     guard case .monitor = activeScan else { return }
     logger.debug("bluez \(name): BlueZ released our monitor")
@@ -138,7 +121,15 @@ extension BlueZEngine {
     try? await applyScan(throwing: false)
   }
 
-  /// Restarts a scan that has heard nothing for the watchdog period.
+  /// Restarts a scan that has shown no life for the watchdog period
+  /// (``BlueZConfiguration/scanWatchdog``). Life is an advertising report, or a device held
+  /// present (``presentDevices()``, checked every second by ``reportPresent()``): bluetoothd
+  /// is silent about adverts that repeat themselves unchanged, so a healthy scan among still
+  /// devices can go without a report for ever. A truly stuck scan still gets restarted: its
+  /// controller hears nothing, so bluetoothd removes the devices once unheard for its
+  /// `TemporaryTimeout` (30 s by default; a monitor's DeviceLost comes after 10 s) and the
+  /// watchdog fires `scanWatchdog` later; devices bluetoothd keeps for good (paired, bonded,
+  /// trusted, connected) count only for 30 s after their last report.
   func checkWatchdog() async {
     if activeScan == nil, wantedScan != nil, problem() == nil {
       // A start (or a plan change's restart) failed earlier: try again.
@@ -146,10 +137,12 @@ extension BlueZEngine {
       return
     }
     guard activeScan != nil, problem() == nil,
-      ContinuousClock.now - lastReport > configuration.scanWatchdog
+      ContinuousClock.now - lastReport > configuration.scanWatchdog, presentDevices().isEmpty
     else { return }
     logger.info(
-      "bluez \(name): no advertising report for \(configuration.scanWatchdog); restarting the scan")
+      "bluez \(name): no advertising report nor present device for \(configuration.scanWatchdog); restarting the scan"
+    )
+    watchdogRestarts += 1
     await stopActiveScan()
     try? await applyScan(throwing: false)
   }

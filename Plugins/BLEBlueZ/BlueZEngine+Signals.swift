@@ -22,6 +22,7 @@ extension BlueZEngine {
       bluezPresent = false
       adapters = [:]
       devices = [:]
+      vanished = [:]
       activeScan = nil
       if let current = advert {
         advert = nil
@@ -43,7 +44,8 @@ extension BlueZEngine {
         let interface = body[0].string, let changed = body[1].stringDictionary
       else { return }
       switch interface {
-      case "org.bluez.Device1": deviceChanged(path, changed)
+      case "org.bluez.Device1":
+        deviceChanged(path, changed, invalidated: body[2].elements?.compactMap(\.string) ?? [])
       case "org.bluez.Adapter1", "org.bluez.LEAdvertisingManager1":
         await adapterChanged(path, interface, changed)
       default: break
@@ -75,7 +77,7 @@ extension BlueZEngine {
       guard let body = try? signal.arguments("oas"), let path = body[0].objectPath,
         let names = body[1].elements?.compactMap(\.string)
       else { return }
-      if names.contains("org.bluez.Device1") { devices[path] = nil }
+      if names.contains("org.bluez.Device1") { deviceRemoved(path) }
       if names.contains("org.bluez.AdvertisementMonitorManager1") {
         adapters[path]?.monitorTypes = []
       }
@@ -126,30 +128,43 @@ extension BlueZEngine {
     }
   }
 
-  /// A device's properties changed: remember them, and when they carry an advertising report,
-  /// report a sighting of its token frame (never our own token) while scanning for tokens,
-  /// and a beacon sighting of each beacon frame while scanning for beacons.
-  func deviceChanged(_ path: DBusObjectPath, _ changed: [String: DBusValue]) {
+  /// A device's properties changed: remember them (and forget the `invalidated` ones), and
+  /// when they carry an advertising report, report a sighting of its token frame (never our
+  /// own token) while scanning for tokens, and a beacon sighting of each beacon frame while
+  /// scanning for beacons. bluetoothd sends only the properties whose value changed, so an
+  /// advert that repeats itself unchanged sends nothing: ``reportPresent()`` re-reports those.
+  func deviceChanged(
+    _ path: DBusObjectPath, _ changed: [String: DBusValue], invalidated: [String] = []
+  ) {
     var device = devices[path] ?? DeviceState()
+    vanished[path] = nil
+    device.invalidate(invalidated)
     let report = device.apply(changed)
     devices[path] = device
-    guard report, let chosen, device.adapter == chosen || path.isDescendant(of: chosen) else {
-      return
-    }
+    guard report, isOnChosenAdapter(device, path) else { return }
     lastReport = .now
     guard activeScan != nil else { return }
     if wantBeacons != nil { reportBeacons(device, path) }
     guard wantScanning else { return }
-    let frame = device.frame
     if configuration.reportsAllAdvertisements {
       advertisements.yield(
         BlueZAdvertisement(
           address: device.address ?? path.rawValue, rssi: device.rssi.map(Int.init),
           txPower: device.txPower.map(Int.init), serviceData: device.serviceData,
-          manufacturerData: device.manufacturerData, token: frame?.token))
+          manufacturerData: device.manufacturerData, token: device.frame?.token))
     }
-    guard let frame, frame.token != advert?.token,
-      frame.token != wantedToken
+    reportToken(device)
+  }
+
+  /// Whether the device was heard by the adapter the medium uses.
+  func isOnChosenAdapter(_ device: DeviceState, _ path: DBusObjectPath) -> Bool {
+    guard let chosen else { return false }
+    return device.adapter == chosen || path.isDescendant(of: chosen)
+  }
+
+  /// A sighting of the device's token frame, unless it has none or it is our own token.
+  func reportToken(_ device: DeviceState) {
+    guard let frame = device.frame, frame.token != advert?.token, frame.token != wantedToken
     else { return }
     sightings.yield(
       Sighting(

@@ -48,6 +48,11 @@ actor BlueZEngine {
   var scanWaiters: [CheckedContinuation<Void, Never>] = []
   /// Devices a pattern monitor reported found (DeviceFound) and not yet lost (DeviceLost).
   var monitorPresent: Set<DBusObjectPath> = []
+  /// Devices bluetoothd removed while our discovery held them present, and when: present for
+  /// ``rediscoveryGrace`` more (see BlueZEngine+Presence.swift).
+  var vanished: [DBusObjectPath: (device: DeviceState, at: ContinuousClock.Instant)] = [:]
+  /// How many times the watchdog restarted the scan (for tests).
+  var watchdogRestarts = 0
   var tasks: [Task<Void, Never>] = []
   var isShutDown = false
 
@@ -88,7 +93,7 @@ actor BlueZEngine {
       Task { [weak self] in
         while !Task.isCancelled {
           try? await Task.sleep(for: .seconds(1))
-          await self?.reportPresentBeacons()
+          await self?.reportPresent()
         }
       })
     tasks.append(
@@ -106,6 +111,7 @@ actor BlueZEngine {
   func loadObjects() async {
     adapters = [:]
     devices = [:]
+    vanished = [:]
     advert = nil
     activeScan = nil
     do {

@@ -41,6 +41,17 @@ struct DeviceState: Sendable {
   var manufacturerData: [UInt16: [UInt8]] = [:]
   /// When the last advertising report (RSSI or data) arrived.
   var lastData = ContinuousClock.now
+  /// Whether bluetoothd holds an advertising report of the device: set by a report (its RSSI,
+  /// even "unknown", or data), cleared when bluetoothd invalidates the RSSI (it does when
+  /// discovery stops, before removing the device: docs/bluez-vm-findings.md item 11).
+  var heard = false
+  /// Whether bluetoothd keeps the device for good (paired, bonded, trusted or connected)
+  /// instead of removing it once unheard for its `TemporaryTimeout`.
+  var isKept: Bool { paired || bonded || trusted || connected }
+  var paired = false
+  var bonded = false
+  var trusted = false
+  var connected = false
 
   /// The RSSI a controller reports when it has none.
   static let unknownRSSI = 127
@@ -51,6 +62,10 @@ struct DeviceState: Sendable {
     var report = false
     if let adapter = properties["Adapter"]?.objectPath { self.adapter = adapter }
     if let address = properties["Address"]?.string { self.address = address }
+    if let value = properties["Paired"]?.bool { paired = value }
+    if let value = properties["Bonded"]?.bool { bonded = value }
+    if let value = properties["Trusted"]?.bool { trusted = value }
+    if let value = properties["Connected"]?.bool { connected = value }
     if let rssi = properties["RSSI"]?.integer {
       // 127 is HCI's "RSSI not available" (Core spec, LE Advertising Report), which real
       // bluetoothd passes on as it is (its emulated controllers always report it): the
@@ -73,8 +88,28 @@ struct DeviceState: Sendable {
       }
       report = true
     }
-    if report { lastData = .now }
+    if report {
+      lastData = .now
+      heard = true
+    }
     return report
+  }
+
+  /// Forgets the properties bluetoothd invalidated (the third argument of
+  /// `PropertiesChanged`): an invalidated RSSI becomes unknown, not the last value, and the
+  /// device no longer counts as heard (bluetoothd does it when discovery stops, item 11).
+  mutating func invalidate(_ names: [String]) {
+    for name in names {
+      switch name {
+      case "RSSI":
+        rssi = nil
+        heard = false
+      case "TxPower": txPower = nil
+      case "ServiceData": serviceData = [:]
+      case "ManufacturerData": manufacturerData = [:]
+      default: break
+      }
+    }
   }
 
   /// Our token frame, when the device's service data carries one.
@@ -109,6 +144,9 @@ struct DeviceState: Sendable {
 }
 
 /// The advertisement object we export for `LEAdvertisingManager1.RegisterAdvertisement`.
+/// ``BlueZEngine/applyAdvert(throwing:)`` exports it before it registers it, always: real
+/// bluetoothd never answers the registration of an object it cannot read
+/// (docs/bluez-vm-findings.md item 15), the call would only end with our `callTimeout`.
 struct AdvertObject: Sendable {
   static let legacyLimit = 31
 

@@ -6,7 +6,12 @@ import Synchronization
 /// A stand-in for bluetoothd on a (private) system bus: BlueZ's real D-Bus interfaces
 /// (ObjectManager at `/`, Adapter1, LEAdvertisingManager1, Device1), its error names, and a
 /// simulated air: an advert registered on one adapter appears as a device, with RSSI, on every
-/// other powered adapter that is discovering, and is re-reported at ``reportInterval``.
+/// other powered adapter that is discovering, and is heard again at ``reportInterval``. As
+/// real bluetoothd does, a repeat sends `PropertiesChanged` only for the properties whose value
+/// changed (usually the RSSI, which jitters; nothing at all for a device at RSSI 127), a device
+/// unheard for ``temporaryTimeout`` is removed, and the end of the adapter's last discovery
+/// session invalidates the devices' RSSI and removes them (docs/bluez-vm-findings.md items 10
+/// and 11).
 ///
 /// Tests steer it through `org.nearby.BlueZDouble1` at `/org/nearby/BlueZDouble` (bus name
 /// `org.nearby.BlueZDouble`): power, adapter loss, AccessDenied mode, restart.
@@ -61,8 +66,21 @@ actor BlueZDouble {
     var advertiser: String
     var advert: AdvertKey
     var rssi: Int16
+    /// The advertising-report properties (RSSI, ServiceData, ManufacturerData) as last told to
+    /// clients: a repeat emits only those that differ (bluetoothd, item 10).
+    var told: [String: DBusValue] = [:]
+    /// When the hearing adapter last heard the advert: bluetoothd's temporary-device timer runs
+    /// from the last advertising report it got (in the VM no repeat of an unchanged advert
+    /// reached it, see ``heardOnceGap``; here every repeat does: the double's model of a
+    /// controller that passes repeats on).
+    var lastHeard = ContinuousClock.now
   }
 
+  /// The keys `SetDiscoveryFilter` takes, as bluetoothd 5.66's `GetDiscoveryFilters` lists them
+  /// (item 7: "Pattern" included).
+  static let discoveryFilters = [
+    "UUIDs", "RSSI", "Pathloss", "Transport", "DuplicateData", "Discoverable", "Pattern",
+  ]
   static let controlName = "org.nearby.BlueZDouble"
   static let controlPath = try! DBusObjectPath("/org/nearby/BlueZDouble")
   static let controlInterface = "org.nearby.BlueZDouble1"
@@ -87,8 +105,22 @@ actor BlueZDouble {
   /// once (DeviceFound, the object's properties) and then stay silent.
   private var quietMonitors = false
   /// Base RSSI of the devices heard from an advertiser adapter's adverts (`SetRSSI`), instead
-  /// of the distance formula.
+  /// of the distance formula; 127 is HCI's "not available", sent as it is, without jitter.
   private var rssiOverrides: [String: Int16] = [:]
+  /// How long a device may go unheard before it is removed (`SetTemporaryTimeout`): real
+  /// bluetoothd removes a temporary device not heard for `TemporaryTimeout` (main.conf, 30 s by
+  /// default), so a device stays after its advert stops. The double's default is zero, for fast
+  /// tests: a device goes with its advert (at once) or at the first report it misses (a
+  /// stalled scan); a test that needs bluetoothd's lingering sets it.
+  private var temporaryTimeout: Duration = .zero
+  /// Like the VM's emulated air (`SetHeardOnce`): the kernel passes bluetoothd one report per
+  /// device object, so bluetoothd hears a still device only when it creates it, removes it
+  /// ``temporaryTimeout`` later although it still advertises (no RSSI invalidated), and
+  /// creates it again at the next report, about one kernel discovery cycle (10 s) later: this
+  /// gap. `nil`: every repeat reaches bluetoothd (real controllers).
+  private var heardOnceGap: Duration?
+  /// Devices removed by ``expireUnheard(now:)`` under `heardOnceGap`, and when they may come back.
+  private var returning: [DBusObjectPath: ContinuousClock.Instant] = [:]
 
   init(bus: DBusBus, adapters: Int, reportInterval: Duration, logger: Logger) {
     self.bus = bus
@@ -182,6 +214,9 @@ actor BlueZDouble {
           let on = value.bool ?? false
           Task { await self?.poweredChanged(name, on, fromPeer: true) }
         }),
+      // bluetoothd 5.66 also has PowerState (item 2): "on"/"off" here, never the transitional
+      // "off-enabling"/"on-disabling" (the double powers at once).
+      DBusProperty("PowerState", .string(adapter.powered ? "on" : "off")),
       DBusProperty("Discoverable", .boolean(false), access: .readWrite),
       DBusProperty("Pairable", .boolean(false), access: .readWrite),
       DBusProperty("Discovering", .boolean(false)),
@@ -206,7 +241,7 @@ actor BlueZDouble {
             return []
           },
           DBusMethod("GetDiscoveryFilters", output: "as") { _ in
-            [.strings(["UUIDs", "RSSI", "Pathloss", "Transport", "DuplicateData", "Discoverable"])]
+            [.strings(Self.discoveryFilters)]
           },
           DBusMethod("RemoveDevice", input: "o") { [weak self] call in
             guard let path = call.body[0].objectPath else { return [] }
@@ -233,7 +268,13 @@ actor BlueZDouble {
           DBusProperty("ActiveInstances", .byte(0)),
           DBusProperty("SupportedInstances", .byte(adapter.supportedInstances)),
           DBusProperty("SupportedIncludes", .strings(["tx-power", "appearance", "local-name"])),
-          DBusProperty("SupportedSecondaryChannels", .strings([])),
+          // As bluetoothd 5.66 over a legacy-advertising controller (item 4): the lengths it
+          // allows, no optional features, and no SupportedSecondaryChannels at all (declared,
+          // but absent from GetAll/GetManagedObjects when the list is empty).
+          DBusProperty(
+            "SupportedCapabilities",
+            .vardict(["MaxAdvLen": .byte(31), "MaxScnRspLen": .byte(31)])),
+          DBusProperty("SupportedFeatures", .strings([])),
         ]), at: adapter.path)
     if adapter.monitorSupport { try await exportMonitorManager(name) }
   }
@@ -270,7 +311,9 @@ actor BlueZDouble {
     do {
       objects = try await connection.managedObjects(of: owner, at: root, timeout: .seconds(2))
     } catch {
-      throw DBusError(BlueZErrors.failed, "Failed to read the monitors: \(error)")
+      // Real bluetoothd never answers RegisterMonitor when the client's ObjectManager cannot
+      // be read (item 15: the caller's own timeout ended the call).
+      try await Self.neverAnswer()
     }
     var found = 0
     for (path, interfaces) in objects {
@@ -307,6 +350,13 @@ actor BlueZDouble {
     adapters[name]?.monitors = kept
   }
 
+  /// Leaves a method call unanswered, as bluetoothd does in the cases of item 15: the caller's
+  /// timeout ends it. The handler gives up after 10 minutes, longer than any caller waits.
+  private static func neverAnswer() async throws -> Never {
+    try await Task.sleep(for: .seconds(600))
+    throw DBusError(BlueZErrors.failed, "no answer (as bluetoothd)")
+  }
+
   private func adapter(_ name: String) throws(DBusError) -> Adapter {
     guard let adapter = adapters[name], adapter.present else {
       throw DBusError(.unknownObject, "no adapter \(name)")
@@ -323,6 +373,9 @@ actor BlueZDouble {
       try? await connection?.setProperty(
         "Powered", to: .boolean(on), interface: "org.bluez.Adapter1", at: adapter.path)
     }
+    try? await connection?.setProperty(
+      "PowerState", to: .string(on ? "on" : "off"), interface: "org.bluez.Adapter1",
+      at: adapter.path)
     guard was != on else { return }
     if !on {
       // bluetoothd releases adverts and ends discovery when the adapter powers off.
@@ -349,6 +402,11 @@ actor BlueZDouble {
   func setFilter(_ name: String, client: String, _ filter: DBusValue) async throws(DBusError) {
     _ = try adapter(name)
     guard let map = filter.stringDictionary else {
+      throw DBusError(BlueZErrors.invalidArguments, "Invalid arguments in method call")
+    }
+    // bluetoothd refuses a key it does not know (item 14: `{"Bogus": true}` answered
+    // InvalidArguments), as it refuses a bad Transport.
+    guard map.keys.allSatisfy(Self.discoveryFilters.contains) else {
       throw DBusError(BlueZErrors.invalidArguments, "Invalid arguments in method call")
     }
     if let transport = map["Transport"] {
@@ -386,7 +444,28 @@ actor BlueZDouble {
       throw DBusError(BlueZErrors.failed, "No discovery started")
     }
     adapters[name]?.discovery[client] = nil
+    if adapters[name]?.discovery.isEmpty == true { await discoveryEnded(name) }
     await updateCounts(name)
+  }
+
+  /// The adapter's last discovery session ended: as bluetoothd does (item 11), each device it
+  /// heard gets `PropertiesChanged` with RSSI invalidated, then is removed (InterfacesRemoved);
+  /// the caller then sets `Discovering` false. While another client still discovers, nothing
+  /// of this happens. Devices a registered monitor matches come back through ``syncAir()``.
+  private func discoveryEnded(_ name: String) async {
+    guard let connection else { return }
+    let heard = devices.filter { $0.value.hearing == name }
+    for (path, _) in heard.sorted(by: { $0.key < $1.key }) {
+      try? connection.emit(
+        .signal(
+          path: path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
+          body: [.string("org.bluez.Device1"), .vardict([:]), .strings(["RSSI"])]))
+    }
+    for (path, device) in heard {
+      devices[path] = nil
+      await connection.unexport(at: path)
+      tellMonitors("DeviceLost", device, path)
+    }
   }
 
   private func removeDevice(_ path: DBusObjectPath) async throws(DBusError) {
@@ -415,7 +494,9 @@ actor BlueZDouble {
       properties = try await connection.allProperties(
         interface: "org.bluez.LEAdvertisement1", of: owner, at: path, timeout: .seconds(2))
     } catch {
-      throw DBusError(BlueZErrors.failed, "Failed to parse advertisement: \(error)")
+      // Real bluetoothd never answers RegisterAdvertisement of an object the caller does not
+      // export (item 15: the caller's own timeout ended the call, NoReply after 25 s).
+      try await Self.neverAnswer()
     }
     let advert = try RegisteredAdvert(owner: owner, path: path, properties: properties)
     guard advert.payloadLength <= 31 else {
@@ -457,6 +538,7 @@ actor BlueZDouble {
       let keptMonitors = adapters[name]?.monitors.filter { $0.key.owner != client } ?? [:]
       adapters[name]?.monitors = keptMonitors
       let had = adapters[name]?.discovery.removeValue(forKey: client) != nil
+      if had, adapters[name]?.discovery.isEmpty == true { await discoveryEnded(name) }
       adapters[name]?.filters[client] = nil
       let before = adapters[name]?.adverts.count ?? 0
       let kept = adapters[name]?.adverts.filter { $0.key.owner != client } ?? [:]
@@ -469,8 +551,11 @@ actor BlueZDouble {
   // MARK: The air
 
   /// Makes the device objects match the adverts: every advert on a powered adapter appears
-  /// on every other powered adapter that is discovering (devices stay after discovery stops,
-  /// as in bluetoothd's cache, but are no longer reported).
+  /// on every other powered adapter that is discovering (or whose monitor matches it) and not
+  /// stalled. A device whose advert stopped, or whose adapter no longer hears it, stays until
+  /// it has gone unheard for ``temporaryTimeout`` (see ``expireUnheard(now:)``); with the default
+  /// zero, a device whose advert stopped goes at once. Devices of an adapter that is off or
+  /// gone go at once.
   private func syncAir() async {
     guard let connection else { return }
     var wanted: [DBusObjectPath: Device] = [:]
@@ -478,14 +563,13 @@ actor BlueZDouble {
       for (key, _) in advertiser.adverts {
         for hearer in adapters.values
         where hearer.name != advertiser.name && hearer.present && hearer.powered {
-          let slot = advertSlots[key] ?? 0
-          let address = String(
-            format: "C0:DE:%02X:%02X:%02X:01", advertiser.index, slot >> 8, slot & 0xff)
-          let path = try! DBusObjectPath(
-            "\(hearer.path.rawValue)/dev_\(address.replacingOccurrences(of: ":", with: "_"))")
+          let path = devicePath(key, advertiser: advertiser, hearer: hearer)
           if let existing = devices[path], existing.advert == key {
             wanted[path] = existing
-          } else if !hearer.discovery.isEmpty || hearer.monitorMatches(advertiser.adverts[key]!) {
+          } else if !stalled.contains(hearer.name),
+            !hearer.discovery.isEmpty || hearer.monitorMatches(advertiser.adverts[key]!),
+            returning[path].map({ $0 <= .now }) ?? true
+          {
             wanted[path] = Device(
               path: path, hearing: hearer.name, advertiser: advertiser.name, advert: key,
               rssi: Int16(-45 - 6 * abs(advertiser.index - hearer.index)))
@@ -494,15 +578,50 @@ actor BlueZDouble {
       }
     }
     for (path, device) in devices where wanted[path]?.advert != device.advert {
+      let hearer = adapters[device.hearing]
+      let lingers =
+        temporaryTimeout > .zero && wanted[path] == nil && hearer?.present == true
+        && hearer?.powered == true
+      guard !lingers else { continue }
       devices[path] = nil
       await connection.unexport(at: path)
       tellMonitors("DeviceLost", device, path)
     }
-    for (path, device) in wanted where devices[path] == nil {
+    for (path, var device) in wanted where devices[path] == nil {
+      returning[path] = nil
+      if let advert = advert(of: device) {
+        device.told = reportProperties(device, advert, rssi: currentRSSI(device))
+      }
       devices[path] = device
       try? await connection.export(deviceInterface(device), at: path)
       tellMonitors("DeviceFound", device, path)
     }
+  }
+
+  /// The object path of the device `hearer` sees for an advert of `advertiser`.
+  private func devicePath(_ key: AdvertKey, advertiser: Adapter, hearer: Adapter)
+    -> DBusObjectPath
+  {
+    let slot = advertSlots[key] ?? 0
+    let address = String(
+      format: "C0:DE:%02X:%02X:%02X:01", advertiser.index, slot >> 8, slot & 0xff)
+    return try! DBusObjectPath(
+      "\(hearer.path.rawValue)/dev_\(address.replacingOccurrences(of: ":", with: "_"))")
+  }
+
+  /// Removes the devices unheard for longer than ``temporaryTimeout``, as bluetoothd's
+  /// temporary-device timer does (InterfacesRemoved; monitors get DeviceLost).
+  private func expireUnheard(now: ContinuousClock.Instant) async {
+    guard let connection else { return }
+    for (path, device) in devices where now - device.lastHeard > temporaryTimeout {
+      devices[path] = nil
+      await connection.unexport(at: path)
+      tellMonitors("DeviceLost", device, path)
+      if let heardOnceGap { returning[path] = now + heardOnceGap }
+    }
+    guard returning.values.contains(where: { $0 <= now }) else { return }
+    await syncAir()
+    returning = returning.filter { $0.value > now }
   }
 
   /// Calls DeviceFound or DeviceLost on the monitors of the hearing adapter that match the
@@ -540,10 +659,17 @@ actor BlueZDouble {
       DBusProperty("Connected", .boolean(false)),
       DBusProperty("ServicesResolved", .boolean(false)),
       DBusProperty("UUIDs", .strings(advert?.serviceUUIDs ?? [])),
-      DBusProperty("RSSI", .int16(device.rssi), emitsChanged: false),
+      DBusProperty("RSSI", device.told["RSSI"] ?? .int16(device.rssi), emitsChanged: false),
       DBusProperty("ServiceData", serviceData(advert), emitsChanged: false),
       DBusProperty("ManufacturerData", manufacturerData(advert), emitsChanged: false),
     ]
+    if let advert {
+      // Real bluetoothd's Device1 carries the advert's AD flags (item 9: `04`, "BR/EDR not
+      // supported", for btmgmt's non-connectable advert); a peripheral advert is also "LE
+      // general discoverable".
+      properties.append(
+        DBusProperty("AdvertisingFlags", .bytes([advert.type == "peripheral" ? 0x06 : 0x04])))
+    }
     if let name = advert?.localName { properties.append(DBusProperty("Name", .string(name))) }
     if let txPower = advert?.txPower, advert?.includesTxPower == true {
       properties.append(DBusProperty("TxPower", .int16(txPower)))
@@ -567,33 +693,59 @@ actor BlueZDouble {
       })
   }
 
-  /// One advertising report per device heard by a discovering adapter: `PropertiesChanged`
-  /// with a jittered RSSI and, where the client asked for DuplicateData, the data again.
+  /// One advertising report per device its adapter hears (discovering, or a matching monitor;
+  /// not stalled): the device counts as heard now, and `PropertiesChanged` carries only the
+  /// report's properties whose value changed since they were last told, as real bluetoothd
+  /// does even with DuplicateData (docs/bluez-vm-findings.md item 10): the jittered RSSI
+  /// usually, nothing at all for a device at a constant RSSI (127, `SetRSSI`) whose data is
+  /// unchanged. Under `SetQuietMonitors`, a device heard only through a monitor sends nothing.
+  /// Then the devices unheard for ``temporaryTimeout`` go.
   private func report() async {
     guard let connection else { return }
+    let now = ContinuousClock.now
     for (path, device) in devices {
       guard let hearer = adapters[device.hearing], hearer.powered,
-        let heard = advert(of: device),
-        !hearer.discovery.isEmpty || (hearer.monitorMatches(heard) && !quietMonitors),
-        !stalled.contains(hearer.name),
-        let advert = advert(of: device)
+        let advert = advert(of: device),
+        !hearer.discovery.isEmpty || hearer.monitorMatches(advert),
+        !stalled.contains(hearer.name)
       else { continue }
-      let rssi = (rssiOverrides[device.advertiser] ?? device.rssi) + Int16.random(in: -2...2)
-      var changed: [String: DBusValue] = ["RSSI": .int16(rssi)]
-      let duplicates = hearer.discovery.values.contains { $0["DuplicateData"]?.bool ?? true }
-      if duplicates {
-        if !advert.serviceData.isEmpty { changed["ServiceData"] = serviceData(advert) }
-        if !advert.manufacturerData.isEmpty {
-          changed["ManufacturerData"] = manufacturerData(advert)
-        }
+      guard heardOnceGap == nil else { continue }
+      devices[path]?.lastHeard = now
+      guard !hearer.discovery.isEmpty || !quietMonitors else { continue }
+      let properties = reportProperties(device, advert, rssi: currentRSSI(device))
+      let changed = properties.filter { device.told[$0.key] != $0.value }
+      guard !changed.isEmpty else { continue }
+      devices[path]?.told = properties
+      if let rssi = changed["RSSI"] {
+        try? await connection.setProperty(
+          "RSSI", to: rssi, interface: "org.bluez.Device1", at: path)
       }
-      try? await connection.setProperty(
-        "RSSI", to: .int16(rssi), interface: "org.bluez.Device1", at: path)
       try? connection.emit(
         .signal(
           path: path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
           body: [.string("org.bluez.Device1"), .vardict(changed), .strings([])]))
     }
+    await expireUnheard(now: now)
+  }
+
+  /// The RSSI of the device's next report: `SetRSSI`'s value or the distance formula's, with a
+  /// jitter of ±2 dB; 127 ("not available", what btvirt's controllers always send) as it is.
+  private func currentRSSI(_ device: Device) -> Int16 {
+    let base = rssiOverrides[device.advertiser] ?? device.rssi
+    return base == 127 ? 127 : base + Int16.random(in: -2...2)
+  }
+
+  /// The properties an advertising report sets: RSSI, and the advert's service and
+  /// manufacturer data when it has any.
+  private func reportProperties(_ device: Device, _ advert: RegisteredAdvert, rssi: Int16)
+    -> [String: DBusValue]
+  {
+    var properties: [String: DBusValue] = ["RSSI": .int16(rssi)]
+    if !advert.serviceData.isEmpty { properties["ServiceData"] = serviceData(advert) }
+    if !advert.manufacturerData.isEmpty {
+      properties["ManufacturerData"] = manufacturerData(advert)
+    }
+    return properties
   }
 
   // MARK: Control
@@ -648,6 +800,15 @@ actor BlueZDouble {
         DBusMethod("Monitors", input: "s", output: "ao") { [weak self] call in
           [.objectPaths(await self?.monitorPaths(call.body[0].string ?? "") ?? [])]
         },
+        DBusMethod("SetHeardOnce", input: "bu") { [weak self] call in
+          await self?.setHeardOnce(
+            call.body[0].bool ?? false, gap: .milliseconds(Int(call.body[1].integer ?? 0)))
+          return []
+        },
+        DBusMethod("SetTemporaryTimeout", input: "u") { [weak self] call in
+          await self?.setTemporaryTimeout(.milliseconds(Int(call.body[0].integer ?? 0)))
+          return []
+        },
         DBusMethod("SetRSSI", input: "sn") { [weak self] call in
           await self?.setRSSI(call.body[0].string ?? "", Int(call.body[1].integer ?? 0))
           return []
@@ -697,6 +858,9 @@ actor BlueZDouble {
       await setMonitorSupport(name, false)
     }
     reportInterval = .milliseconds(100)
+    temporaryTimeout = .zero
+    heardOnceGap = nil
+    returning = [:]
     for name in adapters.keys where !(adapters[name]!.present) { await setPresent(name, true) }
     for (name, adapter) in adapters {
       for (key, _) in adapter.adverts { await release(key, on: name) }
@@ -722,9 +886,23 @@ actor BlueZDouble {
   private func stall(_ adapter: String) { stalled.insert(adapter) }
 
   /// Sets the base RSSI of every device heard from `advertiser`'s adverts (the jitter stays);
-  /// 0 or a value outside −127…−1 dBm goes back to the distance formula.
+  /// 127 is HCI's "RSSI not available", sent as it is, without jitter, as btvirt's emulated
+  /// controllers do for every report (item 8); 0 or any other value outside −127…−1 dBm goes
+  /// back to the distance formula.
   private func setRSSI(_ advertiser: String, _ rssi: Int) {
-    rssiOverrides[advertiser] = (-127 ... -1).contains(rssi) ? Int16(rssi) : nil
+    rssiOverrides[advertiser] = (-127 ... -1).contains(rssi) || rssi == 127 ? Int16(rssi) : nil
+  }
+
+  /// Sets how long a device may go unheard before it is removed (bluetoothd's
+  /// `TemporaryTimeout`, 30 s by default); zero, the double's default, removes it with its
+  /// advert or at the first report it misses.
+  private func setTemporaryTimeout(_ timeout: Duration) { temporaryTimeout = timeout }
+
+  /// Turns the VM's emulated air on or off (see ``heardOnceGap``): with it, a device is heard
+  /// only when created, removed ``temporaryTimeout`` later, and back `gap` after that.
+  private func setHeardOnce(_ on: Bool, gap: Duration) {
+    heardOnceGap = on ? gap : nil
+    returning = [:]
   }
 
   /// Adds or removes AdvertisementMonitorManager1 on an adapter (re-exports the adapter).

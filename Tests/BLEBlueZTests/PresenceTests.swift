@@ -1,0 +1,152 @@
+import BlueZTestSupport
+import DBus
+import Foundation
+import Logging
+import Testing
+import TestSupport
+import Tokens
+
+@testable import BLEBlueZ
+
+/// A still peer or beacon, which real bluetoothd reports once and then never again
+/// (docs/bluez-vm-findings.md item 10), stays present; the watchdog leaves its scan alone but
+/// still restarts a stuck one. In the serialized double suite. The double sends a device at
+/// RSSI 127 (`SetRSSI`, as btvirt's controllers) once, then nothing while it stays unchanged.
+extension BlueZDoubleTests {
+  /// A peer at a constant RSSI 127 under discovery: its sightings go on (RSSI unknown, item
+  /// 8) long after the double's only report, and the watchdog (3 s here) never restarts the
+  /// scan. Once the peer stops, the sightings stop.
+  @Test func aStillPeerStaysPresentUnderDiscovery() async throws {
+    let control = try await DoubleControl.connect()
+    defer { control.close() }
+    try await control.call("SetRSSI", [.string("hci0"), .int16(127)])
+    let speaker = try await control.medium("hci0")
+    let listener = try await control.medium("hci1")
+    let heard = StreamRecorder(listener.sightings)
+    let token = Token.random()
+    try await listener.startScanning()
+    try await speaker.transmit(token)
+    let first = await heard.first(since: .now - .seconds(1), timeout: .seconds(5)) {
+      $0.token == token
+    }
+    #expect(first != nil)
+    // RSSI 127 is "not available": the sighting counts, its strength is unknown.
+    #expect(first.map { $0.rssi == nil } == true)
+    try await Task.sleep(for: .seconds(4))
+    let late = ContinuousClock.now
+    let again = await heard.first(since: late, timeout: .seconds(3)) { $0.token == token }
+    #expect(again != nil && again?.rssi == nil)
+    #expect(await listener.engine.watchdogRestarts == 0)
+    #expect(try await control.discoveryClients("hci1").count == 1)
+    await speaker.stopTransmitting()
+    try await Task.sleep(for: .milliseconds(400))
+    let stopped = ContinuousClock.now
+    try await Task.sleep(for: .milliseconds(1500))
+    #expect(!heard.elements(since: stopped).contains { $0.token == token })
+    await speaker.shutdown()
+    await listener.shutdown()
+  }
+
+  /// As in the VM's emulated air (`SetHeardOnce`): bluetoothd hears a still peer only when it
+  /// creates its device, removes it TemporaryTimeout later (2 s here) although it still
+  /// advertises, and creates it again at the next discovery cycle (2.5 s later here). The
+  /// medium bridges the gap: sightings never pause for more than the re-report period, and
+  /// the watchdog (3 s) leaves the scan alone.
+  @Test func aStillPeerSurvivesBluetoothdDroppingItsDevice() async throws {
+    let control = try await DoubleControl.connect()
+    defer { control.close() }
+    try await control.call("SetRSSI", [.string("hci0"), .int16(127)])
+    try await control.call("SetTemporaryTimeout", [.uint32(2000)])
+    try await control.call("SetHeardOnce", [.boolean(true), .uint32(2500)])
+    let observer = try await Client.connect(control)
+    defer { observer.close() }
+    let speaker = try await control.medium("hci0")
+    // The medium told the double's TemporaryTimeout, as it assumes bluetoothd's default 30 s.
+    var configuration = BlueZConfiguration(bus: control.bus, adapter: "hci1")
+    configuration.scanWatchdog = .seconds(3)
+    configuration.temporaryTimeout = .seconds(2)
+    var logger = Logger(label: "test.bluez.presence")
+    logger.logLevel = .warning
+    let listener = try await BlueZMedium(configuration: configuration, logger: logger)
+    let heard = StreamRecorder(listener.sightings)
+    let token = Token.random()
+    try await listener.startScanning()
+    try await speaker.transmit(token)
+    #expect(
+      await heard.first(since: .now - .seconds(1), timeout: .seconds(5)) { $0.token == token }
+        != nil)
+    let from = ContinuousClock.now
+    try await Task.sleep(for: .seconds(8))
+    // The device went and came back meanwhile, with no property change in between.
+    let signals = observer.signals.elements(since: from)
+    #expect(signals.contains { $0.member == "InterfacesRemoved" })
+    #expect(signals.contains { $0.member == "InterfacesAdded" })
+    let times = heard.elements(since: from).filter { $0.token == token }.map(\.time)
+    #expect(times.count >= 6)
+    let longestPause = zip(times, times.dropFirst()).map { $1.timeIntervalSince($0) }.max() ?? 99
+    #expect(longestPause < 2.5)
+    #expect(await listener.engine.watchdogRestarts == 0)
+    await speaker.shutdown()
+    await listener.shutdown()
+  }
+
+  /// The same under a quiet pattern monitor: token sightings go on between DeviceFound and
+  /// DeviceLost, and the watchdog leaves the monitor alone.
+  @Test func aStillPeerStaysPresentUnderAMonitor() async throws {
+    let control = try await DoubleControl.connect()
+    defer { control.close() }
+    try await control.call("SetMonitorSupport", [.string("hci1"), .boolean(true)])
+    try await control.call("SetQuietMonitors", [.boolean(true)])
+    let speaker = try await control.medium("hci0")
+    let listener = try await control.medium("hci1")
+    let heard = StreamRecorder(listener.sightings)
+    let token = Token.random()
+    try await listener.startScanning()
+    try await speaker.transmit(token)
+    #expect(
+      await heard.first(since: .now - .seconds(1), timeout: .seconds(5)) { $0.token == token }
+        != nil)
+    try await Task.sleep(for: .seconds(4))
+    #expect(await heard.first(since: .now, timeout: .seconds(3)) { $0.token == token } != nil)
+    #expect(await listener.engine.watchdogRestarts == 0)
+    await speaker.shutdown()
+    await listener.shutdown()
+  }
+
+  /// A stuck scan among still devices is still restarted: its adapter hears nothing, so
+  /// bluetoothd (here with a 1 s TemporaryTimeout) removes the devices, the medium holds
+  /// nothing present, and the watchdog (3 s) restarts discovery, which hears the peer again.
+  @Test func aStuckScanAmongStillDevicesIsRestarted() async throws {
+    let control = try await DoubleControl.connect()
+    defer { control.close() }
+    try await control.call("SetRSSI", [.string("hci0"), .int16(127)])
+    try await control.call("SetTemporaryTimeout", [.uint32(1000)])
+    let speaker = try await control.medium("hci0")
+    let listener = try await control.medium("hci1")
+    let heard = StreamRecorder(listener.sightings)
+    let token = Token.random()
+    try await listener.startScanning()
+    try await speaker.transmit(token)
+    #expect(
+      await heard.first(since: .now - .seconds(1), timeout: .seconds(5)) { $0.token == token }
+        != nil)
+    try await control.call("StallDiscovery", [.string("hci1")])
+    #expect(await eventually(timeout: .seconds(10)) { await listener.engine.watchdogRestarts == 1 })
+    let restarted = ContinuousClock.now
+    #expect(await heard.first(since: restarted, timeout: .seconds(5)) { $0.token == token } != nil)
+    await speaker.shutdown()
+    await listener.shutdown()
+  }
+
+  /// Item 11: an invalidated RSSI (the third argument of PropertiesChanged) is unknown, not
+  /// the last value, and the device no longer counts as heard by discovery.
+  @Test func anInvalidatedRSSIIsUnknown() {
+    var device = DeviceState()
+    _ = device.apply(["RSSI": .int16(-60), "ServiceData": .vardict([:])])
+    #expect(device.rssi == -60 && device.heard)
+    device.invalidate(["RSSI"])
+    #expect(device.rssi == nil && !device.heard)
+    _ = device.apply(["RSSI": .int16(127)])
+    #expect(device.rssi == nil && device.heard)
+  }
+}
