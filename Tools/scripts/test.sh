@@ -68,8 +68,8 @@ fi
 #     test added there later.
 # It fails if either fails, printing both outputs; a VM that cannot boot fails the run with its
 # console. Cost, measured 2026-11-25 on a 2-core machine with three other builds running (load
-# 15-19): the VM up and down in 521-561 s, of which check-nearby-ble.sh 61-168 s and the tests
-# 62-105 s (their suite 33-54 s); the rest is qemu/TCG booting and the stack coming up. On the
+# 15-19): the VM up and down in 382-561 s, of which check-nearby-ble.sh 61-168 s and the tests
+# 62-130 s (their suite 33-82 s); the rest is qemu/TCG booting and the stack coming up. On the
 # quiet machine of the first stage a boot took 41-47 s, the check 17 s and MediumConformance
 # 17 s, so expect about 1.5 min there. NEARBY_BLUEZ_VM_TIMEOUT (default here 900 s) bounds it.
 echo "== BlueZ VM: nearby ble status and scan, and the BLEBlueZVM tests, against the real bluetoothd" >&2
