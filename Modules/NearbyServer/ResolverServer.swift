@@ -114,7 +114,12 @@ public struct ResolverServer: Service {
         }
       }
       group.addTask { await sweeper.run() }
-      group.addTask { try await app.runService() }
+      // No signals of its own: SIGTERM reaches the server through the service group that runs
+      // it (its graceful shutdown), so that this returns only once that group asked it to. An
+      // application listening itself ended first on SIGTERM, and the group then reported
+      // "a service has finished unexpectedly" (seen with PostgreSQL: exit status 1 on every
+      // stop).
+      group.addTask { try await app.runService(gracefulShutdownSignals: []) }
       // Whichever ends first (the app on shutdown, or an error) ends the other.
       try await group.next()
       group.cancelAll()

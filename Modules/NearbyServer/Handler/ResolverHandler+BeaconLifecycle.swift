@@ -50,11 +50,17 @@ extension ResolverHandler {
       }
       let key = String(property[..<equals])
       let value = String(property[property.index(after: equals)...])
-      try Self.check(
-        key, field: "property's key", maximumBytes: BeaconMetadata.Limits.maximumPropertyKeyBytes)
-      try Self.check(
-        value, field: "property's value",
-        maximumBytes: BeaconMetadata.Limits.maximumPropertyValueBytes)
+      // A filter is not stored: over a limit, it is malformed (400), not unprocessable.
+      do {
+        try TextRules.check(
+          key, field: "property's key",
+          maximumBytes: BeaconMetadata.Limits.maximumPropertyKeyBytes)
+        try TextRules.check(
+          value, field: "property's value",
+          maximumBytes: BeaconMetadata.Limits.maximumPropertyValueBytes)
+      } catch {
+        throw APIFailure.badRequest(error.description)
+      }
       filter.property = (key, value)
     }
     if let type = query.attachmentType {
@@ -173,7 +179,9 @@ extension ResolverHandler {
       throw APIFailure.badRequest("pageToken is not one this server gave; start without it")
     }
     let name = String(text[text.index(after: dot)...])
-    try Self.check(name, field: "pageToken", maximumBytes: maximumPathNameBytes)
+    do { try TextRules.check(name, field: "pageToken", maximumBytes: maximumPathNameBytes) } catch {
+      throw APIFailure.badRequest("pageToken is not one this server gave; start without it")
+    }
     return BeaconListCursor(createdAt: Double(bitPattern: bits), name: name)
   }
 
