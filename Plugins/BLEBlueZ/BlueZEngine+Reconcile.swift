@@ -70,9 +70,7 @@ extension BlueZEngine {
     try await connection.export(
       object.interface { [weak self] in await self?.released(path) }, at: path)
     do {
-      _ = try await bluez(
-        adapter, "org.bluez.LEAdvertisingManager1", "RegisterAdvertisement",
-        [.objectPath(path), .vardict([:])])
+      try await registerAdvert(path, on: adapter)
       advert = (path, token)
       logger.debug("bluez \(name): advertising \(token)")
     } catch {

@@ -49,17 +49,26 @@ extension BlueZEngine {
   /// arrive from different tasks, and two changes interleaving across their awaits would
   /// register a monitor twice or record a plan BlueZ does not have.
   func applyScan(throwing: Bool) async throws {
+    await lockScan()
+    defer { unlockScan() }
+    try await applyScanNow(throwing: throwing)
+  }
+
+  /// Waits until no other scan change runs, then marks one as running: every change of our
+  /// scan at BlueZ happens between this and ``unlockScan()``.
+  func lockScan() async {
     while isApplyingScan {
       await withCheckedContinuation { scanWaiters.append($0) }
     }
     isApplyingScan = true
-    defer {
-      isApplyingScan = false
-      let waiters = scanWaiters
-      scanWaiters = []
-      for waiter in waiters { waiter.resume() }
-    }
-    try await applyScanNow(throwing: throwing)
+  }
+
+  /// Ends the scan change that ``lockScan()`` began and wakes the ones waiting.
+  func unlockScan() {
+    isApplyingScan = false
+    let waiters = scanWaiters
+    scanWaiters = []
+    for waiter in waiters { waiter.resume() }
   }
 
   /// Stops a scan that is no longer wanted or no longer the right kind (monitor or

@@ -11,11 +11,13 @@ import Tokens
 /// REAL bluetoothd, in the virtual machine of
 /// `Tools/scripts/bluez-vm/run.sh` (hci0 and hci1 from `btvirt`, bluetoothd on the VM's system
 /// bus). Not run by `Tools/scripts/test.sh`'s loop over `Tests/*Tests` (this folder's name does
-/// not end in `Tests`): `Tools/scripts/bluez-vm/conformance.sh` runs it inside the VM. Outside
-/// the VM every test fails, naming the rig, instead of skipping.
+/// not end in `Tests`): the test command runs every test of this target inside the VM through
+/// `Tools/scripts/bluez-vm/vm-suite.sh` (one at a time, `--no-parallel`), and
+/// `Tools/scripts/bluez-vm/conformance.sh` runs them by hand. Outside the VM every test fails,
+/// naming the rig, instead of skipping.
 ///
-/// One serialized suite (Swift Testing runs suites in parallel): both adapters and the one
-/// bluetoothd are shared by every test.
+/// One serialized suite (Swift Testing runs suites in parallel unless told not to): both
+/// adapters and the one bluetoothd are shared by every test.
 @Suite(.serialized) struct RealBlueZTests {
   @Test(arguments: MediumConformance.Check.allCases)
   func conformance(_ check: MediumConformance.Check) async throws {
@@ -32,8 +34,8 @@ import Tokens
   }
 
   /// One adapter that both advertises and scans, as a manager that publishes and subscribes
-  /// does. Scanning first and then advertising fails on the real stack (ignoresOwnToken,
-  /// docs/bluez-vm-findings.md item D); this is the other order.
+  /// does, advertising first (the conformance check ignoresOwnToken scans first: the order
+  /// where the medium has to pause its scan, docs/bluez-vm-findings.md item D).
   @Test func advertisingThenScanningOnOneAdapterKeepsTheAdvertHeard() async throws {
     try RealBlueZ.requireVM()
     let both = try await RealBlueZ.medium("hci0")
@@ -46,6 +48,30 @@ import Tokens
     try await both.startScanning()
     let sighting = await heard.first(since: start, timeout: .seconds(20)) { $0.token == token }
     #expect(sighting != nil, "hci1 did not hear the token hci0 advertises while it also scans")
+    await both.shutdown()
+    await peer.shutdown()
+  }
+
+  /// A token rotation on an adapter that advertises and scans (a manager that publishes and
+  /// subscribes, every 2 minutes): the medium replaces its advert with a new one, which goes
+  /// out from a new random address, while its own scan runs (docs/bluez-vm-findings.md item
+  /// D). The peer on hci1 must hear the new token.
+  @Test func rotationWhileScanningIsHeard() async throws {
+    try RealBlueZ.requireVM()
+    let both = try await RealBlueZ.medium("hci0")
+    let peer = try await RealBlueZ.medium("hci1")
+    let heard = StreamRecorder(peer.sightings)
+    let old = Token.random()
+    try await peer.startScanning()
+    try await both.transmit(old)
+    try await both.startScanning()
+    let first = await heard.first(timeout: .seconds(20)) { $0.token == old }
+    #expect(first != nil, "hci1 did not hear the first token of hci0")
+    let new = Token.random()
+    let rotated = ContinuousClock.now
+    try await both.transmit(new)
+    let sighting = await heard.first(since: rotated, timeout: .seconds(20)) { $0.token == new }
+    #expect(sighting != nil, "hci1 did not hear the token hci0 rotated to while it scans")
     await both.shutdown()
     await peer.shutdown()
   }
@@ -67,7 +93,8 @@ enum RealBlueZ {
     var configuration = BlueZConfiguration(bus: .system, adapter: adapter)
     configuration.scanWatchdog = .seconds(30)
     var logger = Logger(label: "vm.bluez.\(adapter)")
-    logger.logLevel = .warning
+    // Info: the medium says when it pauses its scan to register an advert (findings item D).
+    logger.logLevel = .info
     return try await BlueZMedium(configuration: configuration, logger: logger)
   }
 }

@@ -45,6 +45,10 @@ actor BlueZDouble {
       }.map(\.key)
     }
 
+    /// Whether the controller scans: a discovery session or a registered monitor (bluetoothd
+    /// keeps a passive scan on for monitors), whoever the client.
+    var isScanning: Bool { !discovery.isEmpty || !monitors.isEmpty }
+
     /// Whether a monitor of this adapter matches the advert.
     func monitorMatches(_ advert: RegisteredAdvert) -> Bool { !matchingMonitors(advert).isEmpty }
     var address: String { String(format: "00:AA:01:00:00:%02X", index) }
@@ -160,6 +164,9 @@ actor BlueZDouble {
       adapters[name]?.adverts = [:]
       adapters[name]?.discovery = [:]
       adapters[name]?.filters = [:]
+      // A restarted bluetoothd has no monitors either (else the stale ones would count as a
+      // scan that refuses the first advert, see `register`).
+      adapters[name]?.monitors = [:]
     }
     devices = [:]
     try await Task.sleep(for: downFor)
@@ -423,6 +430,16 @@ actor BlueZDouble {
     }
     guard adapters[name]?.powered == true else {
       throw DBusError(BlueZErrors.notReady, "Resource Not Ready")
+    }
+    if let current = adapters[name], current.isScanning, current.adverts.isEmpty {
+      // The first advert of an adapter that scans is refused, as on the real stack
+      // (docs/bluez-vm-findings.md item D): with no advert running, the kernel sets a new
+      // random address for it (Linux 6.1 defers that only while advertising) and the
+      // controller refuses LE Set Random Address while it scans (Bluetooth Core: Command
+      // Disallowed; kernel log "Opcode 0x2005 failed: -16"); bluetoothd answers Failed. Any
+      // client's discovery session or monitor counts, and so does a rotation that unregisters
+      // the old advert first. With an advert running, the change waits and BlueZ accepts.
+      throw DBusError(BlueZErrors.failed, "Failed to register advertisement")
     }
     adapters[name]?.adverts[key] = advert
     if advertSlots[key] == nil {

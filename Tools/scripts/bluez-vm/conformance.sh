@@ -13,4 +13,4 @@ if [ ! -x "$tests" ]; then
   exit 1
 fi
 exec Tools/scripts/bluez-vm/run.sh "$results" \
-  "$tests" --testing-library swift-testing --filter 'BLEBlueZVM\.'
+  "$tests" --testing-library swift-testing --no-parallel --filter 'BLEBlueZVM\.'

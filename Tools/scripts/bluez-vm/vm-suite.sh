@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Runs INSIDE the BlueZ VM everything the test command checks against the real bluetoothd, in
+# one boot (Tools/scripts/test.sh):
+#   Tools/scripts/bluez-vm/run.sh RESULTS Tools/scripts/bluez-vm/vm-suite.sh NEARBY TESTS
+#   1. check-nearby-ble.sh NEARBY: `nearby ble status` and `nearby ble scan` (the CLI);
+#   2. every test of the BLEBlueZVM target (Tests/BLEBlueZVM: MediumConformance for `.bluez()`
+#      and the other tests against bluetoothd; a new test file there joins by itself), from
+#      the host-built test binary TESTS, one test at a time (--no-parallel: they share the two
+#      adapters and the one bluetoothd).
+# The second runs even when the first fails; both outputs are printed, and the exit status is
+# 1 when either failed. Tools/scripts/bluez-vm/conformance.sh runs only the tests, by hand.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+if (($# != 2)); then
+  echo "usage: $0 NEARBY TESTS (inside the VM, through run.sh)" >&2
+  exit 2
+fi
+nearby=$1
+tests=$2
+stamp() { date +%T.%N | cut -c1-12; }
+
+echo "$(stamp) ==== 1/2: check-nearby-ble.sh (nearby ble status and scan)"
+started=$SECONDS
+"$here/check-nearby-ble.sh" "$nearby"
+check_rc=$?
+check_s=$((SECONDS - started))
+
+echo "$(stamp) ==== 2/2: the BLEBlueZVM tests (MediumConformance and more)"
+started=$SECONDS
+"$tests" --testing-library swift-testing --no-parallel --filter 'BLEBlueZVM\.'
+tests_rc=$?
+tests_s=$((SECONDS - started))
+
+echo "$(stamp) ==== check-nearby-ble.sh exited $check_rc in ${check_s} s;" \
+  "the BLEBlueZVM tests exited $tests_rc in ${tests_s} s"
+((check_rc == 0 && tests_rc == 0)) || exit 1
