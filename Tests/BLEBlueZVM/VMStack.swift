@@ -19,20 +19,44 @@ enum VMStack {
   static let btmgmt = URL(fileURLWithPath: "/usr/bin/btmgmt")
 
   /// Runs `btmgmt --index INDEX ARGUMENTS…` (root in the VM) and returns its output.
-  /// - Throws: ``Failure`` when it exits non-zero or its output does not contain `expecting`.
+  ///
+  /// Its standard input is a pipe held open until it exits: btmgmt quits as soon as its input
+  /// ends, before the kernel answers (with /dev/null it printed nothing and did nothing).
+  /// - Throws: ``Failure`` when it exits non-zero, does not exit within 30 s, or its output
+  ///   does not contain `expecting`.
   @discardableResult
   static func btmgmt(_ index: Int, _ arguments: [String], expecting: String? = nil) async throws
     -> String
   {
-    let result = try await ChildProcess.run(
-      btmgmt, ["--index", "\(index)"] + arguments, combineOutput: true, timeout: 30)
-    let output = result.outText
-    guard result.status == 0, expecting.map(output.contains) ?? true else {
+    let process = Process()
+    process.executableURL = btmgmt
+    process.arguments = ["--index", "\(index)"] + arguments
+    let input = Pipe()
+    let output = Pipe()
+    process.standardInput = input
+    process.standardOutput = output
+    process.standardError = output
+    let (ended, end) = AsyncStream.makeStream(of: Int32.self, bufferingPolicy: .bufferingNewest(1))
+    process.terminationHandler = { end.yield($0.terminationStatus) }
+    try process.run()
+    // Only the child writes to the output pipe: its end of file comes when btmgmt exits.
+    try? output.fileHandleForWriting.close()
+    let timeout = Task {
+      try await Task.sleep(for: .seconds(30))
+      process.terminate()
+    }
+    var iterator = ended.makeAsyncIterator()
+    let status = await iterator.next() ?? -1
+    timeout.cancel()
+    try? input.fileHandleForWriting.close()
+    let text = String(
+      decoding: (try? output.fileHandleForReading.readToEnd()) ?? Data(), as: UTF8.self)
+    guard status == 0, expecting.map(text.contains) ?? true else {
       throw Failure(
         description: "btmgmt --index \(index) \(arguments.joined(separator: " ")) exited "
-          + "\(result.status): \(output)")
+          + "\(status): \(text)")
     }
-    return output
+    return text
   }
 
   /// Adds advertising instance `instance` on adapter `index` carrying `frame`, as a beacon
