@@ -143,6 +143,11 @@ PY
   # Stay published past the resolver's lostAfter (10 s): a still publisher must stay found
   # though bluetoothd reports a repeating advert only when it changes (findings item 10).
   sleep 15
+  if grep -q '"event":"lost"' "$sub_out"; then
+    echo "FAILED: the subscriber lost the message while it was still published:"
+    grep '"event":"lost"' "$sub_out"
+    exit 1
+  fi
 
   kill -INT "$publisher"
   exit_status "$publisher" 30
