@@ -136,7 +136,9 @@ extension RealBlueZTests {
           events.elements.compactMap(\.lost).contains(uid)
         }, "the stopped UID beacon was not lost (lowPower \(lowPower))")
       let lostIn = ContinuousClock.now - stopped
-      #expect(lostIn >= beaconLostAfter - .seconds(1), "lost after \(lostIn)")
+      // Lost beaconLostAfter after it was last heard, which may be a few seconds before it
+      // stopped (a still beacon is re-reported every few seconds, not continuously).
+      #expect(lostIn >= beaconLostAfter / 2, "lost after \(lostIn)")
       #expect(events.elements.compactMap(\.lost) == [uid])
       print(
         "managerFindsAndLosesBeacons(lowPower: \(lowPower)): 4 found in \(allFound), the stopped one lost after \(lostIn)"

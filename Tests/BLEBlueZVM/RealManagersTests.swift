@@ -87,8 +87,9 @@ extension RealBlueZTests {
           seen.lost(by: "bob") == ["hello from alice"]
         }, "lost by bob: \(seen.lost(by: "bob"))")
       let lostAfterSilence = ContinuousClock.now - silenced
-      // Not before lostAfter: the resolver lost it by silence, not by an unpublish.
-      #expect(lostAfterSilence >= lostAfter - .seconds(1), "lost after \(lostAfterSilence)")
+      // By silence, not by an unpublish: lostAfter after the last sighting, which may be a few
+      // seconds before the power went off (a still peer is re-reported every few seconds).
+      #expect(lostAfterSilence >= lostAfter / 2, "lost after \(lostAfterSilence)")
       try await VMStack.btmgmt(0, ["power", "on"])
       #expect(
         await eventually(timeout: .seconds(20), interval: .milliseconds(200)) {
