@@ -455,7 +455,8 @@ let package = Package(
     .testTarget(
       name: "BLEBlueZVM",
       dependencies: [
-        "TestSupport", "BLEBlueZ", "DBus", "MediumTestKit", "Tokens",
+        "TestSupport", "BLEBlueZ", "DBus", "MediumTestKit", "Tokens", "BlueZTestSupport", "Core",
+        "Resolution", "Strategy",
         .product(name: "Logging", package: "swift-log"),
       ],
       path: "Tests/BLEBlueZVM",

@@ -38,6 +38,15 @@ struct ArgumentTests {
     (["subscribe", "--beacons", "--beacon-filter", "uid:1234"], "20 hex digits"),
     (["subscribe", "--beacons", "--beacon-filter", "eddystone:x"], "uid:NAMESPACE"),
     (["subscribe", "--beacons", "--beacon-filter", "ibeacon:not-a-uuid"], "proximity UUID"),
+    (["publish", "hi", "--ble-adapter", ""], "--ble-adapter must name"),
+    (["publish", "hi", "--ble-adapter", "eth0"], "such as hci0"),
+    (["subscribe", "--ble-adapter", "hci+1"], "such as hci0"),
+    (["subscribe", "--ble-adapter", "/org/bluez/hci0"], "such as hci0"),
+    (["subscribe", "--mediums", "lan", "--ble-adapter", "hci0"], "add ble to --mediums"),
+    (
+      ["publish", "hi", "--background", "--mediums", "ble", "--ble-adapter", "hci0"], "not recorded"
+    ),
+    (["subscribe", "--background", "--mediums", "ble", "--ble-adapter", "hci0"], "not recorded"),
   ])
   func badArgumentsExit64(_ arguments: [String], _ message: String) async throws {
     let result = try await run(arguments)
@@ -114,6 +123,21 @@ struct ArgumentTests {
     #expect(result.err.contains("nosuch0") && result.err.contains("lo"), "\(result.err)")
   }
 
+  /// `--ble-adapter` naming an adapter that is not there: 69, naming it and the adapters that
+  /// are (this host's /sys/class/bluetooth; none on CI hosts, hci0 and hci1 in the BlueZ VM,
+  /// where Tools/scripts/bluez-vm/check-nearby-pubsub.sh checks the list).
+  @Test(arguments: [["--mediums", "ble"], []])
+  func aMissingBLEAdapterIsNamedWithTheOnesThatExist(_ mediums: [String]) async throws {
+    let result = try await run(["subscribe", "--ble-adapter", "hci97"] + mediums)
+    #expect(result.status == 69, "\(result)")
+    #expect(result.err.contains("no Bluetooth adapter \"hci97\"; adapters here: "), "\(result.err)")
+    let present =
+      ((try? FileManager.default.contentsOfDirectory(atPath: "/sys/class/bluetooth")) ?? [])
+      .filter { $0.hasPrefix("hci") && !$0.contains(":") }
+    for adapter in present { #expect(result.err.contains(adapter), "\(result.err)") }
+    if present.isEmpty { #expect(result.err.contains("adapters here: none"), "\(result.err)") }
+  }
+
   @Test func anUnreachableServerIsReported() async throws {
     let result = try await run([
       "subscribe", "--mediums", "lan", "--lan-interface", "lo", "--server",
@@ -130,5 +154,6 @@ struct ArgumentTests {
     #expect(result.out.contains("Examples:"))
     #expect(result.out.contains("Exit codes:"))
     #expect(result.out.contains("--lan-interface"))
+    #expect(result.out.contains("--ble-adapter <hciN>"), "\(result.out)")
   }
 }

@@ -10,6 +10,8 @@ struct MediumOptions: Sendable {
   var lanInterfaceName: String?
   var lanPort: UInt16
   var lanGroup: String
+  /// `--ble-adapter`: the BlueZ adapter (`hci0`…) of the BLE medium; `nil`: the first powered.
+  var bleAdapter: String? = nil
 
   var lanConfiguration: LANMulticastConfiguration {
     LANMulticastConfiguration(group: lanGroup, port: lanPort, interface: lanInterfaceName)
@@ -52,6 +54,12 @@ struct DiscoveryOptions: ParsableArguments {
       valueName: "address"))
   var lanGroup = LANMulticastConfiguration.defaultIPv4Group
 
+  @Option(
+    help: ArgumentHelp(
+      "The Bluetooth adapter of the BLE medium, such as hci1 (default: the first powered one; `nearby ble status` lists them).",
+      valueName: "hciN"))
+  var bleAdapter: String?
+
   @Flag(help: "Print one JSON object a line (for scripts) instead of the live view.")
   var json = false
 
@@ -71,6 +79,16 @@ struct DiscoveryOptions: ParsableArguments {
     }
     if let lanInterface, lanInterface.isEmpty {
       throw ValidationError("--lan-interface must name an interface (see `ip link`)")
+    }
+    if let bleAdapter {
+      guard Self.isAdapterName(bleAdapter) else {
+        throw ValidationError(
+          "--ble-adapter must name a Bluetooth adapter such as hci0 (see `nearby ble status`), got \"\(bleAdapter)\""
+        )
+      }
+      if let requested = try requestedMediums(), !requested.contains(.ble) {
+        throw ValidationError("--ble-adapter is for the BLE medium: add ble to --mediums")
+      }
     }
     guard Logger.Level(rawValue: logLevel) != nil else {
       throw ValidationError(
@@ -124,7 +142,14 @@ struct DiscoveryOptions: ParsableArguments {
     let fromEnvironment = environment[LANMulticastConfiguration.interfaceEnvironmentVariable]
     return MediumOptions(
       lanInterfaceName: lanInterface ?? (fromEnvironment?.isEmpty == false ? fromEnvironment : nil),
-      lanPort: UInt16(clamping: lanPort), lanGroup: lanGroup)
+      lanPort: UInt16(clamping: lanPort), lanGroup: lanGroup, bleAdapter: bleAdapter)
+  }
+
+  /// Whether `name` is a BlueZ adapter name: `hci` and a number.
+  static func isAdapterName(_ name: String) -> Bool {
+    let number = name.dropFirst(3)
+    return name.hasPrefix("hci") && (1...5).contains(number.count)
+      && number.allSatisfy { $0.isASCII && $0.isNumber }
   }
 
   func logger(label: String) -> Logger {

@@ -47,7 +47,8 @@ struct MediumCatalog {
         choice.kinds.insert(entry.kind)
         choice.providers.append(entry.provider(options))
       case .unavailable(let reason):
-        if requested != nil {
+        // A medium asked for by name (--mediums, or --ble-adapter for BLE) must be there.
+        if requested != nil || (entry.kind == .ble && options.bleAdapter != nil) {
           throw ExitFailure(
             "the \(entry.kind) medium is not available: \(reason)", code: ExitCodes.unavailable)
         }
@@ -71,20 +72,32 @@ struct MediumCatalog {
 }
 
 extension MediumCatalog.Entry {
-  /// Bluetooth LE through BlueZ, when the kernel has an adapter; whether it is powered and
-  /// whether this user may use it, the medium reports once it starts (power and permission
-  /// errors, with the fix).
+  /// Bluetooth LE through BlueZ, when the kernel has an adapter (the one `--ble-adapter`
+  /// names, if given); whether it is powered and whether this user may use it, the medium
+  /// reports once it starts (power and permission errors, with the fix).
   static let bluez = Self(
     kind: .ble,
-    probe: { _ in
+    probe: { options in
       let adapters =
-        (try? FileManager.default.contentsOfDirectory(atPath: "/sys/class/bluetooth")) ?? []
-      guard let first = adapters.sorted().first else {
+        ((try? FileManager.default.contentsOfDirectory(atPath: "/sys/class/bluetooth")) ?? [])
+        .filter(DiscoveryOptions.isAdapterName).sorted {
+          $0.count == $1.count ? $0 < $1 : $0.count < $1.count
+        }
+      if let wanted = options.bleAdapter {
+        guard adapters.contains(wanted) else {
+          return .unavailable(
+            "no Bluetooth adapter \"\(wanted)\"; adapters here: "
+              + (adapters.isEmpty
+                ? "none (/sys/class/bluetooth is empty)" : adapters.joined(separator: ", ")))
+        }
+        return .available("adapter \(wanted); power and access are checked when it starts")
+      }
+      guard let first = adapters.first else {
         return .unavailable("no Bluetooth adapter (/sys/class/bluetooth is empty)")
       }
       return .available("adapter \(first); power and access are checked when it starts")
     },
-    provider: { _ in .bluez() })
+    provider: { options in .bluez(adapter: options.bleAdapter) })
 
   /// Near-ultrasonic audio through PulseAudio, when a server socket is there.
   static let pulseAudio = Self(

@@ -24,6 +24,7 @@ struct PublishCommand: AsyncParsableCommand {
         nearby publish hello
         nearby publish "Menu of the day" --type menu --namespace com.example.cafe
         nearby publish --file card.vcf --type vcard --mediums lan --lan-interface eth0
+        nearby publish hello --mediums ble --ble-adapter hci1
         nearby publish hello --ttl 600 --server http://resolver.local:7171 --api-key KEY
         nearby publish hello --json        # one JSON object a line: medium, status, note
         nearby publish hi --background --mediums ble --app com.example.kiosk
@@ -51,6 +52,10 @@ struct PublishCommand: AsyncParsableCommand {
     do { try Message.validate(type: type) } catch { throw ValidationError("--type: \(error)") }
     do { try Message.validate(namespace: namespace) } catch {
       throw ValidationError("--namespace: \(error)")
+    }
+    if background, options.bleAdapter != nil {
+      throw ValidationError(
+        "--ble-adapter is not recorded for --background work (nearby-restore picks the adapter)")
     }
     if background, try options.requestedMediums() != .ble {
       throw ValidationError(

@@ -24,6 +24,7 @@ struct SubscribeCommand: AsyncParsableCommand {
         nearby subscribe
         nearby subscribe --type menu --namespace com.example.cafe
         nearby subscribe --mediums lan --lan-interface eth0 --json | jq .text
+        nearby subscribe --mediums ble --ble-adapter hci1
         nearby subscribe --server http://resolver.local:7171 --api-key KEY
         nearby subscribe --background --mediums ble --type offer --app com.example.kiosk
         nearby subscribe --beacons --namespace com.example --type menu
@@ -74,6 +75,10 @@ struct SubscribeCommand: AsyncParsableCommand {
       _ = try beaconFilters()
     } else if noIbeacons || activeScan || !beaconFilter.isEmpty {
       throw ValidationError("--no-ibeacons, --active-scan and --beacon-filter need --beacons")
+    }
+    if background, options.bleAdapter != nil {
+      throw ValidationError(
+        "--ble-adapter is not recorded for --background work (nearby-restore picks the adapter)")
     }
     if background, !beacons, try options.requestedMediums() != .ble {
       throw ValidationError(
