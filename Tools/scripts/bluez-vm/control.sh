@@ -67,6 +67,10 @@ add-adapters)
   wait_adapters_powered
   ;;
 ensure)
+  if bluetoothd_running && powered hci0 && powered hci1; then
+    say "ensure: nothing to do"
+    exit 0
+  fi
   if ! mgmt_ready; then
     stop_btvirt
     start_btvirt
