@@ -7,6 +7,25 @@
 
 stack_bluetoothd=/usr/libexec/bluetooth/bluetoothd
 
+# Runs a daemon in the background with nothing open but /dev/null and LOG: no descriptor of the
+# caller may leak into it. A test starts control.sh through Foundation's Process, which only
+# learns that control.sh ended once every descriptor it gave it is closed; a bluetoothd or
+# btvirt started by control.sh and holding one would make the test wait for its own timeout.
+# Its pid goes to PIDFILE.
+#   start_detached LOG PIDFILE COMMAND [ARG...]
+start_detached() {
+  local log=$1 pidfile=$2
+  shift 2
+  (
+    for fd in /proc/self/fd/*; do
+      fd=${fd##*/}
+      if ((fd > 2)); then eval "exec $fd>&-"; fi
+    done
+    exec "$@"
+  ) </dev/null >>"$log" 2>&1 &
+  echo $! >"$pidfile"
+}
+
 sysfs_adapters() { ls /sys/class/bluetooth 2>/dev/null | grep -c '^hci[0-9]*$' || true; }
 
 # Both controllers on the management interface (what bluetoothd will see).
@@ -40,8 +59,7 @@ stop_btvirt() {
 start_btvirt() {
   local attempt deadline
   for attempt in 1 2 3 4 5; do
-    btvirt -L -l2 </dev/null >>"$stack_results/btvirt.log" 2>&1 &
-    echo $! >"$stack_results/btvirt.pid"
+    start_detached "$stack_results/btvirt.log" "$stack_results/btvirt.pid" btvirt -L -l2
     deadline=$((SECONDS + 20))
     until mgmt_ready || ((SECONDS > deadline)); do sleep 0.5; done
     if mgmt_ready; then
@@ -60,8 +78,8 @@ start_btvirt() {
 # bluetoothd as the boot starts it: debug log appended to bluetoothd.log, --experimental (the
 # advertisement monitor API), nothing remembered (/var/lib/bluetooth is a tmpfs).
 start_bluetoothd() {
-  "$stack_bluetoothd" -n -d --experimental </dev/null >>"$stack_results/bluetoothd.log" 2>&1 &
-  echo $! >"$stack_results/bluetoothd.pid"
+  start_detached "$stack_results/bluetoothd.log" "$stack_results/bluetoothd.pid" \
+    "$stack_bluetoothd" -n -d --experimental
 }
 
 # Stops bluetoothd (SIGTERM, or the signal given) and waits until it is gone and org.bluez has
