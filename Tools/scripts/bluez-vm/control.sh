@@ -71,7 +71,7 @@ ensure)
     say "ensure: nothing to do"
     exit 0
   fi
-  if ! mgmt_ready; then
+  if ! btvirt_ready; then
     stop_btvirt
     start_btvirt
   fi
