@@ -16,6 +16,17 @@ extension BlueZEngine {
     try? await applyAdvert(throwing: false)
   }
 
+  /// BlueZ dropped our advert and our scan (bluetoothd left, the adapter powered off or went
+  /// away): forget them, and unexport the advert object, which bluetoothd no longer uses (it
+  /// would otherwise stay on the bus, one more at each power cycle, since the next
+  /// registration uses a new path).
+  func forgetBlueZSide() async {
+    activeScan = nil
+    guard let current = advert else { return }
+    advert = nil
+    await connection.unexport(at: current.path)
+  }
+
   func ownerChanged(to owner: String) async {
     if owner.isEmpty {
       logger.info("bluez: bluetoothd left the bus")
@@ -23,11 +34,7 @@ extension BlueZEngine {
       adapters = [:]
       devices = [:]
       vanished = [:]
-      activeScan = nil
-      if let current = advert {
-        advert = nil
-        await connection.unexport(at: current.path)
-      }
+      await forgetBlueZSide()
       updateStatus()
     } else {
       logger.info("bluez: bluetoothd is back as \(owner)")
@@ -88,8 +95,7 @@ extension BlueZEngine {
         adapters[path] = nil
         if chosen == path {
           logger.info("bluez: adapter \(path) went away")
-          advert = nil
-          activeScan = nil
+          await forgetBlueZSide()
           choose()
         }
         await reconcile()
@@ -110,10 +116,7 @@ extension BlueZEngine {
       adapters[path] = adapter
       if path == chosen {
         logger.info("bluez \(adapter.name): powered \(powered ? "on" : "off")")
-        if !powered {
-          advert = nil
-          activeScan = nil
-        }
+        if !powered { await forgetBlueZSide() }
         await reconcile()
       } else if chosen == nil || adapters[chosen!]?.powered != true, configuration.adapter == nil {
         choose()

@@ -146,6 +146,37 @@ import Tokens
     await medium.shutdown()
   }
 
+  /// btvirt restarted under the real bluetoothd (Tests/BLEBlueZVM/RealBlueZRestartTests):
+  /// both adapters go away while one medium advertises and the other scans, and come back;
+  /// both resume by themselves, with one advert and one discovery session each.
+  @Test func advertAndScanResumeWhenBothAdaptersComeBack() async throws {
+    let control = try await DoubleControl.connect()
+    defer { control.close() }
+    let speaker = try await control.medium("hci0")
+    let listener = try await control.medium("hci1")
+    let heard = StreamRecorder(listener.sightings)
+    let speakerStatuses = StreamRecorder(speaker.statusUpdates)
+    let listenerStatuses = StreamRecorder(listener.statusUpdates)
+    let token = Token.random()
+    try await listener.startScanning()
+    try await speaker.transmit(token)
+    #expect(await heard.first(timeout: .seconds(5)) { $0.token == token } != nil)
+    try await control.call("RemoveAdapter", [.string("hci0")])
+    try await control.call("RemoveAdapter", [.string("hci1")])
+    #expect(await eventually { speakerStatuses.elements.last == .poweredOff })
+    #expect(await eventually { listenerStatuses.elements.last == .poweredOff })
+    try await control.call("AddAdapter", [.string("hci1")])
+    try await control.call("AddAdapter", [.string("hci0")])
+    let back = ContinuousClock.now
+    #expect(await eventually { speakerStatuses.elements.last == .ready })
+    #expect(await eventually { listenerStatuses.elements.last == .ready })
+    #expect(await heard.first(since: back, timeout: .seconds(5)) { $0.token == token } != nil)
+    #expect(try await control.adverts("hci0").count == 1)
+    #expect(try await control.discoveryClients("hci1").count == 1)
+    await speaker.shutdown()
+    await listener.shutdown()
+  }
+
   @Test func sightingsCarryRSSIAndTxPower() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }

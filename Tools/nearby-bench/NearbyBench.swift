@@ -17,6 +17,7 @@ struct NearbyBench: AsyncParsableCommand {
     subcommands: [
       DispatchBench.self, StoreBench.self, RestoreBench.self, ServerBench.self, DBusBench.self,
       BLEBench.self, AudioBench.self, AudioPulseBench.self, BeaconsBench.self,
-      BeaconFoundBench.self, LANBench.self, IdentifierBench.self, DemoCommand.self,
+      BLEVMBench.self, BeaconFoundBench.self, LANBench.self, IdentifierBench.self,
+      DemoCommand.self,
     ])
 }

@@ -88,6 +88,8 @@ actor BlueZDouble {
   static let controlName = "org.nearby.BlueZDouble"
   static let controlPath = try! DBusObjectPath("/org/nearby/BlueZDouble")
   static let controlInterface = "org.nearby.BlueZDouble1"
+  /// How long after owning org.bluez (and after each other) the adapters are published.
+  static let publishDelay = Duration.milliseconds(30)
 
   let bus: DBusBus
   let adapterCount: Int
@@ -155,9 +157,6 @@ actor BlueZDouble {
           + "destination=\"org.bluez\" (the double's AccessDenied mode)")
     }
     try await connection.export(controlInterface(), at: Self.controlPath)
-    for name in adapters.keys.sorted() where adapters[name]!.present {
-      try await exportAdapter(name)
-    }
     let owners = try await connection.signals(
       matching: DBusMatchRule(
         sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus",
@@ -179,9 +178,22 @@ actor BlueZDouble {
           await self?.report()
         }
       })
-    guard try await connection.requestName("org.bluez") == .primaryOwner,
-      try await connection.requestName(Self.controlName) == .primaryOwner
-    else { throw DBusError(.failed, "org.bluez or \(Self.controlName) is already owned") }
+    guard try await connection.requestName("org.bluez") == .primaryOwner else {
+      throw DBusError(.failed, "org.bluez is already owned")
+    }
+    // Like bluetoothd (5.66): it owns org.bluez before its adapters exist, then publishes them
+    // one by one (InterfacesAdded), in no fixed order (hci1 before hci0 seen), after the
+    // controllers answer it; so a client that reads GetManagedObjects when the name appears
+    // can see none or some of them (docs/bluez-vm-findings.md item 20). The double publishes
+    // the highest index first, a little after the name and after each other.
+    for name in adapters.keys.sorted().reversed() where adapters[name]!.present {
+      try await Task.sleep(for: Self.publishDelay)
+      try await publish(name)
+    }
+    // Last: the tests (and the ready file) wait for this name, so they start with every adapter.
+    guard try await connection.requestName(Self.controlName) == .primaryOwner else {
+      throw DBusError(.failed, "\(Self.controlName) is already owned")
+    }
     logger.info("bluez double up as \(connection.uniqueName) with \(adapters.count) adapters")
   }
 
@@ -206,6 +218,19 @@ actor BlueZDouble {
   }
 
   // MARK: Adapters
+
+  /// Publishes an adapter as bluetoothd 5.66 does when it starts or a controller appears
+  /// (seen in the BlueZ VM: bluetoothd restarted, btvirt restarted;
+  /// docs/bluez-vm-findings.md item 23): `InterfacesAdded` says `Powered` false (`PowerState`
+  /// "off-enabling"), then `AutoEnable` powers it on, a `PropertiesChanged` later.
+  private func publish(_ name: String) async throws {
+    guard let wanted = adapters[name]?.powered else { return }
+    adapters[name]?.powered = false
+    try await exportAdapter(name)
+    guard wanted else { return }
+    try await Task.sleep(for: Self.publishDelay)
+    await poweredChanged(name, true, fromPeer: false)
+  }
 
   private func exportAdapter(_ name: String) async throws {
     guard let connection, let adapter = adapters[name] else { return }
@@ -957,8 +982,13 @@ actor BlueZDouble {
     guard let adapter = adapters[name], adapter.present != present else { return }
     adapters[name]?.present = present
     if present {
-      try? await exportAdapter(name)
+      try? await publish(name)
     } else {
+      // bluetoothd, when a controller goes away (btvirt stopped, in the BlueZ VM): Powered
+      // false and Discovering false in one PropertiesChanged (PowerState left "on"), then
+      // InterfacesRemoved of the adapter (docs/bluez-vm-findings.md item 23).
+      try? await connection?.setProperty(
+        "Powered", to: .boolean(false), interface: "org.bluez.Adapter1", at: adapter.path)
       for (key, _) in adapter.adverts { await release(key, on: name) }
       adapters[name]?.adverts = [:]
       adapters[name]?.discovery = [:]

@@ -32,68 +32,28 @@ mount -t tmpfs tmpfs /var/lib/bluetooth || fail "cannot mount a tmpfs on /var/li
 modprobe hci_vhci || fail "modprobe hci_vhci failed"
 say "hci_vhci loaded"
 
-# Two controllers in /sys/class/bluetooth are not enough: under TCG the kernel's HCI_Reset to one
-# of btvirt's controllers sometimes times out ("hci0: Opcode 0x0c03 failed: -110" in dmesg);
-# that controller keeps its sysfs entry but never reaches the management interface, and
-# bluetoothd then sees only the other ("Number of controllers: 1"). So: count the controllers
-# the management interface lists (btmgmt, before bluetoothd), and restart btvirt until both.
-sysfs_adapters() { ls /sys/class/bluetooth 2>/dev/null | grep -c '^hci[0-9]*$' || true; }
-mgmt_ready() {
-  local info
-  info=$(timeout 10 btmgmt info 2>/dev/null) || return 1
-  grep -q '^hci0:' <<<"$info" && grep -q '^hci1:' <<<"$info"
-}
-btvirt_pid=""
-for attempt in 1 2 3 4 5; do
-  btvirt -L -l2 >>"$results/btvirt.log" 2>&1 &
-  btvirt_pid=$!
-  deadline=$((SECONDS + 20))
-  until mgmt_ready || ((SECONDS > deadline)); do sleep 0.5; done
-  if mgmt_ready; then
-    say "btvirt up (attempt $attempt): hci0 and hci1 on the management interface"
-    break
-  fi
-  say "btvirt attempt $attempt: $(sysfs_adapters) controller(s) in sysfs, not both on the" \
-    "management interface ($(dmesg | grep -c 'Bluetooth: hci.*failed') HCI failures in dmesg);" \
-    "restarting it"
-  kill "$btvirt_pid" 2>/dev/null || true
-  wait "$btvirt_pid" 2>/dev/null || true
-  btvirt_pid=""
-  deadline=$((SECONDS + 10))
-  until (($(sysfs_adapters) == 0)) || ((SECONDS > deadline)); do sleep 0.2; done
-done
-[ -n "$btvirt_pid" ] || fail "btvirt did not bring up two usable controllers in 5 attempts"
+stack_results=$results
+# shellcheck source=stack.sh
+source "$(dirname "$0")/stack.sh"
+start_btvirt
 
 mkdir -p /run/dbus
 dbus-daemon --system --fork --nopidfile --print-address=4 4>"$results/dbus.address" ||
   fail "the system dbus-daemon did not start"
 say "system bus: $(cat "$results/dbus.address")"
 
-/usr/libexec/bluetooth/bluetoothd -n -d --experimental >>"$results/bluetoothd.log" 2>&1 &
-bluetoothd_pid=$!
-# bluetoothd owns org.bluez before it publishes the adapters, and publishes them one by one in
-# no fixed order (hci1 before hci0 seen): wait until both are there and powered.
-powered() {
-  dbus-send --system --print-reply --dest=org.bluez "/org/bluez/$1" \
-    org.freedesktop.DBus.Properties.Get string:org.bluez.Adapter1 string:Powered 2>/dev/null |
-    grep -q "boolean true"
-}
-deadline=$((SECONDS + 30))
-while ((SECONDS <= deadline)); do
-  powered hci0 && powered hci1 && break
-  kill -0 "$bluetoothd_pid" 2>/dev/null || fail "bluetoothd exited (bluetoothd.log)"
-  sleep 0.2
-done
-powered hci0 && powered hci1 ||
-  fail "bluetoothd did not publish hci0 and hci1, powered, within 30 s (bluetoothd.log)"
-say "bluetoothd up with hci0 and hci1 powered (pid $bluetoothd_pid)"
+start_bluetoothd
+wait_adapters_powered
+say "bluetoothd up with hci0 and hci1 powered (pid $(cat "$results/bluetoothd.pid"))"
 
 export NEARBY_BLUEZ_VM=1 NEARBY_BLUEZ_VM_RESULTS="$results"
+# Tests restart bluetoothd and btvirt the same way through this (see control.sh).
+export NEARBY_BLUEZ_VM_CONTROL="$(cd "$(dirname "$0")" && pwd)/control.sh"
 say "running: $*"
 set +e
 "$@" >"$results/command.out" 2>&1
 rc=$?
 set -e
 say "command exited $rc"
-kill "$bluetoothd_pid" 2>/dev/null || true
+kill "$(cat "$results/bluetoothd.pid" 2>/dev/null)" 2>/dev/null || true
 echo "$rc" >"$results/command.rc"
