@@ -27,8 +27,17 @@ check_s=$((SECONDS - started))
 
 echo "$(stamp) ==== 2/2: the BLEBlueZVM tests (MediumConformance and more)"
 started=$SECONDS
-"$tests" --testing-library swift-testing --no-parallel --filter 'BLEBlueZVM\.'
-tests_rc=$?
+# The advertise-while-scanning checks first, on the controllers as booted: run after the
+# restart suite (which removes and re-adds btvirt's controllers) and the beacon suite (btmgmt
+# clear-adv on hci0), ignoresOwnToken, advertisingThenScanning… and rotationWhileScanning…
+# failed (the peer heard nothing; 1 CI run of 1, 2026-11-25), while on a fresh boot they
+# pass: docs/bluez-vm-findings.md item K, open.
+first='BLEBlueZVM\.RealBlueZTests/(conformance|advertisingThenScanningOnOneAdapterKeepsTheAdvertHeard|rotationWhileScanningIsHeard)'
+"$tests" --testing-library swift-testing --no-parallel --filter "$first"
+first_rc=$?
+"$tests" --testing-library swift-testing --no-parallel --filter 'BLEBlueZVM\.' --skip "$first"
+rest_rc=$?
+tests_rc=$((first_rc != 0 || rest_rc != 0))
 tests_s=$((SECONDS - started))
 
 echo "$(stamp) ==== check-nearby-ble.sh exited $check_rc in ${check_s} s;" \
