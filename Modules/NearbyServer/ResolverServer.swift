@@ -45,7 +45,8 @@ public struct ResolverServer: Service {
     let quotas = QuotaState()
     let handler = ResolverHandler(
       storage: storage, configuration: configuration, hub: hub, metrics: metrics, health: health,
-      eidIndexes: EIDIndexCache(), quotas: quotas, logger: logger, now: now)
+      eidIndexes: EIDIndexCache(), quotas: quotas, observations: ObservationThrottle(),
+      logger: logger, now: now)
     let limits = RequestLimits(configuration: configuration)
     let sweeper = Sweeper(
       storage: storage, configuration: configuration, hub: hub, metrics: metrics, health: health,

@@ -54,6 +54,8 @@ public struct ResolverServerConfiguration: Sendable {
   /// How many beacons, EID beacons and attachments a project keeps, and the smallest EID
   /// rotation exponent.
   public var beaconLimits = BeaconLimits()
+  /// When beacon diagnostics raise their alerts (low battery, low activity).
+  public var diagnostics = DiagnosticsSettings()
   /// The largest request body, in bytes (a report with a few 100 KiB messages fits).
   public var maximumBodyBytes = 4 * 1024 * 1024
   /// How long a connection may send nothing while the server waits for (the rest of) a

@@ -12,6 +12,8 @@ final class ServerHarness: Sendable {
   let storage: any ResolverStorage
   let configuration: ResolverServerConfiguration
   let apiKey: String
+  /// The server's clock.
+  let now: @Sendable () -> Date
   private let running = Mutex<(group: ServiceGroup, task: Task<Void, any Error>)?>(nil)
   private let boundPort = Mutex(0)
 
@@ -20,7 +22,8 @@ final class ServerHarness: Sendable {
   /// Starts a server; `lostAfter` is short so tests see lost quickly.
   static func start(
     storage: (any ResolverStorage)? = nil, lostAfter: Duration = .seconds(2),
-    configure: (inout ResolverServerConfiguration) -> Void = { _ in }
+    configure: (inout ResolverServerConfiguration) -> Void = { _ in },
+    now: @escaping @Sendable () -> Date = { Date() }
   ) async throws -> ServerHarness {
     let storage =
       try storage
@@ -36,17 +39,20 @@ final class ServerHarness: Sendable {
     let key = try await storage.transaction { store in
       try store.createAPIKey(project: "test", role: .admin, label: "", now: Date())
     }
-    let harness = ServerHarness(storage: storage, configuration: configuration, apiKey: key.key)
+    let harness = ServerHarness(
+      storage: storage, configuration: configuration, apiKey: key.key, now: now)
     try await harness.start()
     return harness
   }
 
   private init(
-    storage: any ResolverStorage, configuration: ResolverServerConfiguration, apiKey: String
+    storage: any ResolverStorage, configuration: ResolverServerConfiguration, apiKey: String,
+    now: @escaping @Sendable () -> Date
   ) {
     self.storage = storage
     self.configuration = configuration
     self.apiKey = apiKey
+    self.now = now
   }
 
   /// Starts serving (again): on the port of the last run, if there was one.
@@ -56,7 +62,8 @@ final class ServerHarness: Sendable {
     if previous != 0 { configuration.port = previous }
     let (ready, readyContinuation) = AsyncStream.makeStream(of: Int.self)
     let server = ResolverServer(
-      storage: storage, configuration: configuration, logger: Logger(label: "test.server"))
+      storage: storage, configuration: configuration, logger: Logger(label: "test.server"),
+      now: now)
     let group = ServiceGroup(
       configuration: .init(
         services: [.init(service: ServerService(server: server, ready: readyContinuation))],

@@ -41,6 +41,7 @@ struct MigrationTests {
       let key = try store.createAPIKey(project: "p", role: .client, label: "", now: Date())
       // Back to version 2: as a database written before EID beacons (stored messages, roles,
       // namespaces and lifecycle).
+      try Self.undoVersion7(store)
       try Self.undoVersion6(store)
       try store.sql.execute("ALTER TABLE api_keys DROP COLUMN role")
       try store.sql.execute("DROP INDEX devices_by_last_report")
@@ -69,8 +70,14 @@ struct MigrationTests {
     #expect(eids.isEmpty)
     // A key from before roles did everything: it stays an admin key.
     #expect(oldKey?.role == .admin)
-    #expect(version == 6)
+    #expect(version == 7)
     await second.shutdown()
+  }
+
+  /// Drops what version 7 added (beacon diagnostics).
+  static func undoVersion7(_ store: SQLStore) throws {
+    try store.sql.execute("DROP TABLE beacon_diagnostics")
+    try store.sql.execute("DROP TABLE beacon_battery_samples")
   }
 
   /// Drops what version 6 added (namespaces, the beacon lifecycle and metadata).
@@ -103,6 +110,7 @@ struct MigrationTests {
     try await first.transaction { store in
       // Version 5 let any project attach in any namespace: "shared.ns" by q at 200 and by p
       // at 100, "q.ns" by q only.
+      try Self.undoVersion7(store)
       try Self.undoVersion6(store)
       try store.sql.execute("DELETE FROM schema_migrations WHERE version >= 6")
       for (project, namespace, time) in [

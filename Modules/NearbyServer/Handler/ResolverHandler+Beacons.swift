@@ -129,6 +129,7 @@ extension ResolverHandler {
     let filters = NamespacedTypeFilter(body.namespacedTypes)
     var observed: [BeaconID] = []
     var seen = Set<BeaconID>()
+    var telemetry: [BeaconID: BeaconTelemetryReading] = [:]
     for (index, observation) in body.observations.enumerated() {
       let field = "observations[\(index)]"
       if let timestamp = observation.timestampMs {
@@ -136,9 +137,15 @@ extension ResolverHandler {
       }
       let id = try Self.advertisedID(observation.advertisedId, field: "\(field).advertisedId")
       if seen.insert(id).inserted { observed.append(id) }
+      if let text = observation.telemetry {
+        telemetry[id] = try Self.telemetry(text, field: "\(field).telemetry")
+      }
     }
     let now = now()
     let own = try await beaconsObserved(observed, project: project, now: now)
+    // Diagnostics: only the project's own beacons (another project's clients cannot write
+    // into its beacons' health).
+    await recordObservations(project: project, observed: own, telemetry: telemetry, now: now)
     // Public namespaces of other projects that a filter names, by owner.
     let named = filters.namedNamespaces
     let foreign =

@@ -16,6 +16,7 @@ struct ResolverHandler: APIProtocol {
   let health: HealthState
   let eidIndexes: EIDIndexCache
   let quotas: QuotaState
+  let observations: ObservationThrottle
   let logger: Logger
   let now: @Sendable () -> Date
 

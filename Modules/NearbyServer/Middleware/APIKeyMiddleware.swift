@@ -20,7 +20,7 @@ struct APIKeyMiddleware: ServerMiddleware {
   static let adminOperations: Set<String> = [
     "registerBeacon", "listBeacons", "deleteBeacon", "addAttachment", "deleteAttachment",
     "updateBeacon", "listAttachments", "batchDeleteAttachments", "listNamespaces",
-    "setNamespaceVisibility",
+    "setNamespaceVisibility", "getBeaconDiagnostics", "listDiagnostics",
   ]
   static let maximumKeyBytes = 128
   /// Device ids are UUIDs: a longer path parameter is not counted per device (the handler

@@ -74,6 +74,7 @@ extension SQLStore {
         "DELETE FROM attachments WHERE project = ? AND beacon = ?", [.text(project), .text(name)])
       try sql.execute(
         "DELETE FROM beacon_eids WHERE project = ? AND beacon = ?", [.text(project), .text(name)])
+      try deleteDiagnostics(project: project, beacon: name)
     }
     return try beacon(project: project, name: name)
   }

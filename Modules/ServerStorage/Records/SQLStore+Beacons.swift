@@ -166,6 +166,7 @@ extension SQLStore {
       "DELETE FROM attachments WHERE project = ? AND beacon = ?", [.text(project), .text(name)])
     try sql.execute(
       "DELETE FROM beacon_eids WHERE project = ? AND beacon = ?", [.text(project), .text(name)])
+    try deleteDiagnostics(project: project, beacon: name)
     try sql.execute(
       "DELETE FROM beacons WHERE project = ? AND name = ?", [.text(project), .text(name)])
     return true

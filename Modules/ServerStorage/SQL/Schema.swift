@@ -259,6 +259,37 @@ enum Schema {
       )
       """,
     ],
+    [
+      // Beacon diagnostics: when each beacon was last observed by a client of its project, the
+      // latest telemetry forwarded for it (plain Eddystone-TLM read into columns, encrypted
+      // kept as bytes), and the battery trend fitted over hourly samples.
+      """
+      CREATE TABLE beacon_diagnostics (
+        project TEXT NOT NULL,
+        beacon TEXT NOT NULL,
+        last_observed_at {real} NOT NULL,
+        telemetry_at {real},
+        battery_mv {int},
+        temperature {real},
+        advertising_count {int},
+        uptime_seconds {real},
+        encrypted_telemetry {blob},
+        trend_mv_per_second {real},
+        trend_fit_mv {real},
+        trend_at {real},
+        PRIMARY KEY (project, beacon)
+      )
+      """,
+      """
+      CREATE TABLE beacon_battery_samples (
+        project TEXT NOT NULL,
+        beacon TEXT NOT NULL,
+        hour {int} NOT NULL,
+        millivolts {int} NOT NULL,
+        PRIMARY KEY (project, beacon, hour)
+      )
+      """,
+    ],
   ]
 
   /// DDL text with the dialect's type names left open.
