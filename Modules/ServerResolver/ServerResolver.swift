@@ -191,11 +191,23 @@ public actor ServerResolver {
   @_spi(Resolver) public func beaconInfo(
     for observed: [BeaconID], namespacedTypes: [String], from device: DeviceCredentials
   ) async throws -> [BeaconInfo] {
+    try await beaconInfo(
+      observations: observed.map { BeaconObservation(id: $0) }, namespacedTypes: namespacedTypes,
+      from: device)
+  }
+
+  /// ``beaconInfo(for:namespacedTypes:from:)`` with the telemetry heard with each observation,
+  /// which the server keeps as the beacon's latest (its diagnostics, for the project's admins).
+  /// - Throws: as ``beaconInfo(for:namespacedTypes:from:)``.
+  @_spi(Resolver) public func beaconInfo(
+    observations: [BeaconObservation], namespacedTypes: [String], from device: DeviceCredentials
+  ) async throws -> [BeaconInfo] {
     var answers: [BeaconInfo] = []
     var start = 0
-    while start < observed.count {
+    while start < observations.count {
       let batch = Array(
-        observed[start..<min(start + Self.maximumObservationsPerRequest, observed.count)])
+        observations[
+          start..<min(start + Self.maximumObservationsPerRequest, observations.count)])
       answers += try await beaconInfoBatch(batch, namespacedTypes: namespacedTypes)
       start += batch.count
     }
@@ -205,11 +217,15 @@ public actor ServerResolver {
   /// The most observations `beaconinfo:getforobserved` takes in one request.
   public static let maximumObservationsPerRequest = 1000
 
-  private func beaconInfoBatch(_ observed: [BeaconID], namespacedTypes: [String]) async throws
-    -> [BeaconInfo]
-  {
+  private func beaconInfoBatch(
+    _ observations: [BeaconObservation], namespacedTypes: [String]
+  ) async throws -> [BeaconInfo] {
+    let observed = observations.map(\.id)
     let body = Components.Schemas.GetForObservedRequest(
-      observations: observed.map { .init(advertisedId: .init($0)) },
+      observations: observations.map {
+        .init(
+          advertisedId: .init($0.id), telemetry: $0.telemetry.map(StrictBase64.encode))
+      },
       namespacedTypes: namespacedTypes)
     let output = try await call(secret: nil) { try await $0.getForObserved(body: .json(body)) }
     let beacons: [Components.Schemas.Beacon]

@@ -222,6 +222,51 @@ struct BeaconEndToEndTests {
     await world.stop()
   }
 
+  @Test("telemetry a manager hears reaches the server's diagnostics of the beacon")
+  func telemetryReachesDiagnostics() async throws {
+    let world = try await world()
+    // The in-memory air (the BlueZ double keeps one frame per advert): the beacon interleaves
+    // its UID and TLM frames from one address, as Eddystone beacons do.
+    var airConfiguration = Air.Configuration()
+    airConfiguration.advertiseInterval = .milliseconds(50)
+    let air = Air(configuration: airConfiguration)
+    await air.place("me", at: .origin)
+    var logger = Logger(label: "test.beacons.manager")
+    logger.logLevel = .warning
+    var configuration = MessageManager.Configuration(
+      resolver: .server(world.url, credentialStore: InMemoryCredentialStore(), logger: logger),
+      mediums: MediumProvider.air(air, device: "me", mediums: .ble), logger: logger)
+    configuration.beaconCacheTTL = .milliseconds(300)
+    let manager = try await MessageManager(apiKey: world.key, configuration: configuration)
+    let subscription = try await manager.subscribe(configure: { $0.deviceTypes = .bleBeacons })
+    let events = StreamRecorder(subscription.events)
+    let tlm = EddystoneTLM(
+      batteryMillivolts: 2950, temperatureCelsius: 19.5, advertisingCount: 4242,
+      uptimeDeciseconds: 600)
+    await air.placeBeacon("b1", frames: [Self.uid, .eddystoneTLM(tlm)], at: .init(x: 1))
+    #expect(await events.first(timeout: .seconds(15)) { $0.found != nil } != nil)
+    let name = BeaconID(frame: Self.uid)!.name
+    let storage = world.storage
+    let read = { @Sendable () async throws -> BeaconDiagnostics? in
+      try await storage.read { store in
+        try store.diagnostics(
+          project: "beacons", beacon: name, now: Date(), settings: DiagnosticsSettings())
+      }
+    }
+    #expect(
+      await eventually(timeout: .seconds(10)) {
+        (try? await read())??.batteryMillivolts == 2950
+      })
+    let diagnostics = try #require(try await read())
+    #expect(diagnostics.temperatureCelsius == 19.5)
+    #expect(diagnostics.advertisingCount == 4242)
+    #expect(diagnostics.uptimeSeconds == 60)
+    #expect(diagnostics.lastObservedAt != nil)
+    #expect(diagnostics.alerts.isEmpty)
+    await manager.shutdown()
+    await world.stop()
+  }
+
   @Test("a beacon moving away reports growing distances, then is lost when it leaves")
   func movingAway() async throws {
     try await control("Reset")

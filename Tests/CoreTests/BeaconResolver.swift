@@ -12,6 +12,7 @@ final class BeaconResolver: Resolver {
   private let lookups = Mutex(0)
   private let asked = Mutex<[BeaconID]>([])
   private let askedTypes = Mutex<[[String]]>([])
+  private let telemetry = Mutex<[(BeaconID, [UInt8])]>([])
   private let failing = Mutex(false)
   private let latency = Mutex(Duration.zero)
 
@@ -36,6 +37,8 @@ final class BeaconResolver: Resolver {
   var lookupCount: Int { lookups.withLock { $0 } }
   /// Every id asked for, in order (an id asked twice appears twice).
   var askedIDs: [BeaconID] { asked.withLock { $0 } }
+  /// The telemetry that came with observations, in order.
+  var forwardedTelemetry: [(id: BeaconID, frame: [UInt8])] { telemetry.withLock { $0 } }
   /// The namespaced types of each call, in order.
   var askedNamespacedTypes: [[String]] { askedTypes.withLock { $0 } }
 
@@ -62,6 +65,18 @@ final class BeaconResolver: Resolver {
     if delay > .zero { try await Task.sleep(for: delay) }
     if failing.withLock({ $0 }) { throw ResolverError.unavailable("the test made it unreachable") }
     return table.withLock { table in observed.compactMap { table[$0] } }
+  }
+
+  func beaconInfo(
+    observations: [BeaconObservation], namespacedTypes: [String], from device: DeviceCredentials
+  ) async throws -> [BeaconInfo] {
+    telemetry.withLock { sent in
+      sent += observations.compactMap { observation in
+        observation.telemetry.map { (observation.id, $0) }
+      }
+    }
+    return try await beaconInfo(
+      for: observations.map(\.id), namespacedTypes: namespacedTypes, from: device)
   }
 }
 

@@ -199,6 +199,43 @@ struct BeaconSubscriptionTests {
     await device.manager.shutdown()
   }
 
+  @Test("telemetry heard from a beacon's transmitter goes with its next look-up, latest only")
+  func telemetryTravelsWithTheNextLookUp() async throws {
+    let device = try await device(cacheTTL: .milliseconds(300))
+    let uid = BeaconID(frame: .eddystoneUID(TestBeacons.uid))!
+    device.resolver.register(uid, attachments: [menu])
+    let subscription = try await device.manager.subscribe(configure: {
+      $0.deviceTypes = .bleBeacons
+    })
+    let events = StreamRecorder(subscription.events)
+    let early = EddystoneTLM(
+      batteryMillivolts: 2950, temperatureCelsius: 21, advertisingCount: 10, uptimeDeciseconds: 5)
+    let late = EddystoneTLM(
+      batteryMillivolts: 2940, temperatureCelsius: 21, advertisingCount: 99, uptimeDeciseconds: 50)
+    // An interleaving beacon: UID and TLM from one transmitter; a TLM-only transmitter nearby
+    // identifies nothing, so its telemetry goes nowhere.
+    await device.air.placeBeacon(
+      "b1", frames: [.eddystoneUID(TestBeacons.uid), .eddystoneTLM(early)], at: .init(x: 1))
+    await device.air.placeBeacon("lone", frames: [.eddystoneTLM(late)], at: .init(x: 2))
+    _ = await events.first { $0.found != nil }
+    #expect(
+      await eventually(timeout: .seconds(5)) {
+        device.resolver.forwardedTelemetry.contains { $0.frame == early.frame }
+      })
+    #expect(device.resolver.forwardedTelemetry.allSatisfy { $0.id == uid })
+    // A newer frame replaces the held one; it goes with the refresh after the cache's TTL.
+    await device.air.placeBeacon(
+      "b1", frames: [.eddystoneUID(TestBeacons.uid), .eddystoneTLM(late)], at: .init(x: 1))
+    #expect(
+      await eventually(timeout: .seconds(5)) {
+        device.resolver.forwardedTelemetry.last?.frame == late.frame
+      })
+    // Telemetry only travels with look-ups: never more often than the cache refreshes.
+    let lookups = device.resolver.lookupCount
+    #expect(device.resolver.forwardedTelemetry.count <= lookups)
+    await device.manager.shutdown()
+  }
+
   @Test("a beacon in range stays found while its expired answer cannot be refreshed")
   func resolverDownAfterExpiry() async throws {
     let device = try await device(cacheTTL: .milliseconds(200))

@@ -10,7 +10,9 @@ import Tokens
 /// which attachments the beacon has (``BeaconInfoCache``), and delivers them as messages:
 /// found, then distance and signal changes, then lost when the beacon has been silent for
 /// ``Configuration/beaconLostAfter``. The resolver is asked for every type (`*`); each
-/// subscription's namespace and type filter its share. Beacon events are not numbered by the
+/// subscription's namespace and type filter its share. Telemetry frames (Eddystone-TLM) heard
+/// from a beacon's transmitter go to the resolver with the beacon's next look-up, for its
+/// diagnostics (``BeaconTelemetryRelay``). Beacon events are not numbered by the
 /// resolver; they are delivered in the order the manager makes them.
 extension MessageManager {
   /// The beacon interests of the subscriptions that run now.
@@ -21,12 +23,20 @@ extension MessageManager {
   /// A medium heard a beacon frame.
   func beaconHeard(_ sighting: BeaconSighting) {
     let interests = beaconInterests
+    if let telemetry = BeaconTelemetryRelay.telemetry(of: sighting.frame) {
+      // Kept for the resolver's diagnostics, sent with the beacon's next look-up.
+      if !isShutDown, !interests.isEmpty {
+        beaconTelemetry.heardTelemetry(telemetry, from: sighting.address)
+      }
+      return
+    }
     // Ids no subscription wants (iBeacons with includeIBeacons false, ids outside the
     // filters) are neither followed nor sent to the resolver.
     guard !isShutDown, !interests.isEmpty, let heard = BeaconID(frame: sighting.frame),
       interests.values.contains(where: { $0.accepts(heard) }),
       let id = beaconTracker.record(sighting)
     else { return }
+    beaconTelemetry.heard(id, from: sighting.address)
     noteBeaconNamespaces(of: interests)
     let now = ContinuousClock.now
     switch beaconCache.lookup(id, now: now) {
@@ -79,8 +89,9 @@ extension MessageManager {
   /// Asks the resolver what `ids` are, caches the answers and applies them.
   private func resolveBeacons(_ ids: [BeaconID]) async {
     do {
+      let observations = ids.map { BeaconObservation(id: $0, telemetry: beaconTelemetry.take($0)) }
       let answers = try await resolver.beaconInfo(
-        for: ids, namespacedTypes: beaconNamespacedTypes, from: credentials)
+        observations: observations, namespacedTypes: beaconNamespacedTypes, from: credentials)
       guard !isShutDown else { return }
       let now = ContinuousClock.now
       let interests = beaconInterests

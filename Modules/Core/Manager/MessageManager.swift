@@ -94,6 +94,8 @@ public actor MessageManager {
   var beaconTracker: BeaconTracker
   /// The resolver's answers for observed beacon ids.
   var beaconCache: BeaconInfoCache
+  /// Telemetry heard, held until its beacon is next asked of the resolver.
+  var beaconTelemetry = BeaconTelemetryRelay()
   var beaconSweepTask: Task<Void, Never>?
   /// Ids waiting for the resolver, and whether a request for them runs.
   var beaconLookupQueue: [BeaconID] = []

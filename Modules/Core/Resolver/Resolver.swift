@@ -34,6 +34,14 @@
   func beaconInfo(
     for observed: [BeaconID], namespacedTypes: [String], from device: DeviceCredentials
   ) async throws -> [BeaconInfo]
+
+  /// ``beaconInfo(for:namespacedTypes:from:)`` for observations that may carry the telemetry
+  /// heard with them, which a resolver keeping beacon diagnostics records. Default: the
+  /// telemetry is left out and the ids are asked.
+  /// - Throws: as ``beaconInfo(for:namespacedTypes:from:)``.
+  func beaconInfo(
+    observations: [BeaconObservation], namespacedTypes: [String], from device: DeviceCredentials
+  ) async throws -> [BeaconInfo]
 }
 
 @_spi(Resolver) extension Resolver {
@@ -42,6 +50,14 @@
     for observed: [BeaconID], namespacedTypes: [String], from device: DeviceCredentials
   ) async throws -> [BeaconInfo] {
     throw ResolverError.unavailable("this resolver does not resolve beacons")
+  }
+
+  /// Asks for the observations' ids; their telemetry is not kept.
+  public func beaconInfo(
+    observations: [BeaconObservation], namespacedTypes: [String], from device: DeviceCredentials
+  ) async throws -> [BeaconInfo] {
+    try await beaconInfo(
+      for: observations.map(\.id), namespacedTypes: namespacedTypes, from: device)
   }
 }
 
