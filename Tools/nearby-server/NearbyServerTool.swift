@@ -118,6 +118,21 @@ struct ServeCommand: AsyncParsableCommand {
       """)
   var metricsRequireKey = false
 
+  @Option(
+    name: .long,
+    help: """
+      Beacon diagnostics: a battery at or under this many millivolts raises lowBattery       (as does a trend reaching it within --low-battery-horizon-days).
+      """)
+  var lowBatteryMillivolts = DiagnosticsSettings().lowBatteryMillivolts
+
+  @Option(name: .long, help: "Beacon diagnostics: how far ahead a battery trend is judged (days).")
+  var lowBatteryHorizonDays: Double = 60
+
+  @Option(
+    name: .long,
+    help: "Beacon diagnostics: days unobserved after which an active beacon raises lowActivity.")
+  var lowActivityDays: Double = 3
+
   func validate() throws {
     guard (1...65535).contains(port) else {
       throw ValidationError("--port must be between 1 and 65535, got \(port)")
@@ -147,6 +162,18 @@ struct ServeCommand: AsyncParsableCommand {
       throw ValidationError(
         "--requests-per-second must be above 0 and --burst at least 1, got "
           + "\(requestsPerSecond) and \(burst)")
+    }
+    guard (1...10_000).contains(lowBatteryMillivolts) else {
+      throw ValidationError(
+        "--low-battery-millivolts must be 1 to 10000, got \(lowBatteryMillivolts)")
+    }
+    for (option, days) in [
+      ("--low-battery-horizon-days", lowBatteryHorizonDays),
+      ("--low-activity-days", lowActivityDays),
+    ] {
+      guard days.isFinite, days >= 1 / 24, days <= 3650 else {
+        throw ValidationError("\(option) must be between one hour (0.042) and 3650, got \(days)")
+      }
     }
     guard Logger.Level(rawValue: logLevel) != nil else {
       throw ValidationError(
@@ -179,6 +206,9 @@ struct ServeCommand: AsyncParsableCommand {
     configuration.burstPerAddress = requestsPerSecondPerAddress * 2
     configuration.trustedProxies = Set(trustedProxy)
     configuration.metricsRequireKey = metricsRequireKey
+    configuration.diagnostics.lowBatteryMillivolts = lowBatteryMillivolts
+    configuration.diagnostics.lowBatteryHorizon = .seconds(lowBatteryHorizonDays * 86_400)
+    configuration.diagnostics.lowActivityAfter = .seconds(lowActivityDays * 86_400)
     let server = ResolverServer(storage: storage, configuration: configuration, logger: logger)
     let group = ServiceGroup(
       configuration: .init(
