@@ -3,6 +3,8 @@ import AsyncHTTPClient
 import Foundation
 import NIOHTTP1
 import Resolution
+import ServerStorage
+import Synchronization
 import ServerResolver
 import Testing
 import Tokens
@@ -92,6 +94,39 @@ struct EIDBeaconTests {
     // Deleting forgets it at once (the index of the project is dropped).
     #expect(try await call(.DELETE, server, "/v1/beacons/\(name)").status == 204)
     #expect(try await observed(server, [("eddystone-eid", now)]).isEmpty)
+  }
+
+  @Test func aBeaconWhoseClockFellBehindIsFoundAndItsClockLearned() async throws {
+    let start = Date(timeIntervalSince1970: 1_800_000_000)
+    let time = Mutex(start)
+    let server = try await ServerHarness.start(now: { time.withLock { $0 } })
+    defer { Task { await server.shutdown() } }
+    let now = hex(generator.eid(beaconTime: clock))
+    #expect(try await register(server, eid: now).status == 201)
+    let name = "eddystone-eid!\(now)"
+    // The beacon's clock: it lost power for 3000 s (and restored its clock as it was).
+    let lag: UInt32 = 3000
+    func broadcast(after seconds: TimeInterval) -> String {
+      hex(generator.eid(beaconTime: clock + UInt32(seconds) - lag))
+    }
+    // Ten minutes on, 3000 s behind is beyond the window (one period, plus what ten minutes
+    // unmatched widen it by): not found.
+    time.withLock { $0 = start.addingTimeInterval(600) }
+    #expect(try await observed(server, [("eddystone-eid", broadcast(after: 600))]).isEmpty)
+    // Two hours unmatched widen it enough.
+    time.withLock { $0 = start.addingTimeInterval(7200) }
+    let found = try await observed(server, [("eddystone-eid", broadcast(after: 7200))])
+    #expect(found.map(\.name) == [name])
+    // Learned: ten minutes after that match the window is narrow again, and the beacon's ids
+    // are still found.
+    time.withLock { $0 = start.addingTimeInterval(7800) }
+    #expect(
+      try await observed(server, [("eddystone-eid", broadcast(after: 7800))]).map(\.name) == [name])
+    let stored = try await server.storage.read { store in try store.eidBeacons(project: "test") }
+    let registration = try #require(stored.first?.registration)
+    #expect(abs(registration.clockOffset + Int64(lag)) < 1024, "\(registration.clockOffset)")
+    #expect(registration.lastMatchedAt == start.addingTimeInterval(7800))
+    #expect(registration.window(at: start.addingTimeInterval(7800)) == (1024, 1024))
   }
 
   @Test func aWrongKeyOrClockIsRefusedNamingTheProblem() async throws {

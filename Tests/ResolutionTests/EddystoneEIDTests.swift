@@ -133,6 +133,52 @@ struct EddystoneEIDTests {
       index.beacon(for: registration.generator.eid(beaconTime: 1000 - 61), at: registeredAt) == nil)
   }
 
+  @Test func theWindowWidensWhileUnmatchedAndAMatchTeachesTheClock() throws {
+    let registeredAt = Date(timeIntervalSince1970: 1_800_000_000)
+    let registration = try EddystoneEIDRegistration(
+      identityKey: hexBytes(vectors[0].key), rotationExponent: 10, clockValue: 65280,
+      registeredAt: registeredAt)
+    #expect(registration.window(at: registeredAt) == (1024, 1024))
+    // A day unmatched: 100 ppm of drift (9 s) either way, and up to 32 periods behind.
+    let dayOn = registeredAt.addingTimeInterval(86_400)
+    let widened: (Int64, Int64) = (33_801, 1033)  // 1024 + 9 + 32 × 1024, 1024 + 9
+    #expect(registration.window(at: dayOn) == widened)
+    let tenMinutes: (Int64, Int64) = (1625, 1025)  // 1024 + 1 + 600, 1024 + 1
+    #expect(registration.window(at: registeredAt.addingTimeInterval(600)) == tenMinutes)
+
+    // The beacon lost power and restored a clock 20 000 s behind: found a day on, by the
+    // widened window; the match moves the registered clock into the period heard.
+    let index = EddystoneEIDIndex(beacons: [(beacon: "b", registration: registration)], at: dayOn)
+    let lagging = registration.beaconTime(at: dayOn) - 20_000
+    let heard = registration.generator.eid(beaconTime: UInt32(lagging))
+    let match = try #require(index.match(for: heard, at: dayOn))
+    #expect(match.beacon == "b")
+    #expect(match.periodStart == lagging - lagging % 1024)
+    let learned = match.registration.matched(periodStart: match.periodStart, at: dayOn)
+    #expect(
+      (match.periodStart..<(match.periodStart + 1024)).contains(learned.beaconTime(at: dayOn)))
+    #expect(learned.lastMatchedAt == dayOn)
+    #expect(learned.window(at: dayOn) == (1024, 1024), "matched: the window narrows again")
+    // From then on it is found by the ids it broadcasts, without a widened window.
+    let hourOn = dayOn.addingTimeInterval(3600)
+    let relearned = EddystoneEIDIndex(beacons: [(beacon: "b", registration: learned)], at: hourOn)
+    let now = registration.generator.eid(beaconTime: UInt32(lagging + 3600))
+    #expect(relearned.beacon(for: now, at: hourOn) == "b")
+    // A match within the period changes nothing but the time of the match.
+    let again = learned.matched(
+      periodStart: learned.beaconTime(at: dayOn) - learned.beaconTime(at: dayOn) % 1024,
+      at: dayOn)
+    #expect(again.clockOffset == learned.clockOffset)
+
+    // Behind by more than 32 periods is not found; ahead only within the drift.
+    let tooFar = registration.generator.eid(
+      beaconTime: UInt32(registration.beaconTime(at: dayOn) - 40 * 1024))
+    #expect(index.match(for: tooFar, at: dayOn) == nil)
+    let ahead = registration.generator.eid(
+      beaconTime: UInt32(registration.beaconTime(at: dayOn) + 3 * 1024))
+    #expect(index.match(for: ahead, at: dayOn) == nil)
+  }
+
   @Test func namespacedTypeFilters() {
     #expect(NamespacedTypeFilter.matches(namespace: "cafe", type: "menu", filter: "*"))
     #expect(NamespacedTypeFilter.matches(namespace: "cafe", type: "menu", filter: "cafe/*"))

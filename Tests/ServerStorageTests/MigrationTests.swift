@@ -74,10 +74,12 @@ struct MigrationTests {
     await second.shutdown()
   }
 
-  /// Drops what version 7 added (beacon diagnostics).
+  /// Drops what version 7 added (beacon diagnostics, what EID matches taught).
   static func undoVersion7(_ store: SQLStore) throws {
     try store.sql.execute("DROP TABLE beacon_diagnostics")
     try store.sql.execute("DROP TABLE beacon_battery_samples")
+    try store.sql.execute("ALTER TABLE beacon_eids DROP COLUMN clock_offset")
+    try store.sql.execute("ALTER TABLE beacon_eids DROP COLUMN last_matched_at")
   }
 
   /// Drops what version 6 added (namespaces, the beacon lifecycle and metadata).

@@ -142,7 +142,7 @@ extension ResolverHandler {
       }
     }
     let now = now()
-    let own = try await beaconsObserved(observed, project: project, now: now)
+    let own = try await beaconsObserved(observed, project: project, now: now, learn: true)
     // Diagnostics: only the project's own beacons (another project's clients cannot write
     // into its beacons' health).
     await recordObservations(project: project, observed: own, telemetry: telemetry, now: now)
@@ -197,10 +197,12 @@ extension ResolverHandler {
   }
 
   /// The beacons of `project` that the observed ids stand for, by observed id: the beacon
-  /// registered with that id, or the EID beacon broadcasting it now.
-  func beaconsObserved(_ observed: [BeaconID], project: String, now: Date) async throws
-    -> [BeaconID: BeaconRecord]
-  {
+  /// registered with that id, or the EID beacon broadcasting it now. `learn`: an EID match
+  /// teaches the beacon's clock (``learnEIDClocks(_:project:now:)``); only the project's own
+  /// clients teach it.
+  func beaconsObserved(
+    _ observed: [BeaconID], project: String, now: Date, learn: Bool = false
+  ) async throws -> [BeaconID: BeaconRecord] {
     var index: EddystoneEIDIndex<String>?
     if observed.contains(where: { $0.kind == .eddystoneEID }) {
       let storage = storage
@@ -209,17 +211,21 @@ extension ResolverHandler {
       }
     }
     var matches: [(observed: BeaconID, registered: BeaconID)] = []
+    var eidMatches: [(beacon: String, periodStart: Int64, registration: EddystoneEIDRegistration)] =
+      []
     for id in observed {
       guard id.kind == .eddystoneEID else {
         matches.append((id, id))
         continue
       }
       // The index names beacons the store wrote; one that does not parse is skipped.
-      guard let name = index?.beacon(for: id.bytes, at: now),
-        let registered = try? BeaconID(name: name)
+      guard let match = index?.match(for: id.bytes, at: now),
+        let registered = try? BeaconID(name: match.beacon)
       else { continue }
       matches.append((id, registered))
+      if learn { eidMatches.append(match) }
     }
+    if !eidMatches.isEmpty { await learnEIDClocks(eidMatches, project: project, now: now) }
     let registered = matches.map(\.registered)
     let records = try await read { store in
       try store.beacons(project: project, advertisedIDs: registered, servedOnly: true)
@@ -231,6 +237,46 @@ extension ResolverHandler {
     }
     return found
   }
+
+  /// Stores what EID matches teach: a beacon's clock offset when the match moved it, and its
+  /// last match when the stored one is older than ``eidMatchRecordInterval`` (the search
+  /// window widens with the time since). The project's index is rebuilt after a write. A
+  /// failure is logged: the attachments are what the client asked for.
+  func learnEIDClocks(
+    _ matches: [(beacon: String, periodStart: Int64, registration: EddystoneEIDRegistration)],
+    project: String, now: Date
+  ) async {
+    var learned: [String: (beacon: String, clockOffset: Int64, matchedAt: Date)] = [:]
+    for match in matches {
+      let next = match.registration.matched(periodStart: match.periodStart, at: now)
+      let stale = match.registration.lastMatchedAt.map {
+        now.timeIntervalSince($0) >= Self.eidMatchRecordInterval
+      }
+      guard next.clockOffset != match.registration.clockOffset || stale ?? true else { continue }
+      if next.clockOffset != match.registration.clockOffset {
+        logger.info(
+          "EID beacon clock learned",
+          metadata: [
+            "beacon": "\(match.beacon)",
+            "offset": "\(next.clockOffset - match.registration.clockOffset) s",
+          ])
+      }
+      learned[match.beacon] = (match.beacon, next.clockOffset, now)
+    }
+    guard !learned.isEmpty else { return }
+    let rows = learned.values.sorted { $0.beacon < $1.beacon }
+    do {
+      try await storage.transaction { store in try store.recordEIDMatches(project: project, rows) }
+      await eidIndexes.invalidate(project: project)
+    } catch {
+      logger.warning(
+        "EID matches not recorded",
+        metadata: ["beacons": "\(rows.count)", "error": "\(String(reflecting: error))"])
+    }
+  }
+
+  /// How often a still-matched EID beacon's last match is written (seconds).
+  static let eidMatchRecordInterval: TimeInterval = 600
 
   // MARK: Limits
 

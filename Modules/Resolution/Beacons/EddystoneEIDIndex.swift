@@ -4,8 +4,9 @@ public import Foundation
 /// resolved with one dictionary look-up instead of AES work per beacon.
 ///
 /// Built at `builtAt`, it holds each beacon's ids for every rotation period within its
-/// tolerance of any time up to ``validUntil``; ``beacon(for:at:)`` still checks the tolerance
-/// at the time asked, so an index answers exactly as a fresh computation would until then.
+/// window (``EddystoneEIDRegistration/window(at:)``, which only grows with time) of any time
+/// up to ``validUntil``; ``match(for:at:)`` still checks the window at the time asked, so an
+/// index answers exactly as a fresh computation would until then.
 public struct EddystoneEIDIndex<Beacon: Hashable & Sendable>: Sendable {
   /// When the index was built.
   public let builtAt: Date
@@ -25,8 +26,9 @@ public struct EddystoneEIDIndex<Beacon: Hashable & Sendable>: Sendable {
     for (position, entry) in beacons.enumerated() {
       let registration = entry.registration
       let time = registration.beaconTime(at: now)
-      let first = time - registration.tolerance
-      let last = time + Int64(lookahead.rounded(.up)) + registration.tolerance
+      let (behind, ahead) = registration.window(at: validUntil)
+      let first = time - behind
+      let last = time + Int64(lookahead.rounded(.up)) + ahead
       for (periodStart, eid) in registration.generator.eids(overlapping: first...last) {
         entries[eid, default: []].append((entry.beacon, periodStart, position))
       }
@@ -39,12 +41,22 @@ public struct EddystoneEIDIndex<Beacon: Hashable & Sendable>: Sendable {
   /// Whether the index answers for `date`.
   public func covers(_ date: Date) -> Bool { date >= builtAt && date <= validUntil }
 
-  /// The beacon broadcasting `eid` at `date` within its tolerance, if any.
+  /// The beacon broadcasting `eid` at `date` within its window, if any.
   public func beacon(for eid: [UInt8], at date: Date) -> Beacon? {
-    entries[eid]?.first { candidate in
-      let registration = registrations[candidate.registration]
-      return registration.accepts(
-        periodStart: candidate.periodStart, beaconTime: registration.beaconTime(at: date))
-    }?.beacon
+    match(for: eid, at: date)?.beacon
+  }
+
+  /// The beacon broadcasting `eid` at `date` within its window, with the start of the rotation
+  /// period (beacon time) that `eid` belongs to and the registration it matched, for learning
+  /// the beacon's clock (``EddystoneEIDRegistration/matched(periodStart:at:)``).
+  public func match(for eid: [UInt8], at date: Date) -> (
+    beacon: Beacon, periodStart: Int64, registration: EddystoneEIDRegistration
+  )? {
+    guard
+      let candidate = entries[eid]?.first(where: {
+        registrations[$0.registration].accepts(periodStart: $0.periodStart, at: date)
+      })
+    else { return nil }
+    return (candidate.beacon, candidate.periodStart, registrations[candidate.registration])
   }
 }

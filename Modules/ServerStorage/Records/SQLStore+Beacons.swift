@@ -113,7 +113,8 @@ extension SQLStore {
   static let beaconSelect = """
     SELECT b.kind, b.advertised_id, b.description, b.created_at,
       e.identity_key, e.rotation_exponent, e.clock_value, e.registered_at,
-      b.status, b.place, b.latitude, b.longitude, b.indoor_level, b.expected_stability
+      b.status, b.place, b.latitude, b.longitude, b.indoor_level, b.expected_stability,
+      e.clock_offset, e.last_matched_at
     FROM beacons b LEFT JOIN beacon_eids e ON e.project = b.project AND e.beacon = b.name
     """
 
@@ -131,7 +132,7 @@ extension SQLStore {
       var record = BeaconRecord(
         project: project, advertisedID: id, description: try row.text(2),
         createdAt: Date(timeIntervalSince1970: try row.real(3)), attachments: [],
-        eid: try Self.eidRegistration(row, from: 4))
+        eid: try Self.eidRegistration(row, from: 4, learnedFrom: 14))
       let statusText = try row.text(8)
       guard let status = BeaconStatus(rawValue: statusText) else {
         throw SQLStorageError.unexpectedValue("beacon status \(statusText)")
@@ -233,29 +234,55 @@ extension SQLStore {
   {
     try sql.query(
       """
-      SELECT e.beacon, e.identity_key, e.rotation_exponent, e.clock_value, e.registered_at
+      SELECT e.beacon, e.identity_key, e.rotation_exponent, e.clock_value, e.registered_at,
+        e.clock_offset, e.last_matched_at
       FROM beacon_eids e JOIN beacons b ON b.project = e.project AND b.name = e.beacon
       WHERE e.project = ? AND b.status = 'active' ORDER BY e.beacon
       """, [.text(project)]
     ).compactMap { row in
-      guard let registration = try Self.eidRegistration(row, from: 1) else { return nil }
+      guard let registration = try Self.eidRegistration(row, from: 1, learnedFrom: 5) else {
+        return nil
+      }
       return (name: try row.text(0), registration: registration)
     }
   }
 
-  /// The EID parameters in four columns from `column` (key, exponent, clock, time), or nil
-  /// when they are NULL (a beacon of another kind, from a LEFT JOIN).
-  private static func eidRegistration(_ row: SQLRow, from column: Int) throws
-    -> EddystoneEIDRegistration?
+  /// The EID parameters in four columns from `column` (key, exponent, clock, time) and what
+  /// matches taught in two from `learned` (clock offset, last match), or nil when they are
+  /// NULL (a beacon of another kind, from a LEFT JOIN).
+  private static func eidRegistration(_ row: SQLRow, from column: Int, learnedFrom learned: Int)
+    throws -> EddystoneEIDRegistration?
   {
     guard let exponent = try row.optionalInteger(column + 1) else { return nil }
     do {
-      return try EddystoneEIDRegistration(
+      var registration = try EddystoneEIDRegistration(
         identityKey: try row.blob(column), rotationExponent: Int(exponent),
         clockValue: UInt32(truncatingIfNeeded: try row.integer(column + 2)),
         registeredAt: Date(timeIntervalSince1970: try row.real(column + 3)))
+      registration.clockOffset = try row.optionalInteger(learned) ?? 0
+      registration.lastMatchedAt = try row.optionalReal(learned + 1).map(
+        Date.init(timeIntervalSince1970:))
+      return registration
     } catch {
       throw SQLStorageError.unexpectedValue("beacon EID parameters: \(error)")
+    }
+  }
+
+  /// Stores what matches taught of EID beacons' clocks (their offset and last match), for
+  /// every instance and after a restart.
+  public func recordEIDMatches(
+    project: String, _ matches: [(beacon: String, clockOffset: Int64, matchedAt: Date)]
+  ) throws {
+    for match in matches {
+      try sql.execute(
+        """
+        UPDATE beacon_eids SET clock_offset = ?, last_matched_at = ?
+        WHERE project = ? AND beacon = ?
+        """,
+        [
+          .integer(match.clockOffset), SQLValue(match.matchedAt), .text(project),
+          .text(match.beacon),
+        ])
     }
   }
 

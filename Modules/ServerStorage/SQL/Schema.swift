@@ -289,6 +289,10 @@ enum Schema {
         PRIMARY KEY (project, beacon, hour)
       )
       """,
+      // What matches taught of each EID beacon's clock: the seconds to add to its registered
+      // clock, and when it was last matched (its search window widens with the time since).
+      "ALTER TABLE beacon_eids ADD COLUMN clock_offset {int} NOT NULL DEFAULT 0",
+      "ALTER TABLE beacon_eids ADD COLUMN last_matched_at {real}",
     ],
   ]
 
