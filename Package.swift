@@ -394,7 +394,10 @@ let package = Package(
     ),
     .testTarget(
       name: "NearbyCLITests",
-      dependencies: ["TestSupport", "MediumTestKit", "BlueZTestSupport", "DBus", "Tokens"],
+      dependencies: [
+        "TestSupport", "MediumTestKit", "BlueZTestSupport", "DBus", "Tokens", "Resolution",
+        "ServerStorage",
+      ],
       swiftSettings: strictSwift),
     .testTarget(
       name: "AudioModemTests", dependencies: ["AudioModem", "AudioModemTestKit", "Tokens"],

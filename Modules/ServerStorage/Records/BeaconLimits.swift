@@ -9,8 +9,9 @@ public struct BeaconLimits: Sendable, Hashable {
   /// The most attachments one beacon holds. Default 100.
   public var maximumAttachmentsPerBeacon = 100
   /// The smallest EID rotation exponent accepted (a period of 2^K s): with K = 6 (64 s) a
-  /// beacon has at most 4 entries in an index built for a minute and its window either way,
-  /// where K = 0 would give it more than 120. Default 6; Eddystone allows 0 to 15.
+  /// matched beacon has about 5 entries in an index built for a minute and its window either
+  /// way (37 when unmatched for long: the window widens by 32 periods behind), where K = 0
+  /// would give it more than 120. Default 6; Eddystone allows 0 to 15.
   public var minimumEIDRotationExponent = 6
 
   public init() {}

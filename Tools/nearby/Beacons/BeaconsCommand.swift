@@ -10,6 +10,6 @@ struct BeaconsCommand: AsyncParsableCommand {
       BeaconsScanCommand.self, BeaconsParseCommand.self, BeaconsRegisterCommand.self,
       BeaconsAttachCommand.self, BeaconsListCommand.self, BeaconsUpdateCommand.self,
       BeaconsDeleteCommand.self, BeaconsAttachmentsCommand.self, BeaconsDetachCommand.self,
-      BeaconsDiagnosticsCommand.self,
+      BeaconsDiagnosticsCommand.self, BeaconsEIDParamsCommand.self,
     ])
 }

@@ -15,7 +15,11 @@ struct BeaconsRegisterCommand: AsyncParsableCommand {
       --eid-key (its 32-hex-digit identity key), --eid-exponent K (0-15), --eid HEX (the \
       16-hex-digit id it broadcasts now) and --eid-clock N (its time counter now, default 0). \
       The server checks that the key, exponent and clock produce that id and keeps the key; it \
-      never shows it again. Prints the beacon's name, which attach and delete take.
+      never shows it again. By key exchange, give --eid-beacon-key (the beacon's Curve25519 \
+      public key, 64 hex digits) instead of --eid-key: the server derives the identity key \
+      from it and its own key (`nearby beacons eid-params` shows the server's public key, \
+      which the beacon needs), so the identity key never travels. Prints the beacon's name, \
+      which attach and delete take.
 
       Examples:
         nearby beacons register --uid 00112233445566778899:aabbccddeeff --description door
@@ -33,6 +37,10 @@ struct BeaconsRegisterCommand: AsyncParsableCommand {
   var altbeacon: String?
   @Option(help: ArgumentHelp("An Eddystone-EID beacon's identity key.", valueName: "hex"))
   var eidKey: String?
+  @Option(
+    help: ArgumentHelp(
+      "An Eddystone-EID beacon's Curve25519 public key (key exchange).", valueName: "hex"))
+  var eidBeaconKey: String?
   @Option(help: ArgumentHelp("The EID rotation exponent K (0-15).", valueName: "k"))
   var eidExponent: Int?
   @Option(help: ArgumentHelp("The EID beacon's time counter now, in seconds.", valueName: "n"))
@@ -43,13 +51,15 @@ struct BeaconsRegisterCommand: AsyncParsableCommand {
   var description: String?
 
   func validate() throws {
-    let given = [uid, ibeacon, altbeacon, eidKey].compactMap { $0 }.count
+    let given = [uid, ibeacon, altbeacon, eidKey, eidBeaconKey].compactMap { $0 }.count
     guard given == 1 else {
       throw ValidationError(
-        "give exactly one of --uid, --ibeacon, --altbeacon or --eid-key (got \(given))")
+        "give exactly one of --uid, --ibeacon, --altbeacon, --eid-key or --eid-beacon-key "
+          + "(got \(given))")
     }
-    if eidKey == nil, eidExponent != nil || eidClock != nil || eid != nil {
-      throw ValidationError("--eid-exponent, --eid-clock and --eid go with --eid-key")
+    if eidKey == nil, eidBeaconKey == nil, eidExponent != nil || eidClock != nil || eid != nil {
+      throw ValidationError(
+        "--eid-exponent, --eid-clock and --eid go with --eid-key or --eid-beacon-key")
     }
     if let description, description.count > 256 {
       throw ValidationError(
@@ -58,8 +68,9 @@ struct BeaconsRegisterCommand: AsyncParsableCommand {
     _ = try registration()
   }
 
-  /// The request body from the options.
-  func registration() throws -> Components.Schemas.BeaconRegistration {
+  /// The request body from the options; `serviceKey` (base64, from `GET /v1/eidparams`) for
+  /// a registration by key exchange.
+  func registration(serviceKey: String? = nil) throws -> Components.Schemas.BeaconRegistration {
     var eidParameters: Components.Schemas.EIDRegistration?
     let advertised: Components.Schemas.AdvertisedID
     if let uid {
@@ -84,19 +95,29 @@ struct BeaconsRegisterCommand: AsyncParsableCommand {
       advertised = .init(
         _type: .altbeacon, id: Hex.encode(try Self.hex(altbeacon, bytes: 20, option: "--altbeacon"))
       )
-    } else if let eidKey {
+    } else if eidKey != nil || eidBeaconKey != nil {
+      let option = eidKey != nil ? "--eid-key" : "--eid-beacon-key"
       guard let eidExponent, (0...15).contains(eidExponent) else {
-        throw ValidationError("--eid-key needs --eid-exponent K, K from 0 to 15")
+        throw ValidationError("\(option) needs --eid-exponent K, K from 0 to 15")
       }
       guard let eid else {
-        throw ValidationError("--eid-key needs --eid HEX, the 8-byte id the beacon broadcasts now")
+        throw ValidationError(
+          "\(option) needs --eid HEX, the 8-byte id the beacon broadcasts now")
       }
-      let key = try Self.hex(eidKey, bytes: 16, option: "--eid-key")
       advertised = .init(
         _type: .eddystoneEid, id: Hex.encode(try Self.hex(eid, bytes: 8, option: "--eid")))
-      eidParameters = .init(
-        identityKey: Hex.encode(key), rotationExponent: eidExponent,
-        clockValue: Int64(eidClock ?? 0))
+      if let eidKey {
+        let key = try Self.hex(eidKey, bytes: 16, option: "--eid-key")
+        eidParameters = .init(
+          identityKey: Hex.encode(key), rotationExponent: eidExponent,
+          clockValue: Int64(eidClock ?? 0))
+      } else if let eidBeaconKey {
+        let key = try Self.hex(eidBeaconKey, bytes: 32, option: "--eid-beacon-key")
+        eidParameters = .init(
+          beaconEcdhPublicKey: Data(key).base64EncodedString(),
+          serviceEcdhPublicKey: serviceKey, rotationExponent: eidExponent,
+          clockValue: Int64(eidClock ?? 0))
+      }
     } else {
       throw ValidationError("give one of --uid, --ibeacon, --altbeacon or --eid-key")
     }
@@ -105,8 +126,11 @@ struct BeaconsRegisterCommand: AsyncParsableCommand {
 
   func run() async throws {
     try await BeaconServer.run {
-      let body = try registration()
       let connection = try await BeaconServer.connect(server)
+      let serviceKey =
+        eidBeaconKey == nil
+        ? nil : try await BeaconsEIDParamsCommand.parameters(connection).serviceEcdhPublicKey
+      let body = try registration(serviceKey: serviceKey)
       let beacon: Components.Schemas.Beacon
       switch try await connection.client.registerBeacon(body: .json(body)) {
       case .created(let created): beacon = try created.body.json
