@@ -213,6 +213,42 @@ struct BeaconLifecycleTests {
   }
 
   @Test(arguments: Engine.allCases)
+  func anAttachmentsRangeIsKeptServedAndBounded(_ engine: Engine) async throws {
+    let server = try await HostileInputTests().start(engine)
+    defer { Task { await server.shutdown() } }
+    #expect(
+      try await call(
+        .POST, server, "/v1/beacons",
+        body: #"{"advertisedId": {"type": "eddystone", "id": "\#(uid(1))"}}"#
+      ).status == 201)
+    let path = "/v1/beacons/eddystone!\(uid(1))/attachments"
+    let added = try await call(
+      .POST, server, path,
+      body: #"{"namespacedType": "cafe/door", "data": "aGk=", "maxDistanceMeters": 2.5}"#)
+    #expect(added.status == 201, "\(added.body)")
+    #expect(try object(added)["maxDistanceMeters"] as? Double == 2.5)
+    for distance in ["0.05", "1000.5", "-1"] {
+      let refused = try await call(
+        .POST, server, path,
+        body: #"{"namespacedType": "cafe/door", "data": "aGk=", "maxDistanceMeters": \#(distance)}"#
+      )
+      #expect(refused.status == 400, "\(distance): \(refused.body)")
+      #expect(refused.json["message"]?.contains("maxDistanceMeters") == true, "\(refused.body)")
+    }
+    let listed = try object(try await call(.GET, server, path))
+    let attachments = try #require(listed["attachments"] as? [[String: Any]])
+    #expect(attachments.map { $0["maxDistanceMeters"] as? Double } == [2.5])
+    let answer = try await call(
+      .POST, server, "/v1/beaconinfo:getforobserved",
+      body:
+        #"{"observations": [{"advertisedId": {"type": "eddystone", "id": "\#(uid(1))"}}], "namespacedTypes": ["cafe/*"]}"#
+    )
+    let beacon = try #require((try object(answer)["beacons"] as? [[String: Any]])?.first)
+    let served = try #require((beacon["attachments"] as? [[String: Any]])?.first)
+    #expect(served["maxDistanceMeters"] as? Double == 2.5)
+  }
+
+  @Test(arguments: Engine.allCases)
   func metadataIsBounded(_ engine: Engine) async throws {
     let server = try await HostileInputTests().start(engine)
     defer { Task { await server.shutdown() } }
