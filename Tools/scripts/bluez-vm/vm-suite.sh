@@ -27,11 +27,10 @@ check_s=$((SECONDS - started))
 
 echo "$(stamp) ==== 2/2: the BLEBlueZVM tests (MediumConformance and more)"
 started=$SECONDS
-# The advertise-while-scanning checks first, on the controllers as booted: run after the
-# restart suite (which removes and re-adds btvirt's controllers) and the beacon suite (btmgmt
-# clear-adv on hci0), ignoresOwnToken, advertisingThenScanning… and rotationWhileScanning…
-# failed (the peer heard nothing; 1 CI run of 1, 2026-11-25), while on a fresh boot they
-# pass: docs/bluez-vm-findings.md item K, open.
+# The advertise-while-scanning checks first, on the controllers as booted. They failed once
+# after the beacon suite, whose cleanup left 5 btmgmt adverts on hci0 (a controller that scans
+# cannot rotate several adverts): fixed in the rig (docs/bluez-vm-findings.md item K); the
+# order stays, so that a test that leaves the adapters in another state cannot hide them.
 first='BLEBlueZVM\.RealBlueZTests/(conformance|advertisingThenScanningOnOneAdapterKeepsTheAdvertHeard|rotationWhileScanningIsHeard)'
 "$tests" --testing-library swift-testing --no-parallel --filter "$first"
 first_rc=$?
