@@ -101,8 +101,9 @@ extension BlueZDoubleTests {
 
   /// The double's SetRSSI moves a beacon away; the sightings follow.
   /// Real bluetoothd sends no property change for an advert that repeats itself while only a
-  /// monitor scans: a still beacon stays present from DeviceFound until DeviceLost, and the
-  /// medium keeps reporting it (every second) without any property change.
+  /// monitor scans: a still beacon stays present while the monitor's DeviceFound comes for its
+  /// reports (our monitor sets no RSSI property, findings item F), and the medium keeps
+  /// reporting it (every second) without any property change.
   @Test func aStillBeaconStaysPresentThroughTheMonitor() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
@@ -119,7 +120,7 @@ extension BlueZDoubleTests {
     // Property changes are off: what arrives now comes from the monitor's presence.
     #expect(
       await Self.sighting(of: SampleBeacons.eddystoneUID, in: heard, since: later) != nil)
-    await uid.stop()  // DeviceLost: no more sightings after the next second
+    await uid.stop()  // its device goes: no more sightings after the next second
     try await Task.sleep(for: .milliseconds(1200))
     let gone = ContinuousClock.now
     try await Task.sleep(for: .milliseconds(1500))
