@@ -235,16 +235,33 @@ def monitor_phase(variant, seconds, advert_first=True):
     remove_devices()
     yield 1
 
-def discovery_phase():
-    say("== phase discovery (SetDiscoveryFilter le + DuplicateData, StartDiscovery on hci1)")
+def discovery_phase(with_monitor=False):
+    name = "discovery-monitor" if with_monitor else "discovery"
+    say(f"== phase {name} (SetDiscoveryFilter le + DuplicateData, StartDiscovery on hci1"
+        f"{', and a monitor without RSSI settings' if with_monitor else ''})")
+    if with_monitor:
+        counter[0] += 1
+        root = f"/probe/app{counter[0]}"
+        mon = Monitor(f"{root}/m0", "unset", VARIANTS["unset"])
+        app = App(root, mon)
+        call(manager.RegisterMonitor, root)
+        yield 2
     adapter().SetDiscoveryFilter({"Transport": "le", "DuplicateData": dbus.Boolean(True)})
     adapter().StartDiscovery()
     yield 45
-    say("== phase discovery-stopped (the advert removed: btmgmt rm-adv 1)")
+    say(f"== phase {name}-stopped (the advert removed: btmgmt rm-adv 1)")
     mgmt("rm-adv", "1")
     yield 45
     adapter().StopDiscovery()
     say("StopDiscovery")
+    yield 2
+    if with_monitor:
+        call(manager.UnregisterMonitor, root)
+        yield 1
+        mon.remove_from_connection()
+        app.remove_from_connection()
+    remove_devices()
+    mgmt("add-adv", "-d", advert, "1")
     yield 2
 
 PHASES = {  # in the order "all" runs them
@@ -255,6 +272,7 @@ PHASES = {  # in the order "all" runs them
     "monitor-sampling-unset": lambda: monitor_phase("sampling-unset", 30),
     "monitor-ours-scan-first": lambda: monitor_phase("ours", 30, advert_first=False),
     "discovery": discovery_phase,
+    "discovery-monitor": lambda: discovery_phase(with_monitor=True),
 }
 
 def script():
@@ -264,7 +282,7 @@ def script():
     for name in PHASES if wanted == "all" else wanted.split(","):
         yield from PHASES[name]()
     say("== phase end")
-    mgmt("clear-adv")
+    mgmt("clr-adv")
 
 loop = GLib.MainLoop()
 steps = script()
