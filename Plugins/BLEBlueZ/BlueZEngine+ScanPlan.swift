@@ -136,7 +136,8 @@ extension BlueZEngine {
   /// is silent about adverts that repeat themselves unchanged, so a healthy scan among still
   /// devices can go without a report for ever. A truly stuck scan still gets restarted: its
   /// controller hears nothing, so bluetoothd removes the devices once unheard for its
-  /// `TemporaryTimeout` (30 s by default; a monitor's DeviceLost comes after 10 s) and the
+  /// `TemporaryTimeout` (30 s by default; under a monitor presence ends `monitorLostAfter`,
+  /// 10 s, after the last report, the monitor's restarts bringing nothing) and the
   /// watchdog fires `scanWatchdog` later; devices bluetoothd keeps for good (paired, bonded,
   /// trusted, connected) count only for 30 s after their last report.
   func checkWatchdog() async {
