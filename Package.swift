@@ -460,9 +460,6 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
       ],
       path: "Tests/BLEBlueZVM",
-      // Tests held back until docs/bluez-vm-findings.md item G is fixed (issue 17): they fail
-      // against the real bluetoothd today; see the folder's files.
-      exclude: ["Pending"],
       swiftSettings: strictSwift
     ),
     .testTarget(

@@ -27,7 +27,14 @@ import Tokens
 ///   `monitorLostAfter` after its last report. Where every advert is reported (most
 ///   controllers on current kernels), present devices are never silent that long and the
 ///   monitor is never restarted;
-/// - under discovery: the devices bluetoothd keeps with an advertising report (their object
+/// - under discovery with our monitor beside it (where the adapter offers monitors): the
+///   devices reported within the last ``reportedDiscoveryHold`` (25 s), by a `PropertiesChanged`
+///   with their data (`DuplicateData` makes bluetoothd send one for every report) or the
+///   monitor's DeviceFound. With a monitor registered the kernel passes bluetoothd the report
+///   of each device at the start of every LE discovery cycle (about 10.5 s), which it drops
+///   otherwise (item G): two cycles and a margin. A device that stops is gone 25 s after its
+///   last report at most, not 30 s + ``rediscoveryGrace``;
+/// - under discovery alone: the devices bluetoothd keeps with an advertising report (their object
 ///   exists and their RSSI, even "unknown", is valid) on our adapter, and for
 ///   ``rediscoveryGrace`` after bluetoothd's timer removed one of them (no RSSI invalidated,
 ///   at least 3/4 of ``BlueZConfiguration/temporaryTimeout`` after its last report; a sooner
@@ -55,6 +62,10 @@ extension BlueZEngine {
   /// A device held present: its object path and what the medium knows of it.
   typealias Present = (path: DBusObjectPath, device: DeviceState)
 
+  /// Under discovery with our monitor beside it, how long a device stays present after its
+  /// last report: two kernel LE discovery cycles (10.24 s, each bringing a report of every
+  /// device on the air) and a margin.
+  static let reportedDiscoveryHold: Duration = .seconds(25)
   /// How long a device bluetoothd removed during our discovery (its RSSI still valid: not a
   /// discovery stop) stays present: one kernel LE discovery cycle (10.24 s), after which
   /// bluetoothd creates a device that still advertises again, and a margin.
@@ -66,7 +77,7 @@ extension BlueZEngine {
   func deviceRemoved(_ path: DBusObjectPath) {
     guard let device = devices.removeValue(forKey: path) else { return }
     let silentFor = ContinuousClock.now - device.lastData
-    guard case .discovery = activeScan, device.heard, !device.isKept,
+    guard case .discovery(beside: nil) = activeScan, device.heard, !device.isKept,
       isOnChosenAdapter(device, path), silentFor >= configuration.temporaryTimeout * 0.75
     else { return }
     vanished[path] = (device, .now)
@@ -121,7 +132,15 @@ extension BlueZEngine {
     case .monitor:
       return monitorHeard.filter { now - $0.value < configuration.monitorLostAfter }.keys.sorted()
         .compactMap { path -> Present? in devices[path].map { (path, $0) } }
-    case .discovery:
+    case .discovery(beside: _?):
+      return devices.sorted { $0.key < $1.key }.compactMap { path, device -> Present? in
+        let last = max(device.lastData, monitorHeard[path] ?? device.lastData)
+        guard device.heard, isOnChosenAdapter(device, path),
+          now - last < Self.reportedDiscoveryHold
+        else { return nil }
+        return (path, device)
+      }
+    case .discovery(beside: nil):
       let kept = devices.sorted { $0.key < $1.key }.compactMap { path, device -> Present? in
         guard device.heard, isOnChosenAdapter(device, path),
           !device.isKept || now - device.lastData < configuration.temporaryTimeout

@@ -1,9 +1,3 @@
-// HELD BACK from the BLEBlueZVM target (Package.swift excludes this folder): this test fails
-// against the real bluetoothd on docs/bluez-vm-findings.md item G in active mode (a stopped
-// beacon is lost only once bluetoothd drops its device, 30 s after its last report, plus the
-// medium's 12 s grace: lost after 40.6 s in the VM run of 2026-11-25 22:25, the test allows
-// 40 s). Low power passes since item F's fix (lost after 13.5 s, same run). It returns to
-// RealBeaconTests.swift's `Beacons` suite when G is fixed. Issue 17.
 import BLEBlueZ
 import BlueZTestSupport
 import Core
