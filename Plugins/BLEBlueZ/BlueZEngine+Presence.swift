@@ -159,9 +159,9 @@ extension BlueZEngine {
   /// also counts as life for the watchdog.
   func reportPresent() {
     vanished = vanished.filter { ContinuousClock.now - $0.value.at < Self.rediscoveryGrace }
-    monitorHeard = monitorHeard.filter {
-      ContinuousClock.now - $0.value < configuration.monitorLostAfter
-    }
+    // Kept as long as either rule may read them.
+    let keep = max(configuration.monitorLostAfter, Self.reportedDiscoveryHold)
+    monitorHeard = monitorHeard.filter { ContinuousClock.now - $0.value < keep }
     let present = presentDevices()
     guard !present.isEmpty else { return }
     lastReport = .now
