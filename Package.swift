@@ -463,9 +463,6 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
       ],
       path: "Tests/BLEBlueZVM",
-      // Tests held back until docs/bluez-vm-findings.md items F and G are fixed (issue 17):
-      // they fail against the real bluetoothd today; see the folder's files.
-      exclude: ["Pending"],
       swiftSettings: strictSwift
     ),
     .testTarget(

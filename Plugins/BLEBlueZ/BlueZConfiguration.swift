@@ -25,6 +25,12 @@ public struct BlueZConfiguration: Sendable {
   /// after its last report as that timer, not as the device leaving (see
   /// docs/dbus-and-bluez.md, "Presence").
   public var temporaryTimeout: Duration = .seconds(30)
+  /// Under a pattern monitor (low-power scanning), how long a device stays present after
+  /// bluetoothd last reported an advert of it (the monitor's DeviceFound). A device silent for
+  /// 4/10 of this makes the medium restart its monitor once, so that a controller that reports
+  /// an unchanged advert only once per scan start reports it again (see docs/dbus-and-bluez.md,
+  /// "Presence").
+  public var monitorLostAfter: Duration = .seconds(10)
   /// First delay before retrying `InProgress`/`NotReady`; doubled on each retry up to 2 s.
   public var retryDelay: Duration = .milliseconds(100)
   /// How many times `InProgress`/`NotReady` are retried before the call fails.

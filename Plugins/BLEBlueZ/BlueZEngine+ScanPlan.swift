@@ -11,22 +11,25 @@ extension BlueZEngine {
 
   /// How BlueZ should scan for the wishes now: `nil` when nothing is wanted. A pattern monitor
   /// where the adapter offers "or_patterns" monitors and every wish allows passive scanning
-  /// (token scanning always does, beacon scanning when low power is asked); else discovery.
-  /// Always discovery when every advertisement is to be reported
-  /// (``BlueZConfiguration/reportsAllAdvertisements``, `nearby ble scan`): a monitor only
-  /// hears what its patterns match. Real bluetoothd (5.66, `--experimental`) offers
-  /// "or_patterns" monitors, so without this `nearby ble scan` heard only Nearby tokens there
-  /// (seen in the BlueZ VM, docs/bluez-vm-findings.md).
+  /// (token scanning always does, beacon scanning when low power is asked); else discovery,
+  /// with the same pattern monitor beside it where the adapter offers monitors (with one, the
+  /// kernel passes bluetoothd the reports it drops at the start of each discovery cycle:
+  /// docs/bluez-vm-findings.md item G). Always discovery alone when every advertisement is to
+  /// be reported (``BlueZConfiguration/reportsAllAdvertisements``, `nearby ble scan`): a
+  /// monitor only hears what its patterns match. Real bluetoothd (5.66, `--experimental`)
+  /// offers "or_patterns" monitors, so without this `nearby ble scan` heard only Nearby tokens
+  /// there (seen in the BlueZ VM, docs/bluez-vm-findings.md).
   var wantedScan: ScanPlan? {
     guard wantScanning || wantBeacons != nil else { return nil }
-    guard let chosen, adapters[chosen]?.canMonitor == true, wantBeacons?.lowPower ?? true,
-      !configuration.reportsAllAdvertisements
-    else {
-      return .discovery
-    }
     var patterns: MonitorPatterns = []
     if wantScanning { patterns.insert(.tokens) }
     if wantBeacons != nil { patterns.insert(.beacons) }
+    guard let chosen, adapters[chosen]?.canMonitor == true,
+      !configuration.reportsAllAdvertisements
+    else {
+      return .discovery(beside: nil)
+    }
+    guard wantBeacons?.lowPower ?? true else { return .discovery(beside: patterns) }
     return .monitor(patterns)
   }
 
@@ -36,13 +39,13 @@ extension BlueZEngine {
     activeScan = nil
     vanished = [:]
     guard problem() == nil, let chosen, let active else { return }
-    switch active {
-    case .monitor:
+    if case .discovery = active {
+      _ = try? await bluez(chosen, "org.bluez.Adapter1", "StopDiscovery", [])
+    }
+    if active.monitorPatterns != nil {
       _ = try? await bluez(
         chosen, "org.bluez.AdvertisementMonitorManager1", "UnregisterMonitor",
         [.objectPath(Self.advertRoot)])
-    case .discovery:
-      _ = try? await bluez(chosen, "org.bluez.Adapter1", "StopDiscovery", [])
     }
   }
 
@@ -83,8 +86,7 @@ extension BlueZEngine {
     }
     let adapter = chosen!
     do {
-      switch plan {
-      case .monitor(let patterns):
+      if let patterns = plan.monitorPatterns {
         // Exported (below the ObjectManager `start()` put at advertRoot) before RegisterMonitor:
         // bluetoothd never answers RegisterMonitor for objects it cannot read (findings item
         // 15), the call would only end with our callTimeout.
@@ -102,15 +104,9 @@ extension BlueZEngine {
         _ = try await bluez(
           adapter, "org.bluez.AdvertisementMonitorManager1", "RegisterMonitor",
           [.objectPath(Self.advertRoot)])
-      case .discovery:
-        _ = try await bluez(
-          adapter, "org.bluez.Adapter1", "SetDiscoveryFilter",
-          [.vardict(["Transport": .string("le"), "DuplicateData": .boolean(true)])])
-        do {
-          _ = try await bluez(adapter, "org.bluez.Adapter1", "StartDiscovery", [])
-        } catch  where error.name == .bluezInProgress {
-          // Our session is already running (BlueZ counts sessions per client).
-        }
+      }
+      if case .discovery = plan {
+        try await startDiscovery(adapter, besideMonitor: plan.monitorPatterns != nil)
       }
       activeScan = plan
       lastReport = .now
@@ -122,9 +118,32 @@ extension BlueZEngine {
     }
   }
 
+  /// Starts our discovery session (LE, duplicate data) on the adapter; when that fails, also
+  /// unregisters the monitor the plan registered beside it.
+  func startDiscovery(_ adapter: DBusObjectPath, besideMonitor: Bool) async throws(DBusError) {
+    do {
+      _ = try await bluez(
+        adapter, "org.bluez.Adapter1", "SetDiscoveryFilter",
+        [.vardict(["Transport": .string("le"), "DuplicateData": .boolean(true)])])
+      do {
+        _ = try await bluez(adapter, "org.bluez.Adapter1", "StartDiscovery", [])
+      } catch  where error.name == .bluezInProgress {
+        // Our session is already running (BlueZ counts sessions per client).
+      }
+    } catch {
+      if besideMonitor {
+        _ = try? await bluez(
+          adapter, "org.bluez.AdvertisementMonitorManager1", "UnregisterMonitor",
+          [.objectPath(Self.advertRoot)])
+      }
+      throw error
+    }
+  }
+
   func monitorReleased() async {
-    guard case .monitor = activeScan else { return }
+    guard let active = activeScan, active.monitorPatterns != nil else { return }
     logger.debug("bluez \(name): BlueZ released our monitor")
+    if case .discovery = active { await stopActiveScan() }
     activeScan = nil
     try? await Task.sleep(for: configuration.retryDelay)
     try? await applyScan(throwing: false)
@@ -136,7 +155,8 @@ extension BlueZEngine {
   /// is silent about adverts that repeat themselves unchanged, so a healthy scan among still
   /// devices can go without a report for ever. A truly stuck scan still gets restarted: its
   /// controller hears nothing, so bluetoothd removes the devices once unheard for its
-  /// `TemporaryTimeout` (30 s by default; a monitor's DeviceLost comes after 10 s) and the
+  /// `TemporaryTimeout` (30 s by default; under a monitor presence ends `monitorLostAfter`,
+  /// 10 s, after the last report, the monitor's restarts bringing nothing) and the
   /// watchdog fires `scanWatchdog` later; devices bluetoothd keeps for good (paired, bonded,
   /// trusted, connected) count only for 30 s after their last report.
   func checkWatchdog() async {
@@ -159,14 +179,26 @@ extension BlueZEngine {
 
 /// How the engine scans at BlueZ.
 enum ScanPlan: Sendable, Hashable, CustomStringConvertible {
-  /// `Adapter1.StartDiscovery` with the LE, duplicate-data filter (active scanning).
-  case discovery
+  /// `Adapter1.StartDiscovery` with the LE, duplicate-data filter (active scanning), with an
+  /// "or_patterns" `AdvertisementMonitor1` with these patterns beside it where the adapter
+  /// offers monitors (see ``BlueZEngine/wantedScan``).
+  case discovery(beside: MonitorPatterns?)
   /// An "or_patterns" `AdvertisementMonitor1` (passive scanning) with these patterns.
   case monitor(MonitorPatterns)
 
+  /// The patterns of the monitor the plan registers, if any.
+  var monitorPatterns: MonitorPatterns? {
+    switch self {
+    case .discovery(let beside): beside
+    case .monitor(let patterns): patterns
+    }
+  }
+
   var description: String {
     switch self {
-    case .discovery: "discovery"
+    case .discovery(nil): "discovery"
+    case .discovery(let beside?):
+      "discovery with a pattern monitor (\(beside.patterns.count) patterns)"
     case .monitor(let patterns): "a pattern monitor (\(patterns.patterns.count) patterns)"
     }
   }

@@ -46,8 +46,13 @@ actor BlueZEngine {
   /// A scan change is running; the others wait in `scanWaiters` (see ``applyScan(throwing:)``).
   var isApplyingScan = false
   var scanWaiters: [CheckedContinuation<Void, Never>] = []
-  /// Devices a pattern monitor reported found (DeviceFound) and not yet lost (DeviceLost).
-  var monitorPresent: Set<DBusObjectPath> = []
+  /// When our pattern monitor last reported each device (DeviceFound, called for every
+  /// matching advertising report; see BlueZEngine+Presence.swift).
+  var monitorHeard: [DBusObjectPath: ContinuousClock.Instant] = [:]
+  /// When the medium last restarted its monitor to hear silent devices again.
+  var lastMonitorRefresh = ContinuousClock.now
+  /// How many times the monitor was restarted for silent devices (for tests).
+  var monitorRefreshes = 0
   /// Devices bluetoothd removed while our discovery held them present, and when: present for
   /// ``rediscoveryGrace`` more (see BlueZEngine+Presence.swift).
   var vanished: [DBusObjectPath: (device: DeviceState, at: ContinuousClock.Instant)] = [:]
@@ -94,6 +99,7 @@ actor BlueZEngine {
         while !Task.isCancelled {
           try? await Task.sleep(for: .seconds(1))
           await self?.reportPresent()
+          await self?.refreshMonitorIfSilent()
         }
       })
     tasks.append(
@@ -112,6 +118,7 @@ actor BlueZEngine {
     adapters = [:]
     devices = [:]
     vanished = [:]
+    monitorHeard = [:]
     advert = nil
     activeScan = nil
     do {

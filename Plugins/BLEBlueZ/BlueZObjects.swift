@@ -236,13 +236,15 @@ enum MonitorObject {
       ],
       properties: [
         DBusProperty("Type", .string("or_patterns")),
-        // Every advert of a device in range is propagated (sampling period 0), found at the
-        // first advert (any RSSI for 1 s), lost after 10 s without one.
-        DBusProperty("RSSIHighThreshold", .int16(-127)),
-        DBusProperty("RSSIHighTimeout", .uint16(1)),
-        DBusProperty("RSSILowThreshold", .int16(-127)),
-        DBusProperty("RSSILowTimeout", .uint16(10)),
-        DBusProperty("RSSISamplingPeriod", .uint16(0)),
+        // No RSSI setting at all (RSSIHigh/LowThreshold, RSSIHigh/LowTimeout,
+        // RSSISamplingPeriod): bluetoothd 5.66 then calls DeviceFound for every advertising
+        // report that matches, and never DeviceLost. With any of them set it tracks the RSSI
+        // instead and calls DeviceFound only once a device's reports have spanned
+        // RSSIHighTimeout (at least 1 s): a controller that reports an unchanged advert once
+        // per scan start (btvirt; real ones on kernels that filter duplicates under a
+        // monitor) never gets there, so a still peer was never found by the monitor and was
+        // lost after lostAfter (docs/bluez-vm-findings.md item F). The medium times presence
+        // itself from these calls (BlueZEngine+Presence.swift).
         DBusProperty(
           "Patterns",
           .array(

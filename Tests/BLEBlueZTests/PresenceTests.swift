@@ -90,8 +90,9 @@ extension BlueZDoubleTests {
     await listener.shutdown()
   }
 
-  /// The same under a quiet pattern monitor: token sightings go on between DeviceFound and
-  /// DeviceLost, and the watchdog leaves the monitor alone.
+  /// The same under a quiet pattern monitor: token sightings go on while bluetoothd calls the
+  /// monitor's DeviceFound for the peer's reports (our monitor sets no RSSI property, item F),
+  /// and the watchdog leaves the monitor alone.
   @Test func aStillPeerStaysPresentUnderAMonitor() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
@@ -109,6 +110,54 @@ extension BlueZDoubleTests {
     try await Task.sleep(for: .seconds(4))
     #expect(await heard.first(since: .now, timeout: .seconds(3)) { $0.token == token } != nil)
     #expect(await listener.engine.watchdogRestarts == 0)
+    await speaker.shutdown()
+    await listener.shutdown()
+  }
+
+  /// As in the VM's emulated air under a monitor (`SetHeardOnce`): the controller reports a
+  /// still peer's advert once per scan start, so bluetoothd calls the monitor's DeviceFound
+  /// once (our monitor sets no RSSI property: one call per report) and then nothing. The medium
+  /// restarts its monitor once the peer has been silent for 4/10 of `monitorLostAfter` (3 s
+  /// here), hears it again, and keeps it present well past `monitorLostAfter`; once the peer
+  /// stops, its sightings end about `monitorLostAfter` later (docs/bluez-vm-findings.md
+  /// item F).
+  @Test func aStillPeerStaysPresentUnderAMonitorThatHearsItOncePerScan() async throws {
+    let control = try await DoubleControl.connect()
+    defer { control.close() }
+    try await control.call("SetMonitorSupport", [.string("hci1"), .boolean(true)])
+    try await control.call("SetQuietMonitors", [.boolean(true)])
+    try await control.call("SetRSSI", [.string("hci0"), .int16(127)])
+    try await control.call("SetTemporaryTimeout", [.uint32(3000)])
+    try await control.call("SetHeardOnce", [.boolean(true), .uint32(2500)])
+    let speaker = try await control.medium("hci0")
+    var configuration = BlueZConfiguration(bus: control.bus, adapter: "hci1")
+    configuration.scanWatchdog = .seconds(3)
+    configuration.temporaryTimeout = .seconds(3)
+    configuration.monitorLostAfter = .seconds(3)
+    var logger = Logger(label: "test.bluez.presence")
+    logger.logLevel = .warning
+    let listener = try await BlueZMedium(configuration: configuration, logger: logger)
+    let heard = StreamRecorder(listener.sightings)
+    let token = Token.random()
+    try await listener.startScanning()
+    try await speaker.transmit(token)
+    #expect(
+      await heard.first(since: .now - .seconds(1), timeout: .seconds(5)) { $0.token == token }
+        != nil)
+    let from = ContinuousClock.now
+    try await Task.sleep(for: .seconds(8))
+    let times = heard.elements(since: from).filter { $0.token == token }.map(\.time)
+    #expect(times.count >= 6)
+    let longestPause = zip(times, times.dropFirst()).map { $1.timeIntervalSince($0) }.max() ?? 99
+    #expect(longestPause < 2)
+    #expect(await listener.engine.monitorRefreshes >= 3)
+    #expect(try await control.discoveryClients("hci1").isEmpty)
+
+    await speaker.stopTransmitting()
+    try await Task.sleep(for: .milliseconds(4500))
+    let quiet = ContinuousClock.now
+    try await Task.sleep(for: .milliseconds(1500))
+    #expect(!heard.elements(since: quiet).contains { $0.token == token })
     await speaker.shutdown()
     await listener.shutdown()
   }

@@ -26,8 +26,8 @@ import Tokens
     // the guest runs everything 10-50 times slower than the host. The settle after a stop is
     // how long bluetoothd keeps a peer that stopped: the medium holds a device present (and
     // re-reports it) until bluetoothd lets it go, since bluetoothd is silent about a still
-    // one (findings item 10): under the pattern monitor these mediums use, DeviceLost comes
-    // after the monitor's RSSILowTimeout, 10 s.
+    // one (findings item 10): under the pattern monitor these mediums use, until its last
+    // report (the monitor's DeviceFound) is `monitorLostAfter` (10 s) old (item F).
     try await MediumConformance(
       timeout: .seconds(20), settle: .seconds(13), quiet: .seconds(3),
       makePair: {

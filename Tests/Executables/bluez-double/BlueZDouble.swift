@@ -30,6 +30,13 @@ actor BlueZDouble {
     var monitorSupport = false
     /// Registered "or_patterns" monitors by (client, monitor object): their patterns.
     var monitors: [AdvertKey: [MonitorPattern]] = [:]
+    /// The monitors that set none of the RSSI properties (RSSIHigh/LowThreshold,
+    /// RSSIHigh/LowTimeout, RSSISamplingPeriod): bluetoothd 5.66 calls DeviceFound on them for
+    /// every matching advertising report, changed or not, and never DeviceLost
+    /// (docs/bluez-vm-findings.md item F, probe-monitor.sh). The others get DeviceFound when
+    /// the device appears and DeviceLost when it goes (the double's simpler model of
+    /// bluetoothd's RSSI tracking).
+    var perReportMonitors: Set<AdvertKey> = []
     var path: DBusObjectPath { try! DBusObjectPath("/org/bluez/\(name)") }
 
     /// The monitors (client, object) of this adapter whose patterns match the advert (our
@@ -348,6 +355,7 @@ actor BlueZDouble {
       try await Self.neverAnswer()
     }
     var found = 0
+    var registered: Set<AdvertKey> = []
     for (path, interfaces) in objects {
       guard let monitor = interfaces["org.bluez.AdvertisementMonitor1"] else { continue }
       guard monitor["Type"]?.string == "or_patterns", let list = monitor["Patterns"]?.elements
@@ -359,7 +367,14 @@ actor BlueZDouble {
         else { throw DBusError(BlueZErrors.invalidArguments, "Invalid arguments in method call") }
         patterns.append(MonitorPattern(start: start, adType: type, content: content))
       }
-      adapters[name]?.monitors[AdvertKey(owner: owner, path: path)] = patterns
+      let key = AdvertKey(owner: owner, path: path)
+      adapters[name]?.monitors[key] = patterns
+      if Self.rssiProperties.allSatisfy({ monitor[$0] == nil }) {
+        adapters[name]?.perReportMonitors.insert(key)
+        registered.insert(key)
+      } else {
+        adapters[name]?.perReportMonitors.remove(key)
+      }
       var activate = DBusMessage.methodCall(
         destination: owner, path: path, interface: "org.bluez.AdvertisementMonitor1",
         member: "Activate")
@@ -371,8 +386,22 @@ actor BlueZDouble {
       throw DBusError(BlueZErrors.invalidArguments, "no AdvertisementMonitor1 below \(root)")
     }
     stalled.remove(name)
+    // The kernel restarts the adapter's passive scan for the new monitor and the controller
+    // reports every advert on the air (in the VM: once, at that start; item F): bluetoothd
+    // gets a report of each device the adapter already has.
+    for (path, device) in devices.sorted(by: { $0.key < $1.key })
+    where device.hearing == name && advert(of: device) != nil {
+      devices[path]?.lastHeard = .now
+      tellMonitors("DeviceFound", device, path, only: registered)
+    }
     await syncAir()
   }
+
+  /// The `AdvertisementMonitor1` properties that make bluetoothd track a device's RSSI.
+  static let rssiProperties = [
+    "RSSIHighThreshold", "RSSILowThreshold", "RSSIHighTimeout", "RSSILowTimeout",
+    "RSSISamplingPeriod",
+  ]
 
   func unregisterMonitors(_ name: String, owner: String, root: DBusObjectPath) async {
     let kept =
@@ -667,11 +696,20 @@ actor BlueZDouble {
   }
 
   /// Calls DeviceFound or DeviceLost on the monitors of the hearing adapter that match the
-  /// device's advert, as bluetoothd does.
-  private func tellMonitors(_ member: String, _ device: Device, _ path: DBusObjectPath) {
+  /// device's advert, as bluetoothd does: never DeviceLost on a monitor without RSSI
+  /// settings; `perReportOnly` (a repeated report) calls only those; `only` limits the
+  /// monitors to some.
+  private func tellMonitors(
+    _ member: String, _ device: Device, _ path: DBusObjectPath, perReportOnly: Bool = false,
+    only: Set<AdvertKey>? = nil
+  ) {
     guard let connection, let hearer = adapters[device.hearing], let heard = advert(of: device)
     else { return }
     for monitor in hearer.matchingMonitors(heard) {
+      let perReport = hearer.perReportMonitors.contains(monitor)
+      if perReportOnly && !perReport { continue }
+      if member == "DeviceLost" && perReport { continue }
+      if let only, !only.contains(monitor) { continue }
       var call = DBusMessage.methodCall(
         destination: monitor.owner, path: monitor.path,
         interface: "org.bluez.AdvertisementMonitor1", member: member, body: [.objectPath(path)])
@@ -753,6 +791,8 @@ actor BlueZDouble {
       else { continue }
       guard heardOnceGap == nil else { continue }
       devices[path]?.lastHeard = now
+      // bluetoothd calls DeviceFound for every report on a monitor without RSSI settings.
+      tellMonitors("DeviceFound", device, path, perReportOnly: true)
       guard !hearer.discovery.isEmpty || !quietMonitors else { continue }
       let properties = reportProperties(device, advert, rssi: currentRSSI(device))
       let changed = properties.filter { device.told[$0.key] != $0.value }

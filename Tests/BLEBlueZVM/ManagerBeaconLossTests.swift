@@ -1,7 +1,3 @@
-// HELD BACK from the BLEBlueZVM target (Package.swift excludes this folder): this test fails
-// against the real bluetoothd on docs/bluez-vm-findings.md item G (a stopped beacon is lost in
-// active mode only once bluetoothd drops its device). It returns to RealBeaconTests.swift's
-// `Beacons` suite when G is fixed. Issue 17.
 import BLEBlueZ
 import BlueZTestSupport
 import Core

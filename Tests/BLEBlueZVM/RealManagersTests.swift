@@ -1,6 +1,3 @@
-// HELD BACK from the BLEBlueZVM target (Package.swift excludes this folder): these tests fail
-// against the real bluetoothd on docs/bluez-vm-findings.md item F (a still peer is lost after
-// lostAfter under a monitor in the VM). They return to Tests/BLEBlueZVM when F is fixed. Issue 17.
 import BLEBlueZ
 import Core
 import Foundation
