@@ -4,6 +4,7 @@ import Foundation
 import NIOHTTP1
 import Resolution
 import ServerStorage
+import ServerTestSupport
 import Synchronization
 import ServerResolver
 import Testing
@@ -96,10 +97,21 @@ struct EIDBeaconTests {
     #expect(try await observed(server, [("eddystone-eid", now)]).isEmpty)
   }
 
-  @Test func aBeaconWhoseClockFellBehindIsFoundAndItsClockLearned() async throws {
+  @Test(arguments: HostileInputTests.Engine.allCases)
+  func aBeaconWhoseClockFellBehindIsFoundAndItsClockLearned(
+    _ engine: HostileInputTests.Engine
+  ) async throws {
     let start = Date(timeIntervalSince1970: 1_800_000_000)
     let time = Mutex(start)
-    let server = try await ServerHarness.start(now: { time.withLock { $0 } })
+    let serverNow: @Sendable () -> Date = { time.withLock { $0 } }
+    let server =
+      switch engine {
+      case .sqlite: try await ServerHarness.start(now: serverNow)
+      case .postgres:
+        try await ServerHarness.start(
+          storage: try await PostgresStorage(url: try await TestPostgres.freshDatabase()),
+          now: serverNow)
+      }
     defer { Task { await server.shutdown() } }
     let now = hex(generator.eid(beaconTime: clock))
     #expect(try await register(server, eid: now).status == 201)
