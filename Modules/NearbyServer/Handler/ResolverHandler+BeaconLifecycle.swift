@@ -160,20 +160,28 @@ extension ResolverHandler {
 
   /// A page token: the cursor as `seconds-bits.name`, base64url.
   static func token(_ cursor: BeaconListCursor) -> String {
-    let text = String(cursor.createdAt.bitPattern, radix: 16) + "." + cursor.name
-    return Data(text.utf8).base64EncodedString()
+    base64URL(String(cursor.createdAt.bitPattern, radix: 16) + "." + cursor.name)
+  }
+
+  /// `text` as unpadded base64url (page tokens).
+  static func base64URL(_ text: String) -> String {
+    Data(text.utf8).base64EncodedString()
       .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
       .replacingOccurrences(of: "=", with: "")
+  }
+
+  /// The text of an unpadded base64url page token; nil if it is not one.
+  static func text(ofBase64URL token: String) -> String? {
+    var base64 = token.replacingOccurrences(of: "-", with: "+")
+      .replacingOccurrences(of: "_", with: "/")
+    base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+    return Data(base64Encoded: base64).flatMap { String(data: $0, encoding: .utf8) }
   }
 
   /// The cursor of a page token.
   /// - Throws: 400 for a token this server did not make.
   static func cursor(_ token: String) throws -> BeaconListCursor {
-    var base64 = token.replacingOccurrences(of: "-", with: "+")
-      .replacingOccurrences(of: "_", with: "/")
-    base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-    guard let data = Data(base64Encoded: base64), let text = String(data: data, encoding: .utf8),
-      let dot = text.firstIndex(of: "."),
+    guard let text = text(ofBase64URL: token), let dot = text.firstIndex(of: "."),
       let bits = UInt64(text[..<dot], radix: 16)
     else {
       throw APIFailure.badRequest("pageToken is not one this server gave; start without it")

@@ -119,20 +119,13 @@ extension ResolverHandler {
 
   /// A diagnostics page token: the last beacon name of the page, base64url.
   static func diagnosticsToken(after name: String) -> String {
-    Data(("d." + name).utf8).base64EncodedString()
-      .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-      .replacingOccurrences(of: "=", with: "")
+    base64URL("d." + name)
   }
 
   /// The beacon name a diagnostics page token continues after.
   /// - Throws: 400 for a token this server did not make.
   static func diagnosticsCursor(_ token: String) throws -> String {
-    var base64 = token.replacingOccurrences(of: "-", with: "+")
-      .replacingOccurrences(of: "_", with: "/")
-    base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-    guard let data = Data(base64Encoded: base64), let text = String(data: data, encoding: .utf8),
-      text.hasPrefix("d.")
-    else {
+    guard let text = text(ofBase64URL: token), text.hasPrefix("d.") else {
       throw APIFailure.badRequest("pageToken is not one this server gave; start without it")
     }
     let name = String(text.dropFirst(2))
