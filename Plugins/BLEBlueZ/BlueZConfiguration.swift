@@ -31,6 +31,11 @@ public struct BlueZConfiguration: Sendable {
   /// an unchanged advert only once per scan start reports it again (see docs/dbus-and-bluez.md,
   /// "Presence").
   public var monitorLostAfter: Duration = .seconds(10)
+  /// How long the medium scans with discovery instead of a pattern monitor after the adapter
+  /// refused its monitor 3 times in a row (the kernel answering `Busy`, bluetoothd releasing
+  /// the monitor right after registering it); then it tries a monitor again (see
+  /// docs/dbus-and-bluez.md, "Presence").
+  public var monitorRefusalFallback: Duration = .seconds(60)
   /// First delay before retrying `InProgress`/`NotReady`; doubled on each retry up to 2 s.
   public var retryDelay: Duration = .milliseconds(100)
   /// How many times `InProgress`/`NotReady` are retried before the call fails.

@@ -25,7 +25,7 @@ extension BlueZEngine {
     do throws(DBusError) {
       try await callRegister(path, on: adapter)
       return
-    } catch  where error.name == .bluezFailed && (activeScan != nil || isApplyingScan) {
+    } catch  where error.name == .bluezFailed && (activeScan != nil || busyGates.contains(.scan)) {
       logger.info(
         "bluez \(name): BlueZ refused the advert while we scan (\(error)); pausing our scan to register it"
       )

@@ -39,7 +39,19 @@ extension BlueZEngine {
     statuses.yield(next)
   }
 
+  /// Makes BlueZ's advert match ``wantedToken``, one change at a time (see
+  /// BlueZEngine+Gates.swift): a token rotation arriving while the previous registration waits
+  /// for bluetoothd would otherwise register a second advert and leave the first one on the
+  /// air.
   func applyAdvert(throwing: Bool) async throws {
+    await lock(.advert)
+    defer { unlock(.advert) }
+    try await applyAdvertNow(throwing: throwing)
+  }
+
+  /// Unregisters an advert whose token is no longer wanted, then registers the wanted one.
+  /// Runs under the advert gate.
+  func applyAdvertNow(throwing: Bool) async throws {
     if let current = advert, current.token != wantedToken || problem() != nil {
       advert = nil
       if problem() == nil {

@@ -7,8 +7,6 @@ import Tokens
 /// Scanning: which plan (pattern monitor or discovery) the wishes need, applying it one change
 /// at a time, what a monitor reports, and the watchdog that restarts a silent scan.
 extension BlueZEngine {
-  static var monitorPath: DBusObjectPath { try! advertRoot.appending("monitor0") }
-
   /// How BlueZ should scan for the wishes now: `nil` when nothing is wanted. A pattern monitor
   /// where the adapter offers "or_patterns" monitors and every wish allows passive scanning
   /// (token scanning always does, beacon scanning when low power is asked); else discovery,
@@ -18,14 +16,15 @@ extension BlueZEngine {
   /// be reported (``BlueZConfiguration/reportsAllAdvertisements``, `nearby ble scan`): a
   /// monitor only hears what its patterns match. Real bluetoothd (5.66, `--experimental`)
   /// offers "or_patterns" monitors, so without this `nearby ble scan` heard only Nearby tokens
-  /// there (seen in the BlueZ VM, docs/bluez-vm-findings.md).
+  /// there (seen in the BlueZ VM, docs/bluez-vm-findings.md). Discovery alone, too, while the
+  /// adapter refuses monitors (``monitorsRefused``, findings item L).
   var wantedScan: ScanPlan? {
     guard wantScanning || wantBeacons != nil else { return nil }
     var patterns: MonitorPatterns = []
     if wantScanning { patterns.insert(.tokens) }
     if wantBeacons != nil { patterns.insert(.beacons) }
     guard let chosen, adapters[chosen]?.canMonitor == true,
-      !configuration.reportsAllAdvertisements
+      !configuration.reportsAllAdvertisements, !monitorsRefused
     else {
       return .discovery(beside: nil)
     }
@@ -42,11 +41,7 @@ extension BlueZEngine {
     if case .discovery = active {
       _ = try? await bluez(chosen, "org.bluez.Adapter1", "StopDiscovery", [])
     }
-    if active.monitorPatterns != nil {
-      _ = try? await bluez(
-        chosen, "org.bluez.AdvertisementMonitorManager1", "UnregisterMonitor",
-        [.objectPath(Self.advertRoot)])
-    }
+    if active.monitorPatterns != nil { await unregisterMonitor(on: chosen) }
   }
 
   /// Makes BlueZ's scan match ``wantedScan``, one change at a time: token and beacon wishes
@@ -60,20 +55,10 @@ extension BlueZEngine {
 
   /// Waits until no other scan change runs, then marks one as running: every change of our
   /// scan at BlueZ happens between this and ``unlockScan()``.
-  func lockScan() async {
-    while isApplyingScan {
-      await withCheckedContinuation { scanWaiters.append($0) }
-    }
-    isApplyingScan = true
-  }
+  func lockScan() async { await lock(.scan) }
 
   /// Ends the scan change that ``lockScan()`` began and wakes the ones waiting.
-  func unlockScan() {
-    isApplyingScan = false
-    let waiters = scanWaiters
-    scanWaiters = []
-    for waiter in waiters { waiter.resume() }
-  }
+  func unlockScan() { unlock(.scan) }
 
   /// Stops a scan that is no longer wanted or no longer the right kind (monitor or
   /// discovery, patterns), then starts the wanted one.
@@ -86,25 +71,7 @@ extension BlueZEngine {
     }
     let adapter = chosen!
     do {
-      if let patterns = plan.monitorPatterns {
-        // Exported (below the ObjectManager `start()` put at advertRoot) before RegisterMonitor:
-        // bluetoothd never answers RegisterMonitor for objects it cannot read (findings item
-        // 15), the call would only end with our callTimeout.
-        if exportedMonitor != patterns {
-          if exportedMonitor != nil { await connection.unexport(at: Self.monitorPath) }
-          exportedMonitor = nil
-          try await connection.export(
-            MonitorObject.interface(
-              patterns, onRelease: { [weak self] in await self?.monitorReleased() },
-              onDeviceFound: { [weak self] in await self?.monitorFound($0) },
-              onDeviceLost: { [weak self] in await self?.monitorLost($0) }),
-            at: Self.monitorPath)
-          exportedMonitor = patterns
-        }
-        _ = try await bluez(
-          adapter, "org.bluez.AdvertisementMonitorManager1", "RegisterMonitor",
-          [.objectPath(Self.advertRoot)])
-      }
+      if let patterns = plan.monitorPatterns { try await registerMonitor(patterns, on: adapter) }
       if case .discovery = plan {
         try await startDiscovery(adapter, besideMonitor: plan.monitorPatterns != nil)
       }
@@ -131,22 +98,9 @@ extension BlueZEngine {
         // Our session is already running (BlueZ counts sessions per client).
       }
     } catch {
-      if besideMonitor {
-        _ = try? await bluez(
-          adapter, "org.bluez.AdvertisementMonitorManager1", "UnregisterMonitor",
-          [.objectPath(Self.advertRoot)])
-      }
+      if besideMonitor { await unregisterMonitor(on: adapter) }
       throw error
     }
-  }
-
-  func monitorReleased() async {
-    guard let active = activeScan, active.monitorPatterns != nil else { return }
-    logger.debug("bluez \(name): BlueZ released our monitor")
-    if case .discovery = active { await stopActiveScan() }
-    activeScan = nil
-    try? await Task.sleep(for: configuration.retryDelay)
-    try? await applyScan(throwing: false)
   }
 
   /// Restarts a scan that has shown no life for the watchdog period
@@ -160,8 +114,9 @@ extension BlueZEngine {
   /// watchdog fires `scanWatchdog` later; devices bluetoothd keeps for good (paired, bonded,
   /// trusted, connected) count only for 30 s after their last report.
   func checkWatchdog() async {
-    if activeScan == nil, wantedScan != nil, problem() == nil {
-      // A start (or a plan change's restart) failed earlier: try again.
+    if activeScan != wantedScan, problem() == nil {
+      // A start (or a plan change's restart) failed earlier, or the plan changed with time
+      // (monitors set aside after refusals, then tried again): apply it.
       try? await applyScan(throwing: false)
       return
     }

@@ -40,12 +40,20 @@ actor BlueZEngine {
   var advertCounter = 0
   /// Our scan at BlueZ: a discovery session or a registered monitor, `nil` when none.
   var activeScan: ScanPlan?
-  /// The patterns of the monitor object we export, `nil` when none is exported.
-  var exportedMonitor: MonitorPatterns?
+  /// Where our monitor object is exported (a new path for each registration), `nil` when none
+  /// is (see BlueZEngine+Monitor.swift).
+  var exportedMonitorPath: DBusObjectPath?
+  /// The registration our exported monitor belongs to, and when it was registered.
+  var monitorGeneration = -1
+  var monitorRegisteredAt = ContinuousClock.now
+  /// Monitor refusals in a row, and until when monitors are set aside after too many.
+  var monitorRefusals = 0
+  var monitorsRefusedUntil: ContinuousClock.Instant?
   var lastReport = ContinuousClock.now
-  /// A scan change is running; the others wait in `scanWaiters` (see ``applyScan(throwing:)``).
-  var isApplyingScan = false
-  var scanWaiters: [CheckedContinuation<Void, Never>] = []
+  /// The changes running (of our scan, of our advert), and the ones waiting for each (see
+  /// BlueZEngine+Gates.swift).
+  var busyGates: Set<Gate> = []
+  var gateWaiters: [Gate: [CheckedContinuation<Void, Never>]] = [:]
   /// When our pattern monitor last reported each device (DeviceFound, called for every
   /// matching advertising report; see BlueZEngine+Presence.swift).
   var monitorHeard: [DBusObjectPath: ContinuousClock.Instant] = [:]
@@ -121,6 +129,9 @@ actor BlueZEngine {
     monitorHeard = [:]
     advert = nil
     activeScan = nil
+    // A new bluetoothd (or adapter set) has not refused anything yet.
+    monitorRefusals = 0
+    monitorsRefusedUntil = nil
     do {
       let objects = try await connection.managedObjects(
         of: Self.service, timeout: configuration.callTimeout)

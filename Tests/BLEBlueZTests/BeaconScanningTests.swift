@@ -93,10 +93,10 @@ extension BlueZDoubleTests {
     // beacons still heard.
     try await medium.startBeaconScanning(lowPower: false)
     #expect(try await control.discoveryClients("hci0").count == 1)
-    #expect(
-      try await control.call("Monitors", [.string("hci0")]).first?.elements == [
-        .objectPath(try DBusObjectPath("/org/nearby/ble/monitor0"))
-      ])
+    // One monitor (each registration exports it at a new path: monitor0, monitor1, …).
+    let beside = try await control.call("Monitors", [.string("hci0")]).first?.elements ?? []
+    #expect(beside.count == 1)
+    #expect(beside.first?.objectPath?.description.hasPrefix("/org/nearby/ble/monitor") == true)
     #expect(
       try Self.patterns(await control.call("MonitorPatterns", [.string("hci0")])).count == 4)
     let switched = ContinuousClock.now

@@ -30,6 +30,14 @@ actor BlueZDouble {
     var monitorSupport = false
     /// Registered "or_patterns" monitors by (client, monitor object): their patterns.
     var monitors: [AdvertKey: [MonitorPattern]] = [:]
+    /// The monitor apps registered, by (client, root): bluetoothd answers a second
+    /// `RegisterMonitor` of the same app with `AlreadyExists`, and keeps the app after
+    /// releasing a monitor the kernel refused (docs/bluez-vm-findings.md item L) until the
+    /// client unregisters it or leaves the bus.
+    var monitorApps: Set<AdvertKey> = []
+    /// How many of the next monitor registrations the kernel refuses (`Busy`; set by the
+    /// control's `RefuseMonitors`): answered, then released, the app kept (item L).
+    var refuseMonitors = 0
     /// The monitors that set none of the RSSI properties (RSSIHigh/LowThreshold,
     /// RSSIHigh/LowTimeout, RSSISamplingPeriod): bluetoothd 5.66 calls DeviceFound on them for
     /// every matching advertising report, changed or not, and never DeviceLost
@@ -218,6 +226,7 @@ actor BlueZDouble {
       // A restarted bluetoothd has no monitors either (else the stale ones would count as a
       // scan that refuses the first advert, see `register`).
       adapters[name]?.monitors = [:]
+      adapters[name]?.monitorApps = []
     }
     devices = [:]
     try await Task.sleep(for: downFor)
@@ -331,7 +340,7 @@ actor BlueZDouble {
           },
           DBusMethod("UnregisterMonitor", input: "o") { [weak self] call in
             guard let self, let root = call.body[0].objectPath else { return [] }
-            await self.unregisterMonitors(name, owner: call.sender ?? "", root: root)
+            try await self.unregisterMonitors(name, owner: call.sender ?? "", root: root)
             return []
           },
         ],
@@ -344,8 +353,14 @@ actor BlueZDouble {
   /// Reads the client's `AdvertisementMonitor1` objects below `root` (bluetoothd does it
   /// through the client's ObjectManager), keeps their patterns, calls `Activate`.
   func registerMonitors(_ name: String, owner: String, root: DBusObjectPath) async throws {
-    _ = try adapter(name)
+    let state = try adapter(name)
     guard let connection else { throw DBusError(BlueZErrors.failed, "restarting") }
+    // bluetoothd 5.66 refuses a second registration of the same app (client and root), also
+    // when it released that app's monitors (item L).
+    let app = AdvertKey(owner: owner, path: root)
+    guard !state.monitorApps.contains(app) else {
+      throw DBusError(.init("org.bluez.Error.AlreadyExists"), "Already Exists")
+    }
     let objects: DBusConnection.ManagedObjects
     do {
       objects = try await connection.managedObjects(of: owner, at: root, timeout: .seconds(2))
@@ -385,6 +400,25 @@ actor BlueZDouble {
     guard found > 0 else {
       throw DBusError(BlueZErrors.invalidArguments, "no AdvertisementMonitor1 below \(root)")
     }
+    adapters[name]?.monitorApps.insert(app)
+    if state.refuseMonitors > 0 {
+      // The kernel refused the monitor (Busy): bluetoothd has answered RegisterMonitor, then
+      // calls Release on the monitors and keeps the app (item L).
+      adapters[name]?.refuseMonitors -= 1
+      let refused =
+        adapters[name]?.monitors.keys.filter {
+          $0.owner == owner && $0.path.isDescendant(of: root)
+        } ?? []
+      for key in refused {
+        adapters[name]?.monitors[key] = nil
+        adapters[name]?.perReportMonitors.remove(key)
+      }
+      Task { [weak self] in
+        try? await Task.sleep(for: .milliseconds(20))
+        for key in refused { await self?.releaseMonitor(key) }
+      }
+      return
+    }
     stalled.remove(name)
     // The kernel restarts the adapter's passive scan for the new monitor and the controller
     // reports every advert on the air (in the VM: once, at that start; item F): bluetoothd
@@ -403,12 +437,32 @@ actor BlueZDouble {
     "RSSISamplingPeriod",
   ]
 
-  func unregisterMonitors(_ name: String, owner: String, root: DBusObjectPath) async {
-    let kept =
-      adapters[name]?.monitors.filter {
-        !($0.key.owner == owner && $0.key.path.isDescendant(of: root))
-      } ?? [:]
-    adapters[name]?.monitors = kept
+  /// Forgets the app and its monitors, calling `Release` on each monitor it held, as
+  /// bluetoothd 5.66 does (its `Release` may reach the client after the reply, item L).
+  func unregisterMonitors(_ name: String, owner: String, root: DBusObjectPath) async throws {
+    guard adapters[name]?.monitorApps.remove(AdvertKey(owner: owner, path: root)) != nil else {
+      throw DBusError(.init("org.bluez.Error.DoesNotExist"), "Does Not Exist")
+    }
+    let released =
+      adapters[name]?.monitors.keys.filter {
+        $0.owner == owner && $0.path.isDescendant(of: root)
+      } ?? []
+    for key in released {
+      adapters[name]?.monitors[key] = nil
+      adapters[name]?.perReportMonitors.remove(key)
+    }
+    Task { [weak self] in
+      for key in released { await self?.releaseMonitor(key) }
+    }
+  }
+
+  /// Calls `Release` on a client's monitor object (no reply expected).
+  private func releaseMonitor(_ key: AdvertKey) {
+    var call = DBusMessage.methodCall(
+      destination: key.owner, path: key.path, interface: "org.bluez.AdvertisementMonitor1",
+      member: "Release")
+    call.noReplyExpected = true
+    _ = try? connection?.send(call)
   }
 
   /// Leaves a method call unanswered, as bluetoothd does in the cases of item 15: the caller's
@@ -608,6 +662,10 @@ actor BlueZDouble {
     for name in adapters.keys {
       let keptMonitors = adapters[name]?.monitors.filter { $0.key.owner != client } ?? [:]
       adapters[name]?.monitors = keptMonitors
+      // Computed first: the right side of an optional-chained assignment runs inside the
+      // access to `adapters` (exclusivity).
+      let keptApps: Set<AdvertKey> = adapters[name]?.monitorApps.filter { $0.owner != client } ?? []
+      adapters[name]?.monitorApps = keptApps
       let had = adapters[name]?.discovery.removeValue(forKey: client) != nil
       if had, adapters[name]?.discovery.isEmpty == true { await discoveryEnded(name) }
       adapters[name]?.filters[client] = nil
@@ -875,6 +933,11 @@ actor BlueZDouble {
             call.body[0].string ?? "", call.body[1].string ?? "", Int(call.body[2].integer ?? 1))
           return []
         },
+        DBusMethod("RefuseMonitors", input: "su") { [weak self] call in
+          await self?.setRefuseMonitors(
+            call.body[0].string ?? "", Int(call.body[1].integer ?? 0))
+          return []
+        },
         DBusMethod("SetMonitorSupport", input: "sb") { [weak self] call in
           await self?.setMonitorSupport(call.body[0].string ?? "", call.body[1].bool ?? false)
           return []
@@ -937,6 +1000,8 @@ actor BlueZDouble {
     rssiOverrides = [:]
     for name in adapters.keys {
       adapters[name]?.monitors = [:]
+      adapters[name]?.monitorApps = []
+      adapters[name]?.refuseMonitors = 0
       await setMonitorSupport(name, false)
     }
     reportInterval = .milliseconds(100)
@@ -988,6 +1053,10 @@ actor BlueZDouble {
   }
 
   /// Adds or removes AdvertisementMonitorManager1 on an adapter (re-exports the adapter).
+  private func setRefuseMonitors(_ name: String, _ count: Int) {
+    adapters[name]?.refuseMonitors = count
+  }
+
   private func setMonitorSupport(_ name: String, _ on: Bool) async {
     guard let adapter = adapters[name], adapter.monitorSupport != on else { return }
     adapters[name]?.monitorSupport = on
@@ -996,6 +1065,7 @@ actor BlueZDouble {
       try? await exportMonitorManager(name)
     } else {
       adapters[name]?.monitors = [:]
+      adapters[name]?.monitorApps = []
       await connection?.unexport(
         interfaces: ["org.bluez.AdvertisementMonitorManager1"], at: adapter.path)
     }

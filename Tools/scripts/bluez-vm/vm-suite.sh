@@ -6,9 +6,11 @@
 #   2. every test of the BLEBlueZVM target (Tests/BLEBlueZVM: MediumConformance for `.bluez()`
 #      and the other tests against bluetoothd; a new test file there joins by itself), from
 #      the host-built test binary TESTS, one test at a time (--no-parallel: they share the two
-#      adapters and the one bluetoothd).
-# The second runs even when the first fails; both outputs are printed, and the exit status is
-# 1 when either failed. Tools/scripts/bluez-vm/conformance.sh runs only the tests, by hand.
+#      adapters and the one bluetoothd);
+#   3. check-nearby-pubsub.sh NEARBY: `nearby publish` on hci0 and `nearby subscribe` on hci1
+#      over BLE through nearby-server (beside NEARBY) in the VM: found, then lost on Ctrl-C.
+# Each step runs even when an earlier one fails; every output is printed, and the exit status
+# is 1 when any failed. Tools/scripts/bluez-vm/conformance.sh runs only the tests, by hand.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 if (($# != 2)); then
@@ -19,13 +21,13 @@ nearby=$1
 tests=$2
 stamp() { date +%T.%N | cut -c1-12; }
 
-echo "$(stamp) ==== 1/2: check-nearby-ble.sh (nearby ble status and scan)"
+echo "$(stamp) ==== 1/3: check-nearby-ble.sh (nearby ble status and scan)"
 started=$SECONDS
 "$here/check-nearby-ble.sh" "$nearby"
 check_rc=$?
 check_s=$((SECONDS - started))
 
-echo "$(stamp) ==== 2/2: the BLEBlueZVM tests (MediumConformance and more)"
+echo "$(stamp) ==== 2/3: the BLEBlueZVM tests (MediumConformance and more)"
 started=$SECONDS
 # The advertise-while-scanning checks first, on the controllers as booted. They failed once
 # after the beacon suite, whose cleanup left 5 btmgmt adverts on hci0 (a controller that scans
@@ -39,6 +41,13 @@ rest_rc=$?
 tests_rc=$((first_rc != 0 || rest_rc != 0))
 tests_s=$((SECONDS - started))
 
+echo "$(stamp) ==== 3/3: check-nearby-pubsub.sh (nearby publish and subscribe over BLE, hci0 to hci1)"
+started=$SECONDS
+"$here/check-nearby-pubsub.sh" "$nearby"
+pubsub_rc=$?
+pubsub_s=$((SECONDS - started))
+
 echo "$(stamp) ==== check-nearby-ble.sh exited $check_rc in ${check_s} s;" \
-  "the BLEBlueZVM tests exited $tests_rc in ${tests_s} s"
-((check_rc == 0 && tests_rc == 0)) || exit 1
+  "the BLEBlueZVM tests exited $tests_rc in ${tests_s} s;" \
+  "check-nearby-pubsub.sh exited $pubsub_rc in ${pubsub_s} s"
+((check_rc == 0 && tests_rc == 0 && pubsub_rc == 0)) || exit 1
