@@ -463,11 +463,6 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
       ],
       path: "Tests/BLEBlueZVM",
-      // Held back (issue 17, docs/bluez-vm-findings.md items F and L): the two-manager tests
-      // pass with F fixed on a quiet machine (4 of 4), but under load Bob lost Alice's silenced
-      // message after 40.2 s where 40 s are allowed (1 run), and item L (a monitor added while
-      // hci0 powers off) made the scan-only case fail once. They come back with L fixed.
-      exclude: ["Pending"],
       swiftSettings: strictSwift
     ),
     .testTarget(

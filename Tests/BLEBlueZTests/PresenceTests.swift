@@ -13,13 +13,17 @@ import Tokens
 /// still restarts a stuck one. In the serialized double suite. The double sends a device at
 /// RSSI 127 (`SetRSSI`, as btvirt's controllers) once, then nothing while it stays unchanged.
 extension BlueZDoubleTests {
-  /// A peer at a constant RSSI 127 under discovery: its sightings go on (RSSI unknown, item
-  /// 8) long after the double's only report, and the watchdog (3 s here) never restarts the
-  /// scan. Once the peer stops, the sightings stop.
+  /// A peer at a constant RSSI 127 under discovery, reported once (`SetHeardOnce`: the VM's
+  /// kernel passes bluetoothd one report per device object; bluetoothd keeps the object for
+  /// its 30 s TemporaryTimeout): its sightings go on (RSSI unknown, item 8) long after that
+  /// only report, and the watchdog (3 s here) never restarts the scan. Once the peer stops,
+  /// the sightings stop.
   @Test func aStillPeerStaysPresentUnderDiscovery() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     try await control.call("SetRSSI", [.string("hci0"), .int16(127)])
+    try await control.call("SetTemporaryTimeout", [.uint32(30_000)])
+    try await control.call("SetHeardOnce", [.boolean(true), .uint32(2500)])
     let speaker = try await control.medium("hci0")
     let listener = try await control.medium("hci1")
     let heard = StreamRecorder(listener.sightings)
@@ -38,6 +42,9 @@ extension BlueZDoubleTests {
     #expect(again != nil && again?.rssi == nil)
     #expect(await listener.engine.watchdogRestarts == 0)
     #expect(try await control.discoveryClients("hci1").count == 1)
+    // The peer stops and bluetoothd lets its device go at once (no 30 s timer here): a
+    // removal long before the timer could fire is the device going, and the sightings stop.
+    try await control.call("SetTemporaryTimeout", [.uint32(0)])
     await speaker.stopTransmitting()
     try await Task.sleep(for: .milliseconds(400))
     let stopped = ContinuousClock.now

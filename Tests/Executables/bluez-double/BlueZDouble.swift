@@ -832,12 +832,17 @@ actor BlueZDouble {
   }
 
   /// One advertising report per device its adapter hears (discovering, or a matching monitor;
-  /// not stalled): the device counts as heard now, and `PropertiesChanged` carries only the
-  /// report's properties whose value changed since they were last told, as real bluetoothd
-  /// does even with DuplicateData (docs/bluez-vm-findings.md item 10): the jittered RSSI
-  /// usually, nothing at all for a device at a constant RSSI (127, `SetRSSI`) whose data is
-  /// unchanged. Under `SetQuietMonitors`, a device heard only through a monitor sends nothing.
-  /// Then the devices unheard for ``temporaryTimeout`` go.
+  /// not stalled): the device counts as heard now, and `PropertiesChanged` carries the
+  /// report's properties whose value changed since they were last told, and more when a
+  /// discovery filter asks for it, as real bluetoothd 5.66 does (docs/bluez-vm-findings.md
+  /// item 10 and its correction, seen with btmon): while any client of the adapter discovers
+  /// with a filter set, the RSSI on every report (its delta threshold is then 0), and with
+  /// `DuplicateData` true the service and manufacturer data too, changed or not. Without a
+  /// filter (or under a monitor alone) a device at a constant RSSI (127, `SetRSSI`) whose data
+  /// is unchanged sends nothing; the jittered RSSI alone otherwise. `SetHeardOnce` (the VM's
+  /// kernel passing on one report per device object) is how tests get a silent device under
+  /// our medium's filtered discovery. Under `SetQuietMonitors`, a device heard only through a
+  /// monitor sends nothing. Then the devices unheard for ``temporaryTimeout`` go.
   private func report() async {
     guard let connection else { return }
     let now = ContinuousClock.now
@@ -853,7 +858,12 @@ actor BlueZDouble {
       tellMonitors("DeviceFound", device, path, perReportOnly: true)
       guard !hearer.discovery.isEmpty || !quietMonitors else { continue }
       let properties = reportProperties(device, advert, rssi: currentRSSI(device))
-      let changed = properties.filter { device.told[$0.key] != $0.value }
+      let filters = hearer.discovery.values
+      let resendRSSI = filters.contains { !$0.isEmpty }
+      let resendData = filters.contains { $0["DuplicateData"]?.bool == true }
+      let changed = properties.filter { key, value in
+        device.told[key] != value || (key == "RSSI" ? resendRSSI : resendData)
+      }
       guard !changed.isEmpty else { continue }
       devices[path]?.told = properties
       if let rssi = changed["RSSI"] {

@@ -38,8 +38,8 @@ extension RealBlueZTests {
     /// Alice on hci0 and Bob on hci1 each publish and subscribe over BLE (both modes: each
     /// adapter advertises and scans at once) and find each other's message; they stay found
     /// past the resolver's `lostAfter` though the peers stand still; Bob's unpublish loses his
-    /// message for Alice at once, and Alice's adapter going silent (powered off: her advert
-    /// stops) loses hers for Bob after `lostAfter`.
+    /// message for Alice at once, and Alice's adapter going silent (her advert leaves the air,
+    /// then the adapter powers off) loses hers for Bob after `lostAfter`.
     @Test func twoManagersFindAndLoseEachOther() async throws {
       try RealBlueZ.requireVM()
       let lostAfter = Duration.seconds(10)
@@ -80,7 +80,11 @@ extension RealBlueZTests {
           seen.lost(by: "alice") == ["hello from bob"]
         }, "lost by alice: \(seen.lost(by: "alice"))")
 
+      // Alice's advert leaves the air (her adapter stops advertising behind her stack's back,
+      // then powers off so that nothing starts it again: power alone does not silence it in
+      // the VM, finding M).
       let silenced = ContinuousClock.now
+      try VMStack.stopAdvertisingBehindTheStack(on: 0)
       try await VMStack.btmgmt(0, ["power", "off"])
       #expect(
         await eventually(timeout: lostAfter + .seconds(30), interval: .milliseconds(100)) {
