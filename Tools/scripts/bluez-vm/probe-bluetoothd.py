@@ -25,6 +25,8 @@ attempt("RegisterAdvertisement of a path we do not export", lambda: lam.Register
 attempt("UnregisterAdvertisement never registered", lambda: lam.UnregisterAdvertisement("/org/nearby/none"))
 mon = dbus.Interface(obj("/org/bluez/hci0"), "org.bluez.AdvertisementMonitorManager1")
 attempt("RegisterMonitor without an ObjectManager", lambda: mon.RegisterMonitor("/org/nearby/none"))
+attempt("UnregisterAdvertisement of a path never registered", lambda: lam.UnregisterAdvertisement("/org/nearby/never"))
+attempt("UnregisterMonitor of a root never registered", lambda: mon.UnregisterMonitor("/org/nearby/never"))
 attempt("Get Powered on missing adapter", lambda: dbus.Interface(obj("/org/bluez/hci9"), "org.freedesktop.DBus.Properties").Get("org.bluez.Adapter1", "Powered"))
 print("adding the Eddystone advert on hci0 with btmgmt")
 t_add = time.monotonic()
