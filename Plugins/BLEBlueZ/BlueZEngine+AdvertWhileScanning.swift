@@ -54,4 +54,23 @@ extension BlueZEngine {
       adapter, "org.bluez.LEAdvertisingManager1", "RegisterAdvertisement",
       [.objectPath(path), .vardict([:])])
   }
+
+  /// Warns, once each time it begins, when our adapter carries other adverts beside ours
+  /// (`ActiveInstances` > 1: another program's, or `btmgmt`'s) while we scan. A controller
+  /// without extended advertising (btvirt's, and older ones) takes turns between its adverts
+  /// by setting a new random address for each, which it refuses while it scans ("Command
+  /// Disallowed"): then none of them goes out, ours included, and bluetoothd says nothing
+  /// (docs/bluez-vm-findings.md item K). The medium cannot tell such a controller from one
+  /// that has extended advertising, so it only says so.
+  func noteSharedAdvertising() {
+    guard let chosen, let adapter = adapters[chosen] else { return }
+    let count = adapter.activeInstances ?? 0
+    let shared = advert != nil && activeScan != nil && count > 1
+    if shared, !warnedSharedAdvertising {
+      logger.warning(
+        "bluez \(name): the adapter carries \(count) adverts, ours and others', while we scan; a controller without extended advertising cannot take turns between them while it scans, so our advert may not go out"
+      )
+    }
+    warnedSharedAdvertising = shared
+  }
 }

@@ -85,6 +85,7 @@ extension BlueZEngine {
       try await registerAdvert(path, on: adapter)
       advert = (path, token)
       logger.debug("bluez \(name): advertising \(token)")
+      noteSharedAdvertising()
     } catch {
       await connection.unexport(at: path)
       await noteAccess(error)

@@ -78,6 +78,7 @@ extension BlueZEngine {
       activeScan = plan
       lastReport = .now
       logger.debug("bluez \(name): scanning with \(plan)")
+      noteSharedAdvertising()
     } catch {
       await noteAccess(error)
       logger.warning("bluez \(name): cannot scan: \(error)")

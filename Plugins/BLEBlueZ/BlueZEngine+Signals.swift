@@ -128,6 +128,7 @@ extension BlueZEngine {
       }
       if let active = changed["ActiveInstances"]?.integer { adapter.activeInstances = Int(active) }
       adapters[path] = adapter
+      noteSharedAdvertising()
     }
   }
 

@@ -64,6 +64,9 @@ actor BlueZEngine {
   /// Devices bluetoothd removed while our discovery held them present, and when: present for
   /// ``rediscoveryGrace`` more (see BlueZEngine+Presence.swift).
   var vanished: [DBusObjectPath: (device: DeviceState, at: ContinuousClock.Instant)] = [:]
+  /// Whether we warned that the adapter carries others' adverts while we scan (see
+  /// ``noteSharedAdvertising()``).
+  var warnedSharedAdvertising = false
   /// How many times the watchdog restarted the scan (for tests).
   var watchdogRestarts = 0
   var tasks: [Task<Void, Never>] = []
