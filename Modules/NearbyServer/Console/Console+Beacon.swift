@@ -116,7 +116,7 @@ extension Console {
       let field = Self.field(
         of: failure,
         among: [
-          ("data", "data"), ("namespacedType", "namespacedType"),
+          ("data", "data"), ("attachment data", "data"), ("namespacedType", "namespacedType"),
           ("namespace", "namespacedType"), ("type", "namespacedType"),
           ("maxDistance", "maxDistance"),
         ])
