@@ -10,7 +10,7 @@ enum ConsoleLiveScript {
       source.onerror = function () { state.textContent = "Disconnected; reconnecting…"; };
       function add(kind, e) {
         var d = JSON.parse(e.data), tr = document.createElement("tr");
-        [d.time, kind, d.device, d.namespace + "/" + d.type + " (" + d.bytes + " bytes)"].forEach(function (text) {
+        [d.time, kind, d.device, (d.namespace ? d.namespace + "/" : "") + d.type + " (" + d.bytes + " bytes)"].forEach(function (text) {
           var td = document.createElement("td"); td.textContent = text; tr.appendChild(td);
         });
         rows.insertBefore(tr, rows.firstChild);

@@ -12,14 +12,17 @@ enum ConsoleStylesheet {
     header nav ul{list-style:none;margin:0;padding:0;display:flex;flex-wrap:wrap;gap:.25em 1em}
     header form{margin-left:auto}
     main{padding:1em;max-width:72em;margin:auto}
-    h1{font-size:1.5em;margin:.2em 0 .6em}
+    h1{font-size:1.5em;margin:.2em 0 .6em;overflow-wrap:anywhere}
     h2{font-size:1.2em;margin-top:1.5em}
     table{border-collapse:collapse;width:100%;display:block;overflow-x:auto}
-    th,td{text-align:left;padding:.35em .6em;border-bottom:1px solid #ddd;vertical-align:top;word-break:break-word}
+    th,td{text-align:left;padding:.35em .6em;border-bottom:1px solid #ddd;vertical-align:top;overflow-wrap:break-word}
+    th{white-space:nowrap}
+    td code{overflow-wrap:anywhere}
     label{display:block;font-weight:600;margin-top:.8em}
     input,select,textarea{font:inherit;padding:.35em;max-width:100%;width:28em;border:1px solid #888;border-radius:3px}
     input[type=checkbox],input[type=radio]{width:auto}
     button{font:inherit;padding:.35em 1em;margin-top:.8em;border:1px solid #1f3b57;background:#1f3b57;color:#fff;border-radius:3px;cursor:pointer}
+    main button:not(.quiet){display:block}
     button.quiet{background:#fff;color:#1f3b57;margin-top:0}
     .error{color:#b00020;font-weight:600}
     .notice{background:#e7f3e7;border:1px solid #6a6;padding:.6em}
