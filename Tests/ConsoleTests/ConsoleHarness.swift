@@ -27,7 +27,9 @@ final class ConsoleHarness: Sendable {
 
   var base: String { "http://127.0.0.1:\(port)" }
 
-  static func start(_ engine: Engine) async throws -> ConsoleHarness {
+  static func start(
+    _ engine: Engine, configure: (inout ResolverServerConfiguration) -> Void = { _ in }
+  ) async throws -> ConsoleHarness {
     let storage: any ResolverStorage =
       switch engine {
       case .sqlite:
@@ -45,6 +47,7 @@ final class ConsoleHarness: Sendable {
     var configuration = ResolverServerConfiguration()
     configuration.port = 0
     configuration.sweepInterval = .milliseconds(100)
+    configure(&configuration)
     let (ready, continuation) = AsyncStream.makeStream(of: Int.self)
     let server = ResolverServer(
       storage: storage, configuration: configuration, logger: Logger(label: "test.console"))

@@ -285,4 +285,86 @@ struct ConsoleTests {
     #expect(received.contains(#""type":"greeting""#))
     #expect(received.contains(bob.id))
   }
+
+  @Test(
+    "hostile requests get 4xx pages: a huge form, bad encodings, unknown beacons",
+    arguments: Engine.allCases)
+  func hostileRequests(_ engine: Engine) async throws {
+    let server = try await ConsoleHarness.start(engine)
+    defer { Task { await server.shutdown() } }
+    let (cookie, csrf) = try await server.adminSession()
+    let huge = try await server.request(
+      .POST, "/console/beacons/new", cookie: cookie,
+      form: ["csrf": csrf, "description": String(repeating: "a", count: 100_000)])
+    #expect(huge.status == 413)
+    #expect(huge.body.contains("64 KiB"))
+    for query in ["name=%", "name=%C3%28", "name=" + String(repeating: "b", count: 5000), "x=1"] {
+      let answer = try await server.request(.GET, "/console/beacon?\(query)", cookie: cookie)
+      #expect((400..<500).contains(answer.status), "\(query): \(answer.status)")
+      #expect(answer.body.contains("<h1>Refused</h1>"), "\(query)")
+    }
+    let garbage = try await server.request(
+      .POST, "/console/keys", cookie: cookie,
+      headers: ["Content-Type": "application/x-www-form-urlencoded"])
+    #expect(garbage.status == 403)
+    let badRevoke = try await server.request(
+      .POST, "/console/keys/revoke", cookie: cookie, form: ["csrf": csrf, "id": "key_\u{0}<x>"])
+    #expect(badRevoke.status == 404)
+    #expect(!badRevoke.body.contains("<x>"))
+    let badKind = try await server.request(
+      .POST, "/console/beacons/new", cookie: cookie,
+      form: ["csrf": csrf, "type": "bluetooth", "id": uid])
+    #expect(badKind.status == 400)
+    let badEID = try await server.request(
+      .POST, "/console/beacons/new", cookie: cookie,
+      form: [
+        "csrf": csrf, "type": "eddystone-eid", "id": "0011223344556677", "rotationExponent": "x",
+      ])
+    #expect(badEID.status == 400)
+    #expect(badEID.body.contains("id=\"eid-error\""))
+    let badSearch = try await server.request(.GET, "/console/beacons?q=plain", cookie: cookie)
+    #expect(badSearch.status == 400)
+    #expect(badSearch.body.contains("id=\"q-error\""))
+    let badToken = try await server.request(
+      .GET, "/console/beacons?page=not%20a%20token", cookie: cookie)
+    #expect((400..<500).contains(badToken.status))
+  }
+
+  @Test("refused sign-ins from an address are limited like refused API keys")
+  func signInIsRateLimited() async throws {
+    let server = try await ConsoleHarness.start(.sqlite) { configuration in
+      configuration.refusedKeysPerSecondPerAddress = 0.001
+      configuration.refusedKeyBurstPerAddress = 2
+    }
+    defer { Task { await server.shutdown() } }
+    var statuses: [Int] = []
+    for _ in 0..<4 { statuses.append(try await server.signIn("nk_guess").0.status) }
+    #expect(statuses == [401, 401, 429, 429])
+    // Past the limit even the right key waits: no key is looked up.
+    let (admin, cookie) = try await server.signIn(server.admin)
+    #expect(admin.status == 429)
+    #expect(admin.body.contains("Too many refused keys"))
+    #expect(cookie == nil)
+  }
+
+  @Test("cookies are Secure behind a trusted TLS proxy; the console can be turned off")
+  func secureCookiesAndNoConsole() async throws {
+    let proxied = try await ConsoleHarness.start(.sqlite) { configuration in
+      configuration.trustedProxies = ["127.0.0.1"]
+    }
+    defer { Task { await proxied.shutdown() } }
+    let page = try await proxied.request(
+      .GET, "/console/sign-in", headers: ["X-Forwarded-Proto": "https"])
+    #expect(page.setCookie("nearby_console_sign_in")?.hasSuffix("; Secure") == true)
+    let plain = try await proxied.request(.GET, "/console/sign-in")
+    #expect(plain.setCookie("nearby_console_sign_in")?.contains("Secure") == false)
+
+    let off = try await ConsoleHarness.start(.sqlite) { configuration in
+      configuration.console.isEnabled = false
+    }
+    defer { Task { await off.shutdown() } }
+    #expect(try await off.request(.GET, "/console").status == 404)
+    #expect(try await off.request(.GET, "/console/sign-in").status == 404)
+    #expect(try await off.api(.GET, "/v1/beacons").status == 200)
+  }
 }
