@@ -40,13 +40,17 @@ def api(method, path, body=None, headers=None):
 
 
 def shoot(driver, name):
-    """The page at 1280 px and at 360 px wide, whole height."""
+    """The page at 1280 px and at 360 px wide (a phone's viewport), whole height."""
     for width in (1280, 360):
-        driver.set_window_size(width, 900)
+        metrics = {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": width < 600}
+        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
         height = driver.execute_script("return document.documentElement.scrollHeight")
-        driver.set_window_size(width, min(max(height, 600), 4000))
+        metrics["height"] = min(max(height, 600), 6000)
+        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
         driver.save_screenshot(os.path.join(SHOTS, f"{name}-{width}.png"))
-    driver.set_window_size(1280, 900)
+        width_used = driver.execute_script("return document.documentElement.scrollWidth")
+        expect(width_used <= width, f"{name} is {width_used} px wide in a {width} px viewport")
+    driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
 
 
 def expect(condition, what):

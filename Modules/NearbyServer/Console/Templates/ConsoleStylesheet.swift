@@ -17,7 +17,7 @@ enum ConsoleStylesheet {
     table{border-collapse:collapse;width:100%;display:block;overflow-x:auto}
     th,td{text-align:left;padding:.35em .6em;border-bottom:1px solid #ddd;vertical-align:top;overflow-wrap:break-word}
     th{white-space:nowrap}
-    td code{overflow-wrap:anywhere}
+    fieldset{min-width:0;border:1px solid #ccc;margin:1em 0;padding:.2em .8em .8em}
     label{display:block;font-weight:600;margin-top:.8em}
     input,select,textarea{font:inherit;padding:.35em;max-width:100%;width:28em;border:1px solid #888;border-radius:3px}
     input[type=checkbox],input[type=radio]{width:auto}
@@ -31,7 +31,7 @@ enum ConsoleStylesheet {
     .figures li{background:#fff;border:1px solid #ddd;padding:.8em}
     .figures strong{display:block;font-size:1.6em}
     .hint{color:#555;font-size:.9em}
-    code{word-break:break-all}
+    code{overflow-wrap:break-word}
     @media (max-width:600px){header form{margin-left:0}main{padding:.6em}}
     """
 }
