@@ -367,4 +367,23 @@ struct ConsoleTests {
     #expect(try await off.request(.GET, "/console/sign-in").status == 404)
     #expect(try await off.api(.GET, "/v1/beacons").status == 200)
   }
+
+  @Test("pages count against the API's rates per address and per key")
+  func pagesAreRateLimited() async throws {
+    let server = try await ConsoleHarness.start(.sqlite) { configuration in
+      configuration.requestsPerSecond = 0.001
+      configuration.burst = 3
+    }
+    defer { Task { await server.shutdown() } }
+    let (cookie, _) = try await server.adminSession()  // the first page of the key's burst
+    var statuses: [Int] = []
+    for _ in 0..<3 {
+      statuses.append(try await server.request(.GET, "/console", cookie: cookie).status)
+    }
+    #expect(statuses == [200, 200, 429])
+    let limited = try await server.request(.GET, "/console/keys", cookie: cookie)
+    #expect(limited.status == 429)
+    #expect(limited.header("retry-after") != nil)
+    #expect(limited.body.contains("too many requests for this API key"))
+  }
 }

@@ -58,6 +58,9 @@ extension Console {
         session: nil, back: "/console/sign-in", backText: "Sign in")
     }
     let address = ClientAddress.current.text
+    if let wait = await limits.perAddress.take(address) {
+      throw APIFailure.rateLimited(retryAfter: wait, subject: "this address")
+    }
     if let wait = await limits.refusedKeysPerAddress.exhausted(address) {
       return signInPage(
         request, context,

@@ -69,15 +69,22 @@ struct Console: Sendable {
     return active ? session : nil
   }
 
-  /// Runs a signed-in page: without a session, the answer sends the browser to sign in.
+  /// Runs a signed-in page: without a session, the answer sends the browser to sign in. The
+  /// API's rates apply, per client address and per API key (429 and a page saying so).
   func signedIn(
     _ request: Request, _ context: AddressedRequestContext,
     _ page: @escaping @Sendable (ConsoleSession) async throws -> Response
   ) async -> Response {
     await answering(session: nil) {
+      if let wait = await limits.perAddress.take(ClientAddress.current.text) {
+        throw APIFailure.rateLimited(retryAfter: wait, subject: "this address")
+      }
       guard let session = try await session(of: request) else {
         return Self.redirect(
           to: "/console/sign-in", cookies: [clearedSession(secure: secure(request, context))])
+      }
+      if let wait = await limits.perKey.take(session.keyID) {
+        throw APIFailure.rateLimited(retryAfter: wait)
       }
       return await answering(session: session) { try await page(session) }
     }
@@ -116,8 +123,10 @@ struct Console: Sendable {
     do {
       return try await work()
     } catch let failure as APIFailure {
-      return message(
+      var answer = message(
         status: failure.status, heading: "Refused", text: failure.message, session: session)
+      if let seconds = failure.retryAfter { answer.headers[.retryAfter] = String(seconds) }
+      return answer
     } catch {
       logger.error("console request failed", metadata: ["error": "\(String(reflecting: error))"])
       return message(
