@@ -330,9 +330,11 @@ struct ConsoleTests {
     #expect((400..<500).contains(badToken.status))
   }
 
-  @Test("refused sign-ins from an address are limited like refused API keys")
-  func signInIsRateLimited() async throws {
-    let server = try await ConsoleHarness.start(.sqlite) { configuration in
+  @Test(
+    "refused sign-ins from an address are limited like refused API keys",
+    arguments: Engine.allCases)
+  func signInIsRateLimited(_ engine: Engine) async throws {
+    let server = try await ConsoleHarness.start(engine) { configuration in
       configuration.refusedKeysPerSecondPerAddress = 0.001
       configuration.refusedKeyBurstPerAddress = 2
     }
@@ -347,9 +349,11 @@ struct ConsoleTests {
     #expect(cookie == nil)
   }
 
-  @Test("cookies are Secure behind a trusted TLS proxy; the console can be turned off")
-  func secureCookiesAndNoConsole() async throws {
-    let proxied = try await ConsoleHarness.start(.sqlite) { configuration in
+  @Test(
+    "cookies are Secure behind a trusted TLS proxy; the console can be turned off",
+    arguments: Engine.allCases)
+  func secureCookiesAndNoConsole(_ engine: Engine) async throws {
+    let proxied = try await ConsoleHarness.start(engine) { configuration in
       configuration.trustedProxies = ["127.0.0.1"]
     }
     defer { Task { await proxied.shutdown() } }
@@ -359,7 +363,7 @@ struct ConsoleTests {
     let plain = try await proxied.request(.GET, "/console/sign-in")
     #expect(plain.setCookie("nearby_console_sign_in")?.contains("Secure") == false)
 
-    let off = try await ConsoleHarness.start(.sqlite) { configuration in
+    let off = try await ConsoleHarness.start(engine) { configuration in
       configuration.console.isEnabled = false
     }
     defer { Task { await off.shutdown() } }
@@ -368,9 +372,9 @@ struct ConsoleTests {
     #expect(try await off.api(.GET, "/v1/beacons").status == 200)
   }
 
-  @Test("pages count against the API's rates per address and per key")
-  func pagesAreRateLimited() async throws {
-    let server = try await ConsoleHarness.start(.sqlite) { configuration in
+  @Test("pages count against the API's rates per address and per key", arguments: Engine.allCases)
+  func pagesAreRateLimited(_ engine: Engine) async throws {
+    let server = try await ConsoleHarness.start(engine) { configuration in
       configuration.requestsPerSecond = 0.001
       configuration.burst = 3
     }
