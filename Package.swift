@@ -55,6 +55,7 @@ let package = Package(
     .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     .package(url: "https://github.com/apple/swift-async-algorithms", from: "1.1.4"),
+    .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
   ],
   targets: [
     .target(name: "Strategy", path: "Modules/Strategy", swiftSettings: strictSwift),
@@ -169,6 +170,8 @@ let package = Package(
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
         .product(name: "HTTPTypes", package: "swift-http-types"),
+        .product(name: "Mustache", package: "swift-mustache"),
+        .product(name: "Crypto", package: "swift-crypto"),
       ],
       path: "Modules/NearbyServer",
       swiftSettings: strictSwift
@@ -369,6 +372,18 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOHTTP1", package: "swift-nio"),
+      ],
+      swiftSettings: strictSwift
+    ),
+    .testTarget(
+      name: "ConsoleTests",
+      dependencies: [
+        "TestSupport",
+        "NearbyServer", "ServerStorage", "ServerTestSupport", "Core", "Strategy", "Tokens",
+        .product(name: "AsyncHTTPClient", package: "async-http-client"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "NIOCore", package: "swift-nio"),
       ],
       swiftSettings: strictSwift
     ),

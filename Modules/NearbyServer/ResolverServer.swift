@@ -72,6 +72,11 @@ public struct ResolverServer: Service {
           metricsNeedKey: configuration.metricsRequireKey),
         BodyLimitMiddleware(limit: configuration.maximumBodyBytes),
       ])
+    // The web console's plain routes under /console, beside the API's: none of the API's
+    // middlewares apply to them, nor theirs to the API.
+    if configuration.console.isEnabled {
+      try Console(handler: handler, limits: limits, logger: logger).register(on: router)
+    }
     let logger = self.logger
     let storageDescription = storage.description
     let idle = Self.timeAmount(configuration.idleTimeout)

@@ -67,6 +67,9 @@ public struct ResolverServerConfiguration: Sendable {
   /// client that trickles a header a byte at a time, which the idle timeout does not.
   /// Headers are also bounded: 100 fields, 16 KiB each, 64 KiB in all (431 past that).
   public var requestHeadTimeout: Duration = .seconds(10)
+  /// The web console under `/console` (on by default; `console.isEnabled = false` turns it
+  /// off).
+  public var console = ConsoleConfiguration()
 
   public init() {}
 }

@@ -118,6 +118,24 @@ struct ServeCommand: AsyncParsableCommand {
       """)
   var metricsRequireKey = false
 
+  @Flag(
+    name: .long,
+    help: """
+      Do not serve the web console (by default it is at /console on the same port; sign in \
+      with an admin API key).
+      """)
+  var noConsole = false
+
+  @Option(
+    name: .long,
+    help: ArgumentHelp(
+      "A file whose contents sign the web console's session cookies (32 bytes or more).",
+      discussion: """
+        Give every instance behind one load balancer the same file; without it each process \
+        signs with a random secret, and its sessions end when it restarts.
+        """))
+  var consoleSecretFile: String?
+
   @Option(
     name: .long,
     help: """
@@ -206,6 +224,14 @@ struct ServeCommand: AsyncParsableCommand {
     configuration.burstPerAddress = requestsPerSecondPerAddress * 2
     configuration.trustedProxies = Set(trustedProxy)
     configuration.metricsRequireKey = metricsRequireKey
+    configuration.console.isEnabled = !noConsole
+    if let consoleSecretFile {
+      let secret = try [UInt8](Data(contentsOf: URL(fileURLWithPath: consoleSecretFile)))
+      guard secret.count >= 32 else {
+        throw ValidationError("--console-secret-file must hold 32 bytes or more")
+      }
+      configuration.console.sessionSecret = secret
+    }
     configuration.diagnostics.lowBatteryMillivolts = lowBatteryMillivolts
     configuration.diagnostics.lowBatteryHorizon = .seconds(lowBatteryHorizonDays * 86_400)
     configuration.diagnostics.lowActivityAfter = .seconds(lowActivityDays * 86_400)

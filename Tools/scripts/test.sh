@@ -82,6 +82,15 @@ NEARBY_BLUEZ_VM_TIMEOUT=${NEARBY_BLUEZ_VM_TIMEOUT:-1200} Tools/scripts/bluez-vm/
 # PostgreSQL started above; bounded (see the script).
 Tools/scripts/fuzz-api.sh
 
+# The web console in a real headless Chromium (Selenium): sign in, register a beacon, attach
+# data, make a namespace public, create and revoke a key, see a found event arrive live; a
+# screenshot of each page at 1280 and 360 px under $NEARBY_TEST_RUNTIME/console-screenshots.
+# About 15 s on 2 cores (the debug server is built already; Chromium starts once).
+Tools/scripts/console-browser.sh
+# Kept after the run (the runtime folder is removed on exit): .build/console-screenshots.
+rm -rf .build/console-screenshots
+cp -r "$NEARBY_TEST_RUNTIME/console-screenshots" .build/console-screenshots
+
 # The beacon parsers under libFuzzer, a bounded number of inputs each.
 Tools/scripts/fuzz-beacons.sh
 

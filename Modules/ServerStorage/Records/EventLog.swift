@@ -192,7 +192,7 @@ extension ResolverStorage {
 }
 
 /// How a found or lost event is logged: the subscription; its message is the row's `message`.
-private enum StoredMessageEvent: Codable {
+enum StoredMessageEvent: Codable {
   case found(SubscriptionID)
   case lost(SubscriptionID)
 }

@@ -1,0 +1,46 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import ServerStorage
+
+/// The overview page: the project's devices seen lately and the server's figures, read from
+/// the same places as `/metrics` and `/healthz` (``ServerMetrics``, ``EventHub``,
+/// ``HealthState``).
+extension Console {
+  func registerOverview(on router: Router<AddressedRequestContext>) {
+    router.get("console") { request, context in
+      await signedIn(request, context) { session in try await overview(session) }
+    }
+  }
+
+  func overview(_ session: ConsoleSession) async throws -> Response {
+    let (project, now) = (session.project, now)
+    let (minute, hour) = try await handler.read { store in
+      (
+        try store.devicesSeen(project: project, since: now.addingTimeInterval(-60)),
+        try store.devicesSeen(project: project, since: now.addingTimeInterval(-3600))
+      )
+    }
+    let exposition = String(decoding: handler.metrics.exposition(), as: UTF8.self)
+    let reports = ConsoleRates.value(of: "nearby_reports_total", in: exposition)
+    let events = ConsoleRates.value(of: "nearby_events_streamed_total", in: exposition)
+    let figures = await rates.rates(now: .init(reports: reports, events: events, at: .now))
+    let problem = handler.health.problem
+    let database = storage.description.hasPrefix("sqlite") ? "SQLite" : "PostgreSQL"
+    var values: [String: Any] = [
+      "devicesMinute": minute, "devicesHour": hour,
+      "reportsPerSecond": Self.rate(figures.reportsPerSecond), "reportsTotal": Int(reports),
+      "eventsPerSecond": Self.rate(figures.eventsPerSecond), "eventsTotal": Int(events),
+      "openStreams": await handler.hub.openStreams,
+      "database": problem == nil ? "healthy" : "unhealthy",
+      "databaseDetail": problem ?? database,
+    ]
+    if let seconds = figures.seconds { values["since"] = String(Int(seconds.rounded())) }
+    return page(.overview, title: "Overview", values: values, session: session)
+  }
+
+  static func rate(_ value: Double?) -> String {
+    guard let value else { return "–" }
+    return String(format: "%.1f", value)
+  }
+}

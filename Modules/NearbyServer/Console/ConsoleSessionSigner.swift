@@ -1,0 +1,93 @@
+import Crypto
+import Foundation
+
+/// A signed-in operator: the admin API key they signed in with (its public id and project),
+/// until when, and a random nonce that the session's CSRF token is derived from.
+struct ConsoleSession: Sendable, Hashable {
+  var keyID: String
+  var project: String
+  var expiresAt: Date
+  var nonce: String
+}
+
+/// Issues and checks the console's session cookies and CSRF tokens.
+///
+/// Sessions are stateless: the cookie holds the key id, the project, the expiry and a nonce,
+/// signed with HMAC-SHA256 under ``ConsoleConfiguration/sessionSecret``. We chose this over a
+/// sessions table because the server keeps no state but caches (several instances serve one
+/// database behind a load balancer): a signed cookie needs no schema, no migration and no
+/// cleanup, and any instance with the same secret accepts it. What a stored session would add,
+/// ending it from the server, comes from the key: every request checks that the session's key
+/// is still active, so revoking the key ends its sessions on every instance at once; signing
+/// out clears the cookie. The cookie never holds the API key itself.
+struct ConsoleSessionSigner: Sendable {
+  private let key: SymmetricKey
+
+  init(secret: [UInt8]?) {
+    key = secret.map { SymmetricKey(data: $0) } ?? SymmetricKey(size: .bits256)
+  }
+
+  /// The cookie value for a session.
+  func cookie(for session: ConsoleSession) -> String {
+    let payload = [
+      session.keyID, Self.base64URL(Array(session.project.utf8)),
+      String(Int64(session.expiresAt.timeIntervalSince1970)), session.nonce,
+    ].joined(separator: ".")
+    return payload + "." + mac(payload)
+  }
+
+  /// The session a cookie value stands for, if its signature holds and it has not expired at
+  /// `now` (the key's state is the caller's to check).
+  func session(fromCookie value: String, now: Date) -> ConsoleSession? {
+    guard value.utf8.count <= 512 else { return nil }
+    let parts = value.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+    guard parts.count == 5 else { return nil }
+    let payload = parts[0..<4].joined(separator: ".")
+    guard let signature = Self.bytes(ofBase64URL: parts[4]),
+      HMAC<SHA256>.isValidAuthenticationCode(
+        signature, authenticating: Data(payload.utf8), using: key),
+      let projectBytes = Self.bytes(ofBase64URL: parts[1]),
+      let project = String(validating: projectBytes, as: UTF8.self),
+      let expiry = Int64(parts[2])
+    else { return nil }
+    let expiresAt = Date(timeIntervalSince1970: TimeInterval(expiry))
+    guard expiresAt > now else { return nil }
+    return ConsoleSession(keyID: parts[0], project: project, expiresAt: expiresAt, nonce: parts[3])
+  }
+
+  /// The CSRF token of a session's forms.
+  func csrfToken(for session: ConsoleSession) -> String { mac("csrf." + session.nonce) }
+
+  /// The CSRF token of the sign-in form, bound to the nonce of its pre-session cookie.
+  func signInToken(nonce: String) -> String { mac("sign-in." + nonce) }
+
+  /// Whether `token` is `expected`, in constant time.
+  static func same(_ token: String, _ expected: String) -> Bool {
+    let (a, b) = (Array(token.utf8), Array(expected.utf8))
+    guard a.count == b.count else { return false }
+    return zip(a, b).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+  }
+
+  /// 16 random bytes in base64url.
+  static func nonce() -> String {
+    var generator = SystemRandomNumberGenerator()
+    return base64URL((0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
+  }
+
+  private func mac(_ text: String) -> String {
+    Self.base64URL(Array(HMAC<SHA256>.authenticationCode(for: Data(text.utf8), using: key)))
+  }
+
+  static func base64URL(_ bytes: [UInt8]) -> String {
+    Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+      .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+  }
+
+  static func bytes(ofBase64URL text: String) -> [UInt8]? {
+    guard text.utf8.count <= 400 else { return nil }
+    var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(
+      of: "_", with: "/")
+    base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+    return Data(base64Encoded: base64).map(Array.init)
+  }
+}

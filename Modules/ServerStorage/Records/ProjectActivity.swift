@@ -1,0 +1,58 @@
+@_spi(Resolver) import Core
+public import Foundation
+
+/// A found or lost event of one of a project's devices, as the web console's live view shows
+/// it: when, which device, and the message's namespace, type and size (never its content).
+public struct ProjectEvent: Sendable, Hashable {
+  /// When the event was logged.
+  public var createdAt: Date
+  /// The device it was addressed to.
+  public var device: String
+  /// Its place in the device's event sequence.
+  public var sequence: UInt64
+  /// True for found, false for lost.
+  public var found: Bool
+  /// The message's namespace ("" for the project's default).
+  public var namespace: String
+  /// The message's type.
+  public var type: String
+  /// The size of the message's content, in bytes.
+  public var contentBytes: Int
+}
+
+/// What a project's devices did lately, for the web console: how many were seen, and their
+/// found and lost events in the order they were logged.
+extension SQLStore {
+  /// How many of the project's devices reported a sighting at or after `since`.
+  public func devicesSeen(project: String, since: Date) throws -> Int {
+    let row = try sql.queryFirst(
+      """
+      SELECT COUNT(DISTINCT s.hearer) FROM sightings s JOIN devices d ON d.id = s.hearer
+      WHERE d.project = ? AND s.seen_at >= ?
+      """, [.text(project), SQLValue(since)])
+    return Int(try row?.integer(0) ?? 0)
+  }
+
+  /// The project's found and lost events logged at or after `since`, oldest first, at most
+  /// `limit` (subscription and publication expiries are left out).
+  public func projectEvents(project: String, since: Date, limit: Int) throws -> [ProjectEvent] {
+    try sql.query(
+      """
+      SELECT e.created_at, e.device, e.sequence, e.body, m.namespace, m.type, length(m.content)
+      FROM events e JOIN devices d ON d.id = e.device JOIN messages m ON m.digest = e.message
+      WHERE d.project = ? AND e.created_at >= ?
+      ORDER BY e.created_at, e.device, e.sequence LIMIT ?
+      """, [.text(project), SQLValue(since), .integer(Int64(limit))]
+    ).map { row in
+      let found =
+        switch try decode(StoredMessageEvent.self, row.text(3)) {
+        case .found: true
+        case .lost: false
+        }
+      return ProjectEvent(
+        createdAt: Date(timeIntervalSince1970: try row.real(0)), device: try row.text(1),
+        sequence: UInt64(bitPattern: try row.integer(2)), found: found,
+        namespace: try row.text(4), type: try row.text(5), contentBytes: Int(try row.integer(6)))
+    }
+  }
+}
