@@ -53,6 +53,15 @@ def shoot(driver, name):
     driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
 
 
+def submit(driver, wait, button):
+    """Clicks a form's button and waits until the page it submitted from is gone: a click
+    returns before the browser has loaded the answer, and on a busy machine the next lookup
+    would read the old page."""
+    page = driver.find_element(By.TAG_NAME, "html")
+    button.click()
+    wait.until(expected_conditions.staleness_of(page))
+
+
 def expect(condition, what):
     if not condition:
         raise AssertionError(what)
@@ -71,12 +80,14 @@ def main():
         driver.get(BASE + "/console")
         expect("/console/sign-in" in driver.current_url, "not sent to sign in")
         driver.find_element(By.ID, "key").send_keys("nk_wrong")
-        driver.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
-        expect("Unknown or revoked" in driver.find_element(By.ID, "key-error").text,
+        submit(driver, wait, driver.find_element(By.CSS_SELECTOR, "form button[type=submit]"))
+        key_error = wait.until(
+            expected_conditions.presence_of_element_located((By.ID, "key-error")))
+        expect("Unknown or revoked" in key_error.text,
                "no error for a bad key")
         shoot(driver, "01-sign-in")
         driver.find_element(By.ID, "key").send_keys(KEY)
-        driver.find_element(By.CSS_SELECTOR, "main form button[type=submit]").click()
+        submit(driver, wait, driver.find_element(By.CSS_SELECTOR, "main form button[type=submit]"))
         wait.until(expected_conditions.presence_of_element_located((By.CLASS_NAME, "figures")))
         shoot(driver, "02-overview")
 
@@ -86,7 +97,7 @@ def main():
         driver.find_element(By.ID, "id").send_keys(UID)
         driver.find_element(By.ID, "description").send_keys("Front door <b>café</b>")
         shoot(driver, "03-register")
-        driver.find_element(By.CSS_SELECTOR, "main form button[type=submit]").click()
+        submit(driver, wait, driver.find_element(By.CSS_SELECTOR, "main form button[type=submit]"))
         wait.until(expected_conditions.title_contains("Beacon"))
         expect("Front door <b>café</b>" in driver.page_source.replace("&lt;", "<")
                .replace("&gt;", ">"), "the description is not shown as text")
@@ -94,7 +105,8 @@ def main():
         # Attach data.
         driver.find_element(By.ID, "namespacedType").send_keys("cafe/menu")
         driver.find_element(By.ID, "data").send_keys("soup of the day")
-        driver.find_element(By.CSS_SELECTOR, "form[action='/console/beacon/attachments'] button").click()
+        submit(driver, wait, driver.find_element(
+            By.CSS_SELECTOR, "form[action='/console/beacon/attachments'] button"))
         wait.until(expected_conditions.text_to_be_present_in_element(
             (By.CSS_SELECTOR, "main"), "Attachment added."))
         expect("cafe/menu" in driver.find_element(By.TAG_NAME, "main").text, "no attachment")
@@ -105,7 +117,8 @@ def main():
 
         # Make the namespace public.
         driver.get(BASE + "/console/namespaces")
-        driver.find_element(By.CSS_SELECTOR, "button[aria-label='Make cafe public']").click()
+        submit(driver, wait,
+               driver.find_element(By.CSS_SELECTOR, "button[aria-label='Make cafe public']"))
         wait.until(expected_conditions.text_to_be_present_in_element(
             (By.CSS_SELECTOR, "main"), "Namespace cafe changed."))
         expect("public" in driver.find_element(By.CSS_SELECTOR, "tbody").text, "not public")
@@ -115,12 +128,13 @@ def main():
         driver.get(BASE + "/console/keys")
         Select(driver.find_element(By.ID, "role")).select_by_value("client")
         driver.find_element(By.ID, "label").send_keys("kiosk")
-        driver.find_element(By.CSS_SELECTOR, "form[action='/console/keys'] button").click()
+        submit(driver, wait,
+               driver.find_element(By.CSS_SELECTOR, "form[action='/console/keys'] button"))
         new_key = wait.until(expected_conditions.presence_of_element_located((By.ID, "new-key")))
         expect(new_key.text.startswith("nk_"), "no new key shown")
         shoot(driver, "07-key-created")
         revoke = driver.find_elements(By.CSS_SELECTOR, "button[aria-label^='Revoke key']")[-1]
-        revoke.click()
+        submit(driver, wait, revoke)
         wait.until(expected_conditions.text_to_be_present_in_element(
             (By.CSS_SELECTOR, "main"), "revoked"))
         shoot(driver, "08-keys")
@@ -152,10 +166,17 @@ def main():
         expect(focused.get_attribute("class") == "skip", "the skip link is not first")
 
         # Sign out.
-        driver.find_element(By.CSS_SELECTOR, "header form button").click()
+        submit(driver, wait, driver.find_element(By.CSS_SELECTOR, "header form button"))
         wait.until(expected_conditions.presence_of_element_located((By.ID, "key")))
     except Exception:
         driver.save_screenshot(os.path.join(SHOTS, "failure.png"))
+        # Where it stopped, for the CI log: the page and what it said.
+        try:
+            text = driver.find_element(By.TAG_NAME, "body").text
+        except Exception:
+            text = "(no body)"
+        print(f"console browser: failed on {driver.current_url} ({driver.title!r}):\n"
+              f"{text[:800]}", file=sys.stderr)
         raise
     finally:
         driver.quit()

@@ -50,14 +50,18 @@ for ((i = 0; i < 300; i++)); do
   sleep 0.1
 done
 status=0
+# The screenshots outlive the run (test.sh removes the runtime folder on exit), failure.png
+# included when a step failed: .build/console-screenshots.
+keep() { rm -rf .build/console-screenshots && cp -r "$screenshots" .build/console-screenshots; }
 NEARBY_CONSOLE_URL="http://127.0.0.1:$port" \
   NEARBY_CONSOLE_KEY="$(cat "$work/config/nearby/server-api-key")" \
   NEARBY_CONSOLE_SCREENSHOTS="$screenshots" \
   timeout --kill-after=10 300 "$python" "$here/Tools/scripts/console-browser.py" || status=$?
+keep
 if ((status != 0)); then
   echo "== the server's log:" >&2
   tail -n 50 "$work/server.log" >&2
-  echo "error: the console's browser test failed (screenshots so far in $screenshots)" >&2
+  echo "error: the console's browser test failed (screenshots so far in .build/console-screenshots)" >&2
   exit 1
 fi
-echo "console browser test passed; screenshots in $screenshots" >&2
+echo "console browser test passed; screenshots in .build/console-screenshots" >&2

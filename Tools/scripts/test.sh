@@ -86,10 +86,9 @@ Tools/scripts/fuzz-api.sh
 # data, make a namespace public, create and revoke a key, see a found event arrive live; a
 # screenshot of each page at 1280 and 360 px under $NEARBY_TEST_RUNTIME/console-screenshots.
 # About 15 s on 2 cores (the debug server is built already; Chromium starts once).
+# They are kept after the run in .build/console-screenshots (the runtime folder is removed on
+# exit), with failure.png when a step failed.
 Tools/scripts/console-browser.sh
-# Kept after the run (the runtime folder is removed on exit): .build/console-screenshots.
-rm -rf .build/console-screenshots
-cp -r "$NEARBY_TEST_RUNTIME/console-screenshots" .build/console-screenshots
 
 # The beacon parsers under libFuzzer, a bounded number of inputs each.
 Tools/scripts/fuzz-beacons.sh
