@@ -64,15 +64,17 @@ fi
 #     scan` on hci1 must hear an Eddystone-UID advert added on hci0;
 #   - every test of Tests/BLEBlueZVM (not in the loop above: the folder's name does not end in
 #     Tests), from the test binary built above: MediumConformance for `.bluez()` (hci0 and
-#     hci1), one adapter advertising and scanning, a token rotation while scanning, and any
-#     test added there later.
-# It fails if either fails, printing both outputs; a VM that cannot boot fails the run with its
-# console. Cost, measured 2026-11-25 on a 2-core machine with three other builds running (load
-# 15-19): the VM up and down in 382-561 s, of which check-nearby-ble.sh 61-168 s and the tests
-# 62-130 s (their suite 33-82 s); the rest is qemu/TCG booting and the stack coming up. On the
-# quiet machine of the first stage a boot took 41-47 s, the check 17 s and MediumConformance
-# 17 s, so expect about 1.5 min there. NEARBY_BLUEZ_VM_TIMEOUT (default here 1200 s; a run under heavy load took 990 s) bounds it.
-echo "== BlueZ VM: nearby ble status and scan, and the BLEBlueZVM tests, against the real bluetoothd" >&2
+#     hci1), advertising while scanning, presence of still devices, bluetoothd restarts and
+#     adapter loss, every kind of beacon heard and lost (active and low power), two managers
+#     finding and losing each other and the scan-only case, RSSI 127, and any test added there
+#     later;
+#   - check-nearby-pubsub.sh: `nearby publish` on hci0 and `nearby subscribe` on hci1 over BLE
+#     through nearby-server in the VM: found, then lost after the publisher's Ctrl-C.
+# It fails if any fails, printing every output; a VM that cannot boot fails the run with its
+# console. Cost: the CI run of 2026-11-26 (2 cores, nothing else running) had the VM up and
+# down in 489 s (the check 25 s, the tests 354 s, publish/subscribe 67 s); under heavy load
+# (other builds beside it) 729-990 s. NEARBY_BLUEZ_VM_TIMEOUT (default here 1200 s) bounds it.
+echo "== BlueZ VM: nearby ble status and scan, the BLEBlueZVM tests, and nearby publish/subscribe, against the real bluetoothd" >&2
 bin=$(swift build --show-bin-path)
 NEARBY_BLUEZ_VM_TIMEOUT=${NEARBY_BLUEZ_VM_TIMEOUT:-1200} Tools/scripts/bluez-vm/run.sh \
   "$NEARBY_TEST_RUNTIME/bluez-vm" Tools/scripts/bluez-vm/vm-suite.sh "$bin/nearby" \
