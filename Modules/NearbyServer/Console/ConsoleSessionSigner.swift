@@ -78,16 +78,10 @@ struct ConsoleSessionSigner: Sendable {
     Self.base64URL(Array(HMAC<SHA256>.authenticationCode(for: Data(text.utf8), using: key)))
   }
 
-  static func base64URL(_ bytes: [UInt8]) -> String {
-    Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
-      .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-  }
+  static func base64URL(_ bytes: [UInt8]) -> String { Base64URL.encode(bytes) }
 
   static func bytes(ofBase64URL text: String) -> [UInt8]? {
     guard text.utf8.count <= 400 else { return nil }
-    var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(
-      of: "_", with: "/")
-    base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-    return Data(base64Encoded: base64).map(Array.init)
+    return Base64URL.decode(text)
   }
 }

@@ -164,18 +164,11 @@ extension ResolverHandler {
   }
 
   /// `text` as unpadded base64url (page tokens).
-  static func base64URL(_ text: String) -> String {
-    Data(text.utf8).base64EncodedString()
-      .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-      .replacingOccurrences(of: "=", with: "")
-  }
+  static func base64URL(_ text: String) -> String { Base64URL.encode(text.utf8) }
 
   /// The text of an unpadded base64url page token; nil if it is not one.
   static func text(ofBase64URL token: String) -> String? {
-    var base64 = token.replacingOccurrences(of: "-", with: "+")
-      .replacingOccurrences(of: "_", with: "/")
-    base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-    return Data(base64Encoded: base64).flatMap { String(data: $0, encoding: .utf8) }
+    Base64URL.decode(token).flatMap { String(validating: $0, as: UTF8.self) }
   }
 
   /// The cursor of a page token.

@@ -405,14 +405,7 @@ actor BlueZDouble {
       // The kernel refused the monitor (Busy): bluetoothd has answered RegisterMonitor, then
       // calls Release on the monitors and keeps the app (item L).
       adapters[name]?.refuseMonitors -= 1
-      let refused =
-        adapters[name]?.monitors.keys.filter {
-          $0.owner == owner && $0.path.isDescendant(of: root)
-        } ?? []
-      for key in refused {
-        adapters[name]?.monitors[key] = nil
-        adapters[name]?.perReportMonitors.remove(key)
-      }
+      let refused = dropMonitors(name, owner: owner, root: root)
       Task { [weak self] in
         try? await Task.sleep(for: .milliseconds(20))
         for key in refused { await self?.releaseMonitor(key) }
@@ -443,17 +436,23 @@ actor BlueZDouble {
     guard adapters[name]?.monitorApps.remove(AdvertKey(owner: owner, path: root)) != nil else {
       throw DBusError(.init("org.bluez.Error.DoesNotExist"), "Does Not Exist")
     }
-    let released =
-      adapters[name]?.monitors.keys.filter {
-        $0.owner == owner && $0.path.isDescendant(of: root)
-      } ?? []
-    for key in released {
-      adapters[name]?.monitors[key] = nil
-      adapters[name]?.perReportMonitors.remove(key)
-    }
+    let released = dropMonitors(name, owner: owner, root: root)
     Task { [weak self] in
       for key in released { await self?.releaseMonitor(key) }
     }
+  }
+
+  /// Forgets the client's monitors below `root` on the adapter; returns them.
+  private func dropMonitors(_ name: String, owner: String, root: DBusObjectPath) -> [AdvertKey] {
+    let dropped =
+      adapters[name]?.monitors.keys.filter {
+        $0.owner == owner && $0.path.isDescendant(of: root)
+      } ?? []
+    for key in dropped {
+      adapters[name]?.monitors[key] = nil
+      adapters[name]?.perReportMonitors.remove(key)
+    }
+    return dropped
   }
 
   /// Calls `Release` on a client's monitor object (no reply expected).
