@@ -43,11 +43,11 @@ public struct ResolverServer: Service {
     let hub = EventHub()
     let health = HealthState(tolerance: .seconds(10))
     let quotas = QuotaState()
+    let limits = RequestLimits(configuration: configuration)
     let handler = ResolverHandler(
       storage: storage, configuration: configuration, hub: hub, metrics: metrics, health: health,
       eidIndexes: EIDIndexCache(), quotas: quotas, observations: ObservationThrottle(),
-      logger: logger, now: now)
-    let limits = RequestLimits(configuration: configuration)
+      limits: limits, logger: logger, now: now)
     let sweeper = Sweeper(
       storage: storage, configuration: configuration, hub: hub, metrics: metrics, health: health,
       limits: limits, quotas: quotas, instance: UUID().uuidString, logger: logger, now: now)

@@ -52,11 +52,36 @@ struct EIDKeyExchangeTests {
   @Test(arguments: StorageKind.allCases)
   func theServiceKeyIsMadeOnceAndKept(_ kind: StorageKind) async throws {
     let storage = try await StorageFixture.make(kind)
-    let first = try await storage.transaction { store in try store.eidServiceKey(now: Date()) }
-    let second = try await storage.transaction { store in try store.eidServiceKey(now: Date()) }
+    let first = try await storage.transaction { store in
+      try store.eidServiceKey(project: "a", now: Date())
+    }
+    let second = try await storage.transaction { store in
+      try store.eidServiceKey(project: "a", now: Date())
+    }
     #expect(first.publicKey == second.publicKey)
     #expect(first.privateKey == second.privateKey)
     #expect(try EIDKeyExchange.publicKey(of: first.privateKey) == first.publicKey)
+    await storage.shutdown()
+  }
+
+  /// Issue 29, finding 1: one pair per project, so a beacon's public key alone derives a
+  /// different identity key in each project.
+  @Test(arguments: StorageKind.allCases)
+  func eachProjectHasItsOwnServiceKey(_ kind: StorageKind) async throws {
+    let storage = try await StorageFixture.make(kind)
+    let a = try await storage.transaction { store in
+      try store.eidServiceKey(project: "a", now: Date())
+    }
+    let b = try await storage.transaction { store in
+      try store.eidServiceKey(project: "b", now: Date())
+    }
+    #expect(a.publicKey != b.publicKey)
+    let beacon = EIDKeyExchange.newServiceKey()
+    #expect(
+      try EIDKeyExchange.identityKey(
+        servicePrivateKey: a.privateKey, beaconPublicKey: beacon.publicKey)
+        != EIDKeyExchange.identityKey(
+          servicePrivateKey: b.privateKey, beaconPublicKey: beacon.publicKey))
     await storage.shutdown()
   }
 }

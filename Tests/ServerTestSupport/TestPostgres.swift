@@ -76,6 +76,36 @@ public enum TestPostgres {
   }
 }
 
+extension TestPostgres {
+  /// Runs `body` while another session holds a transaction on the database at `url` that has
+  /// run `lockSQL` (a `SELECT … FOR UPDATE`, say), then rolls it back: what the server does
+  /// meanwhile meets those locks.
+  /// - Throws: a connection or statement failure, or what `body` throws.
+  public static func whileLocked(
+    in url: String, _ lockSQL: String, _ body: () async throws -> Void
+  ) async throws {
+    guard let components = URLComponents(string: url), let host = components.host else {
+      throw FixtureError("bad database URL \(url)")
+    }
+    let configuration = PostgresConnection.Configuration(
+      host: host, port: components.port ?? 5432, username: components.user ?? "nearby",
+      password: nil, database: String(components.path.dropFirst()), tls: .disable)
+    let logger = Logger(label: "test.postgres.lock")
+    let connection = try await PostgresConnection.connect(
+      configuration: configuration, id: 2, logger: logger)
+    do {
+      try await connection.query("BEGIN", logger: logger)
+      try await connection.query(PostgresQuery(unsafeSQL: lockSQL), logger: logger)
+      try await body()
+      try await connection.query("ROLLBACK", logger: logger)
+    } catch {
+      try? await connection.close()
+      throw error
+    }
+    try await connection.close()
+  }
+}
+
 /// A test set-up problem, with what to do about it.
 public struct FixtureError: Error, CustomStringConvertible {
   public let description: String

@@ -58,10 +58,10 @@ extension Console {
         session: nil, back: "/console/sign-in", backText: "Sign in")
     }
     let address = ClientAddress.current.text
-    if let wait = await limits.perAddress.take(address) {
+    if let wait = limits.perAddress.take(address) {
       throw APIFailure.rateLimited(retryAfter: wait, subject: "this address")
     }
-    if let wait = await limits.refusedKeysPerAddress.exhausted(address) {
+    if let wait = limits.refusedKeysPerAddress.exhausted(address) {
       return signInPage(
         request, context,
         error: "Too many refused keys from your address; try again in \(wait) s.",
@@ -76,7 +76,7 @@ extension Console {
       record = try await handler.read { store in try store.apiKey(text) }
     }
     guard let record, !record.isRevoked else {
-      if let wait = await limits.refusedKeysPerAddress.take(address) {
+      if let wait = limits.refusedKeysPerAddress.take(address) {
         return signInPage(
           request, context,
           error: "Too many refused keys from your address; try again in \(wait) s.",

@@ -76,14 +76,14 @@ struct Console: Sendable {
     _ page: @escaping @Sendable (ConsoleSession) async throws -> Response
   ) async -> Response {
     await answering(session: nil) {
-      if let wait = await limits.perAddress.take(ClientAddress.current.text) {
+      if let wait = limits.perAddress.take(ClientAddress.current.text) {
         throw APIFailure.rateLimited(retryAfter: wait, subject: "this address")
       }
       guard let session = try await session(of: request) else {
         return Self.redirect(
           to: "/console/sign-in", cookies: [clearedSession(secure: secure(request, context))])
       }
-      if let wait = await limits.perKey.take(session.keyID) {
+      if let wait = limits.perKey.take(session.keyID) {
         throw APIFailure.rateLimited(retryAfter: wait)
       }
       return await answering(session: session) { try await page(session) }

@@ -201,8 +201,11 @@ extension ResolverHandler {
   func getEIDParams(_ input: Operations.GetEIDParams.Input) async throws
     -> Operations.GetEIDParams.Output
   {
-    let now = now()
-    let key = try await transaction { store in try store.eidServiceKey(now: now).publicKey }
+    let (project, now) = (try RequestContext.required().project, now())
+    // The caller's project's key: another project's registrations derive other identity keys.
+    let key = try await transaction { store in
+      try store.eidServiceKey(project: project, now: now).publicKey
+    }
     return .ok(
       .init(
         body: .json(

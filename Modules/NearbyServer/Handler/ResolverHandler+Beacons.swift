@@ -38,7 +38,10 @@ extension ResolverHandler {
     // The key exchange method needs the server's private key.
     let serviceKey =
       body.eid?.beaconEcdhPublicKey == nil
-      ? nil : try await transaction { store in try store.eidServiceKey(now: now).privateKey }
+      ? nil
+      : try await transaction { store in
+        try store.eidServiceKey(project: project, now: now).privateKey
+      }
     let eid = try Self.eidRegistration(
       body.eid, for: advertisedID, now: now,
       minimumRotationExponent: limits.minimumEIDRotationExponent, servicePrivateKey: serviceKey)

@@ -28,12 +28,15 @@ extension ResolverHandler {
     }
     let resolution = configuration.resolution
     do {
+      let authorize = authorizeDevice(project: project)
       try await storage.read { store in
         let engine = ResolutionEngine(store: store, configuration: resolution)
-        try Self.checkProject(of: engine.authenticate(credentials), is: project)
+        try authorize(engine.authenticate(credentials))
       }
     } catch let error as ResolverError {
       throw Self.failure(for: error)
+    } catch let failure as APIFailure {
+      throw failure
     } catch {
       throw APIFailure.unavailable("the database did not answer; try again")
     }
@@ -128,10 +131,14 @@ struct DeviceEventSequence: AsyncSequence, Sendable {
         )
         let (project, keyID) = (sequence.project, sequence.apiKeyID)
         let read = try await storage.read { store -> [SequencedEvent]? in
-          guard try store.isActiveAPIKey(id: keyID),
-            try store.device(device)?.project == project
+          guard try store.isActiveAPIKey(id: keyID), let record = try store.device(device),
+            record.project == project
           else { return nil }
-          return try store.events(for: device, after: after, limit: limit, byteBudget: budget)
+          let events = try store.events(
+            for: device, after: after, limit: limit, byteBudget: budget)
+          // The ids as the device sent them (see HandleScope).
+          guard let scope = HandleScope(record) else { return events }
+          return events.map { scope($0) }
         }
         guard let read else { return nil }  // the key was revoked or the device removed
         pending = read

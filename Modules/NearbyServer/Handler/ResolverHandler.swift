@@ -17,6 +17,8 @@ struct ResolverHandler: APIProtocol {
   let eidIndexes: EIDIndexCache
   let quotas: QuotaState
   let observations: ObservationThrottle
+  /// The request rates; the handler takes a device's budget once the device authenticated.
+  let limits: RequestLimits
   let logger: Logger
   let now: @Sendable () -> Date
 
@@ -52,9 +54,9 @@ struct ResolverHandler: APIProtocol {
     let resolution = configuration.resolution
     let now = now()
     let events = try await answering {
-      try await storage.unregister(credentials, configuration: resolution, now: now) {
-        try Self.checkProject(of: $0, is: project)
-      }
+      try await storage.unregister(
+        credentials, configuration: resolution, now: now,
+        authorize: authorizeDevice(project: project))
     }
     await hub.wake(Set(events.map(\.device)))
     return .noContent(.init())
@@ -77,9 +79,9 @@ struct ResolverHandler: APIProtocol {
     if !report.publish.isEmpty { try await checkStoredBytes(project: project) }
     let resolution = configuration.resolution
     let (answer, others) = try await answering {
-      try await storage.report(report, from: credentials, configuration: resolution, now: now) {
-        try Self.checkProject(of: $0, is: project)
-      }
+      try await storage.report(
+        report, from: credentials, configuration: resolution, now: now,
+        authorize: authorizeDevice(project: project))
     }
     metrics.reports.increment()
     metrics.sightings.increment(by: report.sightings.count)
@@ -98,6 +100,22 @@ struct ResolverHandler: APIProtocol {
       throw APIFailure.forbidden("missing X-Nearby-Device-Secret header")
     }
     return DeviceCredentials(id: device, secret: secret)
+  }
+
+  /// What a device's request must pass once the device authenticated, before anything is
+  /// locked: its project is the key's, and it has rate budget left. A request that does not
+  /// authenticate as the device never reaches this, so it costs only the caller's budgets
+  /// (key, address), never the device's.
+  /// - Throws: 404 (as an unknown device) for another project's device, 429 past the device's
+  ///   rate.
+  func authorizeDevice(project: String) -> @Sendable (DeviceRecord) throws -> Void {
+    let limiter = limits.perDevice
+    return { device in
+      try Self.checkProject(of: device, is: project)
+      if let wait = limiter.take(device.id.description) {
+        throw APIFailure.rateLimited(retryAfter: wait, subject: "this device")
+      }
+    }
   }
 
   /// A device of another project is reported as unknown: nothing crosses projects.

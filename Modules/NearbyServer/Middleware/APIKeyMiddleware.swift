@@ -5,8 +5,10 @@ import ServerStorage
 
 /// Checks the project API key (`X-Nearby-API-Key`) and its role on every call but `/healthz`
 /// (and `/metrics`, unless it needs a key), before the body is read; applies the rate limits
-/// per client address, per key and per device; and hands the project and the device secret
-/// to the handlers (``RequestContext``).
+/// per client address and per key; and hands the project and the device secret to the
+/// handlers (``RequestContext``). The per-device limit is the handler's, taken once the device
+/// authenticated (``ResolverHandler/authorizeDevice(project:)``): naming a device is not
+/// being it.
 ///
 /// A client address that keeps sending refused keys (unknown, revoked, malformed, missing) is
 /// answered 429 without its keys being looked up, so guessing keys costs the database
@@ -23,9 +25,6 @@ struct APIKeyMiddleware: ServerMiddleware {
     "setNamespaceVisibility", "getBeaconDiagnostics", "listDiagnostics",
   ]
   static let maximumKeyBytes = 128
-  /// Device ids are UUIDs: a longer path parameter is not counted per device (the handler
-  /// refuses it).
-  static let maximumDeviceIDBytes = 64
 
   let keys: APIKeyCache
   let limits: RequestLimits
@@ -44,7 +43,7 @@ struct APIKeyMiddleware: ServerMiddleware {
       return try await next(request, body, metadata)
     }
     let address = ClientAddress.current.text
-    if let wait = await limits.perAddress.take(address) {
+    if let wait = limits.perAddress.take(address) {
       throw APIFailure.rateLimited(retryAfter: wait, subject: "this address")
     }
     let record = try await key(of: request, address: address, isMetrics: isMetrics)
@@ -54,15 +53,8 @@ struct APIKeyMiddleware: ServerMiddleware {
           + (isMetrics ? "/metrics needs" : "beacons and their attachments need")
           + " an admin key (`nearby server keys create --project \(record.project) --role admin`)")
     }
-    if let wait = await limits.perKey.take(record.id) {
+    if let wait = limits.perKey.take(record.id) {
       throw APIFailure.rateLimited(retryAfter: wait)
-    }
-    if let device = metadata.pathParameters["id"], device.utf8.count <= Self.maximumDeviceIDBytes,
-      operationID == "report" || operationID == "events" || operationID == "unregisterDevice"
-    {
-      if let wait = await limits.perDevice.take(String(device)) {
-        throw APIFailure.rateLimited(retryAfter: wait, subject: "this device")
-      }
     }
     let context = RequestContext(
       project: record.project, apiKeyID: record.id,
@@ -99,7 +91,7 @@ struct APIKeyMiddleware: ServerMiddleware {
     }
     // A key in use passes; one to look up waits while the address refuses too many.
     if let known = await keys.cachedActiveKey(text) { return known }
-    if let wait = await limits.refusedKeysPerAddress.exhausted(address) {
+    if let wait = limits.refusedKeysPerAddress.exhausted(address) {
       throw APIFailure.rateLimited(retryAfter: wait, subject: "refused API keys from this address")
     }
     let found: APIKeyRecord?
@@ -118,7 +110,7 @@ struct APIKeyMiddleware: ServerMiddleware {
 
   /// Counts a refused key against the address; 429 once it has refused too many.
   private func refused(_ address: String) async throws {
-    if let wait = await limits.refusedKeysPerAddress.take(address) {
+    if let wait = limits.refusedKeysPerAddress.take(address) {
       throw APIFailure.rateLimited(retryAfter: wait, subject: "refused API keys from this address")
     }
   }

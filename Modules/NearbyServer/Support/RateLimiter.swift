@@ -1,20 +1,30 @@
+import Synchronization
+
 /// A token bucket per subject (an API key, a device, an address): `rate` requests a second on
 /// average, bursts up to `burst`, both divided by the number of server instances sharing the
 /// database (``setInstances(_:)``), so N instances together allow the configured rate, not N
 /// times it. Buckets left alone long enough to be full again are forgotten when there are
 /// many, so made-up subjects cannot grow the table without bound.
-actor RateLimiter {
+///
+/// Its state is behind a `Mutex`, so it is called synchronously from any thread or task: a
+/// request pays no actor hop per limit, and a check can run inside a database transaction's
+/// body (the per-device budget is taken only once the device has authenticated).
+final class RateLimiter: Sendable {
   struct Bucket {
     var tokens: Double
     var updatedAt: ContinuousClock.Instant
+  }
+
+  private struct State {
+    var instances = 1
+    var buckets: [String: Bucket] = [:]
   }
 
   let rate: Double
   let burst: Double
   /// The most buckets kept before the full ones are dropped.
   let capacity: Int
-  private var instances = 1
-  private var buckets: [String: Bucket] = [:]
+  private let state = Mutex(State())
 
   init(rate: Double, burst: Double, capacity: Int = 100_000) {
     self.rate = rate
@@ -23,58 +33,70 @@ actor RateLimiter {
   }
 
   /// How many subjects have a bucket (for tests and diagnostics).
-  var bucketCount: Int { buckets.count }
+  var bucketCount: Int { state.withLock { $0.buckets.count } }
 
   /// This instance's share of the rate and burst: 1 / `count`.
-  func setInstances(_ count: Int) { instances = max(count, 1) }
-
-  private var shareRate: Double { rate / Double(instances) }
-  private var shareBurst: Double { max(burst / Double(instances), 1) }
+  func setInstances(_ count: Int) { state.withLock { $0.instances = max(count, 1) } }
 
   /// Takes one token for `subject`; returns nil if allowed, or the seconds to wait.
   func take(_ subject: String) -> Int? {
-    var bucket = refilled(subject)
-    defer { store(bucket, for: subject) }
-    if bucket.tokens >= 1 {
-      bucket.tokens -= 1
-      return nil
+    state.withLock { state in
+      let share = share(state)
+      var bucket = refilled(state.buckets[subject], share: share)
+      defer { store(bucket, for: subject, in: &state, share: share) }
+      if bucket.tokens >= 1 {
+        bucket.tokens -= 1
+        return nil
+      }
+      return wait(for: bucket, share: share)
     }
-    return wait(for: bucket)
   }
 
   /// The seconds to wait if `subject` has no token left, without taking one; nil if it has.
   func exhausted(_ subject: String) -> Int? {
-    let bucket = refilled(subject)
-    return bucket.tokens >= 1 ? nil : wait(for: bucket)
+    state.withLock { state in
+      let share = share(state)
+      let bucket = refilled(state.buckets[subject], share: share)
+      return bucket.tokens >= 1 ? nil : wait(for: bucket, share: share)
+    }
   }
 
-  private func refilled(_ subject: String) -> Bucket {
+  private func share(_ state: State) -> (rate: Double, burst: Double) {
+    (rate / Double(state.instances), max(burst / Double(state.instances), 1))
+  }
+
+  private func refilled(_ stored: Bucket?, share: (rate: Double, burst: Double)) -> Bucket {
     let now = ContinuousClock.now
-    var bucket = buckets[subject] ?? Bucket(tokens: shareBurst, updatedAt: now)
+    var bucket = stored ?? Bucket(tokens: share.burst, updatedAt: now)
     let elapsed = bucket.updatedAt.duration(to: now)
     let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-    bucket.tokens = min(shareBurst, bucket.tokens + seconds * shareRate)
+    bucket.tokens = min(share.burst, bucket.tokens + seconds * share.rate)
     bucket.updatedAt = now
     return bucket
   }
 
-  private func store(_ bucket: Bucket, for subject: String) {
-    if buckets[subject] == nil, buckets.count >= capacity { forgetFullBuckets() }
-    buckets[subject] = bucket
+  private func store(
+    _ bucket: Bucket, for subject: String, in state: inout State,
+    share: (rate: Double, burst: Double)
+  ) {
+    if state.buckets[subject] == nil, state.buckets.count >= capacity {
+      forgetFullBuckets(&state, share: share)
+    }
+    state.buckets[subject] = bucket
   }
 
   /// Drops the buckets that have refilled (they are as good as new); if that frees too
   /// little, starts over (every subject gets a full burst once more).
-  private func forgetFullBuckets() {
+  private func forgetFullBuckets(_ state: inout State, share: (rate: Double, burst: Double)) {
     let now = ContinuousClock.now
-    let refill = Duration.seconds(shareBurst / max(shareRate, 1e-9))
-    buckets = buckets.filter { $0.value.updatedAt.duration(to: now) < refill }
-    if buckets.count >= capacity * 3 / 4 { buckets.removeAll(keepingCapacity: true) }
+    let refill = Duration.seconds(share.burst / max(share.rate, 1e-9))
+    state.buckets = state.buckets.filter { $0.value.updatedAt.duration(to: now) < refill }
+    if state.buckets.count >= capacity * 3 / 4 { state.buckets.removeAll(keepingCapacity: true) }
   }
 
-  private func wait(for bucket: Bucket) -> Int {
+  private func wait(for bucket: Bucket, share: (rate: Double, burst: Double)) -> Int {
     // A rate of 0 waits forever: the answer says an hour (and never traps on infinity).
-    let wait = ((1 - bucket.tokens) / shareRate).rounded(.up)
+    let wait = ((1 - bucket.tokens) / share.rate).rounded(.up)
     return wait.isFinite ? max(1, Int(min(wait, 3600))) : 3600
   }
 }

@@ -19,9 +19,9 @@ struct RequestLimits: Sendable {
   }
 
   /// Divides every rate by `count` instances.
-  func setInstances(_ count: Int) async {
+  func setInstances(_ count: Int) {
     for limiter in [perKey, perDevice, perAddress, refusedKeysPerAddress] {
-      await limiter.setInstances(count)
+      limiter.setInstances(count)
     }
   }
 }

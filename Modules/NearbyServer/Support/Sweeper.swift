@@ -62,7 +62,7 @@ struct Sweeper: Sendable {
       let count = try await storage.transaction { store in
         try store.heartbeat(instance: instance, now: now)
       }
-      await limits.setInstances(count)
+      limits.setInstances(count)
     } catch {
       logger.warning("heartbeat failed", metadata: ["error": "\(error)"])
     }

@@ -28,6 +28,11 @@ public struct DeviceRecord: Sendable, Hashable, Codable {
   /// The devices it came near in the current minute (see
   /// ``ResolutionConfiguration/maximumNewNeighborsPerMinute``).
   public var newNeighbors = NewNeighborWindow()
+  /// Whether the resolver server keeps this device's publication and subscription ids apart
+  /// from every other device's (it stores them under a mask only the device's secret
+  /// derives): true for devices registered since ids were scoped, false for those before,
+  /// whose stored ids stay as they were sent.
+  public var scopesHandles = true
 
   public init(
     id: DeviceID, project: String, secretDigest: String, token: Token, tokenExpiresAt: Date,

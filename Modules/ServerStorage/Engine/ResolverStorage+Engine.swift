@@ -24,8 +24,12 @@ extension ResolverStorage {
   /// due deadlines are left to ``sweep(configuration:now:limit:)``; on SQLite the report
   /// handles due deadlines, and skips looking when the storage's ``DeadlineHint`` says none
   /// is due.
-  /// - Parameter authorize: called with the authenticated device before anything changes;
-  ///   what it throws ends the transaction (the server checks the API key's project).
+  /// - Parameter authorize: called with the authenticated device before anything is locked
+  ///   or changes; what it throws ends the transaction (the server checks the API key's
+  ///   project and takes the device's rate budget).
+  /// The device's publication and subscription ids are stored under its ``HandleScope``: the
+  /// answer's events name them as the device sent them; `deviceEvents` (other devices'
+  /// events, as logged) name theirs as stored.
   /// - Throws: ``ResolverError`` for bad credentials or an invalid report, what `authorize`
   ///   throws, or the database's error.
   @_spi(Resolver) public func report(
@@ -36,6 +40,15 @@ extension ResolverStorage {
     let concurrent = runsConcurrently
     let cautious = CautiousFlag()
     return try await transaction { store in
+      let engine = ResolutionEngine(store: store, configuration: configuration)
+      // Authenticated before anything is locked: a request that is not the device's (another
+      // project's key, no secret) reads one row and holds nothing up.
+      let device = try engine.authenticate(credentials)
+      try authorize(device)
+      // The device's ids as stored (see HandleScope); the answer names them as it sent them.
+      let scope = HandleScope(device)
+      let sent = report
+      let report = scope.map { $0(sent) } ?? sent
       do {
         try store.prepare(
           forReport: report, from: credentials.id, now: now, lostAfter: configuration.lostAfter,
@@ -45,18 +58,24 @@ extension ResolverStorage {
         cautious.set()  // the storage runs the transaction again: then lock all up front
         throw SQLStorageError.lockBusy
       }
-      let engine = ResolutionEngine(store: store, configuration: configuration)
-      try authorize(engine.authenticate(credentials))
       // One writer: the report handles due deadlines too, unless none can be due.
       let sweeping = !concurrent && store.deadlinesMayBeDue(at: now)
-      let (answer, others) = try engine.report(
-        report, from: credentials, now: now, sweeping: sweeping)
+      let (answer, others): (ReportAnswer, [DeviceEvent])
+      do {
+        (answer, others) = try engine.report(
+          report, from: credentials, now: now, sweeping: sweeping)
+      } catch ResolverError.invalidReport(let why) {
+        throw ResolverError.invalidReport(scope?.unmaskingIDs(in: why, of: sent) ?? why)
+      }
       if sweeping { try store.noteNextDeadline() }
       try store.appendEvents(
         answer.events.map {
           DeviceEvent(device: credentials.id, sequence: $0.sequence, event: $0.event)
         } + others, at: now)
-      return (answer, others)
+      guard let scope else { return (answer, others) }
+      var unmasked = answer
+      unmasked.events = answer.events.map { scope($0) }
+      return (unmasked, others)
     }
   }
 
@@ -69,9 +88,10 @@ extension ResolverStorage {
     authorize: @escaping @Sendable (DeviceRecord) throws -> Void = { _ in }
   ) async throws -> [DeviceEvent] {
     try await transaction { store in
-      try store.lockDevices(forUnregistering: credentials.id)
       let engine = ResolutionEngine(store: store, configuration: configuration)
+      // Authenticated before anything is locked, as for a report.
       try authorize(engine.authenticate(credentials))
+      try store.lockDevices(forUnregistering: credentials.id)
       let events = try engine.unregister(credentials, now: now)
       try store.appendEvents(events, at: now)
       return events

@@ -95,14 +95,14 @@ public final class SQLStore: ResolutionStore {
     try sql.execute(
       """
       INSERT INTO devices (\(Self.deviceColumns()))
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
       ON CONFLICT (id) DO UPDATE SET project = excluded.project, secret = excluded.secret,
         token = excluded.token, token_expires_at = excluded.token_expires_at,
         usage = excluded.usage, revision = excluded.revision,
         last_event_sequence = excluded.last_event_sequence,
         last_report_at = excluded.last_report_at,
         new_neighbors_since = excluded.new_neighbors_since,
-        new_neighbors = excluded.new_neighbors
+        new_neighbors = excluded.new_neighbors, scoped_handles = excluded.scoped_handles
       """,
       [
         .text(device.id.description), .text(device.project), .text(device.secretDigest),
@@ -110,7 +110,7 @@ public final class SQLStore: ResolutionStore {
         .text(UsageText.encode(device.usage)), SQLValue(bits: device.revision),
         SQLValue(bits: device.lastEventSequence), SQLValue(device.lastReportAt),
         SQLValue(device.newNeighbors.since),
-        .integer(Int64(device.newNeighbors.count)),
+        .integer(Int64(device.newNeighbors.count)), .integer(device.scopesHandles ? 1 : 0),
       ])
     devices[device.id] = device
   }
@@ -139,6 +139,7 @@ public final class SQLStore: ResolutionStore {
     record.newNeighbors = NewNeighborWindow(
       since: try row.optionalReal(9).map(Date.init(timeIntervalSince1970:)),
       count: Int(try row.integer(10)))
+    record.scopesHandles = try row.integer(11) != 0
     return record
   }
 
@@ -147,6 +148,7 @@ public final class SQLStore: ResolutionStore {
     [
       "id", "project", "secret", "token", "token_expires_at", "usage", "revision",
       "last_event_sequence", "last_report_at", "new_neighbors_since", "new_neighbors",
+      "scoped_handles",
     ].map { prefix + $0 }.joined(separator: ", ")
   }
 

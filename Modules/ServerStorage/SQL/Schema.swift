@@ -294,6 +294,36 @@ enum Schema {
       "ALTER TABLE beacon_eids ADD COLUMN clock_offset {int} NOT NULL DEFAULT 0",
       "ALTER TABLE beacon_eids ADD COLUMN last_matched_at {real}",
     ],
+    [
+      // Security round 2 (issue 29). Publication and subscription ids scoped to their device:
+      // devices registered from now on keep theirs under a mask of their own; those before
+      // keep the ids they sent.
+      "ALTER TABLE devices ADD COLUMN scoped_handles {int} NOT NULL DEFAULT 0",
+      // One Eddystone-EID service key pair per project (the shared one of `eid_service_keys`
+      // let any project derive the identity keys of another's beacons).
+      """
+      CREATE TABLE eid_project_keys (
+        project TEXT PRIMARY KEY,
+        private_key {blob} NOT NULL,
+        public_key {blob} NOT NULL,
+        created_at {real} NOT NULL
+      )
+      """,
+      // Console sessions, so that signing out (or revoking the key) ends one on every
+      // instance, and an idle one ends: the cookie names the row by a random id.
+      """
+      CREATE TABLE console_sessions (
+        project TEXT NOT NULL,
+        id TEXT NOT NULL,
+        key_id TEXT NOT NULL,
+        created_at {real} NOT NULL,
+        last_seen_at {real} NOT NULL,
+        expires_at {real} NOT NULL,
+        PRIMARY KEY (project, id)
+      )
+      """,
+      "CREATE INDEX console_sessions_by_key ON console_sessions (key_id)",
+    ],
   ]
 
   /// DDL text with the dialect's type names left open.
