@@ -33,4 +33,43 @@ struct EIDIndexCacheTests {
     _ = try await cache.index(project: "p", now: now, load: load)
     #expect(loads.withLock { $0 } == 2)
   }
+
+  /// Issue 29, finding 9: alternating changes to one beacon and look-ups rebuilt the
+  /// project's whole index each time; now the beacon changes in place and the index is built
+  /// once, and it answers as a fresh one would.
+  @Test func aChangedBeaconIsUpdatedInPlace() async throws {
+    let cache = EIDIndexCache()
+    let loads = Mutex(0)
+    let now = Date()
+    func registration(_ seed: UInt8) throws -> EddystoneEIDRegistration {
+      try EddystoneEIDRegistration(
+        identityKey: (0..<16).map { UInt8($0) &+ seed }, rotationExponent: 10, clockValue: 0,
+        registeredAt: now)
+    }
+    let (first, second) = (try registration(0), try registration(100))
+    let load: EIDIndexCache.Loader = {
+      loads.withLock { $0 += 1 }
+      return [(name: "a", registration: first), (name: "b", registration: first)]
+    }
+    let eidOfSecond = second.generator.eid(beaconTime: UInt32(second.beaconTime(at: now)))
+    let eidOfFirst = first.generator.eid(beaconTime: UInt32(first.beaconTime(at: now)))
+    for round in 0..<20 {
+      let index = try await cache.index(project: "p", now: now, load: load)
+      if round.isMultiple(of: 2) {
+        #expect(index.beacon(for: eidOfFirst, at: now) != nil)
+        await cache.update(project: "p", beacon: "a", registration: second)
+      } else {
+        #expect(index.beacon(for: eidOfSecond, at: now) == "a")
+        await cache.update(project: "p", beacon: "a", registration: nil)
+        await cache.update(project: "p", beacon: "b", registration: nil)
+        let emptied = try await cache.index(project: "p", now: now, load: load)
+        #expect(emptied.beacon(for: eidOfSecond, at: now) == nil)
+        #expect(emptied.beacon(for: eidOfFirst, at: now) == nil)
+        await cache.update(project: "p", beacon: "a", registration: first)
+        await cache.update(project: "p", beacon: "b", registration: first)
+      }
+    }
+    #expect(loads.withLock { $0 } == 1)
+    #expect(await cache.builds == 1)
+  }
 }

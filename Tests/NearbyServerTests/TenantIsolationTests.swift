@@ -4,6 +4,7 @@ import NIOHTTP1
 import NearbyServer
 import Resolution
 import ServerStorage
+import Synchronization
 import ServerTestSupport
 import Testing
 import Tokens
@@ -18,13 +19,14 @@ struct TenantIsolationTests {
   func withServer(
     _ engine: Engine,
     configure: @escaping (inout ResolverServerConfiguration) -> Void = { _ in },
+    now: @escaping @Sendable () -> Date = { Date() },
     _ body: (ServerHarness, String?) async throws -> Void
   ) async throws {
     let url: String? =
       engine == .postgres ? try await TestPostgres.freshDatabase() : nil
     var storage: (any ResolverStorage)?
     if let url { storage = try await PostgresStorage(url: url) }
-    let server = try await ServerHarness.start(storage: storage, configure: configure)
+    let server = try await ServerHarness.start(storage: storage, configure: configure, now: now)
     do {
       try await body(server, url)
     } catch {
@@ -213,6 +215,53 @@ struct TenantIsolationTests {
       )
       #expect(observed.status == 200)
       #expect(!observed.body.contains("twin"), "\(observed.body)")
+    }
+  }
+  // MARK: Finding 9: another project learns nothing that links an EID beacon's ids
+
+  @Test(arguments: Engine.allCases)
+  func anotherProjectSeesAnEIDBeaconByTheIDItObserved(_ engine: Engine) async throws {
+    let offset = Mutex<TimeInterval>(0)
+    try await withServer(engine, now: { Date().addingTimeInterval(offset.withLock { $0 }) }) {
+      server, _ in
+      let other = try await otherProjectKey(server, role: .client)
+      let identityKey = (0..<16).map { UInt8($0) }
+      let generator = try EddystoneEIDGenerator(identityKey: identityKey, rotationExponent: 10)
+      let clock: UInt32 = 65536
+      let registeredEID = Hex.encode(generator.eid(beaconTime: clock))
+      let registered = try await call(
+        .POST, server, "/v1/beacons", key: server.apiKey,
+        body: """
+          {"advertisedId": {"type": "eddystone-eid", "id": "\(registeredEID)"},
+           "eid": {"identityKey": "\(Hex.encode(identityKey))", "rotationExponent": 10,
+                   "clockValue": \(clock)},
+           "attachments": [{"namespacedType": "shared.menus/menu", "data": "c291cA=="}]}
+          """)
+      #expect(registered.status == 201, "\(registered.body)")
+      let made = try await call(
+        .PATCH, server, "/v1/namespaces/shared.menus", key: server.apiKey,
+        body: #"{"visibility": "public"}"#)
+      #expect(made.status == 200, "\(made.body)")
+      // Two rotations later the beacon sends another id; b reads the public attachment.
+      offset.withLock { $0 = 2048 }
+      let later = Hex.encode(generator.eid(beaconTime: clock + 2048))
+      #expect(later != registeredEID)
+      let observed = try await call(
+        .POST, server, "/v1/beaconinfo:getforobserved", key: other,
+        body:
+          #"{"observations": [{"advertisedId": {"type": "eddystone-eid", "id": "\#(later)"}}], "namespacedTypes": ["shared.menus/*"]}"#
+      )
+      #expect(observed.status == 200, "\(observed.body)")
+      #expect(observed.body.contains("c291cA=="), "\(observed.body)")
+      #expect(observed.body.contains(later), "\(observed.body)")
+      #expect(!observed.body.contains(registeredEID), "\(observed.body)")
+      // Its own project still sees it by its registered name.
+      let own = try await call(
+        .POST, server, "/v1/beaconinfo:getforobserved", key: server.apiKey,
+        body:
+          #"{"observations": [{"advertisedId": {"type": "eddystone-eid", "id": "\#(later)"}}], "namespacedTypes": ["*"]}"#
+      )
+      #expect(own.body.contains(registeredEID), "\(own.body)")
     }
   }
 }

@@ -32,7 +32,11 @@ extension ResolverHandler {
         status: status ?? current.status, metadata: metadata)
     }
     guard let updated else { throw APIFailure.notFound("no beacon \(name) in this project") }
-    if updated.advertisedID.kind == .eddystoneEID { await eidIndexes.invalidate(project: project) }
+    if let eid = updated.eid {
+      // The index holds served beacons only; this one beacon changes in it.
+      await eidIndexes.update(
+        project: project, beacon: updated.name, registration: updated.status == .active ? eid : nil)
+    }
     return .ok(.init(body: .json(Self.wire(updated))))
   }
 

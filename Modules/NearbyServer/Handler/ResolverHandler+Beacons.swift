@@ -54,7 +54,10 @@ extension ResolverHandler {
       throw APIFailure(
         .conflict, "conflict", "beacon \(advertisedID.name) is registered already")
     }
-    if eid != nil { await eidIndexes.invalidate(project: project) }
+    if let eid = record.eid {
+      await eidIndexes.update(
+        project: project, beacon: record.name, registration: record.status == .active ? eid : nil)
+    }
     return .created(.init(body: .json(Self.wire(record))))
   }
 
@@ -67,7 +70,7 @@ extension ResolverHandler {
       try store.deleteBeacon(project: project, name: name)
     }
     guard deleted else { throw APIFailure.notFound("no beacon \(name) in this project") }
-    await eidIndexes.invalidate(project: project)
+    await eidIndexes.update(project: project, beacon: name, registration: nil)
     return .noContent(.init())
   }
 
@@ -188,6 +191,10 @@ extension ResolverHandler {
       } else if var theirs = shared[id] {
         (theirs.attachments, theirs.metadata) = ([], BeaconMetadata())
         wire = Self.wire(theirs)
+        // Named by what was observed: its registered name (for an EID beacon, the id it sent
+        // when it was registered) would link its rotating ids for another project.
+        wire.beaconName = id.name
+        wire.advertisedId = Components.Schemas.AdvertisedID(id)
       } else {
         return nil
       }
@@ -243,13 +250,15 @@ extension ResolverHandler {
 
   /// Stores what EID matches teach: a beacon's clock offset when the match moved it, and its
   /// last match when the stored one is older than ``eidMatchRecordInterval`` (the search
-  /// window widens with the time since). The project's index is rebuilt after a write. A
+  /// window widens with the time since). Each beacon written is updated in the project's
+  /// index. A
   /// failure is logged: the attachments are what the client asked for.
   func learnEIDClocks(
     _ matches: [(beacon: String, periodStart: Int64, registration: EddystoneEIDRegistration)],
     project: String, now: Date
   ) async {
     var learned: [String: (beacon: String, clockOffset: Int64, matchedAt: Date)] = [:]
+    var registrations: [String: EddystoneEIDRegistration] = [:]
     for match in matches {
       let next = match.registration.matched(periodStart: match.periodStart, at: now)
       let stale = match.registration.lastMatchedAt.map {
@@ -265,12 +274,15 @@ extension ResolverHandler {
           ])
       }
       learned[match.beacon] = (match.beacon, next.clockOffset, now)
+      registrations[match.beacon] = next
     }
     guard !learned.isEmpty else { return }
     let rows = learned.values.sorted { $0.beacon < $1.beacon }
     do {
       try await storage.transaction { store in try store.recordEIDMatches(project: project, rows) }
-      await eidIndexes.invalidate(project: project)
+      for (beacon, registration) in registrations {
+        await eidIndexes.update(project: project, beacon: beacon, registration: registration)
+      }
     } catch {
       logger.warning(
         "EID matches not recorded",

@@ -3,9 +3,11 @@ import Resolution
 
 /// The Eddystone-EID index of each project, so resolving an observed EID costs a look-up, not
 /// AES work per beacon. An index answers for a minute after it is built (it holds each
-/// beacon's ids for that span); a project's index is dropped when this instance changes its
-/// beacons, and another instance's changes are seen when the index runs out, within a minute.
-/// Indexes are built off the actor, so one project's build does not hold up the others.
+/// beacon's ids for that span); a change this instance makes to one beacon updates that
+/// beacon in the index (``update(project:beacon:registration:)``: the AES work of one
+/// beacon), so a project's index is built at most once a minute however its beacons change;
+/// another instance's changes are seen when the index runs out, within a minute. Indexes are
+/// built off the actor, so one project's build does not hold up the others.
 ///
 /// Concurrent requests that find no index share one build; at most ``capacity`` projects are
 /// kept (the least recently built go first).
@@ -34,6 +36,7 @@ actor EIDIndexCache {
       let index = try await running.task.value
       if index.covers(now) { return index }
     }
+    builds += 1
     let task = Task { await Self.build(try await load(), now: now) }
     building[project] = (generation, task)
     defer {
@@ -50,10 +53,24 @@ actor EIDIndexCache {
     return index
   }
 
+  /// How many indexes were built (for tests and diagnostics).
+  private(set) var builds = 0
+
   /// Forgets the project's index (its beacons changed).
   func invalidate(project: String) {
     indexes[project] = nil
     generations[project, default: 0] &+= 1
+  }
+
+  /// One beacon of the project changed: its ids in the index are replaced by those of
+  /// `registration`, or removed (nil: deleted, or no longer served). A build under way read
+  /// the beacons before the change, so it is not kept.
+  func update(project: String, beacon: String, registration: EddystoneEIDRegistration?) {
+    generations[project, default: 0] &+= 1
+    // Out of the dictionary while it changes, so the index is not copied.
+    guard var index = indexes.removeValue(forKey: project) else { return }
+    index.update(beacon, registration: registration)
+    indexes[project] = index
   }
 
   private func evictIfNeeded() {
