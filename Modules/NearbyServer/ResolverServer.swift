@@ -47,7 +47,11 @@ public struct ResolverServer: Service {
     let handler = ResolverHandler(
       storage: storage, configuration: configuration, hub: hub, metrics: metrics, health: health,
       eidIndexes: EIDIndexCache(), quotas: quotas, observations: ObservationThrottle(),
-      limits: limits, logger: logger, now: now)
+      limits: limits,
+      streams: EventStreamCounts(
+        maximumPerKey: configuration.maximumEventStreamsPerKey,
+        maximumPerAddress: configuration.maximumEventStreamsPerAddress),
+      activity: ProjectActivity(), logger: logger, now: now)
     let sweeper = Sweeper(
       storage: storage, configuration: configuration, hub: hub, metrics: metrics, health: health,
       limits: limits, quotas: quotas, instance: UUID().uuidString, logger: logger, now: now)
@@ -81,11 +85,18 @@ public struct ResolverServer: Service {
     let storageDescription = storage.description
     let idle = Self.timeAmount(configuration.idleTimeout)
     let head = Self.timeAmount(configuration.requestHeadTimeout)
+    let body = Self.timeAmount(configuration.requestBodyTimeout)
+    let connections = ConnectionCounts(
+      maximumPerAddress: configuration.maximumConnectionsPerAddress,
+      exempt: configuration.trustedProxies)
     let app = Application(
       router: router,
       server: .http1(
         configuration: .init(
-          additionalChannelHandlers: [RequestHeadTimeoutHandler(timeout: head)],
+          additionalChannelHandlers: [
+            ConnectionsPerAddressHandler(counts: connections),
+            RequestDeadlineHandler(headTimeout: head, bodyTimeout: body),
+          ],
           idleTimeout: idle,
           httpDecoderConfiguration: .init(
             maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 64 * 1024, maxHeaderFieldCount: 100))

@@ -44,9 +44,19 @@ public struct ResolverServerConfiguration: Sendable {
   /// The most connections open at once; past it, new ones wait to be accepted. Each device
   /// keeps one open for its event stream: raise the process's open-file limit with it.
   public var maximumConnections = 10_000
+  /// The most connections open at once from one client address (a trusted proxy's are not
+  /// counted: its clients are behind it); past it, a new one is closed at once. A NAT puts
+  /// many devices behind one address, each with its event stream: raise it for such sites.
+  public var maximumConnectionsPerAddress = 1000
+  /// The most device event streams open at once on this instance with one API key, and from
+  /// one client address; past either, a new stream is answered 429. A client key ships in
+  /// every app: without the first, whoever extracts one could fill the connection limit.
+  public var maximumEventStreamsPerKey = 5000
+  public var maximumEventStreamsPerAddress = 500
   /// Whether `/metrics` needs an admin API key (`X-Nearby-API-Key`, or `Authorization:
-  /// Bearer <key>` as Prometheus sends it). Off: anyone who reaches the port reads them.
-  public var metricsRequireKey = false
+  /// Bearer <key>` as Prometheus sends it); on by default: its counters are the whole
+  /// server's. Off (`nearby-server --open-metrics`): anyone who reaches the port reads them.
+  public var metricsRequireKey = true
   /// How long an API key lookup is remembered (a revoked key works this long at most).
   public var apiKeyCacheLifetime: Duration = .seconds(5)
   /// How many devices and stored bytes a project keeps.
@@ -67,6 +77,10 @@ public struct ResolverServerConfiguration: Sendable {
   /// client that trickles a header a byte at a time, which the idle timeout does not.
   /// Headers are also bounded: 100 fields, 16 KiB each, 64 KiB in all (431 past that).
   public var requestHeadTimeout: Duration = .seconds(10)
+  /// How long a client has to send a whole request body once its head arrived; then the
+  /// connection is closed. Bounds a client that trickles a large body a byte at a time,
+  /// which the idle timeout (reset by every byte) does not.
+  public var requestBodyTimeout: Duration = .seconds(30)
   /// The web console under `/console` (on by default; `console.isEnabled = false` turns it
   /// off).
   public var console = ConsoleConfiguration()

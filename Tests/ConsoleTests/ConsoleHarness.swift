@@ -28,7 +28,8 @@ final class ConsoleHarness: Sendable {
   var base: String { "http://127.0.0.1:\(port)" }
 
   static func start(
-    _ engine: Engine, configure: (inout ResolverServerConfiguration) -> Void = { _ in }
+    _ engine: Engine, configure: (inout ResolverServerConfiguration) -> Void = { _ in },
+    now: @escaping @Sendable () -> Date = { Date() }
   ) async throws -> ConsoleHarness {
     let storage: any ResolverStorage =
       switch engine {
@@ -50,7 +51,8 @@ final class ConsoleHarness: Sendable {
     configure(&configuration)
     let (ready, continuation) = AsyncStream.makeStream(of: Int.self)
     let server = ResolverServer(
-      storage: storage, configuration: configuration, logger: Logger(label: "test.console"))
+      storage: storage, configuration: configuration, logger: Logger(label: "test.console"),
+      now: now)
     let group = ServiceGroup(
       configuration: .init(
         services: [.init(service: Runner(server: server, ready: continuation))],
@@ -68,6 +70,20 @@ final class ConsoleHarness: Sendable {
   ) {
     (self.storage, self.port, self.task, self.group) = (storage, port, task, group)
     (self.admin, self.client) = (admin, client)
+  }
+
+  /// A server for `body`, shut down when it ends (thrown or not).
+  static func with(
+    _ engine: Engine, configure: (inout ResolverServerConfiguration) -> Void = { _ in },
+    now: @escaping @Sendable () -> Date = { Date() },
+    _ body: (ConsoleHarness) async throws -> Void
+  ) async throws {
+    let console = try await start(engine, configure: configure, now: now)
+    do { try await body(console) } catch {
+      await console.shutdown()
+      throw error
+    }
+    await console.shutdown()
   }
 
   func shutdown() async {

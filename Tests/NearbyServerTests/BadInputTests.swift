@@ -165,7 +165,8 @@ struct BadInputTests {
     }
     defer { stream.cancel() }
     let opened = await eventually {
-      let metrics = try? await rawRequest(.GET, server.url, path: "/metrics")
+      let metrics = try? await rawRequest(
+        .GET, server.url, path: "/metrics", headers: ["X-Nearby-API-Key": server.apiKey])
       return metrics?.body.contains("nearby_event_streams_opened_total 1") == true
     }
     #expect(opened)
@@ -178,14 +179,22 @@ struct BadInputTests {
     #expect(answer.withLock { $0?.status } == 200)
   }
 
-  @Test func healthAndMetricsNeedNoKey() async throws {
+  /// `/metrics` holds the whole server's counters: an admin key's by default (issue 29),
+  /// anyone's with `--open-metrics`.
+  @Test func healthNeedsNoKeyMetricsAnAdminKey() async throws {
     let server = try await ServerHarness.start()
-    defer { Task { await server.shutdown() } }
     let health = try await rawRequest(.GET, server.url, path: "/healthz")
     #expect(health.status == 200)
     #expect(health.json["status"] == "ok")
-    let metrics = try await rawRequest(.GET, server.url, path: "/metrics")
+    #expect(try await rawRequest(.GET, server.url, path: "/metrics").status == 401)
+    let metrics = try await rawRequest(
+      .GET, server.url, path: "/metrics", headers: ["X-Nearby-API-Key": server.apiKey])
     #expect(metrics.status == 200)
     #expect(metrics.body.contains("nearby_http_requests_total"))
+    await server.shutdown()
+    let open = try await ServerHarness.start { $0.metricsRequireKey = false }
+    let anyone = try await rawRequest(.GET, open.url, path: "/metrics")
+    #expect(anyone.status == 200)
+    await open.shutdown()
   }
 }

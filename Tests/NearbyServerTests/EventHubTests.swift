@@ -25,4 +25,29 @@ struct EventHubTests {
     await hub.stopListening(to: device, id: first.id)
     #expect(await hub.openStreams == 3)
   }
+
+  /// Issue 29, finding 4: live views are capped per project and per session; a project at
+  /// its cap is refused and nobody else's view is closed.
+  @Test func aProjectAtItsCapIsRefusedAndNobodyIsClosed() async {
+    let hub = EventHub()
+    let a1 = EventHub.WatcherOwner(project: "a", session: "1")
+    let a2 = EventHub.WatcherOwner(project: "a", session: "2")
+    let b = EventHub.WatcherOwner(project: "b", session: "3")
+    let theirs = await hub.watch(owner: b, perProject: 3, perSession: 2)
+    #expect(theirs != nil)
+    #expect(await hub.watch(owner: a1, perProject: 3, perSession: 2) != nil)
+    #expect(await hub.watch(owner: a1, perProject: 3, perSession: 2) != nil)
+    // The session's third is refused; another session of a has room for one more.
+    #expect(await hub.watch(owner: a1, perProject: 3, perSession: 2) == nil)
+    let last = await hub.watch(owner: a2, perProject: 3, perSession: 2)
+    #expect(last != nil)
+    #expect(await hub.watch(owner: a2, perProject: 3, perSession: 2) == nil)
+    // b's view was not closed: it still wakes.
+    await hub.wake([DeviceID.random()])
+    var iterator = theirs?.wakeups.makeAsyncIterator()
+    #expect(await iterator?.next() != nil)
+    // A view that closes gives its place back.
+    if let last { await hub.stopWatching(id: last.id) }
+    #expect(await hub.watch(owner: a2, perProject: 3, perSession: 2) != nil)
+  }
 }

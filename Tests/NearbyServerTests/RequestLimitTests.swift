@@ -100,8 +100,8 @@ struct RequestLimitTests {
     #expect(try await report(quiet, quietSecret).status == 200)
   }
 
-  @Test func metricsCanNeedAnAdminKey() async throws {
-    let server = try await ServerHarness.start { $0.metricsRequireKey = true }
+  @Test func metricsNeedAnAdminKey() async throws {
+    let server = try await ServerHarness.start()
     defer { Task { await server.shutdown() } }
     let client = try await server.storage.transaction { store in
       try store.createAPIKey(project: "test", role: .client, label: "", now: Date())

@@ -1,6 +1,7 @@
-import Core
+@_spi(Resolver) import Core
 import Foundation
-import ServerStorage
+@_spi(Resolver) import ServerStorage
+import Strategy
 import ServerTestSupport
 import Testing
 
@@ -41,6 +42,7 @@ struct MigrationTests {
       let key = try store.createAPIKey(project: "p", role: .client, label: "", now: Date())
       // Back to version 2: as a database written before EID beacons (stored messages, roles,
       // namespaces and lifecycle).
+      try Self.undoVersion8(store)
       try Self.undoVersion7(store)
       try Self.undoVersion6(store)
       try store.sql.execute("ALTER TABLE api_keys DROP COLUMN role")
@@ -70,11 +72,19 @@ struct MigrationTests {
     #expect(eids.isEmpty)
     // A key from before roles did everything: it stays an admin key.
     #expect(oldKey?.role == .admin)
-    #expect(version == 7)
+    #expect(version == 8)
     await second.shutdown()
   }
 
   /// Drops what version 7 added (beacon diagnostics, what EID matches taught).
+  /// Drops what version 8 added (issue 29: scoped ids, EID keys per project, sessions).
+  static func undoVersion8(_ store: SQLStore) throws {
+    try store.sql.execute("ALTER TABLE devices DROP COLUMN scoped_handles")
+    try store.sql.execute("DROP TABLE eid_project_keys")
+    try store.sql.execute("DROP INDEX console_sessions_by_key")
+    try store.sql.execute("DROP TABLE console_sessions")
+  }
+
   static func undoVersion7(_ store: SQLStore) throws {
     try store.sql.execute("DROP TABLE beacon_diagnostics")
     try store.sql.execute("DROP TABLE beacon_battery_samples")
@@ -112,6 +122,7 @@ struct MigrationTests {
     try await first.transaction { store in
       // Version 5 let any project attach in any namespace: "shared.ns" by q at 200 and by p
       // at 100, "q.ns" by q only.
+      try Self.undoVersion8(store)
       try Self.undoVersion7(store)
       try Self.undoVersion6(store)
       try store.sql.execute("DELETE FROM schema_migrations WHERE version >= 6")
@@ -173,5 +184,45 @@ struct MigrationTests {
     #expect(
       SQLiteStorage.defaultPath(environment: ["XDG_DATA_HOME": "relative", "HOME": "/home/u"])
         == "/home/u/.local/share/nearby/resolver.sqlite")
+  }
+}
+
+/// Issue 29, finding 7: ids are scoped for devices registered from version 8 on; a device
+/// from before keeps the ids it sent (its app knows them, and its handles live on).
+@Suite("Scoped ids across the migration")
+struct ScopedHandleMigrationTests {
+  @Test(arguments: StorageKind.allCases)
+  func aDeviceFromBeforeKeepsItsIDsAsSent(_ kind: StorageKind) async throws {
+    let open: () async throws -> any ResolverStorage
+    switch kind {
+    case .sqlite:
+      let path = FileManager.default.temporaryDirectory
+        .appendingPathComponent("nearby-v7-\(UUID().uuidString)/db.sqlite").path
+      open = { try SQLiteStorage(path: path) }
+    case .postgres:
+      let url = try await TestPostgres.freshDatabase()
+      open = { try await PostgresStorage(url: url) }
+    }
+    let first = try await open()
+    let old = try await first.register(project: "p", configuration: .init(), now: Date())
+    try await first.transaction { store in
+      try MigrationTests.undoVersion8(store)
+      try store.sql.execute("DELETE FROM schema_migrations WHERE version >= 8")
+    }
+    await first.shutdown()
+    let second = try await open()
+    let new = try await second.register(project: "p", configuration: .init(), now: Date())
+    let id = PublicationID.random()
+    let report = Report(
+      publish: [.init(id: id, message: Message(text: "hi", type: "t"), strategy: .default)])
+    for device in [old, new] {
+      _ = try await second.report(report, from: device, configuration: .init(), now: Date())
+    }
+    let (oldIDs, newIDs) = try await second.read { store in
+      (try store.publications(on: old.id).map(\.id), try store.publications(on: new.id).map(\.id))
+    }
+    #expect(oldIDs == [id])
+    #expect(newIDs.count == 1 && newIDs != [id])
+    await second.shutdown()
   }
 }

@@ -114,9 +114,13 @@ struct ServeCommand: AsyncParsableCommand {
   @Flag(
     name: .long,
     help: """
-      /metrics needs an admin API key (X-Nearby-API-Key, or Authorization: Bearer KEY).
+      Serve /metrics to anyone who reaches the port. By default it needs an admin API key \
+      (X-Nearby-API-Key, or Authorization: Bearer KEY): its counters are the whole server's.
       """)
-  var metricsRequireKey = false
+  var openMetrics = false
+
+  @Flag(name: .long, help: .hidden)
+  var metricsRequireKey = false  // the default since issue 29; still accepted
 
   @Flag(
     name: .long,
@@ -223,7 +227,7 @@ struct ServeCommand: AsyncParsableCommand {
     configuration.requestsPerSecondPerAddress = requestsPerSecondPerAddress
     configuration.burstPerAddress = requestsPerSecondPerAddress * 2
     configuration.trustedProxies = Set(trustedProxy)
-    configuration.metricsRequireKey = metricsRequireKey
+    configuration.metricsRequireKey = !openMetrics
     configuration.console.isEnabled = !noConsole
     if let consoleSecretFile {
       let secret = try [UInt8](Data(contentsOf: URL(fileURLWithPath: consoleSecretFile)))

@@ -21,11 +21,27 @@ extension Console {
       }
     }
     router.get("console/live/events") { request, context in
-      await signedIn(request, context) { session in liveEvents(session) }
+      await signedIn(request, context) { session in try await liveEvents(session) }
     }
   }
 
-  func liveEvents(_ session: ConsoleSession) -> Response {
+  /// The live view's event stream.
+  /// - Throws: 429 when the project or the session has its most live views open (see
+  ///   ``ConsoleConfiguration/liveViewsPerProject``); nobody else's view is closed.
+  func liveEvents(_ session: ConsoleSession) async throws -> Response {
+    let owner = EventHub.WatcherOwner(
+      project: session.project, session: ConsoleSessionSigner.sessionID(of: session))
+    guard
+      let (watcher, wakeups) = await handler.hub.watch(
+        owner: owner, perProject: configuration.console.liveViewsPerProject,
+        perSession: configuration.console.liveViewsPerSession)
+    else {
+      throw APIFailure.rateLimited(
+        retryAfter: 10,
+        subject:
+          "live views: this project keeps at most \(configuration.console.liveViewsPerProject) "
+          + "open (\(configuration.console.liveViewsPerSession) a session); close one")
+    }
     let (stream, continuation) = AsyncStream.makeStream(
       of: ByteBuffer.self, bufferingPolicy: .bufferingOldest(Self.liveBatch * 2))
     let (storage, hub, heartbeat, start) = (
@@ -33,7 +49,6 @@ extension Console {
     )
     let (project, keyID) = (session.project, session.keyID)
     let task = Task {
-      let (watcher, wakeups) = await hub.watch()
       let ticker = Task {
         while !Task.isCancelled {
           try? await Task.sleep(for: Self.livePollInterval)

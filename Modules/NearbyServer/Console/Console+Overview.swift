@@ -3,9 +3,9 @@ import HTTPTypes
 import Hummingbird
 import ServerStorage
 
-/// The overview page: the project's devices seen lately and the server's figures, read from
-/// the same places as `/metrics` and `/healthz` (``ServerMetrics``, ``EventHub``,
-/// ``HealthState``).
+/// The overview page: the project's devices seen lately, its reports, events and event streams
+/// on this instance (``ProjectActivity``, ``EventStreamCounts``), and whether the database
+/// answers (``HealthState``). Server-wide figures are `/metrics`', for the operator.
 extension Console {
   func registerOverview(on router: Router<AddressedRequestContext>) {
     router.get("console") { request, context in
@@ -21,17 +21,18 @@ extension Console {
         try store.devicesSeen(project: project, since: now.addingTimeInterval(-3600))
       )
     }
-    let exposition = String(decoding: handler.metrics.exposition(), as: UTF8.self)
-    let reports = ConsoleRates.value(of: "nearby_reports_total", in: exposition)
-    let events = ConsoleRates.value(of: "nearby_events_streamed_total", in: exposition)
-    let figures = await rates.rates(now: .init(reports: reports, events: events, at: .now))
+    // The project's own figures: another project's activity is not this admin's to see.
+    let counts = handler.activity.counts(of: project)
+    let (reports, events) = (Double(counts.reports), Double(counts.eventsStreamed))
+    let figures = await rates.rates(
+      project: project, now: .init(reports: reports, events: events, at: .now))
     let problem = handler.health.problem
     let database = storage.description.hasPrefix("sqlite") ? "SQLite" : "PostgreSQL"
     var values: [String: Any] = [
       "devicesMinute": minute, "devicesHour": hour,
       "reportsPerSecond": Self.rate(figures.reportsPerSecond), "reportsTotal": Int(reports),
       "eventsPerSecond": Self.rate(figures.eventsPerSecond), "eventsTotal": Int(events),
-      "openStreams": await handler.hub.openStreams,
+      "openStreams": handler.streams.open(project: project),
       "database": problem == nil ? "healthy" : "unhealthy",
       "databaseDetail": problem ?? database,
     ]

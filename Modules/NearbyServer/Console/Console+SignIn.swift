@@ -19,8 +19,13 @@ extension Console {
       await answering(session: nil) { try await signIn(request, context) }
     }
     router.post("console/sign-out") { request, context in
-      await signedInForm(request, context) { _, _ in
-        Self.redirect(
+      await signedInForm(request, context) { session, _ in
+        // Ended in the database: a copy of the cookie opens nothing after this.
+        let (project, id) = (session.project, ConsoleSessionSigner.sessionID(of: session))
+        try await handler.transaction { store in
+          try store.endConsoleSession(project: project, id: id)
+        }
+        return Self.redirect(
           to: "/console/sign-in", cookies: [clearedSession(secure: secure(request, context))])
       }
     }
@@ -97,6 +102,15 @@ extension Console {
       keyID: record.id, project: record.project,
       expiresAt: now.addingTimeInterval(configuration.console.sessionLifetime.seconds),
       nonce: ConsoleSessionSigner.nonce())
+    let (project, id, keyID, now) = (
+      session.project, ConsoleSessionSigner.sessionID(of: session), session.keyID, now
+    )
+    let (expiresAt, idle) = (session.expiresAt, configuration.console.sessionIdleTimeout.seconds)
+    try await handler.transaction { store in
+      try store.createConsoleSession(
+        project: project, id: id, keyID: keyID, now: now, expiresAt: expiresAt,
+        idleTimeout: idle)
+    }
     let secure = secure(request, context)
     return Self.redirect(
       to: "/console",

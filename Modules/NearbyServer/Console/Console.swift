@@ -58,16 +58,34 @@ struct Console: Sendable {
 
   // MARK: Sessions
 
-  /// The request's session: its cookie signed and unexpired, and its key still active (so a
-  /// revoked key ends its sessions at their next request).
+  /// The request's session: its cookie signed and unexpired, its row still stored (not
+  /// signed out) and used within the idle timeout, and its key still active (so a revoked key
+  /// ends its sessions at their next request). Its use is noted at most once a minute.
   func session(of request: Request) async throws -> ConsoleSession? {
     guard let cookie = Self.cookie(Self.cookieName, in: request),
       let session = signer.session(fromCookie: cookie, now: now)
     else { return nil }
-    let keyID = session.keyID
-    let active = try await handler.read { store in try store.isActiveAPIKey(id: keyID) }
-    return active ? session : nil
+    let (keyID, project, id) = (
+      session.keyID, session.project, ConsoleSessionSigner.sessionID(of: session)
+    )
+    let (now, idle) = (now, configuration.console.sessionIdleTimeout.seconds)
+    let stored = try await handler.read { store -> ConsoleSessionRecord? in
+      guard try store.isActiveAPIKey(id: keyID) else { return nil }
+      return try store.consoleSession(project: project, id: id)
+    }
+    guard let stored, stored.keyID == keyID, stored.expiresAt > now,
+      now.timeIntervalSince(stored.lastSeenAt) < idle
+    else { return nil }
+    if now.timeIntervalSince(stored.lastSeenAt) >= Self.sessionTouchInterval {
+      try await handler.transaction { store in
+        try store.touchConsoleSession(project: project, id: id, now: now)
+      }
+    }
+    return session
   }
+
+  /// How often a session's last use is written (seconds): its idle timeout is this precise.
+  static let sessionTouchInterval: TimeInterval = 60
 
   /// Runs a signed-in page: without a session, the answer sends the browser to sign in. The
   /// API's rates apply, per client address and per API key (429 and a page saying so).
@@ -96,14 +114,10 @@ struct Console: Sendable {
     _ request: Request, _ context: AddressedRequestContext,
     _ action: @escaping @Sendable (ConsoleSession, ConsoleForm) async throws -> Response
   ) async -> Response {
-    var request = request
-    let form: ConsoleForm
-    do { form = try await Self.form(of: &request) } catch {
-      return message(
-        status: .contentTooLarge, heading: "Too much",
-        text: "The form sent more than \(Self.maximumBodyBytes / 1024) KiB.", session: nil)
-    }
-    return await signedIn(request, context) { session in
+    // The session first: a body is read only for a signed-in operator.
+    await signedIn(request, context) { session in
+      var request = request
+      let form = try await Self.form(of: &request)
       guard ConsoleSessionSigner.same(form["csrf"] ?? "", signer.csrfToken(for: session)) else {
         return message(
           status: .forbidden, heading: "Form refused",
@@ -231,8 +245,13 @@ struct Console: Sendable {
   // MARK: Requests
 
   /// A request's form body, at most ``maximumBodyBytes``.
+  /// - Throws: 413 (``APIFailure/tooLarge(_:)``) for a larger body.
   static func form(of request: inout Request) async throws -> ConsoleForm {
-    let buffer = try await request.body.collect(upTo: maximumBodyBytes)
+    let buffer: ByteBuffer
+    do { buffer = try await request.body.collect(upTo: maximumBodyBytes) } catch {
+      throw APIFailure.tooLarge(
+        "The form sent more than \(maximumBodyBytes / 1024) KiB; the most a form takes.")
+    }
     return ConsoleForm(Substring(String(buffer: buffer)))
   }
 

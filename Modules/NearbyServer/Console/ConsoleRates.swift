@@ -1,5 +1,5 @@
-/// Reports and events a second, from the counters `/metrics` exposes: each overview compares
-/// them with the previous overview's reading.
+/// Reports and events a second of a project: each overview compares the project's counts
+/// (``ProjectActivity``) with the previous overview's reading of the same project.
 actor ConsoleRates {
   struct Reading: Sendable {
     var reports: Double
@@ -14,27 +14,16 @@ actor ConsoleRates {
     var seconds: Double?
   }
 
-  private var previous: Reading?
+  private var previous: [String: Reading] = [:]
 
-  /// Records `reading` and compares it with the previous one.
-  func rates(now reading: Reading) -> Rates {
-    defer { previous = reading }
-    guard let previous else { return Rates() }
+  /// Records the project's `reading` and compares it with its previous one.
+  func rates(project: String, now reading: Reading) -> Rates {
+    defer { previous[project] = reading }
+    guard let previous = previous[project] else { return Rates() }
     let seconds = previous.at.duration(to: reading.at).seconds
     guard seconds > 0.5 else { return Rates(seconds: seconds) }
     return Rates(
       reportsPerSecond: max(0, reading.reports - previous.reports) / seconds,
       eventsPerSecond: max(0, reading.events - previous.events) / seconds, seconds: seconds)
-  }
-
-  /// The sum of the samples of the metric `name` in a Prometheus text exposition.
-  static func value(of name: String, in exposition: String) -> Double {
-    var total = 0.0
-    for line in exposition.split(separator: "\n") where line.hasPrefix(name) {
-      let rest = line.dropFirst(name.count)
-      guard let first = rest.first, first == " " || first == "{" else { continue }
-      if let value = rest.split(separator: " ").last.flatMap({ Double($0) }) { total += value }
-    }
-    return total
   }
 }

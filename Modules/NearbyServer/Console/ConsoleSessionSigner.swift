@@ -12,14 +12,13 @@ struct ConsoleSession: Sendable, Hashable {
 
 /// Issues and checks the console's session cookies and CSRF tokens.
 ///
-/// Sessions are stateless: the cookie holds the key id, the project, the expiry and a nonce,
-/// signed with HMAC-SHA256 under ``ConsoleConfiguration/sessionSecret``. We chose this over a
-/// sessions table because the server keeps no state but caches (several instances serve one
-/// database behind a load balancer): a signed cookie needs no schema, no migration and no
-/// cleanup, and any instance with the same secret accepts it. What a stored session would add,
-/// ending it from the server, comes from the key: every request checks that the session's key
-/// is still active, so revoking the key ends its sessions on every instance at once; signing
-/// out clears the cookie. The cookie never holds the API key itself.
+/// The cookie holds the key id, the project, the expiry and a random nonce, signed with
+/// HMAC-SHA256 under ``ConsoleConfiguration/sessionSecret``; the session itself is a row in
+/// the database, named by a digest of the nonce (``sessionID(of:)``). A signed cookie alone
+/// (as before issue 29) could not be ended: after signing out, a copy of it still opened
+/// every page for 8 hours. Now every request also needs the row, which signing out deletes
+/// (on every instance, since they share the database), revoking the key deletes, and an
+/// idle timeout ends. The cookie never holds the API key itself.
 struct ConsoleSessionSigner: Sendable {
   private let key: SymmetricKey
 
@@ -53,6 +52,11 @@ struct ConsoleSessionSigner: Sendable {
     let expiresAt = Date(timeIntervalSince1970: TimeInterval(expiry))
     guard expiresAt > now else { return nil }
     return ConsoleSession(keyID: parts[0], project: project, expiresAt: expiresAt, nonce: parts[3])
+  }
+
+  /// The id the session is stored under: a digest of its nonce.
+  static func sessionID(of session: ConsoleSession) -> String {
+    base64URL(Array(SHA256.hash(data: Data(("session." + session.nonce).utf8))))
   }
 
   /// The CSRF token of a session's forms.

@@ -40,15 +40,19 @@ extension ResolverHandler {
     } catch {
       throw APIFailure.unavailable("the database did not answer; try again")
     }
+    let apiKeyID = try RequestContext.required().apiKeyID
+    let lease = try streams.open(
+      key: apiKeyID, address: ClientAddress.current.text, project: project)
     let (listenerID, wakeups) = await hub.listen(to: credentials.id)
     let listener = EventStreamListener(
       hub: hub, device: credentials.id, id: listenerID,
-      pollInterval: min(configuration.eventPollInterval, configuration.heartbeat))
+      pollInterval: min(configuration.eventPollInterval, configuration.heartbeat), lease: lease)
     metrics.eventStreams.increment()
     let sequence = DeviceEventSequence(
       storage: storage, device: credentials.id, project: project,
-      apiKeyID: try RequestContext.required().apiKeyID, after: after, wakeups: wakeups,
-      listener: listener, heartbeat: configuration.heartbeat, metrics: metrics)
+      apiKeyID: apiKeyID, after: after, wakeups: wakeups,
+      listener: listener, heartbeat: configuration.heartbeat, metrics: metrics,
+      activity: activity)
     return .ok(
       .init(
         body: .textEventStream(
@@ -58,18 +62,24 @@ extension ResolverHandler {
   }
 }
 
-/// Keeps a stream's hub registration and its poll ticker; ends both when the stream goes away
-/// (the client disconnected and the body stopped being read).
+/// Keeps a stream's hub registration, its poll ticker and its place among the open streams
+/// (``EventStreamCounts``); ends all three when the stream goes away (the client disconnected
+/// and the body stopped being read).
 final class EventStreamListener: Sendable {
   let hub: EventHub
   let device: DeviceID
   let id: Int
   let ticker: Task<Void, Never>
+  let lease: EventStreamCounts.Lease
 
-  init(hub: EventHub, device: DeviceID, id: Int, pollInterval: Duration) {
+  init(
+    hub: EventHub, device: DeviceID, id: Int, pollInterval: Duration,
+    lease: EventStreamCounts.Lease
+  ) {
     self.hub = hub
     self.device = device
     self.id = id
+    self.lease = lease
     ticker = Task {
       while !Task.isCancelled {
         try? await Task.sleep(for: pollInterval)
@@ -101,6 +111,7 @@ struct DeviceEventSequence: AsyncSequence, Sendable {
   let listener: EventStreamListener
   let heartbeat: Duration
   let metrics: ServerMetrics
+  let activity: ProjectActivity
 
   func makeAsyncIterator() -> Iterator {
     Iterator(sequence: self, last: after, wakeups: wakeups.makeAsyncIterator())
@@ -124,6 +135,7 @@ struct DeviceEventSequence: AsyncSequence, Sendable {
           last = item.sequence
           lastSent = .now
           sequence.metrics.eventsStreamed.increment()
+          sequence.activity.streamed(project: sequence.project)
           return Self.serverSentEvent(item)
         }
         let (storage, device, after, limit, budget) = (
@@ -131,14 +143,10 @@ struct DeviceEventSequence: AsyncSequence, Sendable {
         )
         let (project, keyID) = (sequence.project, sequence.apiKeyID)
         let read = try await storage.read { store -> [SequencedEvent]? in
-          guard try store.isActiveAPIKey(id: keyID), let record = try store.device(device),
-            record.project == project
+          guard try store.isActiveAPIKey(id: keyID),
+            try store.device(device)?.project == project
           else { return nil }
-          let events = try store.events(
-            for: device, after: after, limit: limit, byteBudget: budget)
-          // The ids as the device sent them (see HandleScope).
-          guard let scope = HandleScope(record) else { return events }
-          return events.map { scope($0) }
+          return try store.events(for: device, after: after, limit: limit, byteBudget: budget)
         }
         guard let read else { return nil }  // the key was revoked or the device removed
         pending = read

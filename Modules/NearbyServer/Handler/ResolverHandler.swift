@@ -19,6 +19,10 @@ struct ResolverHandler: APIProtocol {
   let observations: ObservationThrottle
   /// The request rates; the handler takes a device's budget once the device authenticated.
   let limits: RequestLimits
+  /// The event streams open, capped per key and per address.
+  let streams: EventStreamCounts
+  /// Per-project counts for the console.
+  let activity: ProjectActivity
   let logger: Logger
   let now: @Sendable () -> Date
 
@@ -84,6 +88,7 @@ struct ResolverHandler: APIProtocol {
         authorize: authorizeDevice(project: project))
     }
     metrics.reports.increment()
+    activity.reported(project: project)
     metrics.sightings.increment(by: report.sightings.count)
     if !others.isEmpty { await hub.wake(Set(others.map(\.device))) }
     return .ok(.init(body: .json(.init(answer))))

@@ -27,9 +27,9 @@ extension ResolverStorage {
   /// - Parameter authorize: called with the authenticated device before anything is locked
   ///   or changes; what it throws ends the transaction (the server checks the API key's
   ///   project and takes the device's rate budget).
-  /// The device's publication and subscription ids are stored under its ``HandleScope``: the
-  /// answer's events name them as the device sent them; `deviceEvents` (other devices'
-  /// events, as logged) name theirs as stored.
+  /// The device's publication and subscription ids are stored under its ``HandleScope``; the
+  /// answer's events, and `deviceEvents` (other devices' events), name each device's ids as
+  /// it sent them.
   /// - Throws: ``ResolverError`` for bad credentials or an invalid report, what `authorize`
   ///   throws, or the database's error.
   @_spi(Resolver) public func report(
@@ -72,10 +72,11 @@ extension ResolverStorage {
         answer.events.map {
           DeviceEvent(device: credentials.id, sequence: $0.sequence, event: $0.event)
         } + others, at: now)
-      guard let scope else { return (answer, others) }
+      let theirs = try store.unmasked(others)
+      guard let scope else { return (answer, theirs) }
       var unmasked = answer
       unmasked.events = answer.events.map { scope($0) }
-      return (unmasked, others)
+      return (unmasked, theirs)
     }
   }
 
@@ -94,7 +95,7 @@ extension ResolverStorage {
       try store.lockDevices(forUnregistering: credentials.id)
       let events = try engine.unregister(credentials, now: now)
       try store.appendEvents(events, at: now)
-      return events
+      return try store.unmasked(events)
     }
   }
 
@@ -120,7 +121,7 @@ extension ResolverStorage {
         let events = try engine.expire(id, now: now)
         if try store.device(id) != nil { return nil }  // it reported since it was listed
         try store.appendEvents(events, at: now)
-        return events
+        return try store.unmasked(events)
       }
       if let expired {
         removed += 1
@@ -145,7 +146,7 @@ extension ResolverStorage {
           .sweep(now: now)
         try store.appendEvents(events, at: now)
         try store.noteNextDeadline()
-        return events
+        return try store.unmasked(events)
       }
     }
     var events: [DeviceEvent] = []
@@ -157,7 +158,7 @@ extension ResolverStorage {
         let events = try ResolutionEngine(store: store, configuration: configuration)
           .handle(deadline, now: now)
         try store.appendEvents(events, at: now)
-        return events
+        return try store.unmasked(events)
       }
       guard let handled else { break }
       events += handled

@@ -97,6 +97,8 @@ extension SQLStore {
       "SELECT 1 FROM api_keys WHERE id = ? AND revoked_at IS NULL", [.text(id)])
     guard found != nil else { return false }
     try sql.execute("UPDATE api_keys SET revoked_at = ? WHERE id = ?", [SQLValue(now), .text(id)])
+    // Its console sessions end with it.
+    try endConsoleSessions(keyID: id)
     return true
   }
 

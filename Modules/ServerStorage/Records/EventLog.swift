@@ -98,9 +98,36 @@ extension SQLStore {
 
   /// The device's events after `sequence`, oldest first, at most `limit`, and no more than
   /// fit in `byteBudget` (message contents and event bodies counted; the first event always
-  /// comes, whatever its size, so a stream never stalls).
+  /// comes, whatever its size, so a stream never stalls). Their ids are as the device sent
+  /// them (the log keeps them as stored: see ``HandleScope``).
   @_spi(Resolver) public func events(
     for device: DeviceID, after sequence: UInt64, limit: Int, byteBudget: Int = .max
+  ) throws -> [SequencedEvent] {
+    let logged = try loggedEvents(
+      for: device, after: sequence, limit: limit, byteBudget: byteBudget)
+    guard let record = try self.device(device), let scope = HandleScope(record) else {
+      return logged
+    }
+    return logged.map { scope($0) }
+  }
+
+  /// `events` (as the engine made them, with ids as stored) with each device's ids as the
+  /// device sent them; a device that is gone keeps them as they are.
+  @_spi(Resolver) public func unmasked(_ events: [DeviceEvent]) throws -> [DeviceEvent] {
+    var scopes: [DeviceID: HandleScope?] = [:]
+    return try events.map { event in
+      if scopes[event.device] == nil {
+        scopes[event.device] = .some(try device(event.device).flatMap(HandleScope.init))
+      }
+      guard let scope = scopes[event.device] ?? nil else { return event }
+      var unmasked = event
+      unmasked.event = scope(event.event)
+      return unmasked
+    }
+  }
+
+  private func loggedEvents(
+    for device: DeviceID, after sequence: UInt64, limit: Int, byteBudget: Int
   ) throws -> [SequencedEvent] {
     // A running sum of the sizes, in the database: the rows past the budget are never read.
     try sql.query(

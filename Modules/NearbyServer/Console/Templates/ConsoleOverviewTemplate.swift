@@ -1,4 +1,4 @@
-/// The overview: the project's devices and the server's figures (those of `/metrics`).
+/// The overview: the project's devices, reports, events and streams, and the database.
 enum ConsoleOverviewTemplate {
   static let text = """
     <h1>Overview</h1>
@@ -10,6 +10,6 @@ enum ConsoleOverviewTemplate {
     <li>Open event streams<strong>{{openStreams}}</strong></li>
     <li>Database<strong>{{database}}</strong><span class="hint">{{databaseDetail}}</span></li>
     </ul>
-    <p class="hint">Devices are your project's; the other figures are this server instance's, as <a href="/metrics">/metrics</a> gives them. Rates are since the last time this page was loaded{{#since}} ({{since}} s ago){{/since}}.</p>
+    <p class="hint">Every figure is your project's; reports, events and streams are counted by this server instance since it started. Rates are since the last time this page was loaded{{#since}} ({{since}} s ago){{/since}}.</p>
     """
 }

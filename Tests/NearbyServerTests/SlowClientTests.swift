@@ -1,0 +1,121 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NearbyServer
+import Synchronization
+import Testing
+import TestSupport
+
+/// Issue 29, finding 3: a client that holds no credentials holds nothing open for long, and
+/// nobody holds more than their share of connections and event streams.
+@Suite("Slow and greedy clients")
+struct SlowClientTests {
+  func withServer(
+    configure: @escaping (inout ResolverServerConfiguration) -> Void,
+    _ body: (ServerHarness) async throws -> Void
+  ) async throws {
+    let server = try await ServerHarness.start(configure: configure)
+    do { try await body(server) } catch {
+      await server.shutdown()
+      throw error
+    }
+    await server.shutdown()
+  }
+
+  /// A large Content-Length and a byte every 200 ms: never idle, never done. Cut off at the
+  /// body deadline, on the console's sign-in (read before any credential) as on the API.
+  @Test(arguments: ["/console/sign-in", "/v1/devices/x/report"])
+  func aBodyTrickledByteByByteIsCutOff(_ path: String) async throws {
+    try await withServer(configure: {
+      $0.idleTimeout = .seconds(30)
+      $0.requestBodyTimeout = .seconds(1)
+    }) { server in
+      let port = try #require(server.url.port)
+      let connection = try #require(RawConnection(port: port))
+      connection.send(
+        "POST \(path) HTTP/1.1\r\nHost: x\r\nX-Nearby-API-Key: \(server.apiKey)\r\n"
+          + "X-Nearby-Device-Secret: s\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+          + "Content-Length: 60000\r\n\r\n")
+      let start = ContinuousClock.now
+      var open = true
+      for _ in 0..<50 where open {
+        try await Task.sleep(for: .milliseconds(200))
+        connection.send("a")
+        open = !connection.isClosed
+      }
+      #expect(!open, "still open after 10 s of trickling")
+      #expect(start.duration(to: .now) < .seconds(5))
+      #expect(try await rawRequest(.GET, server.url, path: "/healthz").status == 200)
+    }
+  }
+
+  @Test func anAddressHoldsAtMostItsShareOfConnections() async throws {
+    try await withServer(configure: {
+      $0.maximumConnectionsPerAddress = 3
+      $0.requestHeadTimeout = .seconds(30)
+    }) { server in
+      let port = try #require(server.url.port)
+      // Each answered once (so the server has counted it) and kept open.
+      var held: [RawConnection] = []
+      for _ in 0..<3 {
+        let connection = try #require(RawConnection(port: port))
+        connection.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        let answer = await connection.receive(within: 5)
+        #expect(answer?.hasPrefix("HTTP/1.1 200") == true)
+        held.append(connection)
+      }
+      // The fourth is closed at once (long before the idle timeout).
+      let fourth = try #require(RawConnection(port: port))
+      let closedAfter = await fourth.secondsUntilClosed(within: 5)
+      #expect(closedAfter.map { $0 < 2 } == true, "\(String(describing: closedAfter))")
+      for connection in held { #expect(!connection.isClosed) }
+      // One closed gives its place back.
+      held.removeFirst()
+      #expect(try await eventuallyAnswers(server))
+      withExtendedLifetime(held) {}
+    }
+  }
+
+  func eventuallyAnswers(_ server: ServerHarness) async throws -> Bool {
+    await eventually {
+      (try? await rawRequest(.GET, server.url, path: "/healthz").status) == 200
+    }
+  }
+
+  @Test func eventStreamsAreCappedPerKeyAndPerAddress() async throws {
+    try await withServer(configure: {
+      $0.maximumEventStreamsPerKey = 2
+      $0.maximumEventStreamsPerAddress = 3
+    }) { server in
+      let other = try await server.storage.transaction { store in
+        try store.createAPIKey(project: "b", role: .client, label: "", now: Date())
+      }.key
+      func open(_ key: String) async throws -> HTTPClientResponse {
+        let device = try await rawRequest(
+          .POST, server.url, path: "/v1/devices", headers: ["X-Nearby-API-Key": key])
+        let id = try #require(device.json["id"])
+        let secret = try #require(device.json["secret"])
+        var request = HTTPClientRequest(url: server.url.absoluteString + "/v1/devices/\(id)/events")
+        request.headers.add(name: "X-Nearby-API-Key", value: key)
+        request.headers.add(name: "X-Nearby-Device-Secret", value: secret)
+        return try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+      }
+      var streams: [HTTPClientResponse] = []
+      streams.append(try await open(server.apiKey))
+      streams.append(try await open(server.apiKey))
+      #expect(streams.allSatisfy { $0.status.code == 200 })
+      let overKey = try await open(server.apiKey)
+      #expect(overKey.status.code == 429)
+      let keyMessage = String(buffer: try await overKey.body.collect(upTo: 4096))
+      #expect(keyMessage.contains("event streams of this API key"), "\(keyMessage)")
+      // Another key from the same address: one more fits, then the address is full.
+      streams.append(try await open(other))
+      #expect(streams.last?.status.code == 200)
+      let overAddress = try await open(other)
+      #expect(overAddress.status.code == 429)
+      let addressMessage = String(buffer: try await overAddress.body.collect(upTo: 4096))
+      #expect(addressMessage.contains("event streams from this address"), "\(addressMessage)")
+      withExtendedLifetime(streams) {}
+    }
+  }
+}
