@@ -15,6 +15,7 @@ let package = Package(
     .library(name: "Tokens", targets: ["Tokens"]),
     .library(name: "Core", targets: ["Core"]),
     .library(name: "Resolution", targets: ["Resolution"]),
+    .library(name: "PeerResolution", targets: ["PeerResolution"]),
     .library(name: "MediumTestKit", targets: ["MediumTestKit"]),
     .library(name: "ServerStorage", targets: ["ServerStorage"]),
     .library(name: "ServerResolver", targets: ["ServerResolver"]),
@@ -80,6 +81,16 @@ let package = Package(
         .product(name: "CryptoExtras", package: "swift-crypto"),
       ],
       path: "Modules/Resolution",
+      swiftSettings: strictSwift
+    ),
+    .target(
+      name: "PeerResolution",
+      dependencies: [
+        "Core", "Resolution", "Strategy", "Tokens",
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "Crypto", package: "swift-crypto"),
+      ],
+      path: "Modules/PeerResolution",
       swiftSettings: strictSwift
     ),
     .target(
@@ -322,6 +333,14 @@ let package = Package(
     .testTarget(
       name: "ResolutionTests",
       dependencies: ["Resolution", "Core", "Strategy", "Tokens", "MediumTestKit"],
+      swiftSettings: strictSwift
+    ),
+    .testTarget(
+      name: "PeerResolutionTests",
+      dependencies: [
+        "TestSupport", "PeerResolution", "Resolution", "Core", "Strategy", "Tokens",
+        "MediumTestKit", .product(name: "Logging", package: "swift-log"),
+      ],
       swiftSettings: strictSwift
     ),
     .testTarget(
