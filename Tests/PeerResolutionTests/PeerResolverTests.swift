@@ -87,6 +87,20 @@ struct PeerResolverTests {
     await f.shutdown(alice, bob)
   }
 
+  @Test("an owner that unregisters: its hearers lose at once, before its resolver stops")
+  func ownerUnregisters() async throws {
+    let f = PeerFixture()
+    let alice = try await f.node(name: "alice")
+    let bob = try await f.node(name: "bob")
+    try await alice.publish("Alice")
+    try await bob.subscribe()
+    try await bob.hear(alice)
+    #expect(await bob.waitFor { $0.found == ["Alice"] })
+    try await alice.resolver.unregister(alice.device)
+    #expect(await bob.waitFor { $0.lost == ["Alice"] })
+    await f.shutdown(bob)
+  }
+
   @Test("a new publication of the owner reaches a hearer that asked lately")
   func publishAfterwards() async throws {
     let f = PeerFixture()

@@ -54,7 +54,10 @@ public actor PeerResolver {
 
   private let outbox: AsyncStream<Outgoing>
   let outboxContinuation: AsyncStream<Outgoing>.Continuation
+  /// Receives and ticks.
   private var loop: Task<Void, Never>?
+  /// Sends what ``outbox`` queues; ends when the outbox is finished and drained.
+  private var sender: Task<Void, Never>?
   private var isShutDown = false
 
   struct LocalDevice: Sendable {
@@ -103,9 +106,10 @@ public actor PeerResolver {
   }
 
   deinit {
-    // The loop holds the resolver weakly; without a shutdown it ends here.
+    // The loops hold the resolver weakly; without a shutdown they end here.
     loop?.cancel()
     outboxContinuation.finish()
+    sender?.cancel()
   }
 
   /// What was received, dropped and sent so far.
@@ -183,7 +187,10 @@ public actor PeerResolver {
 
   @_spi(Resolver) public func unregister(_ device: DeviceCredentials) async throws {
     guard locals[device.id] != nil else { throw ResolverError.unknownDevice(device.id) }
-    let deviceEvents = try engine.unregister(device, now: now())
+    let time = now()
+    let deviceEvents = try engine.unregister(device, now: time)
+    // Devices that asked it lately learn at once that its publications are gone.
+    sendUpdates(from: device.id, now: time)
     locals[device.id] = nil
     hearers[device.id] = nil
     exchange.removeLocal(device.id)
@@ -214,12 +221,15 @@ public actor PeerResolver {
 
   // MARK: Loop
 
-  /// Stops the loop (awaiting it) and shuts the transports down; finishes every event stream.
-  /// Registering afterwards fails.
+  /// Sends what is still queued, then stops the loops (awaiting them) and shuts the
+  /// transports down; finishes every event stream. Registering afterwards fails.
   public func shutdown() async {
     guard !isShutDown else { return }
     isShutDown = true
+    // The sender drains the queue (bounded by the outbox's capacity), then ends.
     outboxContinuation.finish()
+    await sender?.value
+    sender = nil
     for transport in transports { await transport.shutdown() }
     loop?.cancel()
     await loop?.value
@@ -233,6 +243,12 @@ public actor PeerResolver {
     let (transports, outbox, clock, interval) = (
       self.transports, self.outbox, self.clock, configuration.tickInterval
     )
+    sender = Task { [weak self] in
+      for await outgoing in outbox {
+        let sent = await Self.send(outgoing, over: transports)
+        await self?.recordSend(sent)
+      }
+    }
     loop = Task { [weak self] in
       await withTaskGroup(of: Void.self) { group in
         for (index, transport) in transports.enumerated() {
@@ -241,13 +257,6 @@ public actor PeerResolver {
               guard let self else { return }
               await self.receive(datagram, on: index)
             }
-          }
-        }
-        group.addTask { [weak self] in
-          for await outgoing in outbox {
-            guard let self else { return }
-            let sent = await Self.send(outgoing, over: transports)
-            await self.recordSend(sent)
           }
         }
         group.addTask { [weak self] in
@@ -304,11 +313,12 @@ public actor PeerResolver {
     return device
   }
 
-  /// The ephemeral id of a local device's current token (new when the token changed).
+  /// The ephemeral id of a local device's current token (new when the token changed), so
+  /// nothing on the wire names the device across rotations.
   func ephemeralID(of local: DeviceID) -> Identifier? {
     guard var device = locals[local] else { return nil }
-    let token = engine.store.device(local)?.token
-    if device.token != token {
+    // A device being removed keeps the id its last token had.
+    if let token = engine.store.device(local)?.token, device.token != token {
       device.token = token
       device.ephemeral = .random()
       locals[local] = device
