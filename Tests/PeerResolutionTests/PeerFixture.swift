@@ -111,15 +111,16 @@ struct PeerFixture {
   let clock = ManualClock()
 
   func node(
-    apiKey: String = "project-key", name: String = "node", lostAfter: Duration = .seconds(10)
+    apiKey: String = "project-key", name: String = "node", lostAfter: Duration = .seconds(10),
+    configure: (inout PeerResolverConfiguration) -> Void = { _ in }
   ) async throws -> PeerNode {
     let transport = await network.makeTransport(name: name)
     let time = self.time
+    var configuration = PeerResolverConfiguration(
+      resolution: ResolutionConfiguration(lostAfter: lostAfter))
+    configure(&configuration)
     let resolver = try PeerResolver(
-      transports: [transport],
-      configuration: PeerResolverConfiguration(
-        resolution: ResolutionConfiguration(lostAfter: lostAfter)),
-      now: { time.now }, clock: clock)
+      transports: [transport], configuration: configuration, now: { time.now }, clock: clock)
     let device = try await resolver.register(apiKey: apiKey)
     let events = StreamRecorder(try await resolver.events(for: device))
     return PeerNode(

@@ -232,6 +232,24 @@ struct PeerResolverTests {
     await f.shutdown(alice, bob)
   }
 
+  @Test("an owner holds at most maximumShadows peers; questions from more are refused")
+  func shadowLimit() async throws {
+    let f = PeerFixture()
+    let alice = try await f.node(name: "alice") { $0.maximumShadows = 1 }
+    let bob = try await f.node(name: "bob")
+    let carol = try await f.node(name: "carol")
+    try await alice.publish("Alice")
+    try await bob.subscribe()
+    try await carol.subscribe()
+    try await bob.hear(alice)
+    #expect(await bob.waitFor { $0.found == ["Alice"] })
+    try await carol.hear(alice)
+    #expect(await eventually { await alice.resolver.counters().refusedPeers == 1 })
+    #expect(await alice.resolver.shadowCount == 1)
+    #expect(carol.found.isEmpty)
+    await f.shutdown(alice, bob, carol)
+  }
+
   @Test("the last device unregistering shuts the resolver and its transport down")
   func unregisterShutsDown() async throws {
     let f = PeerFixture()

@@ -7,7 +7,8 @@ extension PeerResolver {
   /// Creates or updates the shadow of the peer `ephemeral` with what it told us: the full
   /// current set of its publications, and of its subscriptions when given (an answer carries
   /// none). What is missing from the set is removed (its subscribers here get `lost`), what
-  /// is new is added with the TTL it has left. Nil when the engine refused (logged).
+  /// is new is added with the TTL it has left. Nil for a new peer past
+  /// ``PeerResolverConfiguration/maximumShadows`` (counted) or when the engine refused.
   @discardableResult
   func updateShadow(
     _ ephemeral: Identifier, publications: [PeerPublication],
@@ -17,6 +18,10 @@ extension PeerResolver {
     if let existing = shadows[ephemeral] {
       shadow = existing
     } else {
+      guard shadows.count < configuration.maximumShadows else {
+        statistics.refusedPeers += 1
+        return nil
+      }
       guard let credentials = try? engine.register(project: Self.project, now: time) else {
         return nil
       }

@@ -11,6 +11,9 @@ public struct PeerResolverConfiguration: Sendable, Hashable {
   /// A peer device (shadow) nothing was heard from for this long is removed from the local
   /// engine. Default 60 s.
   public var shadowExpiry: Duration
+  /// The most peer devices (shadows) the engine holds; a question or answer from a new peer
+  /// past it is refused and counted (``PeerCounters/refusedPeers``). Default 1024.
+  public var maximumShadows: Int
   /// How long an owner keeps sending unasked updates (a publication added or removed) to a
   /// device that asked it. Default 15 s.
   public var hearerMemory: Duration
@@ -26,13 +29,15 @@ public struct PeerResolverConfiguration: Sendable, Hashable {
   public init(
     resolution: ResolutionConfiguration = .init(),
     exchange: PeerExchangeStateMachine.Configuration = .init(),
-    shadowExpiry: Duration = .seconds(60), hearerMemory: Duration = .seconds(15),
+    shadowExpiry: Duration = .seconds(60), maximumShadows: Int = 1024,
+    hearerMemory: Duration = .seconds(15),
     tickInterval: Duration = .milliseconds(250), ratePerSender: Double = 20,
     burstPerSender: Double = 40, outboxCapacity: Int = 1024
   ) {
     self.resolution = resolution
     self.exchange = exchange
     self.shadowExpiry = shadowExpiry
+    self.maximumShadows = maximumShadows
     self.hearerMemory = hearerMemory
     self.tickInterval = tickInterval
     self.ratePerSender = ratePerSender
@@ -57,7 +62,7 @@ public struct PeerResolverConfiguration: Sendable, Hashable {
       ("exchange.maximumAttempts", exchange.maximumAttempts),
       ("exchange.maximumTracked", exchange.maximumTracked),
       ("exchange.maximumOutstanding", exchange.maximumOutstanding),
-      ("outboxCapacity", outboxCapacity),
+      ("outboxCapacity", outboxCapacity), ("maximumShadows", maximumShadows),
       ("ratePerSender", ratePerSender > 0 ? 1 : 0), ("burstPerSender", burstPerSender >= 1 ? 1 : 0),
     ]
     for (field, value) in counts where value < 1 {

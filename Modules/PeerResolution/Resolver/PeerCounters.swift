@@ -24,6 +24,9 @@ public struct PeerCounters: Sendable, Hashable {
   /// Valid, but nobody asked for it or nothing here concerns it (an answer to no query,
   /// a query for a token not ours).
   public var ignored = 0
+  /// Questions and answers from a new peer refused because
+  /// ``PeerResolverConfiguration/maximumShadows`` peers were held.
+  public var refusedPeers = 0
   /// Datagrams sent.
   public var sent = 0
   /// Datagrams that could not be sent (the transport refused them).
