@@ -420,7 +420,8 @@ let package = Package(
       name: "LANMulticastTests",
       dependencies: [
         "TestSupport",
-        "LANMulticast", "MediumTestKit", "Core", "Resolution", "Strategy", "Tokens",
+        "LANMulticast", "MediumTestKit", "Core", "Resolution", "PeerResolution", "Strategy",
+        "Tokens",
         .product(name: "Logging", package: "swift-log"),
         .product(name: "Crypto", package: "swift-crypto"),
       ],
