@@ -112,12 +112,13 @@ struct PeerFixture {
 
   func node(
     apiKey: String = "project-key", name: String = "node", lostAfter: Duration = .seconds(10),
+    tokenLifetime: Duration = .seconds(120),
     configure: (inout PeerResolverConfiguration) -> Void = { _ in }
   ) async throws -> PeerNode {
     let transport = await network.makeTransport(name: name)
     let time = self.time
     var configuration = PeerResolverConfiguration(
-      resolution: ResolutionConfiguration(lostAfter: lostAfter))
+      resolution: ResolutionConfiguration(lostAfter: lostAfter, tokenLifetime: tokenLifetime))
     configure(&configuration)
     let resolver = try PeerResolver(
       transports: [transport], configuration: configuration, now: { time.now }, clock: clock)

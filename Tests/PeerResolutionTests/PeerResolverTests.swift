@@ -55,6 +55,40 @@ struct PeerResolverTests {
     await f.shutdown(alice, bob)
   }
 
+  @Test("heard without a pause across token rotations: found once and never lost, on both sides")
+  func continuousAcrossRotations() async throws {
+    let f = PeerFixture()
+    let alice = try await f.node(name: "alice", tokenLifetime: .seconds(7))
+    let bob = try await f.node(name: "bob", tokenLifetime: .seconds(7))
+    try await alice.publish("Alice", strategy: Strategy(ttl: .infinite))
+    try await alice.subscribe()
+    try await bob.publish("Bob", strategy: Strategy(ttl: .infinite))
+    try await bob.subscribe()
+    var tokens: Set<Token> = []
+    // 40 s, a sighting every 2 s: past lostAfter (10 s) four times, the tokens rotating.
+    for _ in 0..<20 {
+      tokens.insert(try await alice.token())
+      let asked = await alice.resolver.counters().accepted
+      try await bob.hear(alice)
+      // A question that goes out reaches Alice before time moves on (a bounded wait).
+      _ = await eventually(timeout: .milliseconds(200)) {
+        await alice.resolver.counters().accepted > asked
+      }
+      await f.advance(2, alice, bob)
+    }
+    #expect(tokens.count >= 5)
+    #expect(await bob.waitFor { $0.found == ["Alice"] })
+    #expect(await alice.waitFor { $0.found == ["Bob"] })
+    #expect(bob.lost.isEmpty && alice.lost.isEmpty)
+    // Silence: both lose, and the shadows are let go after shadowExpiry.
+    await f.advance(61, alice, bob)
+    #expect(await bob.waitFor { $0.lost == ["Alice"] })
+    #expect(await alice.waitFor { $0.lost == ["Bob"] })
+    #expect(await bob.resolver.shadowCount == 0)
+    #expect(await alice.resolver.shadowCount == 0)
+    await f.shutdown(alice, bob)
+  }
+
   @Test(
     "set-top box: the box only broadcasts audio, the phone only scans; the box finds the phone's message"
   )
