@@ -50,28 +50,54 @@ struct PeerResolutionOverLANTests {
     #expect(try Datagram(checking: without.encoded(key: nil), key: nil).peerPort == 0)
   }
 
+  /// A manager with its own peer resolver over a LAN transport on loopback, and a LAN medium
+  /// announcing the transport's port.
+  static func manager(groupPort: UInt16, mediumPort: UInt16) async throws -> (
+    MessageManager, PeerResolver
+  ) {
+    let transport = try LANPeerTransport(
+      configuration: LANPeerConfiguration(groupPort: groupPort, interface: "lo"))
+    var medium = Loopback.configuration(port: mediumPort)
+    medium.peerPort = transport.port
+    let resolver = try PeerResolver(
+      transports: [transport],
+      configuration: PeerResolverConfiguration(
+        resolution: ResolutionConfiguration(lostAfter: .seconds(2)),
+        tickInterval: .milliseconds(50)))
+    let manager = try await MessageManager(
+      apiKey: "lan-peer-test",
+      configuration: .init(resolver: .peer(resolver), mediums: [.lan(medium)]))
+    return (manager, resolver)
+  }
+
+  @Test("a message of the full 100 KiB crosses UDP in fragments")
+  func fullSizeMessage() async throws {
+    let (groupPort, mediumPort) = (Loopback.randomPort(), Loopback.randomPort())
+    let (alice, _) = try await Self.manager(groupPort: groupPort, mediumPort: mediumPort)
+    let (bob, bobResolver) = try await Self.manager(groupPort: groupPort, mediumPort: mediumPort)
+    let content = Data((0..<Message.maximumContentBytes).map { UInt8(truncatingIfNeeded: $0 * 31) })
+    let found = Mutex<[Data]>([])
+    let publication = try await alice.publish(Message(content: content)) {
+      $0.strategy = Strategy(mediums: .lan)
+    }
+    let subscription = try await bob.subscribe(
+      onFound: { message in found.withLock { $0.append(message.content) } }, onLost: { _ in }
+    ) { $0.strategy = Strategy(mediums: .lan) }
+    #expect(await eventually { found.withLock { $0 } == [content] })
+    #expect(await bobResolver.counters().dropped == 0)
+    await publication.cancel()
+    await subscription.cancel()
+    await alice.shutdown()
+    await bob.shutdown()
+  }
+
   @Test("two managers find each other's messages and lose them on unpublish, with no server")
   func findAndLose() async throws {
-    let groupPort = Loopback.randomPort()
-    let mediumPort = Loopback.randomPort()
+    let (groupPort, mediumPort) = (Loopback.randomPort(), Loopback.randomPort())
     let seen = Mutex<[String]>([])
-    func manager(_ name: String) async throws -> (MessageManager, PeerResolver) {
-      let transport = try LANPeerTransport(
-        configuration: LANPeerConfiguration(groupPort: groupPort, interface: "lo"))
-      var medium = Loopback.configuration(port: mediumPort)
-      medium.peerPort = transport.port
-      let resolver = try PeerResolver(
-        transports: [transport],
-        configuration: PeerResolverConfiguration(
-          resolution: ResolutionConfiguration(lostAfter: .seconds(2)),
-          tickInterval: .milliseconds(50)))
-      let manager = try await MessageManager(
-        apiKey: "lan-peer-test",
-        configuration: .init(resolver: .peer(resolver), mediums: [.lan(medium)]))
-      return (manager, resolver)
-    }
-    let (alice, aliceResolver) = try await manager("alice")
-    let (bob, bobResolver) = try await manager("bob")
+    let (alice, aliceResolver) = try await Self.manager(
+      groupPort: groupPort, mediumPort: mediumPort)
+    let (bob, bobResolver) = try await Self.manager(groupPort: groupPort, mediumPort: mediumPort)
     let publication = try await alice.publish(Message(text: "over udp")) {
       $0.strategy = Strategy(mediums: .lan)
     }

@@ -107,6 +107,29 @@ struct PeerResolverTests {
     await f.shutdown(phone, box)
   }
 
+  @Test("a message of the full 100 KiB arrives (in fragments), found once")
+  func fullSizeMessage() async throws {
+    let f = PeerFixture()
+    let alice = try await f.node(name: "alice")
+    let bob = try await f.node(name: "bob")
+    let content = Data((0..<Message.maximumContentBytes).map { UInt8(truncatingIfNeeded: $0) })
+    try await alice.report(
+      Report(publish: [
+        PublicationSpec(id: .random(), message: Message(content: content), strategy: .default)
+      ]))
+    try await bob.subscribe()
+    try await bob.hear(alice)
+    #expect(
+      await bob.waitFor {
+        $0.allEvents.contains {
+          if case .found(_, let message) = $0.event { message.content == content } else { false }
+        }
+      })
+    #expect(bob.allEvents.count == 1)
+    #expect(await bob.resolver.counters().dropped == 0)
+    await f.shutdown(alice, bob)
+  }
+
   @Test("unpublish on the owner reaches the hearer at once: lost")
   func unpublish() async throws {
     let f = PeerFixture()

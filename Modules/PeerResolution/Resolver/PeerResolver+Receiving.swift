@@ -6,7 +6,8 @@ import Tokens
 
 extension PeerResolver {
   /// Judges one datagram and acts on it: size, project tag, rate limit, seal, clock window,
-  /// replay, body, in that order; whatever fails is dropped and counted, never thrown.
+  /// replay, fragments, body, in that order; whatever fails is dropped and counted, never
+  /// thrown.
   func receive(_ datagram: PeerDatagram, on transport: Int) {
     statistics.received += 1
     let limit = min(PeerLimits.maximumDatagramSize, transports[transport].maximumDatagramSize)
@@ -46,9 +47,26 @@ extension PeerResolver {
       statistics.droppedReplayed += 1
       return
     }
+    var whole = body
+    if header.flags & PeerHeader.fragmentFlag != 0 {
+      do {
+        guard
+          let assembled = try reassembler.add(
+            body, kind: header.kind, from: datagram.sender, now: time)
+        else {
+          // Kept until the rest of its message arrives.
+          statistics.accepted += 1
+          return
+        }
+        whole = assembled
+      } catch {
+        count(error)
+        return
+      }
+    }
     let message: PeerMessage
     do {
-      message = try PeerMessage(kind: header.kind, body: body)
+      message = try PeerMessage(kind: header.kind, body: whole)
     } catch {
       count(error)
       return

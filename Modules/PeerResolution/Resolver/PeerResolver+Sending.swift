@@ -84,8 +84,9 @@ extension PeerResolver {
       subscriptions: Array(subscriptions.prefix(PeerLimits.maximumSubscriptions)))
   }
 
-  /// Seals `message` and queues it for `address` (nil: every device). A message too large
-  /// for the transport loses publications (then subscriptions) from its end until it fits.
+  /// Seals `message` and queues it for `address` (nil: every device): one datagram when it
+  /// fits, else up to ``PeerLimits/maximumFragments`` fragments. A message too large even for
+  /// that loses publications (then subscriptions) from its end until it fits.
   func send(_ message: PeerMessage, to address: PeerAddress?, now time: Date) {
     guard let sealer else { return }
     let limit = min(
@@ -95,10 +96,20 @@ extension PeerResolver {
     var message = message
     while true {
       let body = message.body
+      let parts: [(flags: UInt8, body: [UInt8])]?
       if body.count + PeerHeader.size + PeerHeader.tagSize <= limit {
+        parts = [(0, body)]
+      } else {
+        parts = Fragments.split(body, datagramLimit: limit, messageID: .random(in: 1...(.max)))
+          .map { $0.map { (PeerHeader.fragmentFlag, $0) } }
+      }
+      if let parts {
         do {
-          let bytes = try sealer.seal(kind: message.kind, body: body, now: time)
-          outboxContinuation.yield(Outgoing(bytes: bytes, address: address))
+          for part in parts {
+            let bytes = try sealer.seal(
+              kind: message.kind, flags: part.flags, body: part.body, now: time)
+            outboxContinuation.yield(Outgoing(bytes: bytes, address: address))
+          }
         } catch {
           logger.error("sealing failed", metadata: ["error": "\(error)"])
         }
@@ -109,8 +120,8 @@ extension PeerResolver {
         return
       }
       logger.warning(
-        "a peer message is larger than the transport carries; handles left out",
-        metadata: ["limit": "\(limit)"])
+        "a peer message is larger than its fragments carry; handles left out",
+        metadata: ["limit": "\(limit)", "fragments": "\(PeerLimits.maximumFragments)"])
       message = smaller
     }
   }

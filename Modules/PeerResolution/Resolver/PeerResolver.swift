@@ -49,6 +49,7 @@ public actor PeerResolver {
   var hearers: [DeviceID: [Identifier: RecentHearer]] = [:]
   var exchange: PeerExchangeStateMachine
   var replayGuard = ReplayGuard()
+  var reassembler = Reassembler()
   var rateLimiter: SenderRateLimiter
   var statistics = PeerCounters()
 
@@ -214,6 +215,7 @@ public actor PeerResolver {
     }
     perform(exchange.tick(now: time), now: time)
     expireShadows(now: time)
+    reassembler.expire(now: time)
     for (local, recent) in hearers {
       hearers[local] = recent.filter { $0.value.until > time }
     }

@@ -9,7 +9,7 @@ import Foundation
 ///  0      2   magic "NP" (0x4e 0x50)
 ///  2      1   version (1)
 ///  3      1   kind (PeerMessageKind)
-///  4      1   flags (none defined: 0)
+///  4      1   flags: bit 0 = a fragment (the body starts with a fragment prefix); others 0
 ///  5      3   reserved (0)
 ///  8      8   project tag (PeerKeys.projectTag)
 /// 16     12   nonce (random per datagram; the ChaCha20-Poly1305 nonce)
@@ -21,6 +21,8 @@ struct PeerHeader: Sendable, Hashable {
   static let version: UInt8 = 1
   static let size = 36
   static let tagSize = 16
+  /// Flag bit 0: the body is one fragment of a larger message (see ``Fragments``).
+  static let fragmentFlag: UInt8 = 0x01
 
   var kind: PeerMessageKind
   var flags: UInt8 = 0
@@ -51,6 +53,7 @@ struct PeerHeader: Sendable, Hashable {
     }
     guard let kind = PeerMessageKind(rawValue: try reader.u8()) else { throw .invalid("kind") }
     let flags = try reader.u8()
+    guard flags & ~Self.fragmentFlag == 0 else { throw .invalid("flags") }
     _ = try reader.raw(3)
     let tag = try reader.u64()
     guard tag == expected else { throw .otherProject }
@@ -61,8 +64,11 @@ struct PeerHeader: Sendable, Hashable {
     self.sentAt = try reader.u64()
   }
 
-  init(kind: PeerMessageKind, projectTag: UInt64, nonce: [UInt8], sentAt: UInt64) {
+  init(
+    kind: PeerMessageKind, flags: UInt8 = 0, projectTag: UInt64, nonce: [UInt8], sentAt: UInt64
+  ) {
     self.kind = kind
+    self.flags = flags
     self.projectTag = projectTag
     self.nonce = nonce
     self.sentAt = sentAt
@@ -73,11 +79,11 @@ struct PeerHeader: Sendable, Hashable {
 struct PeerSealer: Sendable {
   let keys: PeerKeys
 
-  /// `body` sealed behind a fresh header of `kind`, sent at `now`.
-  func seal(kind: PeerMessageKind, body: [UInt8], now: Date) throws -> [UInt8] {
+  /// `body` sealed behind a fresh header of `kind` (with `flags`), sent at `now`.
+  func seal(kind: PeerMessageKind, flags: UInt8 = 0, body: [UInt8], now: Date) throws -> [UInt8] {
     let nonce = ChaChaPoly.Nonce()
     let header = PeerHeader(
-      kind: kind, projectTag: keys.projectTag, nonce: Array(nonce),
+      kind: kind, flags: flags, projectTag: keys.projectTag, nonce: Array(nonce),
       sentAt: PeerClock.milliseconds(now))
     let headerBytes = header.bytes
     let box = try ChaChaPoly.seal(
