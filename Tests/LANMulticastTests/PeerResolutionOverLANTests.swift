@@ -72,7 +72,7 @@ struct PeerResolutionOverLANTests {
 
   @Test("a message of the full 100 KiB crosses UDP in fragments")
   func fullSizeMessage() async throws {
-    let (groupPort, mediumPort) = (Loopback.randomPort(), Loopback.randomPort())
+    let (groupPort, mediumPort) = (Loopback.randomGroupPort(), Loopback.randomPort())
     let (alice, _) = try await Self.manager(groupPort: groupPort, mediumPort: mediumPort)
     let (bob, bobResolver) = try await Self.manager(groupPort: groupPort, mediumPort: mediumPort)
     let content = Data((0..<Message.maximumContentBytes).map { UInt8(truncatingIfNeeded: $0 * 31) })
@@ -93,7 +93,7 @@ struct PeerResolutionOverLANTests {
 
   @Test("two managers find each other's messages and lose them on unpublish, with no server")
   func findAndLose() async throws {
-    let (groupPort, mediumPort) = (Loopback.randomPort(), Loopback.randomPort())
+    let (groupPort, mediumPort) = (Loopback.randomGroupPort(), Loopback.randomPort())
     let seen = Mutex<[String]>([])
     let (alice, aliceResolver) = try await Self.manager(
       groupPort: groupPort, mediumPort: mediumPort)

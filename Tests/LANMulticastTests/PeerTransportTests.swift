@@ -7,7 +7,7 @@ import Testing
 struct PeerTransportTests {
   static func pair() throws -> PeerTransportConformance.Pair {
     let configuration = LANPeerConfiguration(
-      groupPort: Loopback.randomPort(), interface: "lo")
+      groupPort: Loopback.randomGroupPort(), interface: "lo")
     let first = try LANPeerTransport(configuration: configuration)
     let second = try LANPeerTransport(configuration: configuration)
     return PeerTransportConformance.Pair(
