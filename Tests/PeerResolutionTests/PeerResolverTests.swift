@@ -130,6 +130,29 @@ struct PeerResolverTests {
     await f.shutdown(alice, bob)
   }
 
+  @Test("a medium heard once goes stale after lostAfter though refreshes continue on another")
+  func staleMediumStaysStale() async throws {
+    let f = PeerFixture()
+    let alice = try await f.node(name: "alice")
+    let bob = try await f.node(name: "bob")
+    try await alice.publish("Alice", strategy: Strategy(mediums: .audio))
+    try await bob.subscribe(strategy: Strategy(mediums: .audio))
+    try await bob.hear(alice, on: .audio)
+    #expect(await bob.waitFor { $0.found == ["Alice"] })
+    // Only BLE from now on: the refreshes it causes must not keep audio fresh.
+    for _ in 0..<6 {
+      await f.advance(2, alice, bob)
+      let asked = await alice.resolver.counters().accepted
+      try await bob.hear(alice, on: .ble)
+      _ = await eventually(timeout: .milliseconds(200)) {
+        await alice.resolver.counters().accepted > asked
+      }
+    }
+    await f.advance(0, alice, bob)
+    #expect(await bob.waitFor { $0.lost == ["Alice"] })
+    await f.shutdown(alice, bob)
+  }
+
   @Test("unpublish on the owner reaches the hearer at once: lost")
   func unpublish() async throws {
     let f = PeerFixture()

@@ -155,10 +155,15 @@ extension PeerResolver {
       heard = resolution.heard.map { ($0.key, $0.value) }
     }
     guard locals[local] != nil, ephemeralID(of: local) != answer.sender,
-      updateShadow(
-        answer.sender, publications: answer.publications, subscriptions: nil, now: time) != nil
+      let shadow = updateShadow(
+        answer.sender, publications: answer.publications, subscriptions: nil, now: time)
     else { return }
+    // Sightings of a token already bound here were recorded when they were reported; only
+    // those that could not resolve before are recorded again (recording one again would
+    // refresh its nearness as if it had just been heard).
+    let wasBound = engine.store.device(heard: answer.token, at: time) == shadow.credentials.id
     bind(answer.token, to: answer.sender, validFor: answer.tokenValidFor, now: time)
+    guard !wasBound else { return }
     // The sightings that could not resolve before, heard within the sighting window.
     let earliest = configuration.resolution.earliestHeard(now: time)
     let sightings = heard.filter { $0.time >= earliest }.sorted {
