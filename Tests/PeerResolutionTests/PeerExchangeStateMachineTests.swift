@@ -120,7 +120,8 @@ struct PeerExchangeStateMachineTests {
     let actions = m.handlesChanged(local: local, now: at(0.5))
     guard case .sendQuery(_, let asked, let mediums, let address) = try #require(actions.first)
     else { return }
-    #expect(asked == key && mediums == .ble && address == lan)
+    // Nothing heard since the answer: the question carries the handles, and no medium.
+    #expect(asked == key && mediums == [] && address == lan)
     #expect(m.handlesChanged(local: DeviceID.random(), now: at(0.5)).isEmpty)
   }
 

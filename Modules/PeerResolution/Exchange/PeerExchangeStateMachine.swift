@@ -178,16 +178,15 @@ public struct PeerExchangeStateMachine: Sendable {
   }
 
   /// `local`'s publications or subscriptions changed: every owner it follows is asked again
-  /// at once (when no question is out), so they learn the new handles.
+  /// at once (when no question is out), so they learn the new handles. The question names
+  /// only the mediums heard since the last answer (possibly none).
   public mutating func handlesChanged(local: DeviceID, now: Date) -> [Action] {
     var actions: [Action] = []
     for key in entries.keys.sorted(by: { $0.token < $1.token }) where key.local == local {
       guard case .idle = entries[key]!.phase, entries[key]!.lastAnswer != nil else { continue }
+      // Only the mediums heard since the last answer: the question carries the new handles,
+      // and must not make the owner believe it was heard again on a medium gone quiet.
       entries[key]!.lastAnswer = nil
-      if entries[key]!.mediumsSinceAnswer.isEmpty {
-        entries[key]!.mediumsSinceAnswer = DiscoveryMediums(
-          rawValue: entries[key]!.heard.keys.reduce(0) { $0 | $1.rawValue })
-      }
       actions += ask(key, now: now)
     }
     return actions
