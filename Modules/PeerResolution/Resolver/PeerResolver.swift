@@ -75,7 +75,7 @@ public actor PeerResolver {
 
   /// A resolver over `transports`, which it owns from now on (it shuts them down).
   /// - Parameters:
-  ///   - transports: where to reach peers; at least one.
+  ///   - transports: where to reach peers (with none, nothing is ever asked).
   ///   - configuration: the engine's rules and the exchange's.
   ///   - logger: where it logs (debug: each exchange; warning: what it cannot send).
   ///   - now: the time of every decision (the wall clock by default).
