@@ -15,6 +15,7 @@ let package = Package(
     .library(name: "Tokens", targets: ["Tokens"]),
     .library(name: "Core", targets: ["Core"]),
     .library(name: "Resolution", targets: ["Resolution"]),
+    .library(name: "PeerResolution", targets: ["PeerResolution"]),
     .library(name: "MediumTestKit", targets: ["MediumTestKit"]),
     .library(name: "ServerStorage", targets: ["ServerStorage"]),
     .library(name: "ServerResolver", targets: ["ServerResolver"]),
@@ -80,6 +81,16 @@ let package = Package(
         .product(name: "CryptoExtras", package: "swift-crypto"),
       ],
       path: "Modules/Resolution",
+      swiftSettings: strictSwift
+    ),
+    .target(
+      name: "PeerResolution",
+      dependencies: [
+        "Core", "Resolution", "Strategy", "Tokens",
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "Crypto", package: "swift-crypto"),
+      ],
+      path: "Modules/PeerResolution",
       swiftSettings: strictSwift
     ),
     .target(
@@ -325,6 +336,14 @@ let package = Package(
       swiftSettings: strictSwift
     ),
     .testTarget(
+      name: "PeerResolutionTests",
+      dependencies: [
+        "TestSupport", "PeerResolution", "Resolution", "Core", "Strategy", "Tokens",
+        "MediumTestKit", .product(name: "Logging", package: "swift-log"),
+      ],
+      swiftSettings: strictSwift
+    ),
+    .testTarget(
       name: "MediumTestKitTests",
       dependencies: ["TestSupport", "MediumTestKit", "Core", "Strategy", "Tokens"],
       swiftSettings: strictSwift
@@ -401,7 +420,8 @@ let package = Package(
       name: "LANMulticastTests",
       dependencies: [
         "TestSupport",
-        "LANMulticast", "MediumTestKit", "Core", "Resolution", "Strategy", "Tokens",
+        "LANMulticast", "MediumTestKit", "Core", "Resolution", "PeerResolution", "Strategy",
+        "Tokens",
         .product(name: "Logging", package: "swift-log"),
         .product(name: "Crypto", package: "swift-crypto"),
       ],

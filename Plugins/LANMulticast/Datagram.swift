@@ -8,7 +8,8 @@ import Tokens
 ///      0     4  magic "NBYL"
 ///      4     1  version (2)
 ///      5     1  flags: bit 0 set = "keyed" (the check is a tag under the site key); others 0
-///      6     2  reserved, zero
+///      6     2  peer port: the UDP port of the sender's LANPeerTransport, big-endian; 0 for
+///                 none (version 2 receivers before peer resolution ignore it)
 ///      8     8  token
 ///     16     8  sent at: milliseconds since 1970-01-01 UTC, big-endian
 ///     24     4  sender: random, drawn again for every new token (to ignore our own datagrams)
@@ -40,11 +41,16 @@ struct Datagram: Sendable, Hashable {
   var sentAt: UInt64
   var sender: UInt32
   var counter: UInt32
+  /// Where the sender's peer transport receives, on the datagram's source address (0: none).
+  var peerPort: UInt16 = 0
 
   /// The datagram's bytes, check included: an HMAC tag under `key`, or without one a plain
   /// SHA-256 checksum.
   func encoded(key: SymmetricKey?) -> [UInt8] {
-    var bytes = Self.magic + [Self.version, key == nil ? 0 : Self.keyedFlag, 0, 0]
+    var bytes =
+      Self.magic + [
+        Self.version, key == nil ? 0 : Self.keyedFlag, UInt8(peerPort >> 8), UInt8(peerPort & 0xff),
+      ]
     bytes += token.bytes
     bytes += Self.bigEndian(sentAt)
     bytes += Self.bigEndian(UInt64(sender) << 32 | UInt64(counter))
@@ -93,13 +99,15 @@ struct Datagram: Sendable, Hashable {
     let tail = Self.integer(bytes[24..<32])
     sender = UInt32(truncatingIfNeeded: tail >> 32)
     counter = UInt32(truncatingIfNeeded: tail)
+    peerPort = UInt16(bytes[6]) << 8 | UInt16(bytes[7])
   }
 
-  init(token: Token, sentAt: UInt64, sender: UInt32, counter: UInt32) {
+  init(token: Token, sentAt: UInt64, sender: UInt32, counter: UInt32, peerPort: UInt16 = 0) {
     self.token = token
     self.sentAt = sentAt
     self.sender = sender
     self.counter = counter
+    self.peerPort = peerPort
   }
 
   /// The first ``checkSize`` bytes of HMAC-SHA256 under `key`, or of SHA-256 without one.

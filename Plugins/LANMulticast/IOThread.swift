@@ -114,7 +114,8 @@ final class IOThread: Sendable {
       if snapshot.scanningRestarted { filter.resetSightings() }
       let now = Self.monotonicMilliseconds()
       if let token = snapshot.token, snapshot.announceNow || now >= nextAnnounce {
-        let datagram = announcer.datagram(announcing: token, sentAt: Self.wallMilliseconds())
+        var datagram = announcer.datagram(announcing: token, sentAt: Self.wallMilliseconds())
+        datagram.peerPort = configuration.peerPort ?? 0
         let failure = socket.send(datagram.encoded(key: key))
         if failure != sendProblem {
           // Report a change only: down once, then ready once when it works again.
@@ -148,7 +149,7 @@ final class IOThread: Sendable {
         while read(wakeRead, &drain, drain.count) > 0 {}
       }
       if descriptors[0].revents != 0 {
-        while let count = socket.receive(into: &buffer) {
+        while let (count, sourceIPv4) = socket.receive(into: &buffer) {
           // Read even when not scanning, so that nothing stale is reported later. A scan
           // restarted since this pass's snapshot resets the spacing before its first report
           // (not after it, which would report the token twice within the interval).
@@ -164,7 +165,11 @@ final class IOThread: Sendable {
           guard !own, filter.judge(datagram, now: Self.wallMilliseconds()) == .report else {
             continue
           }
-          sightings.yield(Sighting(token: datagram.token, medium: .lan))
+          // The way back: the sender's address and the port its peer transport announced.
+          let returnPath = sourceIPv4.flatMap {
+            datagram.peerPort == 0 ? nil : LANPeerAddress.make(ipv4: $0, port: datagram.peerPort)
+          }
+          sightings.yield(Sighting(token: datagram.token, medium: .lan, returnPath: returnPath))
         }
       }
     }

@@ -49,6 +49,11 @@ public struct LANMulticastConfiguration: Sendable, Hashable {
   /// sightings, and it counts one only while the token is current (tokens rotate at least
   /// every 15 minutes); it cannot tell a relayed sighting from a genuine one.
   public var sharedKey: LANMulticastKey?
+  /// The UDP port of this device's ``LANPeerTransport`` (its ``LANPeerTransport/port``), or
+  /// `nil` (the default). When set, every announcement carries it, and a medium that hears
+  /// the announcement gives its sighting a ``Core/Sighting/returnPath``: the datagram's
+  /// source address with this port, where peer resolution asks the token's owner directly.
+  public var peerPort: UInt16?
 
   /// A configuration; every argument has a default that works with nothing set up, and
   /// ``LANMulticastMedium/init(configuration:)`` checks the values. Runs anywhere.
@@ -59,7 +64,8 @@ public struct LANMulticastConfiguration: Sendable, Hashable {
     announceInterval: Duration = .milliseconds(250),
     sightingInterval: Duration = .seconds(1),
     maximumClockSkew: Duration = .seconds(30),
-    sharedKey: LANMulticastKey? = nil
+    sharedKey: LANMulticastKey? = nil,
+    peerPort: UInt16? = nil
   ) {
     self.group = group
     self.port = port
@@ -68,6 +74,7 @@ public struct LANMulticastConfiguration: Sendable, Hashable {
     self.sightingInterval = sightingInterval
     self.maximumClockSkew = maximumClockSkew
     self.sharedKey = sharedKey
+    self.peerPort = peerPort
   }
 
   /// Whether ``group`` is an IPv4 (224.0.0.0/4) or IPv6 (ff00::/8) multicast address.

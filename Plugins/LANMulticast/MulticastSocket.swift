@@ -175,13 +175,26 @@ struct MulticastSocket: Sendable {
     return sent < 0 ? errno : 0
   }
 
-  /// Receives one waiting datagram without blocking: its bytes, or `nil` when none waits
-  /// (`EAGAIN`) or the receive failed.
-  func receive(into buffer: inout [UInt8]) -> Int? {
-    let count = buffer.withUnsafeMutableBytes {
-      recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT))
+  /// Receives one waiting datagram without blocking: its length and, for an IPv4 source,
+  /// the source's address bytes; `nil` when none waits (`EAGAIN`) or the receive failed.
+  func receive(into buffer: inout [UInt8]) -> (count: Int, sourceIPv4: [UInt8]?)? {
+    var source = sockaddr_storage()
+    var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+    let count = buffer.withUnsafeMutableBytes { bytes in
+      withUnsafeMutablePointer(to: &source) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+          recvfrom(descriptor, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT), $0, &length)
+        }
+      }
     }
-    return count < 0 ? nil : count
+    guard count >= 0 else { return nil }
+    guard Int32(source.ss_family) == AF_INET else { return (count, nil) }
+    let ipv4 = withUnsafePointer(to: &source) {
+      $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+        withUnsafeBytes(of: $0.pointee.sin_addr.s_addr) { Array($0) }
+      }
+    }
+    return (count, ipv4)
   }
 
   func close() { _ = Glibc.close(descriptor) }

@@ -11,4 +11,9 @@ enum Loopback {
   }
 
   static func randomPort() -> UInt16 { UInt16.random(in: 20_000...60_000) }
+
+  /// A port for a peer transport's who-has group, below the kernel's ephemeral range
+  /// (32768–60999 by default): the transports' unicast sockets take ephemeral ports without
+  /// `SO_REUSEADDR`, and the group socket could not bind beside one on the same number.
+  static func randomGroupPort() -> UInt16 { UInt16.random(in: 10_000...19_999) }
 }

@@ -51,7 +51,7 @@ struct MediumTests {
     var captured: [UInt8]?
     #expect(
       await eventually(timeout: .seconds(5)) {
-        while let count = eavesdropper.receive(into: &buffer) {
+        while let (count, _) = eavesdropper.receive(into: &buffer) {
           if count == Datagram.size, buffer[8..<16].elementsEqual(victim.bytes) {
             captured = Array(buffer[0..<count])
           }

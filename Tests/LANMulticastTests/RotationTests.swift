@@ -40,7 +40,7 @@ struct RotationTests {
     var captured: [(bytes: [UInt8], datagram: Datagram)] = []
     var buffer = [UInt8](repeating: 0, count: 2048)
     func capture(_ token: Token) -> Int {
-      while let count = tap.receive(into: &buffer) {
+      while let (count, _) = tap.receive(into: &buffer) {
         let bytes = Array(buffer[0..<count])
         if let datagram = try? Datagram(checking: bytes, key: nil) {
           captured.append((bytes, datagram))

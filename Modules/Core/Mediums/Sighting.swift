@@ -16,10 +16,14 @@ public struct Sighting: Sendable, Hashable, Codable {
   public var snr: Double?
   /// When it was heard.
   public var time: Date
+  /// How to reach the sender through a ``PeerTransport``, where the medium knows it (the
+  /// source address of a LAN datagram); `nil` otherwise. Peer resolution asks the token's
+  /// owner there rather than asking every device.
+  public var returnPath: PeerAddress?
 
   public init(
     token: Token, medium: DiscoveryMediums, rssi: Double? = nil, txPower: Int? = nil,
-    snr: Double? = nil, time: Date = Date()
+    snr: Double? = nil, time: Date = Date(), returnPath: PeerAddress? = nil
   ) {
     self.token = token
     self.medium = medium
@@ -27,5 +31,6 @@ public struct Sighting: Sendable, Hashable, Codable {
     self.txPower = txPower
     self.snr = snr
     self.time = time
+    self.returnPath = returnPath
   }
 }

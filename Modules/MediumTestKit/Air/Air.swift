@@ -48,6 +48,8 @@ public actor Air {
   private struct Node {
     let device: String
     let kind: DiscoveryMediums
+    /// Put in every sighting of this node's token (``Core/Sighting/returnPath``).
+    let returnPath: PeerAddress?
     var token: Token?
     var scanning = false
     var beaconScanning = false
@@ -148,8 +150,12 @@ public actor Air {
 
   // MARK: Mediums
 
-  /// A medium of `kind` for `device`, attached to this air.
-  public func makeMedium(device: String, kind: DiscoveryMediums) -> AirMedium {
+  /// A medium of `kind` for `device`, attached to this air. Sightings of its token carry
+  /// `returnPath` (as a LAN medium gives the datagram's source address), so peer resolution
+  /// can ask the device directly.
+  public func makeMedium(
+    device: String, kind: DiscoveryMediums, returnPath: PeerAddress? = nil
+  ) -> AirMedium {
     let (sightings, sightingsContinuation) = AsyncStream.makeStream(
       of: Sighting.self, bufferingPolicy: .bufferingNewest(4096))
     let (statuses, statusContinuation) = AsyncStream.makeStream(
@@ -160,7 +166,7 @@ public actor Air {
     let id = nextNodeID
     nextNodeID += 1
     nodes[id] = Node(
-      device: device, kind: kind, sightings: sightingsContinuation,
+      device: device, kind: kind, returnPath: returnPath, sightings: sightingsContinuation,
       beaconSightings: beaconContinuation, status: statusContinuation)
     startLoopIfNeeded()
     return AirMedium(
@@ -235,10 +241,12 @@ public actor Air {
         let attenuation = 20 * log10(distance)
         let sighting =
           speaker.kind == .audio
-          ? Sighting(token: token, medium: .audio, snr: 30 - attenuation, time: now)
+          ? Sighting(
+            token: token, medium: .audio, snr: 30 - attenuation, time: now,
+            returnPath: speaker.returnPath)
           : Sighting(
             token: token, medium: speaker.kind, rssi: Self.rssiAt1m - attenuation,
-            txPower: Self.txPowerAt0m, time: now)
+            txPower: Self.txPowerAt0m, time: now, returnPath: speaker.returnPath)
         if configuration.latency == .zero {
           hearer.sightings.yield(sighting)
         } else {

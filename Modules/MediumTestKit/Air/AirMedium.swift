@@ -51,10 +51,13 @@ public final class AirMedium: Medium {
 }
 
 extension MediumProvider {
-  /// A medium of `medium` for `device` on `air`.
-  public static func air(_ air: Air, device: String, medium: DiscoveryMediums) -> MediumProvider {
+  /// A medium of `medium` for `device` on `air`; sightings of its token carry
+  /// `returnPath`.
+  public static func air(
+    _ air: Air, device: String, medium: DiscoveryMediums, returnPath: PeerAddress? = nil
+  ) -> MediumProvider {
     MediumProvider(name: "air \(medium) \(device)") { _ in
-      await air.makeMedium(device: device, kind: medium)
+      await air.makeMedium(device: device, kind: medium, returnPath: returnPath)
     }
   }
 

@@ -1,0 +1,67 @@
+/// A way for peer resolution to send sealed datagrams to other devices and hear theirs: the
+/// LAN (UDP), a Bluetooth GATT connection, or memory in tests.
+///
+/// The peer resolver knows no medium; plugins implement this protocol beside their
+/// ``Medium`` the way they implement the medium itself. It stays small, like swift-log's
+/// `LogHandler`: new requirements arrive with default implementations, so a transport written
+/// today keeps compiling. Implementations are reference types safe to call from any task
+/// (keep state in an actor or behind a lock); the resolver is the single reader of
+/// ``incoming``.
+///
+/// A transport moves bytes only: it neither reads nor checks them (the resolver
+/// authenticates every datagram), and it never blocks its caller on a slow peer.
+public protocol PeerTransport: AnyObject, Sendable {
+  /// The kind of address this transport understands (``PeerAddress/transport``), such as
+  /// `"lan"` or `"memory"`.
+  var kind: String { get }
+  /// A short name for logs.
+  var name: String { get }
+  /// What it can do beyond sending to one address.
+  var capabilities: PeerTransportCapabilities { get }
+  /// The largest datagram ``send(_:to:)`` and ``sendToAll(_:)`` carry, in bytes.
+  var maximumDatagramSize: Int { get }
+  /// Datagrams received, with the address of their sender. The stream buffers a bounded
+  /// number (the transport drops the oldest beyond it) and finishes on ``shutdown()``.
+  var incoming: AsyncStream<PeerDatagram> { get }
+
+  /// Sends `datagram` to one device.
+  /// - Throws: an error saying why it could not be sent (unreachable, too large, shut down).
+  func send(_ datagram: [UInt8], to address: PeerAddress) async throws
+  /// Sends `datagram` to every device this transport reaches (a LAN multicast), for
+  /// transports with ``PeerTransportCapabilities/multicast``. Default: throws
+  /// ``ManagerError/unsupported(_:)``.
+  /// - Throws: an error saying why it could not be sent.
+  func sendToAll(_ datagram: [UInt8]) async throws
+  /// Stops sending and receiving and releases the transport's resources; finishes
+  /// ``incoming``.
+  func shutdown() async
+}
+
+extension PeerTransport {
+  /// No multicast: throws ``ManagerError/unsupported(_:)``.
+  public func sendToAll(_ datagram: [UInt8]) async throws {
+    throw ManagerError.unsupported("\(name) cannot send to every device")
+  }
+}
+
+/// What a ``PeerTransport`` can do.
+public struct PeerTransportCapabilities: OptionSet, Sendable, Hashable {
+  public let rawValue: UInt8
+  public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+  /// ``PeerTransport/sendToAll(_:)`` reaches every device of the segment.
+  public static let multicast = PeerTransportCapabilities(rawValue: 1 << 0)
+}
+
+/// A datagram a ``PeerTransport`` received, with where it came from.
+public struct PeerDatagram: Sendable, Hashable {
+  /// The bytes as received, not checked by the transport.
+  public var bytes: [UInt8]
+  /// The sender's address on this transport (where an answer goes).
+  public var sender: PeerAddress
+
+  public init(bytes: [UInt8], sender: PeerAddress) {
+    self.bytes = bytes
+    self.sender = sender
+  }
+}

@@ -1,0 +1,98 @@
+public import Core
+import Foundation
+
+/// An in-memory network that carries peer datagrams between ``MemoryPeerTransport``s, for
+/// tests of peer resolution: unicast to an address, multicast to every other node, partitions,
+/// and a record of every datagram so a test can replay or corrupt one.
+///
+/// Delivery is immediate (the datagram is in the receiver's ``PeerTransport/incoming``
+/// buffer when ``MemoryPeerTransport/send(_:to:)`` returns); a node's buffer keeps its newest
+/// ``incomingCapacity`` datagrams.
+public actor MemoryPeerNetwork {
+  /// The kind of the addresses of this network.
+  public static let kind = "memory"
+
+  private struct Node {
+    let name: String
+    let continuation: AsyncStream<PeerDatagram>.Continuation
+  }
+
+  /// How many datagrams each node's incoming stream buffers.
+  public let incomingCapacity: Int
+  /// The largest datagram carried (larger ones are refused with an error).
+  public let maximumDatagramSize: Int
+  private var nodes: [PeerAddress: Node] = [:]
+  private var cut: Set<[PeerAddress]> = []
+  private var nextNode: UInt32 = 1
+  /// Every datagram sent, in order, with its sender and its receivers.
+  public private(set) var log: [(bytes: [UInt8], from: PeerAddress, to: [PeerAddress])] = []
+
+  public init(incomingCapacity: Int = 1024, maximumDatagramSize: Int = 65_507) {
+    self.incomingCapacity = incomingCapacity
+    self.maximumDatagramSize = maximumDatagramSize
+  }
+
+  /// A transport attached to this network, named `name` (for logs).
+  public func makeTransport(name: String) -> MemoryPeerTransport {
+    let id = nextNode
+    nextNode += 1
+    let address = PeerAddress(
+      transport: Self.kind, bytes: withUnsafeBytes(of: id.bigEndian) { Array($0) })!
+    let (stream, continuation) = AsyncStream.makeStream(
+      of: PeerDatagram.self, bufferingPolicy: .bufferingNewest(incomingCapacity))
+    nodes[address] = Node(name: name, continuation: continuation)
+    return MemoryPeerTransport(
+      network: self, address: address, name: "memory \(name)", incoming: stream,
+      maximumDatagramSize: maximumDatagramSize)
+  }
+
+  /// Stops `a` and `b` from reaching each other (both ways).
+  public func partition(_ a: PeerAddress, _ b: PeerAddress) { cut.insert(Self.pair(a, b)) }
+
+  /// Undoes ``partition(_:_:)``.
+  public func heal(_ a: PeerAddress, _ b: PeerAddress) { cut.remove(Self.pair(a, b)) }
+
+  /// Delivers `bytes` to `to` as if `from` had sent them (a test's hostile or replayed
+  /// datagram); `from` need not be a node.
+  public func inject(_ bytes: [UInt8], from: PeerAddress, to: PeerAddress) {
+    nodes[to]?.continuation.yield(PeerDatagram(bytes: bytes, sender: from))
+  }
+
+  func send(_ bytes: [UInt8], from: PeerAddress, to: PeerAddress) throws {
+    guard bytes.count <= maximumDatagramSize else {
+      throw MemoryPeerError.tooLarge(bytes.count, limit: maximumDatagramSize)
+    }
+    guard let node = nodes[to] else { throw MemoryPeerError.unreachable(to) }
+    log.append((bytes, from, [to]))
+    guard !cut.contains(Self.pair(from, to)) else { return }
+    node.continuation.yield(PeerDatagram(bytes: bytes, sender: from))
+  }
+
+  func sendToAll(_ bytes: [UInt8], from: PeerAddress) throws {
+    guard bytes.count <= maximumDatagramSize else {
+      throw MemoryPeerError.tooLarge(bytes.count, limit: maximumDatagramSize)
+    }
+    let receivers = nodes.keys.filter { $0 != from && !cut.contains(Self.pair(from, $0)) }
+      .sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }
+    log.append((bytes, from, receivers))
+    for address in receivers {
+      nodes[address]?.continuation.yield(PeerDatagram(bytes: bytes, sender: from))
+    }
+  }
+
+  func detach(_ address: PeerAddress) {
+    nodes.removeValue(forKey: address)?.continuation.finish()
+  }
+
+  private static func pair(_ a: PeerAddress, _ b: PeerAddress) -> [PeerAddress] {
+    a.bytes.lexicographicallyPrecedes(b.bytes) ? [a, b] : [b, a]
+  }
+}
+
+/// Why a ``MemoryPeerTransport`` could not send.
+public enum MemoryPeerError: Error, Sendable, Hashable {
+  /// Larger than the network carries.
+  case tooLarge(Int, limit: Int)
+  /// No node has that address (never made, or shut down).
+  case unreachable(PeerAddress)
+}

@@ -1,0 +1,37 @@
+public import Core
+
+/// A ``Core/PeerTransport`` on a ``MemoryPeerNetwork``. Made by
+/// ``MemoryPeerNetwork/makeTransport(name:)``.
+public final class MemoryPeerTransport: PeerTransport {
+  public var kind: String { MemoryPeerNetwork.kind }
+  public let name: String
+  public var capabilities: PeerTransportCapabilities { .multicast }
+  public let maximumDatagramSize: Int
+  public let incoming: AsyncStream<PeerDatagram>
+  /// This node's address (what a medium puts in ``Core/Sighting/returnPath``).
+  public let address: PeerAddress
+  private let network: MemoryPeerNetwork
+
+  init(
+    network: MemoryPeerNetwork, address: PeerAddress, name: String,
+    incoming: AsyncStream<PeerDatagram>, maximumDatagramSize: Int
+  ) {
+    self.network = network
+    self.address = address
+    self.name = name
+    self.incoming = incoming
+    self.maximumDatagramSize = maximumDatagramSize
+  }
+
+  /// - Throws: ``MemoryPeerError``.
+  public func send(_ datagram: [UInt8], to address: PeerAddress) async throws {
+    try await network.send(datagram, from: self.address, to: address)
+  }
+
+  /// - Throws: ``MemoryPeerError/tooLarge(_:limit:)``.
+  public func sendToAll(_ datagram: [UInt8]) async throws {
+    try await network.sendToAll(datagram, from: address)
+  }
+
+  public func shutdown() async { await network.detach(address) }
+}

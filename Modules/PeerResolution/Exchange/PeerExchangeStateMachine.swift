@@ -1,0 +1,302 @@
+@_spi(Resolver) public import Core
+public import Foundation
+public import Strategy
+public import Tokens
+
+/// The hearer's side of the peer exchange as a value: which tokens to ask about, when, where,
+/// and when to give up or forget. Events and the current instant go in, actions come out;
+/// nothing here sends, sleeps or reads a clock, so every rule is tested on plain instants.
+///
+/// Per (local device, heard token):
+/// - heard for the first time: ask its owner, directly when the sighting gave a way back
+///   (``PeerAddress``), else with a who-has to every device (when a transport can);
+/// - an owner's `iHave`: ask it directly;
+/// - no answer within ``Configuration/queryTimeout``: ask again, the wait doubling each time,
+///   up to ``Configuration/maximumAttempts``; then rest for ``Configuration/restAfterFailure``
+///   (and forget the address, so the next attempt may ask everyone);
+/// - answered: ask again (a refresh) once ``Configuration/refreshInterval`` has passed, but
+///   only while the token keeps being heard, or at once when the local device's handles
+///   change;
+/// - not heard for ``Configuration/forgetAfter``: forgotten.
+///
+/// Bounded: at most ``Configuration/maximumTracked`` tokens are followed (a new token past
+/// that is ignored and counted) and at most ``Configuration/maximumOutstanding`` questions
+/// wait for an answer at once (the rest wait their turn).
+public struct PeerExchangeStateMachine: Sendable {
+  /// The timing and bounds of the exchange.
+  public struct Configuration: Sendable, Hashable {
+    /// How long to wait for an answer (or an `iHave`) before asking again. Default 1 s.
+    public var queryTimeout: Duration = .seconds(1)
+    /// How many times to ask before resting. Default 3.
+    public var maximumAttempts = 3
+    /// How long to rest after a question went unanswered `maximumAttempts` times.
+    /// Default 5 s.
+    public var restAfterFailure: Duration = .seconds(5)
+    /// How often to ask an owner again while its token is heard: well under `lostAfter`, so
+    /// the owner's nearness stays fresh. Default 3 s (a third of the default `lostAfter`).
+    public var refreshInterval: Duration = .seconds(3)
+    /// A token not heard for this long is forgotten. Default 40 s.
+    public var forgetAfter: Duration = .seconds(40)
+    /// The most tokens followed at once. Default 256.
+    public var maximumTracked = 256
+    /// The most questions waiting for an answer at once. Default 32.
+    public var maximumOutstanding = 32
+    /// Whether a who-has can be sent (a transport can reach every device).
+    public var canAskEveryone = true
+
+    public init() {}
+  }
+
+  /// What a tracked token is named by: the local device that heard it and the token.
+  public struct Key: Sendable, Hashable {
+    public var local: DeviceID
+    public var token: Token
+    public init(local: DeviceID, token: Token) {
+      self.local = local
+      self.token = token
+    }
+  }
+
+  /// What the owner of the state machine is to do.
+  public enum Action: Sendable, Hashable {
+    /// Send a who-has for `token` to every device.
+    case sendWhoHas(queryID: UInt64, key: Key)
+    /// Send a query about `key.token` on behalf of `key.local` to `address`, saying it was
+    /// heard on `mediums`.
+    case sendQuery(queryID: UInt64, key: Key, mediums: DiscoveryMediums, to: PeerAddress)
+    /// The token is no longer heard: nothing more will be asked about it.
+    case forget(Key, owner: Identifier?)
+  }
+
+  /// An answer that matched a question.
+  public struct Resolution: Sendable, Hashable {
+    public var key: Key
+    /// When the token was last heard on each medium (for the sightings to record).
+    public var heard: [DiscoveryMediums: Date]
+  }
+
+  private enum Phase: Sendable, Hashable {
+    /// Nothing asked; not before `restUntil`.
+    case idle(restUntil: Date?)
+    /// A who-has is out.
+    case findingOwner(queryID: UInt64, attempt: Int, deadline: Date)
+    /// A query is out.
+    case asking(queryID: UInt64, attempt: Int, deadline: Date, mediums: DiscoveryMediums)
+  }
+
+  private struct Entry: Sendable {
+    var phase: Phase = .idle(restUntil: nil)
+    var address: PeerAddress?
+    var owner: Identifier?
+    var lastHeard: Date
+    var heard: [DiscoveryMediums: Date] = [:]
+    var lastAnswer: Date?
+    /// When the last question went out (a refresh needs a sighting after it).
+    var lastAsked: Date?
+    /// Mediums heard since the last answer.
+    var mediumsSinceAnswer: DiscoveryMediums = []
+  }
+
+  public let configuration: Configuration
+  private var entries: [Key: Entry] = [:]
+  private var outstanding: [UInt64: Key] = [:]
+  private var random: SplitMix64
+  /// New tokens ignored because ``Configuration/maximumTracked`` were followed.
+  public private(set) var refusedTokens = 0
+
+  /// - Parameter seed: the seed of the query ids (random by default; tests fix it).
+  public init(configuration: Configuration = .init(), seed: UInt64? = nil) {
+    self.configuration = configuration
+    var system = SystemRandomNumberGenerator()
+    random = SplitMix64(seed: seed ?? system.next())
+  }
+
+  /// How many tokens are followed.
+  public var trackedCount: Int { entries.count }
+  /// How many questions wait for an answer.
+  public var outstandingCount: Int { outstanding.count }
+  /// The key a question is about, while it waits for its answer.
+  public func key(ofQuery queryID: UInt64) -> Key? { outstanding[queryID] }
+  /// The owner's ephemeral id learnt from the last answer for `key`.
+  public func owner(of key: Key) -> Identifier? { entries[key]?.owner }
+
+  // MARK: Events
+
+  /// `key.local` heard `key.token` on `medium` at `now`; `returnPath` is how to reach its
+  /// sender, when the medium knows.
+  public mutating func heard(
+    _ key: Key, on medium: DiscoveryMediums, returnPath: PeerAddress?, at now: Date
+  ) -> [Action] {
+    if entries[key] == nil {
+      guard entries.count < configuration.maximumTracked else {
+        refusedTokens += 1
+        return []
+      }
+      entries[key] = Entry(lastHeard: now)
+    }
+    entries[key]!.lastHeard = now
+    entries[key]!.heard[medium] = now
+    entries[key]!.mediumsSinceAnswer.insert(medium)
+    if let returnPath { entries[key]!.address = returnPath }
+    return askIfDue(key, now: now)
+  }
+
+  /// An owner said it holds the token of `queryID` (a who-has), from `address`.
+  public mutating func ownerFound(queryID: UInt64, at address: PeerAddress, now: Date) -> [Action] {
+    guard let key = outstanding[queryID], var entry = entries[key],
+      case .findingOwner(_, let attempt, _) = entry.phase
+    else { return [] }
+    entry.address = address
+    let mediums = entry.mediumsSinceAnswer
+    entry.phase = .asking(
+      queryID: queryID, attempt: attempt, deadline: now + configuration.queryTimeout,
+      mediums: mediums)
+    entry.lastAsked = now
+    entries[key] = entry
+    return [.sendQuery(queryID: queryID, key: key, mediums: mediums, to: address)]
+  }
+
+  /// The answer to `queryID` arrived from `address`, sent by the owner `sender`; nil when
+  /// no question of that id waits (a late or unasked answer).
+  public mutating func answered(
+    queryID: UInt64, sender: Identifier, from address: PeerAddress, now: Date
+  ) -> Resolution? {
+    guard let key = outstanding.removeValue(forKey: queryID), var entry = entries[key] else {
+      return nil
+    }
+    switch entry.phase {
+    case .asking, .findingOwner: break
+    case .idle: return nil
+    }
+    entry.phase = .idle(restUntil: nil)
+    entry.address = address
+    entry.owner = sender
+    entry.lastAnswer = now
+    entry.mediumsSinceAnswer = []
+    entries[key] = entry
+    return Resolution(key: key, heard: entry.heard)
+  }
+
+  /// `local`'s publications or subscriptions changed: every owner it follows is asked again
+  /// at once (when no question is out), so they learn the new handles. The question names
+  /// only the mediums heard since the last answer (possibly none).
+  public mutating func handlesChanged(local: DeviceID, now: Date) -> [Action] {
+    var actions: [Action] = []
+    for key in entries.keys.sorted(by: { $0.token < $1.token }) where key.local == local {
+      guard case .idle = entries[key]!.phase, entries[key]!.lastAnswer != nil else { continue }
+      // Only the mediums heard since the last answer: the question carries the new handles,
+      // and must not make the owner believe it was heard again on a medium gone quiet.
+      entries[key]!.lastAnswer = nil
+      actions += ask(key, now: now)
+    }
+    return actions
+  }
+
+  /// `local` is gone: its tokens are no longer followed.
+  public mutating func removeLocal(_ local: DeviceID) {
+    for key in entries.keys where key.local == local { drop(key) }
+  }
+
+  /// Time passed: questions past their deadline are asked again or given up, refreshes that
+  /// fell due are asked, and tokens not heard for ``Configuration/forgetAfter`` are
+  /// forgotten.
+  public mutating func tick(now: Date) -> [Action] {
+    var actions: [Action] = []
+    for key in entries.keys.sorted(by: { $0.token < $1.token }) {
+      guard let entry = entries[key] else { continue }
+      if now.timeIntervalSince(entry.lastHeard) >= configuration.forgetAfter.secondsValue {
+        drop(key)
+        actions.append(.forget(key, owner: entry.owner))
+        continue
+      }
+      switch entry.phase {
+      case .findingOwner(let queryID, let attempt, let deadline),
+        .asking(let queryID, let attempt, let deadline, _):
+        guard now >= deadline else { continue }
+        outstanding[queryID] = nil
+        if attempt >= configuration.maximumAttempts {
+          entries[key]!.phase = .idle(restUntil: now + configuration.restAfterFailure)
+          entries[key]!.address = nil
+        } else {
+          actions += ask(key, now: now, attempt: attempt + 1)
+        }
+      case .idle:
+        actions += askIfDue(key, now: now)
+      }
+    }
+    return actions
+  }
+
+  // MARK: Asking
+
+  private mutating func askIfDue(_ key: Key, now: Date) -> [Action] {
+    guard let entry = entries[key], case .idle(let restUntil) = entry.phase else { return [] }
+    if let restUntil, now < restUntil { return [] }
+    if let lastAnswer = entry.lastAnswer {
+      // A refresh: due by time, and only for a token heard since the last question.
+      guard now.timeIntervalSince(lastAnswer) >= configuration.refreshInterval.secondsValue,
+        entry.lastAsked.map({ entry.lastHeard > $0 }) ?? true
+      else { return [] }
+    }
+    return ask(key, now: now)
+  }
+
+  private mutating func ask(_ key: Key, now: Date, attempt: Int = 1) -> [Action] {
+    guard var entry = entries[key], outstanding.count < configuration.maximumOutstanding else {
+      return []
+    }
+    let queryID = nextQueryID()
+    // The wait doubles with each attempt.
+    let timeout = configuration.queryTimeout * (1 << min(attempt - 1, 16))
+    let deadline = now + timeout
+    let action: Action
+    if let address = entry.address {
+      let mediums = entry.mediumsSinceAnswer
+      entry.phase = .asking(
+        queryID: queryID, attempt: attempt, deadline: deadline, mediums: mediums)
+      action = .sendQuery(queryID: queryID, key: key, mediums: mediums, to: address)
+    } else if configuration.canAskEveryone {
+      entry.phase = .findingOwner(queryID: queryID, attempt: attempt, deadline: deadline)
+      action = .sendWhoHas(queryID: queryID, key: key)
+    } else {
+      // Nowhere to ask: rest, and try again if a sighting brings a way back.
+      entry.phase = .idle(restUntil: now + configuration.restAfterFailure)
+      entries[key] = entry
+      return []
+    }
+    entry.lastAsked = now
+    entries[key] = entry
+    outstanding[queryID] = key
+    return [action]
+  }
+
+  private mutating func drop(_ key: Key) {
+    guard let entry = entries.removeValue(forKey: key) else { return }
+    switch entry.phase {
+    case .findingOwner(let queryID, _, _), .asking(let queryID, _, _, _):
+      outstanding[queryID] = nil
+    case .idle: break
+    }
+  }
+
+  private mutating func nextQueryID() -> UInt64 {
+    while true {
+      let id = random.next()
+      if id != 0, outstanding[id] == nil { return id }
+    }
+  }
+}
+
+extension Date {
+  static func + (date: Date, duration: Duration) -> Date {
+    date.addingTimeInterval(duration.secondsValue)
+  }
+}
+
+extension Duration {
+  /// This duration in seconds.
+  var secondsValue: Double {
+    let (whole, fraction) = components
+    return Double(whole) + Double(fraction) / 1e18
+  }
+}

@@ -1,0 +1,42 @@
+/// What the peer resolver did with the datagrams it received and sent, for tests and
+/// diagnostics. Every datagram received is counted once as accepted or under one reason
+/// for dropping it.
+public struct PeerCounters: Sendable, Hashable {
+  /// Datagrams received from the transports.
+  public var received = 0
+  /// Opened, fresh, not replayed, within the rate limit, and decoded.
+  public var accepted = 0
+  /// Larger than ``PeerLimits/maximumDatagramSize``.
+  public var droppedOversized = 0
+  /// Too short, wrong magic or version, or a body that does not decode (a count or size
+  /// past a limit, an invalid value).
+  public var droppedMalformed = 0
+  /// Another project's tag, or received before any device registered (no key yet).
+  public var droppedOtherProject = 0
+  /// The seal did not open (forged or corrupted).
+  public var droppedUnauthenticated = 0
+  /// Sent outside the clock window.
+  public var droppedStale = 0
+  /// A nonce seen before.
+  public var droppedReplayed = 0
+  /// Over the sender's rate limit.
+  public var droppedRateLimited = 0
+  /// Valid, but nobody asked for it or nothing here concerns it (an answer to no query,
+  /// a query for a token not ours).
+  public var ignored = 0
+  /// Questions and answers from a new peer refused because
+  /// ``PeerResolverConfiguration/maximumShadows`` peers were held.
+  public var refusedPeers = 0
+  /// Datagrams sent.
+  public var sent = 0
+  /// Datagrams that could not be sent (the transport refused them).
+  public var sendFailures = 0
+
+  public init() {}
+
+  /// Every datagram dropped, whatever the reason.
+  public var dropped: Int {
+    droppedOversized + droppedMalformed + droppedOtherProject + droppedUnauthenticated
+      + droppedStale + droppedReplayed + droppedRateLimited
+  }
+}

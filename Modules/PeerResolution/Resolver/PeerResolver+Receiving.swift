@@ -1,0 +1,192 @@
+@_spi(Resolver) import Core
+import Foundation
+@_spi(Resolver) import Resolution
+import Strategy
+import Tokens
+
+extension PeerResolver {
+  /// Judges one datagram and acts on it: size, project tag, rate limit, seal, clock window,
+  /// replay, fragments, body, in that order; whatever fails is dropped and counted, never
+  /// thrown.
+  func receive(_ datagram: PeerDatagram, on transport: Int) {
+    statistics.received += 1
+    let limit = min(PeerLimits.maximumDatagramSize, transports[transport].maximumDatagramSize)
+    guard datagram.bytes.count <= limit else {
+      statistics.droppedOversized += 1
+      return
+    }
+    guard let sealer else {
+      statistics.droppedOtherProject += 1
+      return
+    }
+    let time = now()
+    // The cheap header checks first, then the sender's budget, then the seal.
+    do {
+      _ = try PeerHeader(parsing: datagram.bytes, projectTag: sealer.keys.projectTag)
+    } catch {
+      count(error)
+      return
+    }
+    guard rateLimiter.admit(datagram.sender, now: time.timeIntervalSince1970) else {
+      statistics.droppedRateLimited += 1
+      return
+    }
+    let header: PeerHeader
+    let body: [UInt8]
+    do {
+      (header, body) = try sealer.open(datagram.bytes)
+    } catch {
+      count(error)
+      return
+    }
+    guard replayGuard.isFresh(sentAt: header.sentAt, now: PeerClock.milliseconds(time)) else {
+      statistics.droppedStale += 1
+      return
+    }
+    guard replayGuard.admit(nonce: header.nonce) else {
+      statistics.droppedReplayed += 1
+      return
+    }
+    var whole = body
+    if header.flags & PeerHeader.fragmentFlag != 0 {
+      do {
+        guard
+          let assembled = try reassembler.add(
+            body, kind: header.kind, from: datagram.sender, now: time)
+        else {
+          // Kept until the rest of its message arrives.
+          statistics.accepted += 1
+          return
+        }
+        whole = assembled
+      } catch {
+        count(error)
+        return
+      }
+    }
+    let message: PeerMessage
+    do {
+      message = try PeerMessage(kind: header.kind, body: whole)
+    } catch {
+      count(error)
+      return
+    }
+    statistics.accepted += 1
+    handle(message, from: datagram.sender, now: time)
+  }
+
+  private func count(_ error: PeerWireError) {
+    switch error {
+    case .otherProject: statistics.droppedOtherProject += 1
+    case .unauthenticated: statistics.droppedUnauthenticated += 1
+    case .stale: statistics.droppedStale += 1
+    case .replayed: statistics.droppedReplayed += 1
+    case .tooLarge, .truncated, .invalid, .notPeerDatagram: statistics.droppedMalformed += 1
+    }
+  }
+
+  private func handle(_ message: PeerMessage, from sender: PeerAddress, now time: Date) {
+    switch message {
+    case .whoHas(let queryID, let token):
+      guard localOwner(of: token, at: time) != nil else {
+        statistics.ignored += 1
+        return
+      }
+      send(.iHave(queryID: queryID, token: token), to: sender, now: time)
+    case .iHave(let queryID, _):
+      let actions = exchange.ownerFound(queryID: queryID, at: sender, now: time)
+      if actions.isEmpty { statistics.ignored += 1 }
+      perform(actions, now: time)
+    case .query(let query):
+      answer(query, from: sender, now: time)
+    case .answer(let answer):
+      apply(answer, from: sender, now: time)
+    }
+  }
+
+  /// The owner's side: learn the hearer (its handles, and that it heard us), then answer.
+  private func answer(_ query: PeerQuery, from sender: PeerAddress, now time: Date) {
+    guard let owner = localOwner(of: query.token, at: time),
+      let ownerEphemeral = ephemeralID(of: owner), query.sender != ownerEphemeral
+    else {
+      statistics.ignored += 1
+      return
+    }
+    guard
+      let shadow = updateShadow(
+        query.sender, publications: query.handles.publications,
+        subscriptions: query.handles.subscriptions, now: time)
+    else { return }
+    // The hearer heard our token on each of these mediums: a sighting by its shadow.
+    let sightings = query.mediums.elements.map {
+      Sighting(token: query.token, medium: $0, time: time)
+    }
+    reportFromShadow(shadow, sightings: sightings, now: time)
+    hearers[owner, default: [:]][query.sender] = RecentHearer(
+      address: sender, token: query.token, until: time + configuration.hearerMemory)
+    sendAnswer(
+      queryID: query.queryID, owner: owner, token: query.token, to: sender, hearer: query.sender,
+      now: time)
+  }
+
+  /// The hearer's side: take the owner's publications, bind its token, and record the
+  /// sightings that waited for it.
+  private func apply(_ answer: PeerAnswer, from sender: PeerAddress, now time: Date) {
+    let local: DeviceID
+    var heard: [(medium: DiscoveryMediums, time: Date)] = []
+    if answer.queryID == 0 {
+      // An update nobody asked: only from a peer we know, about a token bound to it.
+      guard let shadow = shadows[answer.sender], shadow.tokens.contains(answer.token),
+        let key = exchangeKey(token: answer.token, owner: answer.sender)
+      else {
+        statistics.ignored += 1
+        return
+      }
+      local = key.local
+    } else {
+      guard let key = exchange.key(ofQuery: answer.queryID), key.token == answer.token,
+        let resolution = exchange.answered(
+          queryID: answer.queryID, sender: answer.sender, from: sender, now: time)
+      else {
+        statistics.ignored += 1
+        return
+      }
+      local = resolution.key.local
+      heard = resolution.heard.map { ($0.key, $0.value) }
+    }
+    guard locals[local] != nil, ephemeralID(of: local) != answer.sender,
+      let shadow = updateShadow(
+        answer.sender, publications: answer.publications, subscriptions: nil, now: time)
+    else { return }
+    // Sightings of a token already bound here were recorded when they were reported; only
+    // those that could not resolve before are recorded again (recording one again would
+    // refresh its nearness as if it had just been heard).
+    let wasBound = engine.store.device(heard: answer.token, at: time) == shadow.credentials.id
+    bind(answer.token, to: answer.sender, validFor: answer.tokenValidFor, now: time)
+    guard !wasBound else { return }
+    // The sightings that could not resolve before, heard within the sighting window.
+    let earliest = configuration.resolution.earliestHeard(now: time)
+    let sightings = heard.filter { $0.time >= earliest }.sorted {
+      $0.medium.rawValue < $1.medium.rawValue
+    }
+    .map { Sighting(token: answer.token, medium: $0.medium, time: $0.time) }
+    guard !sightings.isEmpty, let credentials = locals[local]?.credentials else { return }
+    do {
+      let (reply, deviceEvents) = try engine.report(
+        Report(sightings: sightings), from: credentials, now: time)
+      for event in reply.events { streams[local]?.yield(event) }
+      route(deviceEvents)
+    } catch {
+      logger.error("recording a resolved sighting failed", metadata: ["error": "\(error)"])
+    }
+  }
+
+  /// The key of the exchange entry that follows `owner`'s `token`, if any.
+  private func exchangeKey(token: Token, owner: Identifier) -> PeerExchangeStateMachine.Key? {
+    for local in locals.keys.sorted(by: { $0.description < $1.description }) {
+      let key = PeerExchangeStateMachine.Key(local: local, token: token)
+      if exchange.owner(of: key) == owner { return key }
+    }
+    return nil
+  }
+}

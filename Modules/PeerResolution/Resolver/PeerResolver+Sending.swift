@@ -1,0 +1,151 @@
+@_spi(Resolver) import Core
+import Foundation
+@_spi(Resolver) import Resolution
+import Strategy
+import Tokens
+
+extension PeerResolver {
+  /// Carries out what the exchange decided.
+  func perform(_ actions: [PeerExchangeStateMachine.Action], now time: Date) {
+    for action in actions {
+      switch action {
+      case .sendWhoHas(let queryID, let key):
+        send(.whoHas(queryID: queryID, token: key.token), to: nil, now: time)
+      case .sendQuery(let queryID, let key, let mediums, let address):
+        guard let sender = ephemeralID(of: key.local) else { continue }
+        let query = PeerQuery(
+          queryID: queryID, token: key.token, mediums: mediums, sender: sender,
+          handles: handles(of: key.local, now: time))
+        send(.query(query), to: address, now: time)
+      case .forget(let key, let owner):
+        logger.debug(
+          "token no longer heard",
+          metadata: ["token": "\(key.token.hex)", "owner": "\(owner.map { "\($0)" } ?? "-")"])
+      }
+    }
+  }
+
+  /// Answers `hearer` (asked with `queryID`, or 0 for an update) with the publications of
+  /// `owner` its subscriptions accept.
+  func sendAnswer(
+    queryID: UInt64, owner: DeviceID, token: Token, to address: PeerAddress, hearer: Identifier,
+    now time: Date
+  ) {
+    guard let ephemeral = ephemeralID(of: owner) else { return }
+    let wanted = shadows[hearer]?.lastSubscriptions ?? []
+    let publications = handles(of: owner, now: time).publications.filter { publication in
+      wanted.contains { $0.accepts(publication.message) }
+    }
+    let until = engine.store.binding(of: token) ?? time
+    let validFor = UInt32(min(max(until.timeIntervalSince(time) * 1000, 0), Double(UInt32.max)))
+    send(
+      .answer(
+        PeerAnswer(
+          queryID: queryID, token: token, sender: ephemeral, tokenValidFor: validFor,
+          publications: publications)), to: address, now: time)
+  }
+
+  /// Tells the devices that asked `owner` lately that its publications changed.
+  func sendUpdates(from owner: DeviceID, now time: Date) {
+    for (hearer, recent) in (hearers[owner] ?? [:]).sorted(by: { $0.key < $1.key })
+    where recent.until > time {
+      sendAnswer(
+        queryID: 0, owner: owner, token: recent.token, to: recent.address, hearer: hearer,
+        now: time)
+    }
+  }
+
+  /// A local device's publications and subscriptions as the wire carries them, with their
+  /// remaining TTL (those already expired left out).
+  func handles(of local: DeviceID, now time: Date) -> PeerHandles {
+    func remaining(_ strategy: Strategy, _ expiresAt: Date?) -> Strategy? {
+      var strategy = strategy
+      guard let expiresAt else { return strategy }
+      guard let ttl = try? TTL(seconds: expiresAt.timeIntervalSince(time)) else { return nil }
+      strategy.ttl = ttl
+      return strategy
+    }
+    let publications = engine.store.publications(on: local).compactMap {
+      record in
+      remaining(record.strategy, record.expiresAt).map {
+        PeerPublication(message: record.message, strategy: $0)
+      }
+    }
+    let subscriptions = engine.store.subscriptions(on: local).compactMap {
+      record in
+      remaining(record.strategy, record.expiresAt).map {
+        PeerSubscription(
+          namespace: record.namespace, type: record.type, strategy: $0,
+          deviceTypes: record.deviceTypes)
+      }
+    }
+    return PeerHandles(
+      publications: Array(publications.prefix(PeerLimits.maximumPublications)),
+      subscriptions: Array(subscriptions.prefix(PeerLimits.maximumSubscriptions)))
+  }
+
+  /// Seals `message` and queues it for `address` (nil: every device): one datagram when it
+  /// fits, else up to ``PeerLimits/maximumFragments`` fragments. A message too large even for
+  /// that loses publications (then subscriptions) from its end until it fits.
+  func send(_ message: PeerMessage, to address: PeerAddress?, now time: Date) {
+    guard let sealer else { return }
+    let limit = min(
+      PeerLimits.maximumDatagramSize,
+      transports.filter { address == nil || $0.kind == address?.transport }
+        .map(\.maximumDatagramSize).min() ?? 0)
+    var message = message
+    while true {
+      let body = message.body
+      let parts: [(flags: UInt8, body: [UInt8])]?
+      if body.count + PeerHeader.size + PeerHeader.tagSize <= limit {
+        parts = [(0, body)]
+      } else {
+        parts = Fragments.split(body, datagramLimit: limit, messageID: .random(in: 1...(.max)))
+          .map { $0.map { (PeerHeader.fragmentFlag, $0) } }
+      }
+      if let parts {
+        do {
+          for part in parts {
+            let bytes = try sealer.seal(
+              kind: message.kind, flags: part.flags, body: part.body, now: time)
+            outboxContinuation.yield(Outgoing(bytes: bytes, address: address))
+          }
+        } catch {
+          logger.error("sealing failed", metadata: ["error": "\(error)"])
+        }
+        return
+      }
+      guard let smaller = message.trimmed() else {
+        logger.warning("a peer message does not fit the transport; not sent")
+        return
+      }
+      logger.warning(
+        "a peer message is larger than its fragments carry; handles left out",
+        metadata: ["limit": "\(limit)", "fragments": "\(PeerLimits.maximumFragments)"])
+      message = smaller
+    }
+  }
+}
+
+extension PeerMessage {
+  /// The message with its last publication (or, with none, its last subscription) left out;
+  /// nil when there is nothing to leave out.
+  fileprivate func trimmed() -> PeerMessage? {
+    switch self {
+    case .whoHas, .iHave: return nil
+    case .query(var query):
+      if !query.handles.publications.isEmpty {
+        query.handles.publications.removeLast()
+      } else if !query.handles.subscriptions.isEmpty {
+        query.handles.subscriptions.removeLast()
+      } else {
+        return nil
+      }
+      return .query(query)
+    case .answer(var answer):
+      guard !answer.publications.isEmpty else { return nil }
+      answer.publications.removeLast()
+      return .answer(answer)
+    }
+  }
+}

@@ -1,0 +1,340 @@
+@_spi(Resolver) public import Core
+public import Foundation
+public import Logging
+@_spi(Resolver) public import Resolution
+import Strategy
+import Tokens
+
+/// A resolver that needs no server: the resolution engine runs on this device, and what it
+/// cannot resolve it asks of the token's owner over ``PeerTransport``s (contract §3a).
+///
+/// A token heard that no local device holds is asked of its owner (directly when the sighting
+/// came with a ``Sighting/returnPath``, else with a who-has to every device). The owner
+/// answers with its publications that may reach the hearer; from the same question it learns
+/// the hearer's publications and subscriptions and the mediums it was heard on. Each side
+/// keeps the other as a *shadow device* in its own engine, so found, lost, expired, event
+/// numbering and the set-top-box case come from the engine exactly as with the server.
+/// While the token is heard the hearer asks again (refresh), which keeps the owner's side
+/// fresh and carries unpublished publications away; when it stops, both engines lose after
+/// `lostAfter`.
+///
+/// Datagrams are sealed under keys derived from the API key of the first device registered
+/// (``PeerKeys``); one resolver serves one project. Every datagram is bounded, rate-limited
+/// per sender and authenticated before its body is read; what fails is dropped and counted
+/// (``counters()``).
+///
+/// The resolver runs a loop (receiving, sending, ticking) from the first registration until
+/// ``shutdown()`` or the last device unregisters, which also shuts its transports down. Time
+/// comes from `now` (decisions) and `clock` (the tick's sleep); tests pass a manual time and
+/// call ``tick()``.
+public actor PeerResolver {
+  let configuration: PeerResolverConfiguration
+  let engine: ResolutionEngine<InMemoryResolutionStore>
+  let transports: [any PeerTransport]
+  let logger: Logger
+  let now: @Sendable () -> Date
+  private let clock: any Clock<Duration>
+
+  /// The project's keys, set by the first registration.
+  var sealer: PeerSealer?
+  /// The project text the engine files every device under.
+  static let project = "peer"
+  /// Devices of this process, with the ephemeral id of their current token.
+  var locals: [DeviceID: LocalDevice] = [:]
+  var streams: [DeviceID: AsyncStream<SequencedEvent>.Continuation] = [:]
+  /// Peer devices by their ephemeral id.
+  var shadows: [Identifier: ShadowDevice] = [:]
+  var shadowOfDevice: [DeviceID: Identifier] = [:]
+  /// Per local device, the devices that asked it lately.
+  var hearers: [DeviceID: [Identifier: RecentHearer]] = [:]
+  var exchange: PeerExchangeStateMachine
+  var replayGuard = ReplayGuard()
+  var reassembler = Reassembler()
+  var rateLimiter: SenderRateLimiter
+  var statistics = PeerCounters()
+
+  private let outbox: AsyncStream<Outgoing>
+  let outboxContinuation: AsyncStream<Outgoing>.Continuation
+  /// Receives and ticks.
+  private var loop: Task<Void, Never>?
+  /// Sends what ``outbox`` queues; ends when the outbox is finished and drained.
+  private var sender: Task<Void, Never>?
+  private var isShutDown = false
+
+  struct LocalDevice: Sendable {
+    var credentials: DeviceCredentials
+    var token: Token?
+    var ephemeral = Identifier.random()
+  }
+
+  /// A datagram waiting to be sent: to one address, or to every device.
+  struct Outgoing: Sendable {
+    var bytes: [UInt8]
+    var address: PeerAddress?
+  }
+
+  /// A resolver over `transports`, which it owns from now on (it shuts them down).
+  /// - Parameters:
+  ///   - transports: where to reach peers (with none, nothing is ever asked).
+  ///   - configuration: the engine's rules and the exchange's.
+  ///   - logger: where it logs (debug: each exchange; warning: what it cannot send).
+  ///   - now: the time of every decision (the wall clock by default).
+  ///   - clock: what the tick sleeps on.
+  ///   - seed: the seed of query ids (random by default).
+  /// - Throws: ``Resolution/ResolutionConfigurationError`` for a configuration out of range.
+  public init(
+    transports: [any PeerTransport], configuration: PeerResolverConfiguration = .init(),
+    logger: Logger = Logger(label: "nearby.peer"), now: @escaping @Sendable () -> Date = { Date() },
+    clock: any Clock<Duration> = ContinuousClock(), seed: UInt64? = nil
+  ) throws(ResolutionConfigurationError) {
+    try configuration.validate()
+    var exchangeConfiguration = configuration.exchange
+    exchangeConfiguration.canAskEveryone = transports.contains {
+      $0.capabilities.contains(.multicast)
+    }
+    self.configuration = configuration
+    self.engine = ResolutionEngine(
+      store: InMemoryResolutionStore(), configuration: configuration.resolution)
+    self.transports = transports
+    self.logger = logger
+    self.now = now
+    self.clock = clock
+    self.exchange = PeerExchangeStateMachine(configuration: exchangeConfiguration, seed: seed)
+    self.rateLimiter = SenderRateLimiter(
+      perSecond: configuration.ratePerSender, burst: configuration.burstPerSender)
+    (outbox, outboxContinuation) = AsyncStream.makeStream(
+      of: Outgoing.self, bufferingPolicy: .bufferingNewest(configuration.outboxCapacity))
+  }
+
+  deinit {
+    // The loops hold the resolver weakly; without a shutdown they end here.
+    loop?.cancel()
+    outboxContinuation.finish()
+    sender?.cancel()
+  }
+
+  /// What was received, dropped and sent so far.
+  public func counters() -> PeerCounters { statistics }
+
+  /// How much the local engine holds (local and shadow devices, handles, deliveries).
+  public func counts() -> ResolutionCounts { engine.store.counts() }
+
+  /// How many peer devices the engine holds.
+  public var shadowCount: Int { shadows.count }
+
+  // MARK: Resolver
+
+  /// Registers a local device. The first registration fixes the project: its API key's
+  /// derived keys seal every datagram.
+  /// - Throws: ``Core/ResolverError/invalidAPIKey`` for an empty key or another project's,
+  ///   ``Core/ResolverError/unavailable(_:)`` after ``shutdown()``.
+  @_spi(Resolver) public func register(apiKey: String) async throws -> DeviceCredentials {
+    guard !isShutDown else { throw ResolverError.unavailable("the peer resolver is shut down") }
+    guard !apiKey.isEmpty else { throw ResolverError.invalidAPIKey }
+    let keys = PeerKeys(apiKey: apiKey)
+    if let sealer {
+      guard sealer.keys.projectTag == keys.projectTag else {
+        logger.error("a peer resolver serves one project; registration with another key refused")
+        throw ResolverError.invalidAPIKey
+      }
+    } else {
+      sealer = PeerSealer(keys: keys)
+    }
+    let credentials = try engine.register(project: Self.project, now: now())
+    locals[credentials.id] = LocalDevice(credentials: credentials)
+    startLoopIfNeeded()
+    logger.debug("device registered", metadata: ["device": "\(credentials.id)"])
+    return credentials
+  }
+
+  @_spi(Resolver) public func report(_ report: Report, from device: DeviceCredentials)
+    async throws -> ReportAnswer
+  {
+    guard locals[device.id] != nil else { throw ResolverError.unknownDevice(device.id) }
+    let time = now()
+    let (answer, deviceEvents) = try engine.report(report, from: device, now: time)
+    route(deviceEvents)
+    let handlesChanged =
+      !(report.publish.isEmpty && report.unpublish.isEmpty && report.subscribe.isEmpty
+      && report.unsubscribe.isEmpty)
+    var actions: [PeerExchangeStateMachine.Action] = []
+    for sighting in report.sightings where !isLocal(sighting.token, at: time) {
+      actions += exchange.heard(
+        .init(local: device.id, token: sighting.token), on: sighting.medium,
+        returnPath: sighting.returnPath, at: time)
+    }
+    if handlesChanged {
+      actions += exchange.handlesChanged(local: device.id, now: time)
+      if !(report.publish.isEmpty && report.unpublish.isEmpty) {
+        sendUpdates(from: device.id, now: time)
+      }
+    }
+    perform(actions, now: time)
+    return answer
+  }
+
+  @_spi(Resolver) public func events(for device: DeviceCredentials) async throws
+    -> AsyncStream<SequencedEvent>
+  {
+    guard locals[device.id] != nil else { throw ResolverError.unknownDevice(device.id) }
+    _ = try engine.authenticate(device)
+    streams[device.id]?.finish()
+    // Unbounded on purpose, as the in-process resolver's: found/lost must not be dropped.
+    let (stream, continuation) = AsyncStream.makeStream(
+      of: SequencedEvent.self, bufferingPolicy: .unbounded)
+    streams[device.id] = continuation
+    return stream
+  }
+
+  @_spi(Resolver) public func unregister(_ device: DeviceCredentials) async throws {
+    guard locals[device.id] != nil else { throw ResolverError.unknownDevice(device.id) }
+    let time = now()
+    let deviceEvents = try engine.unregister(device, now: time)
+    // Devices that asked it lately learn at once that its publications are gone.
+    sendUpdates(from: device.id, now: time)
+    locals[device.id] = nil
+    hearers[device.id] = nil
+    exchange.removeLocal(device.id)
+    streams.removeValue(forKey: device.id)?.finish()
+    route(deviceEvents)
+    logger.debug("device unregistered", metadata: ["device": "\(device.id)"])
+    if locals.isEmpty { await shutdown() }
+  }
+
+  // MARK: Time
+
+  /// Handles what is due now: the engine's deadlines (lost, expiry), the exchange's retries,
+  /// refreshes and forgetting, and shadows and hearers gone quiet. The loop calls it every
+  /// ``PeerResolverConfiguration/tickInterval``.
+  public func tick() {
+    let time = now()
+    do {
+      route(try engine.sweep(now: time))
+    } catch {
+      logger.error("sweep failed", metadata: ["error": "\(error)"])
+    }
+    perform(exchange.tick(now: time), now: time)
+    expireShadows(now: time)
+    reassembler.expire(now: time)
+    for (local, recent) in hearers {
+      hearers[local] = recent.filter { $0.value.until > time }
+    }
+  }
+
+  // MARK: Loop
+
+  /// Sends what is still queued, then stops the loops (awaiting them) and shuts the
+  /// transports down; finishes every event stream. Registering afterwards fails.
+  public func shutdown() async {
+    guard !isShutDown else { return }
+    isShutDown = true
+    // The sender drains the queue (bounded by the outbox's capacity), then ends.
+    outboxContinuation.finish()
+    await sender?.value
+    sender = nil
+    for transport in transports { await transport.shutdown() }
+    loop?.cancel()
+    await loop?.value
+    loop = nil
+    for continuation in streams.values { continuation.finish() }
+    streams = [:]
+  }
+
+  private func startLoopIfNeeded() {
+    guard loop == nil else { return }
+    let (transports, outbox, clock, interval) = (
+      self.transports, self.outbox, self.clock, configuration.tickInterval
+    )
+    sender = Task { [weak self] in
+      for await outgoing in outbox {
+        let sent = await Self.send(outgoing, over: transports)
+        await self?.recordSend(sent)
+      }
+    }
+    loop = Task { [weak self] in
+      await withTaskGroup(of: Void.self) { group in
+        for (index, transport) in transports.enumerated() {
+          group.addTask { [weak self] in
+            for await datagram in transport.incoming {
+              guard let self else { return }
+              await self.receive(datagram, on: index)
+            }
+          }
+        }
+        group.addTask { [weak self] in
+          while !Task.isCancelled {
+            do { try await clock.sleep(for: interval) } catch { return }
+            guard let self else { return }
+            await self.tick()
+          }
+        }
+        await group.waitForAll()
+      }
+    }
+  }
+
+  private static func send(_ outgoing: Outgoing, over transports: [any PeerTransport]) async
+    -> Bool
+  {
+    do {
+      if let address = outgoing.address {
+        guard let transport = transports.first(where: { $0.kind == address.transport }) else {
+          return false
+        }
+        try await transport.send(outgoing.bytes, to: address)
+      } else {
+        var sentOnce = false
+        for transport in transports where transport.capabilities.contains(.multicast) {
+          try await transport.sendToAll(outgoing.bytes)
+          sentOnce = true
+        }
+        return sentOnce
+      }
+      return true
+    } catch {
+      return false
+    }
+  }
+
+  private func recordSend(_ sent: Bool) {
+    if sent { statistics.sent += 1 } else { statistics.sendFailures += 1 }
+  }
+
+  // MARK: Helpers
+
+  /// Whether `token` belongs to a device of this process at `time`.
+  func isLocal(_ token: Token, at time: Date) -> Bool {
+    localOwner(of: token, at: time) != nil
+  }
+
+  /// The local device that holds `token` at `time`.
+  func localOwner(of token: Token, at time: Date) -> DeviceID? {
+    guard let device = engine.store.device(heard: token, at: time),
+      locals[device] != nil
+    else { return nil }
+    return device
+  }
+
+  /// The ephemeral id of a local device's current token (new when the token changed), so
+  /// nothing on the wire names the device across rotations.
+  func ephemeralID(of local: DeviceID) -> Identifier? {
+    guard var device = locals[local] else { return nil }
+    // A device being removed keeps the id its last token had.
+    if let token = engine.store.device(local)?.token, device.token != token {
+      device.token = token
+      device.ephemeral = .random()
+      locals[local] = device
+    }
+    return device.ephemeral
+  }
+
+  /// Sends events to their local devices' streams; events for shadows are dropped (their
+  /// owners learn from their own engines).
+  func route(_ deviceEvents: [DeviceEvent]) {
+    for deviceEvent in deviceEvents where locals[deviceEvent.device] != nil {
+      streams[deviceEvent.device]?.yield(deviceEvent.sequenced)
+    }
+  }
+}
+
+@_spi(Resolver) extension PeerResolver: Resolver {}

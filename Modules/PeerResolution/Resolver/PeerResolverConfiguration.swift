@@ -1,0 +1,72 @@
+@_spi(Resolver) public import Resolution
+
+/// How a ``PeerResolver`` resolves and how it exchanges with peers.
+public struct PeerResolverConfiguration: Sendable, Hashable {
+  /// The engine's rules (`lostAfter`, token lifetime, …), as for the in-process resolver.
+  public var resolution: ResolutionConfiguration
+  /// When to ask owners, retry, refresh and forget (see ``PeerExchangeStateMachine``).
+  /// Its ``PeerExchangeStateMachine/Configuration/refreshInterval`` should stay well under
+  /// `resolution.lostAfter`: each refresh keeps the owner's nearness fresh.
+  public var exchange: PeerExchangeStateMachine.Configuration
+  /// A peer device (shadow) nothing was heard from for this long is removed from the local
+  /// engine. Default 60 s.
+  public var shadowExpiry: Duration
+  /// The most peer devices (shadows) the engine holds; a question or answer from a new peer
+  /// past it is refused and counted (``PeerCounters/refusedPeers``). Default 1024.
+  public var maximumShadows: Int
+  /// How long an owner keeps sending unasked updates (a publication added or removed) to a
+  /// device that asked it. Default 15 s.
+  public var hearerMemory: Duration
+  /// How often the resolver's clock ticks: retries, refreshes, deadlines. Default 250 ms.
+  public var tickInterval: Duration
+  /// Datagrams accepted per sender and second, sustained. Default 20.
+  public var ratePerSender: Double
+  /// Datagrams a sender may send at once. Default 40.
+  public var burstPerSender: Double
+  /// The most datagrams waiting to be sent; beyond it the oldest are dropped. Default 1024.
+  public var outboxCapacity: Int
+
+  public init(
+    resolution: ResolutionConfiguration = .init(),
+    exchange: PeerExchangeStateMachine.Configuration = .init(),
+    shadowExpiry: Duration = .seconds(60), maximumShadows: Int = 1024,
+    hearerMemory: Duration = .seconds(15),
+    tickInterval: Duration = .milliseconds(250), ratePerSender: Double = 20,
+    burstPerSender: Double = 40, outboxCapacity: Int = 1024
+  ) {
+    self.resolution = resolution
+    self.exchange = exchange
+    self.shadowExpiry = shadowExpiry
+    self.maximumShadows = maximumShadows
+    self.hearerMemory = hearerMemory
+    self.tickInterval = tickInterval
+    self.ratePerSender = ratePerSender
+    self.burstPerSender = burstPerSender
+    self.outboxCapacity = outboxCapacity
+  }
+
+  /// Checks the engine's ranges and the exchange's: positive durations and counts.
+  /// - Throws: ``Resolution/ResolutionConfigurationError`` naming the field.
+  public func validate() throws(ResolutionConfigurationError) {
+    try resolution.validate()
+    let durations: [(String, Duration)] = [
+      ("shadowExpiry", shadowExpiry), ("hearerMemory", hearerMemory),
+      ("tickInterval", tickInterval), ("exchange.queryTimeout", exchange.queryTimeout),
+      ("exchange.refreshInterval", exchange.refreshInterval),
+      ("exchange.forgetAfter", exchange.forgetAfter),
+    ]
+    for (field, value) in durations where value <= .zero {
+      throw .outOfRange(field: field, value: value, range: "more than 0 s")
+    }
+    let counts: [(String, Int)] = [
+      ("exchange.maximumAttempts", exchange.maximumAttempts),
+      ("exchange.maximumTracked", exchange.maximumTracked),
+      ("exchange.maximumOutstanding", exchange.maximumOutstanding),
+      ("outboxCapacity", outboxCapacity), ("maximumShadows", maximumShadows),
+      ("ratePerSender", ratePerSender > 0 ? 1 : 0), ("burstPerSender", burstPerSender >= 1 ? 1 : 0),
+    ]
+    for (field, value) in counts where value < 1 {
+      throw .countOutOfRange(field: field, value: value, range: "at least 1")
+    }
+  }
+}

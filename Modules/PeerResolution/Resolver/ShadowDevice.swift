@@ -1,0 +1,28 @@
+@_spi(Resolver) import Core
+import Foundation
+import Tokens
+
+/// A peer device as the local engine knows it: registered in the engine like any device, with
+/// the publications and subscriptions the peer last told us, and the peer's tokens bound to
+/// it. Named by the peer's ephemeral id, so it lasts one of the peer's token rotations.
+struct ShadowDevice: Sendable {
+  let credentials: DeviceCredentials
+  /// The peer's publications (without their remaining TTL) and their ids in the engine.
+  var publications: [PeerPublication: PublicationID] = [:]
+  /// The peer's subscriptions (without their remaining TTL) and their ids in the engine.
+  var subscriptions: [PeerSubscription: SubscriptionID] = [:]
+  /// The subscriptions as last received (with TTL), to filter what we answer it.
+  var lastSubscriptions: [PeerSubscription] = []
+  /// The peer's tokens bound to it in the engine's store.
+  var tokens: Set<Token> = []
+  /// When the peer last asked or answered.
+  var lastContact: Date
+}
+
+/// A device that asked one of our local devices about its token: where to send unasked
+/// updates, and until when.
+struct RecentHearer: Sendable {
+  var address: PeerAddress
+  var token: Token
+  var until: Date
+}

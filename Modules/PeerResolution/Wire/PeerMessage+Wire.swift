@@ -1,0 +1,201 @@
+import Core
+import Foundation
+import Strategy
+import Tokens
+
+/// The body of each kind of message (big-endian; lengths precede what they measure):
+///
+/// ```
+/// whoHas, iHave:  query id u64 ‖ token 8
+/// query:          query id u64 ‖ token 8 ‖ mediums u32 ‖ sender 16 ‖ handles
+/// answer:         query id u64 ‖ token 8 ‖ sender 16 ‖ token valid for (ms) u32 ‖
+///                 publication count u8 ‖ publications
+/// handles:        publication count u8 ‖ publications ‖ subscription count u8 ‖ subscriptions
+/// publication:    content (u32 length) ‖ type (u8 length) ‖ namespace (u8 length) ‖ strategy
+/// subscription:   namespace (u8 length) ‖ has type u8 ‖ [type (u8 length)] ‖ strategy ‖
+///                 device types u8
+/// strategy:       mediums u32 ‖ mode u8 ‖ flags u8 (1: background, 2: earshot) ‖
+///                 remaining TTL (ms) u32, 0xffffffff for infinite
+/// ```
+///
+/// Decoding checks every count and length against ``PeerLimits`` and every value as the
+/// resolver would (message and strategy validation), and refuses trailing bytes.
+extension PeerMessage {
+  /// The body, before sealing.
+  public var body: [UInt8] {
+    var writer = ByteWriter()
+    switch self {
+    case .whoHas(let queryID, let token), .iHave(let queryID, let token):
+      writer.u64(queryID)
+      writer.raw(token.bytes)
+    case .query(let query):
+      writer.u64(query.queryID)
+      writer.raw(query.token.bytes)
+      writer.u32(query.mediums.rawValue)
+      Self.write(query.sender, to: &writer)
+      writer.u8(UInt8(query.handles.publications.count))
+      for publication in query.handles.publications { Self.write(publication, to: &writer) }
+      writer.u8(UInt8(query.handles.subscriptions.count))
+      for subscription in query.handles.subscriptions { Self.write(subscription, to: &writer) }
+    case .answer(let answer):
+      writer.u64(answer.queryID)
+      writer.raw(answer.token.bytes)
+      Self.write(answer.sender, to: &writer)
+      writer.u32(answer.tokenValidFor)
+      writer.u8(UInt8(answer.publications.count))
+      for publication in answer.publications { Self.write(publication, to: &writer) }
+    }
+    return writer.bytes
+  }
+
+  /// The message of `kind` in `body` (an opened body).
+  /// - Throws: ``PeerWireError`` naming the field that is missing, too large or invalid.
+  public init(kind: PeerMessageKind, body: [UInt8]) throws(PeerWireError) {
+    var reader = ByteReader(body)
+    switch kind {
+    case .whoHas, .iHave:
+      let queryID = try reader.u64()
+      let token = try Self.readToken(&reader)
+      self =
+        kind == .whoHas
+        ? .whoHas(queryID: queryID, token: token) : .iHave(queryID: queryID, token: token)
+    case .query:
+      let queryID = try reader.u64()
+      let token = try Self.readToken(&reader)
+      let mediums = DiscoveryMediums(rawValue: try reader.u32())
+      guard mediums.unknown.isEmpty else { throw .invalid("mediums") }
+      let sender = try Self.readIdentifier(&reader)
+      let publications = try Self.readPublications(&reader)
+      let subscriptionCount = Int(try reader.u8())
+      guard subscriptionCount <= PeerLimits.maximumSubscriptions else {
+        throw .tooLarge("subscriptions")
+      }
+      var subscriptions: [PeerSubscription] = []
+      for _ in 0..<subscriptionCount { subscriptions.append(try Self.readSubscription(&reader)) }
+      self = .query(
+        PeerQuery(
+          queryID: queryID, token: token, mediums: mediums, sender: sender,
+          handles: PeerHandles(publications: publications, subscriptions: subscriptions)))
+    case .answer:
+      let queryID = try reader.u64()
+      let token = try Self.readToken(&reader)
+      let sender = try Self.readIdentifier(&reader)
+      let validFor = try reader.u32()
+      let publications = try Self.readPublications(&reader)
+      self = .answer(
+        PeerAnswer(
+          queryID: queryID, token: token, sender: sender, tokenValidFor: validFor,
+          publications: publications))
+    }
+    guard reader.isAtEnd else { throw .invalid("trailing bytes") }
+  }
+
+  // MARK: Writing
+
+  private static func write(_ identifier: Identifier, to writer: inout ByteWriter) {
+    writer.u64(identifier.high)
+    writer.u64(identifier.low)
+  }
+
+  private static func write(_ publication: PeerPublication, to writer: inout ByteWriter) {
+    writer.longBytes(publication.message.content)
+    writer.shortString(publication.message.type)
+    writer.shortString(publication.message.namespace)
+    write(publication.strategy, to: &writer)
+  }
+
+  private static func write(_ subscription: PeerSubscription, to writer: inout ByteWriter) {
+    writer.shortString(subscription.namespace)
+    if let type = subscription.type {
+      writer.u8(1)
+      writer.shortString(type)
+    } else {
+      writer.u8(0)
+    }
+    write(subscription.strategy, to: &writer)
+    writer.u8(subscription.deviceTypes.rawValue)
+  }
+
+  private static func write(_ strategy: Strategy, to writer: inout ByteWriter) {
+    writer.u32(strategy.mediums.rawValue)
+    writer.u8(strategy.mode.rawValue)
+    writer.u8((strategy.allowInBackground ? 1 : 0) | (strategy.distanceType == .earshot ? 2 : 0))
+    if let seconds = strategy.ttl.seconds {
+      writer.u32(UInt32(min(max(seconds * 1000, 1), Double(UInt32.max - 1)).rounded(.up)))
+    } else {
+      writer.u32(.max)
+    }
+  }
+
+  // MARK: Reading
+
+  private static func readToken(_ reader: inout ByteReader) throws(PeerWireError) -> Token {
+    Token(value: try reader.u64())
+  }
+
+  private static func readIdentifier(_ reader: inout ByteReader) throws(PeerWireError)
+    -> Identifier
+  {
+    Identifier(high: try reader.u64(), low: try reader.u64())
+  }
+
+  private static func readPublications(_ reader: inout ByteReader) throws(PeerWireError)
+    -> [PeerPublication]
+  {
+    let count = Int(try reader.u8())
+    guard count <= PeerLimits.maximumPublications else { throw .tooLarge("publications") }
+    var publications: [PeerPublication] = []
+    for _ in 0..<count {
+      let content = try reader.longBytes(limit: Message.maximumContentBytes, field: "content")
+      let type = try reader.shortString(limit: Message.maximumTypeLength, field: "type")
+      let namespace = try reader.shortString(
+        limit: Message.maximumNamespaceLength, field: "namespace")
+      let message = Message(content: Data(content), type: type, namespace: namespace)
+      do { try message.validate() } catch { throw .invalid("message") }
+      publications.append(PeerPublication(message: message, strategy: try readStrategy(&reader)))
+    }
+    return publications
+  }
+
+  private static func readSubscription(_ reader: inout ByteReader) throws(PeerWireError)
+    -> PeerSubscription
+  {
+    let namespace = try reader.shortString(
+      limit: Message.maximumNamespaceLength, field: "namespace")
+    var type: String?
+    switch try reader.u8() {
+    case 0: type = nil
+    case 1: type = try reader.shortString(limit: Message.maximumTypeLength, field: "type")
+    default: throw .invalid("subscription type flag")
+    }
+    do {
+      try Message.validate(namespace: namespace)
+      if let type { try Message.validate(type: type) }
+    } catch {
+      throw .invalid("subscription filter")
+    }
+    let strategy = try readStrategy(&reader)
+    let deviceTypes = DeviceTypes(rawValue: try reader.u8())
+    return PeerSubscription(
+      namespace: namespace, type: type, strategy: strategy, deviceTypes: deviceTypes)
+  }
+
+  private static func readStrategy(_ reader: inout ByteReader) throws(PeerWireError) -> Strategy {
+    let mediums = DiscoveryMediums(rawValue: try reader.u32())
+    let mode = DiscoveryMode(rawValue: try reader.u8())
+    let flags = try reader.u8()
+    guard flags & ~3 == 0 else { throw .invalid("strategy flags") }
+    let milliseconds = try reader.u32()
+    let ttl: TTL
+    if milliseconds == .max {
+      ttl = .infinite
+    } else {
+      do { ttl = try TTL(seconds: Double(milliseconds) / 1000) } catch { throw .invalid("ttl") }
+    }
+    let strategy = Strategy(
+      mediums: mediums, mode: mode, allowInBackground: flags & 1 != 0,
+      distanceType: flags & 2 != 0 ? .earshot : .default, ttl: ttl)
+    do { try strategy.validate() } catch { throw .invalid("strategy") }
+    return strategy
+  }
+}

@@ -1,0 +1,148 @@
+@_spi(Resolver) public import Core
+public import Strategy
+public import Tokens
+
+/// What a peer datagram says, once opened.
+///
+/// - ``whoHas(queryID:token:)``: sent to every device (multicast) for a token heard on a
+///   medium that gives no way back (audio, BLE); only the token's owner answers, with
+///   ``iHave(queryID:token:)`` by unicast.
+/// - ``query(_:)``: the hearer asks the owner directly (the LAN sender's address, or where
+///   `iHave` came from), telling it which mediums it heard the token on and its own handles.
+/// - ``answer(_:)``: the owner's publications that may reach the hearer, with their remaining
+///   TTL. Sent for a query (same query id) and, unasked (query id 0), to recent hearers when
+///   the owner's publications change.
+///
+/// No field is stable across token rotations: query ids are random, and each side names
+/// itself by an ephemeral id drawn anew for each token it transmits.
+public enum PeerMessage: Sendable, Hashable {
+  case whoHas(queryID: UInt64, token: Token)
+  case iHave(queryID: UInt64, token: Token)
+  case query(PeerQuery)
+  case answer(PeerAnswer)
+
+  /// The kind written in the header.
+  public var kind: PeerMessageKind {
+    switch self {
+    case .whoHas: .whoHas
+    case .iHave: .iHave
+    case .query: .query
+    case .answer: .answer
+    }
+  }
+}
+
+/// The kinds of ``PeerMessage``, as the header's kind byte.
+public enum PeerMessageKind: UInt8, Sendable, Hashable {
+  case whoHas = 1
+  case iHave = 2
+  case query = 3
+  case answer = 4
+}
+
+/// A hearer's question to a token's owner.
+public struct PeerQuery: Sendable, Hashable {
+  /// Random, matches the answer to the question.
+  public var queryID: UInt64
+  /// The owner's token, as heard.
+  public var token: Token
+  /// The mediums the hearer heard it on since it last asked.
+  public var mediums: DiscoveryMediums
+  /// The hearer's ephemeral id (new with each of its tokens).
+  public var sender: Identifier
+  /// The hearer's publications and subscriptions, so the owner can find them too.
+  public var handles: PeerHandles
+
+  public init(
+    queryID: UInt64, token: Token, mediums: DiscoveryMediums, sender: Identifier,
+    handles: PeerHandles
+  ) {
+    self.queryID = queryID
+    self.token = token
+    self.mediums = mediums
+    self.sender = sender
+    self.handles = handles
+  }
+}
+
+/// An owner's answer: its publications that may reach the hearer.
+public struct PeerAnswer: Sendable, Hashable {
+  /// The query answered, or 0 for an update nobody asked for.
+  public var queryID: UInt64
+  /// The owner's token the answer is about.
+  public var token: Token
+  /// The owner's ephemeral id.
+  public var sender: Identifier
+  /// How long the token still resolves at the owner, in milliseconds.
+  public var tokenValidFor: UInt32
+  /// The full current set (a publication missing from a later answer was unpublished).
+  public var publications: [PeerPublication]
+
+  public init(
+    queryID: UInt64, token: Token, sender: Identifier, tokenValidFor: UInt32,
+    publications: [PeerPublication]
+  ) {
+    self.queryID = queryID
+    self.token = token
+    self.sender = sender
+    self.tokenValidFor = tokenValidFor
+    self.publications = publications
+  }
+}
+
+/// A device's handles as the peer exchange carries them: no ids (they would outlive a token).
+public struct PeerHandles: Sendable, Hashable {
+  public var publications: [PeerPublication]
+  public var subscriptions: [PeerSubscription]
+
+  public init(publications: [PeerPublication] = [], subscriptions: [PeerSubscription] = []) {
+    self.publications = publications
+    self.subscriptions = subscriptions
+  }
+}
+
+/// A publication on the wire: its message, its strategy, and its remaining TTL in the
+/// strategy's ``Strategy/ttl``.
+public struct PeerPublication: Sendable, Hashable {
+  public var message: Message
+  public var strategy: Strategy
+
+  public init(message: Message, strategy: Strategy) {
+    self.message = message
+    self.strategy = strategy
+  }
+
+  /// What stays the same from one answer to the next (the remaining TTL does not).
+  var identity: PeerPublication {
+    var copy = self
+    copy.strategy.ttl = .infinite
+    return copy
+  }
+}
+
+/// A subscription on the wire, with its remaining TTL in the strategy's ``Strategy/ttl``.
+public struct PeerSubscription: Sendable, Hashable {
+  public var namespace: String
+  public var type: String?
+  public var strategy: Strategy
+  public var deviceTypes: DeviceTypes
+
+  public init(namespace: String, type: String?, strategy: Strategy, deviceTypes: DeviceTypes) {
+    self.namespace = namespace
+    self.type = type
+    self.strategy = strategy
+    self.deviceTypes = deviceTypes
+  }
+
+  /// What stays the same from one query to the next.
+  var identity: PeerSubscription {
+    var copy = self
+    copy.strategy.ttl = .infinite
+    return copy
+  }
+
+  /// Whether the subscription's filters let `message` through.
+  func accepts(_ message: Message) -> Bool {
+    message.namespace == namespace && (type == nil || type == message.type)
+  }
+}

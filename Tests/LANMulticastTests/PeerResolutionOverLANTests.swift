@@ -1,0 +1,118 @@
+import Core
+import Foundation
+import LANMulticast
+import MediumTestKit
+import PeerResolution
+import Resolution
+import Strategy
+import Synchronization
+import TestSupport
+import Testing
+import Tokens
+
+@testable import LANMulticast
+
+/// Peer resolution over real UDP on loopback: each manager with its own peer resolver over a
+/// `LANPeerTransport`, and a LAN medium that announces the transport's port. No server and no
+/// shared resolver.
+@Suite("Peer resolution over the LAN on loopback")
+struct PeerResolutionOverLANTests {
+  @Test("an announcement carries the peer port; the hearer's sighting carries the way back")
+  func returnPath() async throws {
+    var configuration = Loopback.configuration()
+    configuration.peerPort = 4242
+    let speaker = try LANMulticastMedium(configuration: configuration)
+    configuration.peerPort = nil
+    let listener = try LANMulticastMedium(configuration: configuration)
+    let heard = StreamRecorder(listener.sightings)
+    try await listener.startScanning()
+    let token = Token.random()
+    try await speaker.transmit(token)
+    let sighting = await heard.first { $0.token == token }
+    // The source address is the interface's (not always 127.0.0.1 on lo); the port is the
+    // one announced.
+    let returnPath = try #require(sighting?.returnPath)
+    #expect(returnPath.transport == LANPeerAddress.kind)
+    #expect(returnPath.bytes.count == 7 && returnPath.bytes.first == 4)
+    #expect(Array(returnPath.bytes.suffix(2)) == [0x10, 0x92])
+    await speaker.shutdown()
+    await listener.shutdown()
+  }
+
+  @Test("the peer port round-trips in the datagram; 0 means none")
+  func datagramPeerPort() throws {
+    let datagram = Datagram(
+      token: Token(value: 1), sentAt: 2, sender: 3, counter: 4, peerPort: 0xbeef)
+    let bytes = datagram.encoded(key: nil)
+    #expect(bytes[6] == 0xbe && bytes[7] == 0xef)
+    #expect(try Datagram(checking: bytes, key: nil).peerPort == 0xbeef)
+    let without = Datagram(token: Token(value: 1), sentAt: 2, sender: 3, counter: 4)
+    #expect(try Datagram(checking: without.encoded(key: nil), key: nil).peerPort == 0)
+  }
+
+  /// A manager with its own peer resolver over a LAN transport on loopback, and a LAN medium
+  /// announcing the transport's port.
+  static func manager(groupPort: UInt16, mediumPort: UInt16) async throws -> (
+    MessageManager, PeerResolver
+  ) {
+    let transport = try LANPeerTransport(
+      configuration: LANPeerConfiguration(groupPort: groupPort, interface: "lo"))
+    var medium = Loopback.configuration(port: mediumPort)
+    medium.peerPort = transport.port
+    let resolver = try PeerResolver(
+      transports: [transport],
+      configuration: PeerResolverConfiguration(
+        resolution: ResolutionConfiguration(lostAfter: .seconds(2)),
+        tickInterval: .milliseconds(50)))
+    let manager = try await MessageManager(
+      apiKey: "lan-peer-test",
+      configuration: .init(resolver: .peer(resolver), mediums: [.lan(medium)]))
+    return (manager, resolver)
+  }
+
+  @Test("a message of the full 100 KiB crosses UDP in fragments")
+  func fullSizeMessage() async throws {
+    let (groupPort, mediumPort) = (Loopback.randomGroupPort(), Loopback.randomPort())
+    let (alice, _) = try await Self.manager(groupPort: groupPort, mediumPort: mediumPort)
+    let (bob, bobResolver) = try await Self.manager(groupPort: groupPort, mediumPort: mediumPort)
+    let content = Data((0..<Message.maximumContentBytes).map { UInt8(truncatingIfNeeded: $0 * 31) })
+    let found = Mutex<[Data]>([])
+    let publication = try await alice.publish(Message(content: content)) {
+      $0.strategy = Strategy(mediums: .lan)
+    }
+    let subscription = try await bob.subscribe(
+      onFound: { message in found.withLock { $0.append(message.content) } }, onLost: { _ in }
+    ) { $0.strategy = Strategy(mediums: .lan) }
+    #expect(await eventually { found.withLock { $0 } == [content] })
+    #expect(await bobResolver.counters().dropped == 0)
+    await publication.cancel()
+    await subscription.cancel()
+    await alice.shutdown()
+    await bob.shutdown()
+  }
+
+  @Test("two managers find each other's messages and lose them on unpublish, with no server")
+  func findAndLose() async throws {
+    let (groupPort, mediumPort) = (Loopback.randomGroupPort(), Loopback.randomPort())
+    let seen = Mutex<[String]>([])
+    let (alice, aliceResolver) = try await Self.manager(
+      groupPort: groupPort, mediumPort: mediumPort)
+    let (bob, bobResolver) = try await Self.manager(groupPort: groupPort, mediumPort: mediumPort)
+    let publication = try await alice.publish(Message(text: "over udp")) {
+      $0.strategy = Strategy(mediums: .lan)
+    }
+    let subscription = try await bob.subscribe(
+      onFound: { message in seen.withLock { $0.append("found \(message.text ?? "")") } },
+      onLost: { message in seen.withLock { $0.append("lost \(message.text ?? "")") } }
+    ) { $0.strategy = Strategy(mediums: .lan) }
+    #expect(await eventually { seen.withLock { $0 } == ["found over udp"] })
+    // Asked directly at the announced port: nothing was dropped on either side.
+    #expect(await aliceResolver.counters().dropped == 0)
+    #expect(await bobResolver.counters().dropped == 0)
+    await publication.cancel()
+    #expect(await eventually { seen.withLock { $0 } == ["found over udp", "lost over udp"] })
+    await subscription.cancel()
+    await alice.shutdown()
+    await bob.shutdown()
+  }
+}

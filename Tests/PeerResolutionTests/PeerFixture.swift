@@ -1,0 +1,141 @@
+@_spi(Resolver) import Core
+import Foundation
+import MediumTestKit
+import PeerResolution
+import Resolution
+import Strategy
+import Synchronization
+import TestSupport
+import Tokens
+
+/// The time every resolver of a test decides by; moved by hand.
+final class TestTime: Sendable {
+  private let state = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
+  var now: Date { state.withLock { $0 } }
+  func advance(_ seconds: Double) { state.withLock { $0 = $0.addingTimeInterval(seconds) } }
+}
+
+/// One device with its own peer resolver on the shared in-memory network.
+final class PeerNode: Sendable {
+  let resolver: PeerResolver
+  let transport: MemoryPeerTransport
+  let device: DeviceCredentials
+  let events: StreamRecorder<SequencedEvent>
+  let time: TestTime
+  var address: PeerAddress { transport.address }
+
+  init(
+    resolver: PeerResolver, transport: MemoryPeerTransport, device: DeviceCredentials,
+    events: StreamRecorder<SequencedEvent>, time: TestTime
+  ) {
+    self.resolver = resolver
+    self.transport = transport
+    self.device = device
+    self.events = events
+    self.time = time
+  }
+
+  func token() async throws -> Token {
+    try await resolver.report(Report(), from: device).directives.token
+  }
+
+  /// Reports to this node's resolver and records the events of the answer with the stream's.
+  @discardableResult
+  func report(_ report: Report) async throws -> ReportAnswer {
+    let answer = try await resolver.report(report, from: device)
+    answerEvents.withLock { $0 += answer.events }
+    return answer
+  }
+
+  private let answerEvents = Mutex<[SequencedEvent]>([])
+
+  /// Every event so far (answers and stream), in sequence order.
+  var allEvents: [SequencedEvent] {
+    (answerEvents.withLock { $0 } + events.elements).sorted { $0.sequence < $1.sequence }
+  }
+
+  @discardableResult
+  func publish(
+    _ text: String, type: String = "name", strategy: Strategy = .default
+  ) async throws -> PublicationID {
+    let id = PublicationID.random()
+    try await report(
+      Report(publish: [
+        PublicationSpec(id: id, message: Message(text: text, type: type), strategy: strategy)
+      ]))
+    return id
+  }
+
+  @discardableResult
+  func subscribe(type: String? = nil, strategy: Strategy = .default) async throws
+    -> SubscriptionID
+  {
+    let id = SubscriptionID.random()
+    try await report(Report(subscribe: [SubscriptionSpec(id: id, type: type, strategy: strategy)]))
+    return id
+  }
+
+  /// This node hears `other`'s token on `medium`, with its address as the way back or none.
+  func hear(_ other: PeerNode, on medium: DiscoveryMediums = .ble, withReturnPath: Bool = true)
+    async throws
+  {
+    let token = try await other.token()
+    try await report(
+      Report(sightings: [
+        Sighting(
+          token: token, medium: medium, time: time.now,
+          returnPath: withReturnPath ? other.address : nil)
+      ]))
+  }
+
+  /// The texts of the found events so far.
+  var found: [String] {
+    allEvents.compactMap { if case .found(_, let m) = $0.event { m.text } else { nil } }
+  }
+  /// The texts of the lost events so far.
+  var lost: [String] {
+    allEvents.compactMap { if case .lost(_, let m) = $0.event { m.text } else { nil } }
+  }
+
+  /// Waits (bounded) until `condition` holds of this node's events.
+  func waitFor(_ condition: @escaping (PeerNode) -> Bool) async -> Bool {
+    await eventually(timeout: .seconds(5)) { condition(self) }
+  }
+}
+
+/// Devices on one in-memory network, deciding by one hand-moved time.
+struct PeerFixture {
+  let network = MemoryPeerNetwork()
+  let time = TestTime()
+  /// What the resolvers' ticks sleep on: never advanced, so they tick only when a test says.
+  let clock = ManualClock()
+
+  func node(
+    apiKey: String = "project-key", name: String = "node", lostAfter: Duration = .seconds(10),
+    tokenLifetime: Duration = .seconds(120),
+    configure: (inout PeerResolverConfiguration) -> Void = { _ in }
+  ) async throws -> PeerNode {
+    let transport = await network.makeTransport(name: name)
+    let time = self.time
+    var configuration = PeerResolverConfiguration(
+      resolution: ResolutionConfiguration(lostAfter: lostAfter, tokenLifetime: tokenLifetime))
+    configure(&configuration)
+    let resolver = try PeerResolver(
+      transports: [transport], configuration: configuration, now: { time.now }, clock: clock)
+    let device = try await resolver.register(apiKey: apiKey)
+    let events = StreamRecorder(try await resolver.events(for: device))
+    return PeerNode(
+      resolver: resolver, transport: transport, device: device, events: events, time: time)
+  }
+
+  /// Moves time on and lets every resolver handle what fell due.
+  func advance(_ seconds: Double, _ nodes: PeerNode...) async {
+    time.advance(seconds)
+    for node in nodes { await node.resolver.tick() }
+  }
+
+  /// Awaited teardown.
+  func shutdown(_ nodes: PeerNode...) async {
+    for node in nodes { await node.resolver.shutdown() }
+  }
+}

@@ -1,0 +1,343 @@
+@_spi(Resolver) import Core
+import Foundation
+import MediumTestKit
+import PeerResolution
+import Strategy
+import TestSupport
+import Testing
+import Tokens
+
+@Suite("Peer resolver over the in-memory transport")
+struct PeerResolverTests {
+  @Test("a subscriber that hears a publisher finds its message once, numbered from 1")
+  func foundOnce() async throws {
+    let f = PeerFixture()
+    let alice = try await f.node(name: "alice")
+    let bob = try await f.node(name: "bob")
+    try await alice.publish("Alice")
+    let subscription = try await bob.subscribe()
+    try await bob.hear(alice, on: .ble)
+    #expect(await bob.waitFor { $0.found == ["Alice"] })
+    #expect(
+      bob.allEvents.first
+        == SequencedEvent(
+          sequence: 1, event: .found(subscription, Message(text: "Alice", type: "name"))))
+    // Heard again (a refresh too): still found once.
+    await f.advance(4, alice, bob)
+    try await bob.hear(alice, on: .ble)
+    #expect(await eventually { await alice.resolver.counters().accepted >= 2 })
+    #expect(bob.found == ["Alice"])
+    // The publisher found nothing (it has no subscription) and nobody else was told.
+    #expect(alice.allEvents.isEmpty)
+    await f.shutdown(alice, bob)
+  }
+
+  @Test("lost after lostAfter once the hearing stops, on both sides")
+  func lostAfterSilence() async throws {
+    let f = PeerFixture()
+    let alice = try await f.node(name: "alice")
+    let bob = try await f.node(name: "bob")
+    try await alice.publish("Alice")
+    try await alice.subscribe()
+    try await bob.publish("Bob")
+    try await bob.subscribe()
+    // Bob hears Alice: Bob finds Alice's message; Alice learns Bob's handles and that Bob
+    // heard her, so (default strategies scan and broadcast) she finds Bob's.
+    try await bob.hear(alice, on: .ble)
+    #expect(await bob.waitFor { $0.found == ["Alice"] })
+    #expect(await alice.waitFor { $0.found == ["Bob"] })
+    await f.advance(9, alice, bob)
+    #expect(bob.lost.isEmpty && alice.lost.isEmpty)
+    await f.advance(2, alice, bob)
+    #expect(await bob.waitFor { $0.lost == ["Alice"] })
+    #expect(await alice.waitFor { $0.lost == ["Bob"] })
+    #expect(bob.allEvents.map(\.sequence) == [1, 2])
+    await f.shutdown(alice, bob)
+  }
+
+  @Test("heard without a pause across token rotations: found once and never lost, on both sides")
+  func continuousAcrossRotations() async throws {
+    let f = PeerFixture()
+    let alice = try await f.node(name: "alice", tokenLifetime: .seconds(7))
+    let bob = try await f.node(name: "bob", tokenLifetime: .seconds(7))
+    try await alice.publish("Alice", strategy: Strategy(ttl: .infinite))
+    try await alice.subscribe()
+    try await bob.publish("Bob", strategy: Strategy(ttl: .infinite))
+    try await bob.subscribe()
+    var tokens: Set<Token> = []
+    // 40 s, a sighting every 2 s: past lostAfter (10 s) four times, the tokens rotating.
+    for _ in 0..<20 {
+      tokens.insert(try await alice.token())
+      let asked = await alice.resolver.counters().accepted
+      try await bob.hear(alice)
+      // A question that goes out reaches Alice before time moves on (a bounded wait).
+      _ = await eventually(timeout: .milliseconds(200)) {
+        await alice.resolver.counters().accepted > asked
+      }
+      await f.advance(2, alice, bob)
+    }
+    #expect(tokens.count >= 5)
+    #expect(await bob.waitFor { $0.found == ["Alice"] })
+    #expect(await alice.waitFor { $0.found == ["Bob"] })
+    #expect(bob.lost.isEmpty && alice.lost.isEmpty)
+    // Silence: both lose, and the shadows are let go after shadowExpiry.
+    await f.advance(61, alice, bob)
+    #expect(await bob.waitFor { $0.lost == ["Alice"] })
+    #expect(await alice.waitFor { $0.lost == ["Bob"] })
+    #expect(await bob.resolver.shadowCount == 0)
+    #expect(await alice.resolver.shadowCount == 0)
+    await f.shutdown(alice, bob)
+  }
+
+  @Test(
+    "set-top box: the box only broadcasts audio, the phone only scans; the box finds the phone's message"
+  )
+  func setTopBox() async throws {
+    let f = PeerFixture()
+    let phone = try await f.node(name: "phone")
+    let box = try await f.node(name: "box")
+    try await phone.publish("Play", type: "cast", strategy: Strategy(mediums: .audio, mode: .scan))
+    try await box.subscribe(type: "cast", strategy: Strategy(mediums: .audio, mode: .broadcast))
+    // Audio gives no way back: the phone asks everyone who has the token; the box answers.
+    try await phone.hear(box, on: .audio, withReturnPath: false)
+    #expect(await box.waitFor { $0.found == ["Play"] })
+    #expect(phone.allEvents.isEmpty)
+    await f.advance(11, phone, box)
+    #expect(await box.waitFor { $0.lost == ["Play"] })
+    await f.shutdown(phone, box)
+  }
+
+  @Test("a message of the full 100 KiB arrives (in fragments), found once")
+  func fullSizeMessage() async throws {
+    let f = PeerFixture()
+    let alice = try await f.node(name: "alice")
+    let bob = try await f.node(name: "bob")
+    let content = Data((0..<Message.maximumContentBytes).map { UInt8(truncatingIfNeeded: $0) })
+    try await alice.report(
+      Report(publish: [
+        PublicationSpec(id: .random(), message: Message(content: content), strategy: .default)
+      ]))
+    try await bob.subscribe()
+    try await bob.hear(alice)
+    #expect(
+      await bob.waitFor {
+        $0.allEvents.contains {
+          if case .found(_, let message) = $0.event { message.content == content } else { false }
+        }
+      })
+    #expect(bob.allEvents.count == 1)
+    #expect(await bob.resolver.counters().dropped == 0)
+    await f.shutdown(alice, bob)
+  }
+
+  @Test("a medium heard once goes stale after lostAfter though refreshes continue on another")
+  func staleMediumStaysStale() async throws {
+    let f = PeerFixture()
+    let alice = try await f.node(name: "alice")
+    let bob = try await f.node(name: "bob")
+    try await alice.publish("Alice", strategy: Strategy(mediums: .audio))
+    try await bob.subscribe(strategy: Strategy(mediums: .audio))
+    try await bob.hear(alice, on: .audio)
+    #expect(await bob.waitFor { $0.found == ["Alice"] })
+    // Only BLE from now on: the refreshes it causes must not keep audio fresh.
+    for _ in 0..<6 {
+      await f.advance(2, alice, bob)
+      let asked = await alice.resolver.counters().accepted
+      try await bob.hear(alice, on: .ble)
+      _ = await eventually(timeout: .milliseconds(200)) {
+        await alice.resolver.counters().accepted > asked
+      }
+    }
+    await f.advance(0, alice, bob)
+    #expect(await bob.waitFor { $0.lost == ["Alice"] })
+    await f.shutdown(alice, bob)
+  }
+
+  @Test("unpublish on the owner reaches the hearer at once: lost")
+  func unpublish() async throws {
+    let f = PeerFixture()
+    let alice = try await f.node(name: "alice")
+    let bob = try await f.node(name: "bob")
+    let publication = try await alice.publish("Alice")
+    try await bob.subscribe()
+    try await bob.hear(alice)
+    #expect(await bob.waitFor { $0.found == ["Alice"] })
+    try await alice.report(Report(unpublish: [publication]))
+    #expect(await bob.waitFor { $0.lost == ["Alice"] })
+    await f.shutdown(alice, bob)
+  }
+
+  @Test("an owner that unregisters: its hearers lose at once, before its resolver stops")
+  func ownerUnregisters() async throws {
+    let f = PeerFixture()
+    let alice = try await f.node(name: "alice")
+    let bob = try await f.node(name: "bob")
+    try await alice.publish("Alice")
+    try await bob.subscribe()
+    try await bob.hear(alice)
+    #expect(await bob.waitFor { $0.found == ["Alice"] })
+    try await alice.resolver.unregister(alice.device)
+    #expect(await bob.waitFor { $0.lost == ["Alice"] })
+    await f.shutdown(bob)
+  }
+
+  @Test("a new publication of the owner reaches a hearer that asked lately")
+  func publishAfterwards() async throws {
+    let f = PeerFixture()
+    let alice = try await f.node(name: "alice")
+    let bob = try await f.node(name: "bob")
+    try await bob.subscribe()
+    try await bob.hear(alice)
+    #expect(await eventually { await bob.resolver.shadowCount == 1 })
+    #expect(bob.found.isEmpty)
+    try await alice.publish("Later")
+    #expect(await bob.waitFor { $0.found == ["Later"] })
+    await f.shutdown(alice, bob)
+  }
+
+  @Test("TTL: the owner gets expired, the hearer lost, at the remaining TTL")
+  func ttlExpiry() async throws {
+    let f = PeerFixture()
+    let alice = try await f.node(name: "alice")
+    let bob = try await f.node(name: "bob")
+    let publication = try await alice.publish(
+      "Short", strategy: Strategy(ttl: try TTL(seconds: 5)))
+    try await bob.subscribe()
+    await f.advance(2, alice, bob)
+    try await bob.hear(alice)
+    #expect(await bob.waitFor { $0.found == ["Short"] })
+    await f.advance(2.5, alice, bob)
+    #expect(bob.lost.isEmpty)
+    await f.advance(1, alice, bob)
+    #expect(await bob.waitFor { $0.lost == ["Short"] })
+    #expect(
+      await alice.waitFor {
+        $0.allEvents.map(\.event) == [.publicationExpired(publication)]
+      })
+    await f.shutdown(alice, bob)
+  }
+
+  @Test(
+    "modes: broadcast-only publication to a scan-only subscriber is found; scan-only to scan-only is not"
+  )
+  func modes() async throws {
+    let f = PeerFixture()
+    let alice = try await f.node(name: "alice")
+    let bob = try await f.node(name: "bob")
+    try await alice.publish("Loud", type: "a", strategy: Strategy(mediums: .ble, mode: .broadcast))
+    try await alice.publish("Quiet", type: "b", strategy: Strategy(mediums: .ble, mode: .scan))
+    try await bob.subscribe(strategy: Strategy(mediums: .ble, mode: .scan))
+    try await bob.hear(alice, on: .ble)
+    #expect(await bob.waitFor { $0.found == ["Loud"] })
+    // Heard on audio, which neither strategy allows (asked again as a refresh): nothing more.
+    await f.advance(4, alice, bob)
+    try await bob.hear(alice, on: .audio)
+    #expect(await eventually { await alice.resolver.counters().accepted >= 2 })
+    #expect(bob.found == ["Loud"])
+    await f.shutdown(alice, bob)
+  }
+
+  @Test(
+    "another project's device learns nothing and cannot inject: its datagrams are dropped and counted"
+  )
+  func otherProject() async throws {
+    let f = PeerFixture()
+    let alice = try await f.node(name: "alice")
+    let mallory = try await f.node(apiKey: "another-project", name: "mallory")
+    try await alice.publish("Secret")
+    try await alice.subscribe()
+    try await mallory.publish("Fake")
+    try await mallory.subscribe()
+    try await mallory.hear(alice, on: .ble)
+    #expect(await eventually { await alice.resolver.counters().droppedOtherProject == 1 })
+    // Alice hears Mallory: her question is dropped on Mallory's side too.
+    try await alice.hear(mallory, on: .audio, withReturnPath: false)
+    #expect(await eventually { await mallory.resolver.counters().droppedOtherProject == 1 })
+    #expect(await alice.resolver.counters().accepted == 0)
+    #expect(await alice.resolver.shadowCount == 0)
+    #expect(mallory.allEvents.isEmpty && alice.allEvents.isEmpty)
+    await f.shutdown(alice, mallory)
+  }
+
+  @Test("replayed, stale, forged, oversized and malformed datagrams are dropped and counted")
+  func hostileDatagrams() async throws {
+    let f = PeerFixture()
+    let alice = try await f.node(name: "alice")
+    let bob = try await f.node(name: "bob")
+    try await alice.publish("Alice")
+    try await bob.subscribe()
+    try await bob.hear(alice)
+    #expect(await bob.waitFor { $0.found == ["Alice"] })
+    let query = try #require(await f.network.log.first { $0.to == [alice.address] })
+    let attacker = PeerAddress(transport: MemoryPeerNetwork.kind, bytes: [0xee])!
+    // The same datagram again: a replay.
+    await f.network.inject(query.bytes, from: query.from, to: alice.address)
+    #expect(await eventually { await alice.resolver.counters().droppedReplayed == 1 })
+    // One bit flipped in the sealed body: the seal does not open.
+    var forged = query.bytes
+    forged[forged.count - 20] ^= 1
+    await f.network.inject(forged, from: attacker, to: alice.address)
+    #expect(await eventually { await alice.resolver.counters().droppedUnauthenticated == 1 })
+    // Too large, too short, not ours at all.
+    await f.network.inject(Array(repeating: 0, count: 70_000), from: attacker, to: alice.address)
+    await f.network.inject([0x4e, 0x50, 1], from: attacker, to: alice.address)
+    await f.network.inject(Array(repeating: 0x41, count: 100), from: attacker, to: alice.address)
+    #expect(await eventually { await alice.resolver.counters().droppedOversized == 1 })
+    #expect(await eventually { await alice.resolver.counters().droppedMalformed == 2 })
+    // Captured and played back 31 s later (a fresh nonce would not help without the key).
+    await f.advance(31, alice, bob)
+    let answer = try #require(await f.network.log.first { $0.to == [bob.address] })
+    await f.network.inject(answer.bytes, from: answer.from, to: bob.address)
+    #expect(await eventually { await bob.resolver.counters().droppedStale == 1 })
+    // Nothing of it reached the engines: still the one found, and the lost of the silence.
+    #expect(bob.found == ["Alice"])
+    await f.shutdown(alice, bob)
+  }
+
+  @Test("a flood from one sender is cut by the rate limit")
+  func rateLimit() async throws {
+    let f = PeerFixture()
+    let alice = try await f.node(name: "alice")
+    let bob = try await f.node(name: "bob")
+    try await bob.hear(alice)
+    #expect(await eventually { await alice.resolver.counters().accepted >= 1 })
+    let query = try #require(await f.network.log.first { $0.to == [alice.address] })
+    for _ in 0..<100 { await f.network.inject(query.bytes, from: query.from, to: alice.address) }
+    #expect(
+      await eventually {
+        let c = await alice.resolver.counters()
+        return c.droppedRateLimited + c.droppedReplayed == 100
+      })
+    #expect(await alice.resolver.counters().droppedRateLimited >= 50)
+    await f.shutdown(alice, bob)
+  }
+
+  @Test("an owner holds at most maximumShadows peers; questions from more are refused")
+  func shadowLimit() async throws {
+    let f = PeerFixture()
+    let alice = try await f.node(name: "alice") { $0.maximumShadows = 1 }
+    let bob = try await f.node(name: "bob")
+    let carol = try await f.node(name: "carol")
+    try await alice.publish("Alice")
+    try await bob.subscribe()
+    try await carol.subscribe()
+    try await bob.hear(alice)
+    #expect(await bob.waitFor { $0.found == ["Alice"] })
+    try await carol.hear(alice)
+    #expect(await eventually { await alice.resolver.counters().refusedPeers == 1 })
+    #expect(await alice.resolver.shadowCount == 1)
+    #expect(carol.found.isEmpty)
+    await f.shutdown(alice, bob, carol)
+  }
+
+  @Test("the last device unregistering shuts the resolver and its transport down")
+  func unregisterShutsDown() async throws {
+    let f = PeerFixture()
+    let alice = try await f.node(name: "alice")
+    try await alice.resolver.unregister(alice.device)
+    #expect(await eventually { alice.events.isFinished })
+    await #expect(throws: ResolverError.self) {
+      try await alice.resolver.register(apiKey: "project-key")
+    }
+  }
+}

@@ -1,0 +1,218 @@
+@_spi(Resolver) import Core
+import Foundation
+@testable import PeerResolution
+import Strategy
+import Testing
+import Tokens
+
+@Suite("Peer wire format, keys and limits")
+struct PeerWireTests {
+  let now = Date(timeIntervalSince1970: 1_800_000_000)
+  let keys = PeerKeys(apiKey: "project-key")
+
+  static let sampleQuery = PeerMessage.query(
+    PeerQuery(
+      queryID: 0x1122_3344_5566_7788, token: Token(value: 42), mediums: [.ble, .audio],
+      sender: Identifier(high: 1, low: 2),
+      handles: PeerHandles(
+        publications: [
+          PeerPublication(
+            message: Message(text: "héllo", type: "name", namespace: "com.example"),
+            strategy: Strategy(mediums: .audio, mode: .scan, ttl: try! TTL(seconds: 12.5)))
+        ],
+        subscriptions: [
+          PeerSubscription(
+            namespace: "", type: nil, strategy: Strategy(distanceType: .earshot, ttl: .infinite),
+            deviceTypes: .nearbyDevices),
+          PeerSubscription(
+            namespace: "com.example", type: "name", strategy: .bleOnly,
+            deviceTypes: .nearbyDevices),
+        ])))
+
+  @Test(
+    "every kind survives sealing and opening unchanged",
+    arguments: [
+      PeerMessage.whoHas(queryID: 1, token: Token(value: 7)),
+      .iHave(queryID: 2, token: Token(value: 8)),
+      sampleQuery,
+      .answer(
+        PeerAnswer(
+          queryID: 0, token: Token(value: 9), sender: Identifier(high: 3, low: 4),
+          tokenValidFor: 130_000,
+          publications: [
+            PeerPublication(
+              message: Message(content: Data(repeating: 0xab, count: 60_000)), strategy: .default)
+          ])),
+    ])
+  func roundTrip(_ message: PeerMessage) throws {
+    let sealer = PeerSealer(keys: keys)
+    let datagram = try sealer.seal(kind: message.kind, body: message.body, now: now)
+    let (header, body) = try sealer.open(datagram)
+    #expect(header.kind == message.kind)
+    #expect(header.sentAt == 1_800_000_000_000)
+    #expect(try PeerMessage(kind: header.kind, body: body) == message)
+  }
+
+  @Test("keys: the same API key gives the same keys; another key another tag and seal")
+  func keyDerivation() throws {
+    let again = PeerKeys(apiKey: "project-key")
+    let other = PeerKeys(apiKey: "project-keY")
+    #expect(again.projectTag == keys.projectTag)
+    #expect(other.projectTag != keys.projectTag)
+    let datagram = try PeerSealer(keys: keys).seal(
+      kind: .whoHas, body: PeerMessage.whoHas(queryID: 1, token: Token(value: 1)).body, now: now)
+    // The API key is nowhere in the datagram, and another project cannot open it.
+    #expect(!datagram.contains(subsequence: Array("project-key".utf8)))
+    #expect(throws: PeerWireError.otherProject) { try PeerSealer(keys: other).open(datagram) }
+    // Another key that happens to share the tag still cannot open it.
+    var forgedTag = datagram
+    let tag = withUnsafeBytes(of: other.projectTag.bigEndian) { Array($0) }
+    forgedTag.replaceSubrange(8..<16, with: tag)
+    #expect(throws: PeerWireError.unauthenticated) { try PeerSealer(keys: other).open(forgedTag) }
+  }
+
+  @Test("the header is authenticated: changing the send time or kind breaks the seal")
+  func headerAuthenticated() throws {
+    let sealer = PeerSealer(keys: keys)
+    let datagram = try sealer.seal(
+      kind: .whoHas, body: PeerMessage.whoHas(queryID: 1, token: Token(value: 1)).body, now: now)
+    var later = datagram
+    later[35] ^= 1
+    #expect(throws: PeerWireError.unauthenticated) { try sealer.open(later) }
+    var kind = datagram
+    kind[3] = PeerMessageKind.iHave.rawValue
+    #expect(throws: PeerWireError.unauthenticated) { try sealer.open(kind) }
+    var version = datagram
+    version[2] = 2
+    #expect(throws: PeerWireError.notPeerDatagram) { try sealer.open(version) }
+    #expect(throws: PeerWireError.truncated) { try sealer.open(Array(datagram.prefix(51))) }
+  }
+
+  @Test("bodies past a limit or with trailing bytes are refused")
+  func limits() throws {
+    var body = Self.sampleQuery.body
+    #expect(throws: PeerWireError.invalid("trailing bytes")) {
+      try PeerMessage(kind: .query, body: body + [0])
+    }
+    #expect(throws: PeerWireError.truncated) {
+      try PeerMessage(kind: .query, body: Array(body.dropLast()))
+    }
+    // 65 publications in an answer: one past the limit.
+    var writer = ByteWriter()
+    writer.u64(1)
+    writer.u64(2)
+    writer.u64(3)
+    writer.u64(4)
+    writer.u32(0)
+    writer.u8(UInt8(PeerLimits.maximumPublications + 1))
+    #expect(throws: PeerWireError.tooLarge("publications")) {
+      try PeerMessage(kind: .answer, body: writer.bytes)
+    }
+    // A content length past 100 KiB is refused before anything is read.
+    body =
+      PeerMessage.answer(
+        PeerAnswer(
+          queryID: 1, token: Token(value: 1), sender: Identifier(high: 0, low: 0), tokenValidFor: 0,
+          publications: [PeerPublication(message: Message(text: "x"), strategy: .default)])
+      ).body
+    let contentLength = 8 + 8 + 16 + 4 + 1
+    body.replaceSubrange(contentLength..<contentLength + 4, with: [0, 0x01, 0x90, 0x01])
+    #expect(throws: PeerWireError.tooLarge("content")) {
+      try PeerMessage(kind: .answer, body: body)
+    }
+  }
+
+  @Test("invalid values are refused: a strategy with no mode, a bad namespace, unknown mediums")
+  func invalidValues() throws {
+    let noMode = PeerMessage.answer(
+      PeerAnswer(
+        queryID: 1, token: Token(value: 1), sender: Identifier(high: 0, low: 0), tokenValidFor: 0,
+        publications: [
+          PeerPublication(message: Message(text: "x"), strategy: Strategy(mode: []))
+        ]))
+    #expect(throws: PeerWireError.invalid("strategy")) {
+      try PeerMessage(kind: .answer, body: noMode.body)
+    }
+    let badNamespace = PeerMessage.query(
+      PeerQuery(
+        queryID: 1, token: Token(value: 1), mediums: .ble, sender: Identifier(high: 0, low: 0),
+        handles: PeerHandles(subscriptions: [
+          PeerSubscription(
+            namespace: "no spaces", type: nil, strategy: .default, deviceTypes: .nearbyDevices)
+        ])))
+    #expect(throws: PeerWireError.invalid("subscription filter")) {
+      try PeerMessage(kind: .query, body: badNamespace.body)
+    }
+    var unknownMediums = Self.sampleQuery.body
+    unknownMediums[16] = 0x80
+    #expect(throws: PeerWireError.invalid("mediums")) {
+      try PeerMessage(kind: .query, body: unknownMediums)
+    }
+  }
+
+  @Test("the replay guard: a window of ±30 s, each nonce once, memory bounded")
+  func replayGuard() {
+    var guardian = ReplayGuard(capacity: 2)
+    #expect(guardian.isFresh(sentAt: 100_000, now: 130_000))
+    #expect(!guardian.isFresh(sentAt: 100_000, now: 130_001))
+    #expect(!guardian.isFresh(sentAt: 130_001, now: 100_000))
+    let a = [UInt8](repeating: 1, count: 12)
+    let b = [UInt8](repeating: 2, count: 12)
+    let c = [UInt8](repeating: 3, count: 12)
+    var verdicts: [Bool] = []
+    for nonce in [a, a, b, c] { verdicts.append(guardian.admit(nonce: nonce)) }
+    // The third nonce made the guard forget the first.
+    #expect(verdicts == [true, false, true, true])
+    #expect(guardian.count == 2)
+    let again = [guardian.admit(nonce: c), guardian.admit(nonce: a)]
+    #expect(again == [false, true])
+  }
+
+  @Test("the rate limiter: a burst, then the sustained rate, per sender; senders bounded")
+  func rateLimiter() {
+    var limiter = SenderRateLimiter(perSecond: 2, burst: 3, capacity: 2)
+    let one = PeerAddress(transport: "memory", bytes: [1])!
+    let two = PeerAddress(transport: "memory", bytes: [2])!
+    let three = PeerAddress(transport: "memory", bytes: [3])!
+    var burst: [Bool] = []
+    for _ in 0..<4 { burst.append(limiter.admit(one, now: 0)) }
+    #expect(burst == [true, true, true, false])
+    // Half a second refills one; another sender has its own bucket.
+    let later = [
+      limiter.admit(two, now: 0), limiter.admit(one, now: 0.5), limiter.admit(one, now: 0.5),
+    ]
+    #expect(later == [true, true, false])
+    // A third sender makes the limiter forget the first, which starts with a full bucket.
+    let third = limiter.admit(three, now: 0.5)
+    #expect(third && limiter.count == 2)
+    let fresh = limiter.admit(one, now: 0.5)
+    #expect(fresh)
+  }
+
+  @Test("peer addresses are bounded, and decoding checks the bounds")
+  func addresses() throws {
+    #expect(PeerAddress(transport: "", bytes: [1]) == nil)
+    #expect(PeerAddress(transport: "lan", bytes: []) == nil)
+    #expect(PeerAddress(transport: "lan", bytes: Array(repeating: 0, count: 65)) == nil)
+    #expect(PeerAddress(transport: String(repeating: "x", count: 17), bytes: [1]) == nil)
+    let address = try #require(PeerAddress(transport: "lan", bytes: [10, 0, 0, 1, 0x1c, 0x04]))
+    #expect(address.description == "lan:0a0000011c04")
+    let json = try JSONEncoder().encode(address)
+    #expect(try JSONDecoder().decode(PeerAddress.self, from: json) == address)
+    let tooLong = Data(
+      #"{"transport":"lan","bytes":[\#(Array(repeating: "1", count: 65).joined(separator: ","))]}"#
+        .utf8)
+    #expect(throws: DecodingError.self) {
+      try JSONDecoder().decode(PeerAddress.self, from: tooLong)
+    }
+  }
+}
+
+extension Array where Element == UInt8 {
+  fileprivate func contains(subsequence: [UInt8]) -> Bool {
+    guard subsequence.count <= count else { return false }
+    return (0...(count - subsequence.count)).contains {
+      Array(self[$0..<$0 + subsequence.count]) == subsequence
+    }
+  }
+}

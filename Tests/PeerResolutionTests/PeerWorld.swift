@@ -1,0 +1,79 @@
+import Core
+import Foundation
+import MediumTestKit
+import PeerResolution
+import Resolution
+import Strategy
+import Synchronization
+
+/// Simulated devices on one in-memory air and one in-memory peer network, each with its own
+/// manager and its own peer resolver (no shared resolver anywhere), with every found and lost
+/// kept per device. The resolvers run on the real clock: these tests wait with `eventually`.
+final class PeerWorld: Sendable {
+  let air: Air
+  let network = MemoryPeerNetwork()
+  let lostAfter: Duration
+  private let seen = Mutex<[(device: String, event: SubscriptionEvent)]>([])
+  private let resolvers = Mutex<[String: PeerResolver]>([:])
+
+  init(lostAfter: Duration = .seconds(5), advertiseInterval: Duration = .milliseconds(50)) {
+    var configuration = Air.Configuration()
+    configuration.advertiseInterval = advertiseInterval
+    air = Air(configuration: configuration)
+    self.lostAfter = lostAfter
+  }
+
+  /// A device at `x` with BLE and audio, and a LAN medium whose sightings carry the device's
+  /// peer address when `lan` is set.
+  func device(
+    _ name: String, at x: Double = 0, apiKey: String = "peer-world", lan: Bool = false
+  ) async throws -> MessageManager {
+    await air.place(name, at: Air.Position(x: x))
+    let transport = await network.makeTransport(name: name)
+    var exchange = PeerExchangeStateMachine.Configuration()
+    exchange.refreshInterval = lostAfter / 4
+    exchange.queryTimeout = .milliseconds(500)
+    let resolver = try PeerResolver(
+      transports: [transport],
+      configuration: PeerResolverConfiguration(
+        resolution: ResolutionConfiguration(lostAfter: lostAfter), exchange: exchange,
+        tickInterval: .milliseconds(50)))
+    resolvers.withLock { $0[name] = resolver }
+    var mediums = MediumProvider.air(air, device: name)
+    if lan {
+      mediums.append(.air(air, device: name, medium: .lan, returnPath: transport.address))
+    }
+    return try await MessageManager(
+      apiKey: apiKey, configuration: .init(resolver: .peer(resolver), mediums: mediums))
+  }
+
+  /// The peer resolver of `device`.
+  func resolver(of device: String) -> PeerResolver? { resolvers.withLock { $0[device] } }
+
+  func subscribe(
+    _ manager: MessageManager, as name: String,
+    configure: (inout SubscriptionParams) throws -> Void = { _ in }
+  ) async throws -> Subscription {
+    try await manager.subscribe(
+      onFound: { [self] in record(name, .found($0)) },
+      onLost: { [self] in record(name, .lost($0)) },
+      configure: configure)
+  }
+
+  private func record(_ device: String, _ event: SubscriptionEvent) {
+    seen.withLock { $0.append((device, event)) }
+  }
+
+  /// The texts of messages `device` found (or lost), in order.
+  func found(by device: String) -> [String] {
+    seen.withLock { $0.compactMap { $0.device == device ? $0.event.foundText : nil } }
+  }
+  func lost(by device: String) -> [String] {
+    seen.withLock { $0.compactMap { $0.device == device ? $0.event.lostText : nil } }
+  }
+}
+
+extension SubscriptionEvent {
+  var foundText: String? { if case .found(let m) = self { m.text } else { nil } }
+  var lostText: String? { if case .lost(let m) = self { m.text } else { nil } }
+}
