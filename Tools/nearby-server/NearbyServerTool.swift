@@ -111,6 +111,22 @@ struct ServeCommand: AsyncParsableCommand {
     help: "Connections open at once; past it new ones wait (raise the open-file limit with it).")
   var maxConnections = ResolverServerConfiguration().maximumConnections
 
+  @Option(
+    name: .long,
+    help: """
+      Connections open at once from one client address (a trusted proxy's are not counted); \
+      past it a new one is closed at once. Raise it for sites behind one NAT.
+      """)
+  var maxConnectionsPerAddress = ResolverServerConfiguration().maximumConnectionsPerAddress
+
+  @Option(
+    name: .long, help: "Device event streams open at once with one API key (past it: 429).")
+  var maxEventStreamsPerKey = ResolverServerConfiguration().maximumEventStreamsPerKey
+
+  @Option(
+    name: .long, help: "Device event streams open at once from one client address (past it: 429).")
+  var maxEventStreamsPerAddress = ResolverServerConfiguration().maximumEventStreamsPerAddress
+
   @Flag(
     name: .long,
     help: """
@@ -158,6 +174,13 @@ struct ServeCommand: AsyncParsableCommand {
   func validate() throws {
     guard (1...65535).contains(port) else {
       throw ValidationError("--port must be between 1 and 65535, got \(port)")
+    }
+    for (name, value) in [
+      ("--max-connections-per-address", maxConnectionsPerAddress),
+      ("--max-event-streams-per-key", maxEventStreamsPerKey),
+      ("--max-event-streams-per-address", maxEventStreamsPerAddress),
+    ] where value < 1 {
+      throw ValidationError("\(name) must be 1 or more, got \(value)")
     }
     guard lostAfter > 0, lostAfter <= 86_400 else {
       throw ValidationError("--lost-after must be between 0.1 and 86400 seconds, got \(lostAfter)")
@@ -222,6 +245,9 @@ struct ServeCommand: AsyncParsableCommand {
     configuration.requestsPerSecond = requestsPerSecond
     configuration.burst = burst
     configuration.maximumConnections = maxConnections
+    configuration.maximumConnectionsPerAddress = maxConnectionsPerAddress
+    configuration.maximumEventStreamsPerKey = maxEventStreamsPerKey
+    configuration.maximumEventStreamsPerAddress = maxEventStreamsPerAddress
     configuration.requestsPerSecondPerDevice = requestsPerSecondPerDevice
     configuration.burstPerDevice = requestsPerSecondPerDevice * 2
     configuration.requestsPerSecondPerAddress = requestsPerSecondPerAddress
