@@ -51,7 +51,9 @@ struct PeerResolutionOverLANTests {
   }
 
   /// A manager with its own peer resolver over a LAN transport on loopback, and a LAN medium
-  /// announcing the transport's port.
+  /// announcing the transport's port. `lostAfter` is long (10 s) so that a scheduling stall of
+  /// a loaded machine cannot make a message flap between found and lost: the lost these tests
+  /// expect comes from an unpublish, at once.
   static func manager(groupPort: UInt16, mediumPort: UInt16) async throws -> (
     MessageManager, PeerResolver
   ) {
@@ -62,7 +64,7 @@ struct PeerResolutionOverLANTests {
     let resolver = try PeerResolver(
       transports: [transport],
       configuration: PeerResolverConfiguration(
-        resolution: ResolutionConfiguration(lostAfter: .seconds(2)),
+        resolution: ResolutionConfiguration(lostAfter: .seconds(10)),
         tickInterval: .milliseconds(50)))
     let manager = try await MessageManager(
       apiKey: "lan-peer-test",

@@ -122,6 +122,10 @@ public actor PeerResolver {
   /// How many peer devices the engine holds.
   public var shadowCount: Int { shadows.count }
 
+  /// How many questions (who-has or query) wait for their answer: 0 once every question
+  /// asked was answered (or given up at a tick).
+  public var waitingQuestions: Int { exchange.outstandingCount }
+
   // MARK: Resolver
 
   /// Registers a local device. The first registration fixes the project: its API key's
