@@ -308,6 +308,55 @@ struct PeerResolverTests {
     await f.shutdown(alice, bob)
   }
 
+  @Test(
+    "who-has have a budget of their own: a who-has flood under a peer's address spares its query")
+  func whoHasBudget() async throws {
+    let f = PeerFixture()
+    let alice = try await f.node(name: "alice")
+    let bob = try await f.node(name: "bob")
+    let carol = try await f.node(name: "carol")
+    try await alice.publish("Alice")
+    try await bob.subscribe()
+    try await carol.hear(alice, on: .audio, withReturnPath: false)
+    #expect(await carol.answered())
+    let whoHas = try #require(await f.network.log.first { $0.to.count > 1 })
+    for _ in 0..<100 { await f.network.inject(whoHas.bytes, from: bob.address, to: alice.address) }
+    #expect(
+      await eventually {
+        let c = await alice.resolver.counters()
+        return c.droppedRateLimited + c.droppedReplayed >= 100
+      })
+    try await bob.hear(alice)
+    #expect(await bob.answered())
+    #expect(await bob.waitFor { $0.found == ["Alice"] })
+    await f.shutdown(alice, bob, carol)
+  }
+
+  @Test("what goes to one address is bounded in bytes: past the budget a message is not sent")
+  func destinationByteBudget() async throws {
+    let f = PeerFixture()
+    let alice = try await f.node(name: "alice") {
+      $0.bytesPerDestination = 1
+      $0.burstBytesPerDestination = 65_507
+    }
+    let bob = try await f.node(name: "bob")
+    let content = Data(repeating: 0x61, count: 40_000)
+    try await alice.report(
+      Report(publish: [
+        PublicationSpec(id: .random(), message: Message(content: content), strategy: .default)
+      ]))
+    try await bob.subscribe()
+    try await bob.hear(alice)
+    #expect(await bob.answered())
+    #expect(await bob.waitFor { $0.allEvents.count == 1 })
+    // The refresh's answer would pass the budget (40 KB more within a few seconds).
+    await f.advance(4, alice, bob)
+    try await bob.hear(alice)
+    #expect(await eventually { await alice.resolver.counters().refusedSends == 1 })
+    #expect(await bob.resolver.waitingQuestions == 1)
+    await f.shutdown(alice, bob)
+  }
+
   @Test("an owner holds at most maximumShadows peers; questions from more are refused")
   func shadowLimit() async throws {
     let f = PeerFixture()

@@ -189,6 +189,19 @@ struct PeerWireTests {
     #expect(fresh)
   }
 
+  @Test("a byte budget: costs are taken whole or not at all; one over the burst never passes")
+  func byteBudget() {
+    var budget = SenderRateLimiter(perSecond: 100, burst: 1_000)
+    let one = PeerAddress(transport: "memory", bytes: [1])!
+    let two = PeerAddress(transport: "memory", bytes: [2])!
+    let taken = [
+      budget.admit(one, cost: 600, now: 0), budget.admit(one, cost: 600, now: 0),
+      budget.admit(one, cost: 400, now: 0), budget.admit(one, cost: 100, now: 1),
+      budget.admit(two, cost: 1_001, now: 1),
+    ]
+    #expect(taken == [true, false, true, true, false])
+  }
+
   @Test("peer addresses are bounded, and decoding checks the bounds")
   func addresses() throws {
     #expect(PeerAddress(transport: "", bytes: [1]) == nil)

@@ -31,6 +31,11 @@ public struct PeerCounters: Sendable, Hashable {
   public var sent = 0
   /// Datagrams that could not be sent (the transport refused them).
   public var sendFailures = 0
+  /// Messages not sent because their address's byte budget was spent
+  /// (``PeerResolverConfiguration/bytesPerDestination``).
+  public var refusedSends = 0
+  /// Datagrams dropped from a full outbox (the oldest waiting).
+  public var outboxOverflows = 0
 
   public init() {}
 

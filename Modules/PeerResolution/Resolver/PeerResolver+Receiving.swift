@@ -20,14 +20,19 @@ extension PeerResolver {
       return
     }
     let time = now()
-    // The cheap header checks first, then the sender's budget, then the seal.
+    // The cheap header checks first, then the sender's budget (who-has apart), then the seal.
+    let kind: PeerMessageKind
     do {
-      _ = try PeerHeader(parsing: datagram.bytes, projectTag: sealer.keys.projectTag)
+      kind = try PeerHeader(parsing: datagram.bytes, projectTag: sealer.keys.projectTag).kind
     } catch {
       count(error)
       return
     }
-    guard rateLimiter.admit(datagram.sender, now: time.timeIntervalSince1970) else {
+    let admitted =
+      kind == .whoHas
+      ? whoHasRateLimiter.admit(datagram.sender, now: time.timeIntervalSince1970)
+      : rateLimiter.admit(datagram.sender, now: time.timeIntervalSince1970)
+    guard admitted else {
       statistics.droppedRateLimited += 1
       return
     }

@@ -104,11 +104,21 @@ extension PeerResolver {
           .map { $0.map { (PeerHeader.fragmentFlag, $0) } }
       }
       if let parts {
+        let cost = parts.reduce(0) { $0 + $1.body.count + PeerHeader.size + PeerHeader.tagSize }
+        if let address,
+          !destinationBudget.admit(address, cost: Double(cost), now: time.timeIntervalSince1970)
+        {
+          statistics.refusedSends += 1
+          logger.debug(
+            "a peer message over its address's byte budget; not sent",
+            metadata: ["address": "\(address)", "bytes": "\(cost)"])
+          return
+        }
         do {
           for part in parts {
             let bytes = try sealer.seal(
               kind: message.kind, flags: part.flags, body: part.body, now: time)
-            outboxContinuation.yield(Outgoing(bytes: bytes, address: address))
+            queue(Outgoing(bytes: bytes, address: address))
           }
         } catch {
           logger.error("sealing failed", metadata: ["error": "\(error)"])
@@ -123,6 +133,15 @@ extension PeerResolver {
         "a peer message is larger than its fragments carry; handles left out",
         metadata: ["limit": "\(limit)", "fragments": "\(PeerLimits.maximumFragments)"])
       message = smaller
+    }
+  }
+}
+
+extension PeerResolver {
+  /// Queues `outgoing` for the sender task, counting the oldest dropped from a full outbox.
+  func queue(_ outgoing: Outgoing) {
+    if case .dropped = outboxContinuation.yield(outgoing) {
+      statistics.outboxOverflows += 1
     }
   }
 }

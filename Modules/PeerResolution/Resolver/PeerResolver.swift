@@ -51,6 +51,10 @@ public actor PeerResolver {
   var replayGuard = ReplayGuard()
   var reassembler = Reassembler()
   var rateLimiter: SenderRateLimiter
+  /// Who-has have a budget of their own (see ``PeerResolverConfiguration/whoHasRatePerSender``).
+  var whoHasRateLimiter: SenderRateLimiter
+  /// Bytes sent per destination (see ``PeerResolverConfiguration/bytesPerDestination``).
+  var destinationBudget: SenderRateLimiter
   var statistics = PeerCounters()
 
   private let outbox: AsyncStream<Outgoing>
@@ -102,6 +106,11 @@ public actor PeerResolver {
     self.exchange = PeerExchangeStateMachine(configuration: exchangeConfiguration, seed: seed)
     self.rateLimiter = SenderRateLimiter(
       perSecond: configuration.ratePerSender, burst: configuration.burstPerSender)
+    self.whoHasRateLimiter = SenderRateLimiter(
+      perSecond: configuration.whoHasRatePerSender, burst: configuration.whoHasBurstPerSender)
+    self.destinationBudget = SenderRateLimiter(
+      perSecond: configuration.bytesPerDestination,
+      burst: configuration.burstBytesPerDestination)
     (outbox, outboxContinuation) = AsyncStream.makeStream(
       of: Outgoing.self, bufferingPolicy: .bufferingNewest(configuration.outboxCapacity))
   }
