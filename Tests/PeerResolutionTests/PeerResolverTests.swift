@@ -212,6 +212,25 @@ struct PeerResolverTests {
     await f.shutdown(alice, bob)
   }
 
+  @Test("a message republished after its TTL ran out reaches the hearer again")
+  func republishedAfterExpiry() async throws {
+    let f = PeerFixture()
+    let alice = try await f.node(name: "alice")
+    let bob = try await f.node(name: "bob")
+    let short = Strategy(ttl: try TTL(seconds: 5))
+    try await alice.publish("Short", strategy: short)
+    try await bob.subscribe()
+    try await bob.hear(alice)
+    #expect(await bob.waitFor { $0.found == ["Short"] })
+    await f.advance(5.5, alice, bob)
+    #expect(await bob.waitFor { $0.lost == ["Short"] })
+    // The same message and strategy again (the same identity on the hearer's shadow): the
+    // owner's update must add it anew, not take it for the one that expired.
+    try await alice.publish("Short", strategy: short)
+    #expect(await bob.waitFor { $0.found == ["Short", "Short"] })
+    await f.shutdown(alice, bob)
+  }
+
   @Test(
     "modes: broadcast-only publication to a scan-only subscriber is found; scan-only to scan-only is not"
   )
