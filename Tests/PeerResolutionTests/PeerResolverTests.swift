@@ -148,6 +148,35 @@ struct PeerResolverTests {
     await f.shutdown(alice, bob)
   }
 
+  @Test("a device whose clock is minutes off still meets its peers, both ways")
+  func clockOff() async throws {
+    let f = PeerFixture()
+    let alice = try await f.node(name: "alice")
+    // A device with no real-time clock and no network time: two minutes ahead.
+    let bob = try await f.node(name: "bob", clockOffset: 120)
+    try await alice.publish("Alice")
+    try await alice.subscribe()
+    try await bob.publish("Bob")
+    try await bob.subscribe()
+    // Bob's first question is stale on Alice's clock: answered, with no other effect.
+    try await bob.hear(alice)
+    #expect(await bob.answered())
+    #expect(await bob.waitFor { $0.found == ["Alice"] })
+    #expect(await alice.resolver.counters().droppedStale == 1)
+    #expect(await alice.resolver.shadowCount == 0 && alice.found.isEmpty)
+    // Bob learnt Alice's clock from the answer: his refresh is stamped in it and counts.
+    await f.advance(4, alice, bob)
+    try await bob.hear(alice)
+    #expect(await bob.answered())
+    #expect(await alice.waitFor { $0.found == ["Bob"] })
+    // The other way round: Alice asks Bob, whose clock she learns the same way.
+    try await alice.hear(bob)
+    #expect(await alice.answered())
+    #expect(await alice.resolver.counters().droppedStale == 1)
+    #expect(bob.found == ["Alice"] && alice.found == ["Bob"])
+    await f.shutdown(alice, bob)
+  }
+
   @Test("unpublish on the owner reaches the hearer at once: lost")
   func unpublish() async throws {
     let f = PeerFixture()
@@ -279,6 +308,7 @@ struct PeerResolverTests {
     let f = PeerFixture()
     let alice = try await f.node(name: "alice")
     let bob = try await f.node(name: "bob")
+    let carol = try await f.node(name: "carol")
     try await alice.publish("Alice")
     try await bob.subscribe()
     try await bob.hear(alice)
@@ -299,14 +329,19 @@ struct PeerResolverTests {
     await f.network.inject(Array(repeating: 0x41, count: 100), from: attacker, to: alice.address)
     #expect(await eventually { await alice.resolver.counters().droppedOversized == 1 })
     #expect(await eventually { await alice.resolver.counters().droppedMalformed == 2 })
-    // Captured and played back 31 s later (a fresh nonce would not help without the key).
-    await f.advance(31, alice, bob)
+    // A query captured and played back 31 s later to a device that never saw it (a fresh
+    // nonce would not help without the key): stale.
+    await f.advance(31, alice, bob, carol)
+    await f.network.inject(query.bytes, from: query.from, to: carol.address)
+    #expect(await eventually { await carol.resolver.counters().droppedStale == 1 })
+    #expect(await carol.resolver.shadowCount == 0)
+    // The answer played back to Bob: its nonce was seen, and no question waits for it.
     let answer = try #require(await f.network.log.first { $0.to == [bob.address] })
     await f.network.inject(answer.bytes, from: answer.from, to: bob.address)
-    #expect(await eventually { await bob.resolver.counters().droppedStale == 1 })
-    // Nothing of it reached the engines: still the one found, and the lost of the silence.
+    #expect(await eventually { await bob.resolver.counters().droppedReplayed == 1 })
+    // Nothing of it reached the engines: still the one found.
     #expect(bob.found == ["Alice"])
-    await f.shutdown(alice, bob)
+    await f.shutdown(alice, bob, carol)
   }
 
   @Test("a flood from one sender is cut by the rate limit")

@@ -31,8 +31,17 @@ extension PeerResolver {
     queryID: UInt64, owner: DeviceID, token: Token, to address: PeerAddress, hearer: Identifier,
     now time: Date
   ) {
+    sendAnswer(
+      queryID: queryID, owner: owner, token: token, to: address,
+      wanted: shadows[hearer]?.lastSubscriptions ?? [], now: time)
+  }
+
+  /// Answers at `address` with the publications of `owner` that `wanted` accept.
+  func sendAnswer(
+    queryID: UInt64, owner: DeviceID, token: Token, to address: PeerAddress,
+    wanted: [PeerSubscription], now time: Date
+  ) {
     guard let ephemeral = ephemeralID(of: owner) else { return }
-    let wanted = shadows[hearer]?.lastSubscriptions ?? []
     let publications = handles(of: owner, now: time).publications.filter { publication in
       wanted.contains { $0.accepts(publication.message) }
     }
@@ -114,10 +123,14 @@ extension PeerResolver {
             metadata: ["address": "\(address)", "bytes": "\(cost)"])
           return
         }
+        // Stamped in the receiver's clock as far as we know it (see PeerClockOffsets).
+        let stamp = address.map {
+          time.addingTimeInterval(Double(clockOffsets.offset(of: $0)) / 1000)
+        }
         do {
           for part in parts {
             let bytes = try sealer.seal(
-              kind: message.kind, flags: part.flags, body: part.body, now: time)
+              kind: message.kind, flags: part.flags, body: part.body, now: stamp ?? time)
             queue(Outgoing(bytes: bytes, address: address))
           }
         } catch {

@@ -49,6 +49,7 @@ public actor PeerResolver {
   var hearers: [DeviceID: [Identifier: RecentHearer]] = [:]
   var exchange: PeerExchangeStateMachine
   var replayGuard = ReplayGuard()
+  var clockOffsets = PeerClockOffsets()
   var reassembler = Reassembler()
   var rateLimiter: SenderRateLimiter
   /// Who-has have a budget of their own (see ``PeerResolverConfiguration/whoHasRatePerSender``).
