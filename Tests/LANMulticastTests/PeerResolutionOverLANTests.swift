@@ -75,7 +75,8 @@ struct PeerResolutionOverLANTests {
   @Test("a message of the full 100 KiB crosses UDP in fragments")
   func fullSizeMessage() async throws {
     let (groupPort, mediumPort) = (Loopback.randomGroupPort(), Loopback.randomPort())
-    let (alice, _) = try await Self.manager(groupPort: groupPort, mediumPort: mediumPort)
+    let (alice, aliceResolver) = try await Self.manager(
+      groupPort: groupPort, mediumPort: mediumPort)
     let (bob, bobResolver) = try await Self.manager(groupPort: groupPort, mediumPort: mediumPort)
     let content = Data((0..<Message.maximumContentBytes).map { UInt8(truncatingIfNeeded: $0 * 31) })
     let found = Mutex<[Data]>([])
@@ -91,6 +92,8 @@ struct PeerResolutionOverLANTests {
     await subscription.cancel()
     await alice.shutdown()
     await bob.shutdown()
+    await aliceResolver.shutdown()
+    await bobResolver.shutdown()
   }
 
   @Test("two managers find each other's messages and lose them on unpublish, with no server")
@@ -116,5 +119,7 @@ struct PeerResolutionOverLANTests {
     await subscription.cancel()
     await alice.shutdown()
     await bob.shutdown()
+    await aliceResolver.shutdown()
+    await bobResolver.shutdown()
   }
 }

@@ -429,14 +429,37 @@ struct PeerResolverTests {
     await f.shutdown(alice, bob, carol)
   }
 
-  @Test("the last device unregistering shuts the resolver and its transport down")
-  func unregisterShutsDown() async throws {
+  @Test("the last device unregistering leaves the resolver running; only shutdown() stops it")
+  func lifecycle() async throws {
     let f = PeerFixture()
     let alice = try await f.node(name: "alice")
+    let bob = try await f.node(name: "bob")
+    try await alice.publish("Alice")
     try await alice.resolver.unregister(alice.device)
     #expect(await eventually { alice.events.isFinished })
+    // A manager that comes later (a shared choice) registers and resolves as before.
+    let later = try await alice.resolver.register(apiKey: "project-key")
+    try await alice.resolver.report(
+      Report(publish: [
+        PublicationSpec(id: .random(), message: Message(text: "Later"), strategy: .default)
+      ]), from: later)
+    try await bob.subscribe()
+    let token = try await alice.resolver.report(Report(), from: later).directives.token
+    try await bob.report(
+      Report(sightings: [
+        Sighting(token: token, medium: .ble, time: f.time.now, returnPath: alice.address)
+      ]))
+    #expect(await bob.waitFor { $0.found == ["Later"] })
+    // Two shutdowns at once: both return once the transport is down.
+    async let first: Void = alice.resolver.shutdown()
+    async let second: Void = alice.resolver.shutdown()
+    _ = await (first, second)
     await #expect(throws: ResolverError.self) {
       try await alice.resolver.register(apiKey: "project-key")
     }
+    await #expect(throws: MemoryPeerError.self) {
+      try await bob.transport.send([1], to: alice.address)
+    }
+    await f.shutdown(bob)
   }
 }

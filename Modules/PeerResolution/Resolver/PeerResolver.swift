@@ -24,7 +24,10 @@ import Tokens
 /// (``counters()``).
 ///
 /// The resolver runs a loop (receiving, sending, ticking) from the first registration until
-/// ``shutdown()`` or the last device unregisters, which also shuts its transports down. Time
+/// ``shutdown()``, which also shuts its transports down; devices may come and go meanwhile
+/// (the last one leaving does not stop it, so a resolver shared by several managers outlives
+/// any one of them). Released without a shutdown, its loops end and its transports are let
+/// go with it. Time
 /// comes from `now` (decisions) and `clock` (the tick's sleep); tests pass a manual time and
 /// call ``tick()``.
 public actor PeerResolver {
@@ -65,6 +68,8 @@ public actor PeerResolver {
   /// Sends what ``outbox`` queues; ends when the outbox is finished and drained.
   private var sender: Task<Void, Never>?
   private var isShutDown = false
+  /// The shutdown under way or done, awaited by every caller of ``shutdown()``.
+  private var shutdownTask: Task<Void, Never>?
 
   struct LocalDevice: Sendable {
     var credentials: DeviceCredentials
@@ -212,7 +217,6 @@ public actor PeerResolver {
     streams.removeValue(forKey: device.id)?.finish()
     route(deviceEvents)
     logger.debug("device unregistered", metadata: ["device": "\(device.id)"])
-    if locals.isEmpty { await shutdown() }
   }
 
   // MARK: Time
@@ -238,10 +242,20 @@ public actor PeerResolver {
   // MARK: Loop
 
   /// Sends what is still queued, then stops the loops (awaiting them) and shuts the
-  /// transports down; finishes every event stream. Registering afterwards fails.
+  /// transports down; finishes every event stream. Registering afterwards fails. A second
+  /// call (even a concurrent one) returns once the first has finished.
   public func shutdown() async {
-    guard !isShutDown else { return }
+    if let shutdownTask {
+      await shutdownTask.value
+      return
+    }
     isShutDown = true
+    let task = Task { await self.stop() }
+    shutdownTask = task
+    await task.value
+  }
+
+  private func stop() async {
     // The sender drains the queue (bounded by the outbox's capacity), then ends.
     outboxContinuation.finish()
     await sender?.value
