@@ -191,6 +191,39 @@ struct PeerResolverTests {
     await f.shutdown(alice, bob)
   }
 
+  @Test("an older unasked update arriving after a newer answer is ignored (no spurious lost)")
+  func olderUpdateIgnored() async throws {
+    let f = PeerFixture()
+    let alice = try await f.node(name: "alice")
+    let bob = try await f.node(name: "bob")
+    let first = try await alice.publish("A")
+    try await bob.subscribe()
+    try await bob.hear(alice)
+    #expect(await bob.waitFor { $0.found == ["A"] })
+    // Cut off, Alice changes twice; each update is sent (and logged) but not delivered.
+    await f.network.partition(alice.address, bob.address)
+    let sentBefore = await f.network.log.count
+    try await alice.report(Report(unpublish: [first]))
+    try await alice.publish("C")
+    let updates = await f.network.log.dropFirst(sentBefore).filter {
+      $0.from == alice.address && $0.to == [bob.address]
+    }
+    #expect(updates.count == 2)
+    await f.network.heal(alice.address, bob.address)
+    // A refresh later Bob gets the newest set (C, no A).
+    await f.advance(4, alice, bob)
+    try await bob.hear(alice)
+    #expect(await bob.answered())
+    #expect(await bob.waitFor { $0.found == ["A", "C"] && $0.lost == ["A"] })
+    // The first update (no A, no C) arrives late: older news, ignored; C stays found.
+    let ignored = await bob.resolver.counters().ignored
+    let late = try #require(updates.first)
+    await f.network.inject(late.bytes, from: late.from, to: bob.address)
+    #expect(await eventually { await bob.resolver.counters().ignored == ignored + 1 })
+    #expect(bob.lost == ["A"])
+    await f.shutdown(alice, bob)
+  }
+
   @Test("an owner that unregisters: its hearers lose at once, before its resolver stops")
   func ownerUnregisters() async throws {
     let f = PeerFixture()

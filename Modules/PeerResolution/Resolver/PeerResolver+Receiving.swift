@@ -129,7 +129,7 @@ extension PeerResolver {
         }
       }
       statistics.accepted += 1
-      if apply(answer, from: sender, now: time), answer.queryID != 0 {
+      if apply(answer, from: sender, sentAt: sentAt, now: time), answer.queryID != 0 {
         clockOffsets.learn(sender, sentAt: sentAt, now: nowMilliseconds)
       }
     }
@@ -173,14 +173,19 @@ extension PeerResolver {
   }
 
   /// The hearer's side: take the owner's publications, bind its token, and record the
-  /// sightings that waited for it. False when the answer matched nothing here.
+  /// sightings that waited for it. False when the answer matched nothing here, or is an
+  /// unasked answer sent before the newest answer taken from that owner (older news: it
+  /// would remove a publication that answer brought).
   @discardableResult
-  private func apply(_ answer: PeerAnswer, from sender: PeerAddress, now time: Date) -> Bool {
+  private func apply(
+    _ answer: PeerAnswer, from sender: PeerAddress, sentAt: UInt64, now time: Date
+  ) -> Bool {
     let local: DeviceID
     var heard: [(medium: DiscoveryMediums, time: Date)] = []
     if answer.queryID == 0 {
       // An update nobody asked: only from a peer we know, about a token bound to it.
       guard let shadow = shadows[answer.sender], shadow.tokens.contains(answer.token),
+        sentAt >= shadow.newestAnswer,
         let key = exchangeKey(token: answer.token, owner: answer.sender)
       else {
         statistics.ignored += 1
@@ -202,6 +207,7 @@ extension PeerResolver {
       let shadow = updateShadow(
         answer.sender, publications: answer.publications, subscriptions: nil, now: time)
     else { return true }
+    shadows[answer.sender]?.newestAnswer = max(shadow.newestAnswer, sentAt)
     // Sightings of a token already bound here were recorded when they were reported; only
     // those that could not resolve before are recorded again (recording one again would
     // refresh its nearness as if it had just been heard).

@@ -65,7 +65,8 @@ extension PeerResolver {
   }
 
   /// A local device's publications and subscriptions as the wire carries them, with their
-  /// remaining TTL (those already expired left out).
+  /// remaining TTL (those already expired left out). Past the wire's limits, the same ones
+  /// are left out every time (sorted by id first), so a peer does not see them come and go.
   func handles(of local: DeviceID, now time: Date) -> PeerHandles {
     func remaining(_ strategy: Strategy, _ expiresAt: Date?) -> Strategy? {
       var strategy = strategy
@@ -74,13 +75,17 @@ extension PeerResolver {
       strategy.ttl = ttl
       return strategy
     }
-    let publications = engine.store.publications(on: local).compactMap {
+    let publications = engine.store.publications(on: local).sorted {
+      $0.id.identifier < $1.id.identifier
+    }.compactMap {
       record in
       remaining(record.strategy, record.expiresAt).map {
         PeerPublication(message: record.message, strategy: $0)
       }
     }
-    let subscriptions = engine.store.subscriptions(on: local).compactMap {
+    let subscriptions = engine.store.subscriptions(on: local).sorted {
+      $0.id.identifier < $1.id.identifier
+    }.compactMap {
       record in
       remaining(record.strategy, record.expiresAt).map {
         PeerSubscription(
