@@ -2,6 +2,7 @@
 import Foundation
 import MediumTestKit
 import PeerResolution
+import Resolution
 import Strategy
 import TestSupport
 import Testing
@@ -442,6 +443,15 @@ struct PeerResolverTests {
     #expect(await eventually { await alice.resolver.counters().refusedSends == 1 })
     #expect(await bob.resolver.waitingQuestions == 1)
     await f.shutdown(alice, bob)
+  }
+
+  @Test("a configuration whose refresh is not under lostAfter is refused")
+  func refreshUnderLostAfter() throws {
+    var configuration = PeerResolverConfiguration(
+      resolution: ResolutionConfiguration(lostAfter: .seconds(3)))
+    #expect(throws: ResolutionConfigurationError.self) { try configuration.validate() }
+    configuration.exchange.refreshInterval = .seconds(2)
+    try configuration.validate()
   }
 
   @Test("an owner holds at most maximumShadows peers; questions from more are refused")

@@ -129,7 +129,9 @@ public struct PeerExchangeStateMachine: Sendable {
   public let configuration: Configuration
   private var entries: [Key: Entry] = [:]
   private var outstanding: [UInt64: Key] = [:]
-  private var random: SplitMix64
+  /// Seeded query ids, for tests only; nil: the system's generator, so a query id tells a
+  /// listener nothing of the ones before it.
+  private var seeded: SplitMix64?
   private var whoHasBudget: Double
   private var whoHasBudgetAt: Date?
   /// New tokens ignored because ``Configuration/maximumTracked`` were followed, all answered.
@@ -139,11 +141,11 @@ public struct PeerExchangeStateMachine: Sendable {
   /// Questions put off by a bound (outstanding questions or the who-has rate), each time.
   public private(set) var deferredQuestions = 0
 
-  /// - Parameter seed: the seed of the query ids (random by default; tests fix it).
+  /// - Parameter seed: the seed of the query ids, for tests; nil (the default): each id is
+  ///   drawn from the system's generator.
   public init(configuration: Configuration = .init(), seed: UInt64? = nil) {
     self.configuration = configuration
-    var system = SystemRandomNumberGenerator()
-    random = SplitMix64(seed: seed ?? system.next())
+    seeded = seed.map { SplitMix64(seed: $0) }
     whoHasBudget = configuration.whoHasBurst
   }
 
@@ -386,7 +388,8 @@ public struct PeerExchangeStateMachine: Sendable {
 
   private mutating func nextQueryID() -> UInt64 {
     while true {
-      let id = random.next()
+      var system = SystemRandomNumberGenerator()
+      let id = seeded?.next() ?? system.next()
       if id != 0, outstanding[id] == nil { return id }
     }
   }

@@ -90,7 +90,7 @@ public actor PeerResolver {
   ///   - logger: where it logs (debug: each exchange; warning: what it cannot send).
   ///   - now: the time of every decision (the wall clock by default).
   ///   - clock: what the tick sleeps on.
-  ///   - seed: the seed of query ids (random by default).
+  ///   - seed: the seed of query ids, for tests; nil (the default): the system generator.
   /// - Throws: ``Resolution/ResolutionConfigurationError`` for a configuration out of range.
   public init(
     transports: [any PeerTransport], configuration: PeerResolverConfiguration = .init(),

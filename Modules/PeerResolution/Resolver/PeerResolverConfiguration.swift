@@ -63,7 +63,9 @@ public struct PeerResolverConfiguration: Sendable, Hashable {
     self.outboxCapacity = outboxCapacity
   }
 
-  /// Checks the engine's ranges and the exchange's: positive durations and counts.
+  /// Checks the engine's ranges and the exchange's: positive durations and counts, and a
+  /// refresh interval under `lostAfter` (else the owner's side loses a hearer that is still
+  /// hearing it, between two refreshes).
   /// - Throws: ``Resolution/ResolutionConfigurationError`` naming the field.
   public func validate() throws(ResolutionConfigurationError) {
     try resolution.validate()
@@ -75,6 +77,11 @@ public struct PeerResolverConfiguration: Sendable, Hashable {
     ]
     for (field, value) in durations where value <= .zero {
       throw .outOfRange(field: field, value: value, range: "more than 0 s")
+    }
+    guard exchange.refreshInterval < resolution.lostAfter else {
+      throw .outOfRange(
+        field: "exchange.refreshInterval", value: exchange.refreshInterval,
+        range: "less than lostAfter (\(resolution.lostAfter))")
     }
     let counts: [(String, Int)] = [
       ("exchange.maximumAttempts", exchange.maximumAttempts),
