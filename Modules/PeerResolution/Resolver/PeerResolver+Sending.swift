@@ -111,14 +111,14 @@ extension PeerResolver {
     while true {
       let body = message.body
       let parts: [(flags: UInt8, body: [UInt8])]?
-      if body.count + PeerHeader.size + PeerHeader.tagSize <= limit {
+      if body.count + PeerHeader.overhead <= limit {
         parts = [(0, body)]
       } else {
         parts = Fragments.split(body, datagramLimit: limit, messageID: .random(in: 1...(.max)))
           .map { $0.map { (PeerHeader.fragmentFlag, $0) } }
       }
       if let parts {
-        let cost = parts.reduce(0) { $0 + $1.body.count + PeerHeader.size + PeerHeader.tagSize }
+        let cost = parts.reduce(0) { $0 + $1.body.count + PeerHeader.overhead }
         if let address,
           !destinationBudget.admit(address, cost: Double(cost), now: time.timeIntervalSince1970)
         {
