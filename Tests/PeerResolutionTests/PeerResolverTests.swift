@@ -482,7 +482,7 @@ struct PeerResolverTests {
     #expect(await eventually { alice.events.isFinished })
     // A manager that comes later (a shared choice) registers and resolves as before.
     let later = try await alice.resolver.register(apiKey: "project-key")
-    try await alice.resolver.report(
+    _ = try await alice.resolver.report(
       Report(publish: [
         PublicationSpec(id: .random(), message: Message(text: "Later"), strategy: .default)
       ]), from: later)

@@ -344,10 +344,13 @@ public struct PeerExchangeStateMachine: Sendable {
     entry.phase = .idle(restUntil: nil)
     entry.nextAttempt = attempt
     let destination = entry.confirmed ?? entry.address
-    let roomForWhoHas =
-      destination != nil || !configuration.canAskEveryone
-      || (outstandingWhoHas < configuration.maximumOutstandingWhoHas && takeWhoHas(now: now))
-    guard outstanding.count < configuration.maximumOutstanding, roomForWhoHas else {
+    var room = outstanding.count < configuration.maximumOutstanding
+    if room, destination == nil, configuration.canAskEveryone {
+      room = outstandingWhoHas < configuration.maximumOutstandingWhoHas
+      // The resolver-wide budget is spent only on a who-has that goes out.
+      if room { room = takeWhoHas(now: now) }
+    }
+    guard room else {
       deferredQuestions += 1
       entries[key] = entry
       return []
