@@ -74,6 +74,7 @@ public struct PeerResolverConfiguration: Sendable, Hashable {
       ("tickInterval", tickInterval), ("exchange.queryTimeout", exchange.queryTimeout),
       ("exchange.refreshInterval", exchange.refreshInterval),
       ("exchange.forgetAfter", exchange.forgetAfter),
+      ("exchange.maximumRest", exchange.maximumRest),
     ]
     for (field, value) in durations where value <= .zero {
       throw .outOfRange(field: field, value: value, range: "more than 0 s")
