@@ -174,11 +174,13 @@ final class IOThread: Sendable {
       }
     }
     socket.close()
-    Glibc.close(wakeRead)
     sightings.finish()
     statuses.finish()
     let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
       state.finished = true
+      // Both ends under the lock, once no wake() can write: a write to a pipe whose read end
+      // is closed raises SIGPIPE, which kills the process.
+      Glibc.close(wakeRead)
       Glibc.close(wakeWrite)
       defer { state.waiters = [] }
       return state.waiters

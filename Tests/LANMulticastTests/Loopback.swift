@@ -10,7 +10,10 @@ enum Loopback {
       sightingInterval: .milliseconds(100))
   }
 
-  static func randomPort() -> UInt16 { UInt16.random(in: 20_000...60_000) }
+  /// A port for a medium, below the kernel's ephemeral range (32768–60999 by default): the
+  /// peer transports' unicast sockets take ephemeral ports without `SO_REUSEADDR`, and a
+  /// medium's socket could not bind beside one on the same number (`EADDRINUSE`).
+  static func randomPort() -> UInt16 { UInt16.random(in: 20_000...32_767) }
 
   /// A port for a peer transport's who-has group, below the kernel's ephemeral range
   /// (32768–60999 by default): the transports' unicast sockets take ephemeral ports without

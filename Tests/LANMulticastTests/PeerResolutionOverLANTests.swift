@@ -51,7 +51,9 @@ struct PeerResolutionOverLANTests {
   }
 
   /// A manager with its own peer resolver over a LAN transport on loopback, and a LAN medium
-  /// announcing the transport's port.
+  /// announcing the transport's port. `lostAfter` is long (10 s) so that a scheduling stall of
+  /// a loaded machine cannot make a message flap between found and lost: the lost these tests
+  /// expect comes from an unpublish, at once.
   static func manager(groupPort: UInt16, mediumPort: UInt16) async throws -> (
     MessageManager, PeerResolver
   ) {
@@ -62,7 +64,7 @@ struct PeerResolutionOverLANTests {
     let resolver = try PeerResolver(
       transports: [transport],
       configuration: PeerResolverConfiguration(
-        resolution: ResolutionConfiguration(lostAfter: .seconds(2)),
+        resolution: ResolutionConfiguration(lostAfter: .seconds(10)),
         tickInterval: .milliseconds(50)))
     let manager = try await MessageManager(
       apiKey: "lan-peer-test",
@@ -73,7 +75,8 @@ struct PeerResolutionOverLANTests {
   @Test("a message of the full 100 KiB crosses UDP in fragments")
   func fullSizeMessage() async throws {
     let (groupPort, mediumPort) = (Loopback.randomGroupPort(), Loopback.randomPort())
-    let (alice, _) = try await Self.manager(groupPort: groupPort, mediumPort: mediumPort)
+    let (alice, aliceResolver) = try await Self.manager(
+      groupPort: groupPort, mediumPort: mediumPort)
     let (bob, bobResolver) = try await Self.manager(groupPort: groupPort, mediumPort: mediumPort)
     let content = Data((0..<Message.maximumContentBytes).map { UInt8(truncatingIfNeeded: $0 * 31) })
     let found = Mutex<[Data]>([])
@@ -89,6 +92,8 @@ struct PeerResolutionOverLANTests {
     await subscription.cancel()
     await alice.shutdown()
     await bob.shutdown()
+    await aliceResolver.shutdown()
+    await bobResolver.shutdown()
   }
 
   @Test("two managers find each other's messages and lose them on unpublish, with no server")
@@ -114,5 +119,7 @@ struct PeerResolutionOverLANTests {
     await subscription.cancel()
     await alice.shutdown()
     await bob.shutdown()
+    await aliceResolver.shutdown()
+    await bobResolver.shutdown()
   }
 }

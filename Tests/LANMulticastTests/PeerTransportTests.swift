@@ -1,7 +1,9 @@
 import Core
-import LANMulticast
+import Glibc
 import MediumTestKit
 import Testing
+
+@testable import LANMulticast
 
 @Suite("LAN peer transport on loopback")
 struct PeerTransportTests {
@@ -32,5 +34,18 @@ struct PeerTransportTests {
       try await pair.first.send([1], to: pair.secondAddress)
     }
     await pair.second.shutdown()
+  }
+
+  @Test("the unicast socket's datagrams stay on the segment: IP_TTL and IP_MULTICAST_TTL are 1")
+  func hopLimit() throws {
+    let sockets = try PeerSockets.open(
+      LANPeerConfiguration(groupPort: Loopback.randomGroupPort(), interface: "lo"))
+    defer { sockets.close() }
+    for name in [IP_TTL, IP_MULTICAST_TTL] {
+      var value: Int32 = 0
+      var length = socklen_t(MemoryLayout<Int32>.size)
+      #expect(getsockopt(sockets.unicast, Int32(IPPROTO_IP), name, &value, &length) == 0)
+      #expect(value == 1)
+    }
   }
 }

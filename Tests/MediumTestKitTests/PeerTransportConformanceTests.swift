@@ -33,4 +33,21 @@ struct PeerTransportConformanceTests {
       try await conformance.run(.multicastAsDeclared)
     }
   }
+
+  @Test("the network's log keeps the newest datagrams within its count and byte bounds")
+  func logIsBounded() async throws {
+    let network = MemoryPeerNetwork(logCapacity: 3, logByteCapacity: 250)
+    let first = await network.makeTransport(name: "first")
+    let second = await network.makeTransport(name: "second")
+    for value in 0..<5 { try await first.send([UInt8(value)], to: second.address) }
+    #expect(await network.log.map(\.bytes) == [[2], [3], [4]])
+    try await first.send(Array(repeating: 7, count: 200), to: second.address)
+    try await first.send(Array(repeating: 8, count: 100), to: second.address)
+    // Four datagrams, 302 bytes: the oldest go until both bounds hold.
+    #expect(await network.log.map(\.bytes.count) == [100])
+    try await first.send(Array(repeating: 9, count: 1_000), to: second.address)
+    #expect(await network.log.map(\.bytes.count) == [1_000])
+    await first.shutdown()
+    await second.shutdown()
+  }
 }

@@ -14,7 +14,7 @@ struct FragmentTests {
   func roundTrip() throws {
     let parts = try #require(Fragments.split(body, datagramLimit: 65_507, messageID: 9))
     #expect(parts.count == 3)
-    #expect(parts.allSatisfy { $0.count + PeerHeader.size + PeerHeader.tagSize <= 65_507 })
+    #expect(parts.allSatisfy { $0.count + PeerHeader.overhead <= 65_507 })
     var reassembler = Reassembler()
     var results: [[UInt8]?] = []
     for part in [parts[2], parts[0], parts[2], parts[1]] {

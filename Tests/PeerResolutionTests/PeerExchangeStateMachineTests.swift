@@ -136,7 +136,7 @@ struct PeerExchangeStateMachineTests {
     #expect(m.trackedCount == 0 && m.outstandingCount == 0)
   }
 
-  @Test("bounds: tokens past maximumTracked are refused; questions past maximumOutstanding wait")
+  @Test("bounds: a new token past maximumTracked takes the place of one never answered")
   func bounds() {
     var m = machine {
       $0.maximumTracked = 3
@@ -145,12 +145,120 @@ struct PeerExchangeStateMachineTests {
     var asked = 0
     for value in 1...5 {
       let key = PeerExchangeStateMachine.Key(local: local, token: Token(value: UInt64(value)))
-      asked += m.heard(key, on: .lan, returnPath: lan, at: at(0)).count
+      asked += m.heard(key, on: .lan, returnPath: lan, at: at(0)).filter(\.isQuestion).count
     }
-    #expect(asked == 2)
-    #expect(m.trackedCount == 3 && m.refusedTokens == 2 && m.outstandingCount == 2)
-    // When the first two time out and rest, the third gets its turn.
-    #expect(m.tick(now: at(1)).count == 2)  // the first two asked again (slots taken again)
+    // 1 and 2 asked, 3 waits its turn; 4 and 5 each take the place of the oldest unanswered.
+    #expect(asked == 4)
+    #expect(m.trackedCount == 3 && m.evictedTokens == 2 && m.refusedTokens == 0)
+    #expect(m.outstandingCount == 2 && m.deferredQuestions == 1)
+    #expect(m.tick(now: at(1)).count == 2)  // 4 and 5 asked again (slots taken again)
+  }
+
+  @Test("answered tokens are kept when new tokens crowd in; refused only when all are answered")
+  func evictionKeepsAnswered() throws {
+    var m = machine { $0.maximumTracked = 2 }
+    let a = PeerExchangeStateMachine.Key(local: local, token: Token(value: 1))
+    let queryID = try #require(firstQueryID(m.heard(a, on: .lan, returnPath: lan, at: at(0))))
+    #expect(m.answered(queryID: queryID, sender: owner, from: lan, now: at(0.1)) != nil)
+    var lastQuestion: UInt64?
+    for value in 2...40 {
+      let noise = PeerExchangeStateMachine.Key(local: local, token: Token(value: UInt64(value)))
+      lastQuestion = firstQueryID(
+        m.heard(noise, on: .lan, returnPath: lan, at: at(Double(value) / 100)))
+    }
+    #expect(m.trackedCount == 2 && m.owner(of: a) == owner && m.evictedTokens == 38)
+    // The last of them answered too: every token followed was answered, a new one is refused.
+    let last = try #require(lastQuestion)
+    #expect(m.answered(queryID: last, sender: .random(), from: lan, now: at(1)) != nil)
+    let late = PeerExchangeStateMachine.Key(local: local, token: Token(value: 99))
+    #expect(m.heard(late, on: .ble, returnPath: nil, at: at(2)).isEmpty)
+    #expect(m.refusedTokens == 1 && m.trackedCount == 2)
+  }
+
+  @Test("an emitter cycling random tokens does not keep a real owner's new token from being asked")
+  func floodOfTokens() {
+    var m = machine()
+    for value in 1...600 {
+      let noise = PeerExchangeStateMachine.Key(local: local, token: Token(value: UInt64(value)))
+      _ = m.heard(noise, on: .ble, returnPath: nil, at: at(Double(value) / 1000))
+      _ = m.tick(now: at(Double(value) / 1000))
+    }
+    #expect(m.trackedCount == 256)
+    // Who-has are bounded by their rate and their share of the outstanding questions.
+    #expect(m.outstandingCount <= 16)
+    let real = PeerExchangeStateMachine.Key(local: local, token: Token(value: 10_000))
+    let actions = m.heard(real, on: .lan, returnPath: lan, at: at(1))
+    #expect(actions.contains { if case .sendQuery(_, real, _, lan) = $0 { true } else { false } })
+  }
+
+  @Test("who-has go out at most at whoHasPerSecond, resolver-wide; the rest wait their turn")
+  func whoHasRate() {
+    var m = machine {
+      $0.whoHasPerSecond = 1
+      $0.whoHasBurst = 2
+      $0.queryTimeout = .seconds(30)
+    }
+    var whoHas = 0
+    for value in 1...4 {
+      let key = PeerExchangeStateMachine.Key(local: local, token: Token(value: UInt64(value)))
+      whoHas += m.heard(key, on: .audio, returnPath: nil, at: at(0)).filter(\.isQuestion).count
+    }
+    #expect(whoHas == 2)
+    #expect(m.tick(now: at(0.5)).filter(\.isQuestion).isEmpty)
+    #expect(m.tick(now: at(1)).filter(\.isQuestion).count == 1)
+    #expect(m.tick(now: at(2)).filter(\.isQuestion).count == 1)
+    #expect(m.outstandingCount == 4)
+  }
+
+  @Test("a token never answered rests twice as long after each failed round, up to maximumRest")
+  func exponentialRest() {
+    var m = machine {
+      $0.maximumAttempts = 1
+      $0.restAfterFailure = .seconds(5)
+      $0.maximumRest = .seconds(15)
+      $0.forgetAfter = .seconds(100)
+    }
+    #expect(m.heard(key, on: .audio, returnPath: nil, at: at(0)).count == 1)
+    #expect(m.tick(now: at(1)).isEmpty)  // given up: rest 5 s
+    #expect(m.heard(key, on: .audio, returnPath: nil, at: at(5.9)).isEmpty)
+    #expect(m.heard(key, on: .audio, returnPath: nil, at: at(6)).count == 1)
+    #expect(m.tick(now: at(7)).isEmpty)  // rest 10 s
+    #expect(m.heard(key, on: .audio, returnPath: nil, at: at(16.9)).isEmpty)
+    #expect(m.heard(key, on: .audio, returnPath: nil, at: at(17)).count == 1)
+    #expect(m.tick(now: at(18)).isEmpty)  // rest 20 s, capped at 15 s
+    #expect(m.heard(key, on: .audio, returnPath: nil, at: at(32.9)).isEmpty)
+    #expect(m.heard(key, on: .audio, returnPath: nil, at: at(33)).count == 1)
+  }
+
+  @Test("an answered owner's address is kept against a forged way back until it stops answering")
+  func answeredAddressKept() throws {
+    var m = machine {
+      $0.refreshInterval = .seconds(3)
+      $0.restAfterFailure = .seconds(5)
+    }
+    let forged = PeerAddress(transport: "memory", bytes: [0x66])!
+    let queryID = try #require(firstQueryID(m.heard(key, on: .lan, returnPath: lan, at: at(0))))
+    #expect(m.answered(queryID: queryID, sender: owner, from: lan, now: at(0.1)) != nil)
+    // A sighting with another way back (a forged announcement): the refresh still goes to
+    // the address the owner answered from.
+    let refresh = m.heard(key, on: .lan, returnPath: forged, at: at(3.5))
+    #expect(refresh.contains { if case .sendQuery(_, _, _, lan) = $0 { true } else { false } })
+    #expect(
+      m.tick(now: at(4.5)).contains {
+        if case .sendQuery(_, _, _, lan) = $0 { true } else { false }
+      })
+    #expect(m.tick(now: at(6.5)).count == 1)
+    #expect(m.tick(now: at(10.5)).isEmpty)  // given up on it: rest 5 s
+    // Only now is the newer way back tried.
+    let next = m.heard(key, on: .lan, returnPath: forged, at: at(15.5))
+    #expect(next.contains { if case .sendQuery(_, _, _, forged) = $0 { true } else { false } })
+  }
+}
+
+extension PeerExchangeStateMachine.Action {
+  /// A who-has or a query (not a forget).
+  fileprivate var isQuestion: Bool {
+    if case .forget = self { false } else { true }
   }
 }
 

@@ -22,17 +22,22 @@ final class PeerNode: Sendable {
   let device: DeviceCredentials
   let events: StreamRecorder<SequencedEvent>
   let time: TestTime
+  /// How far this node's clock is from the test's time, in seconds.
+  let clockOffset: Double
   var address: PeerAddress { transport.address }
+  /// This node's clock.
+  var now: Date { time.now.addingTimeInterval(clockOffset) }
 
   init(
     resolver: PeerResolver, transport: MemoryPeerTransport, device: DeviceCredentials,
-    events: StreamRecorder<SequencedEvent>, time: TestTime
+    events: StreamRecorder<SequencedEvent>, time: TestTime, clockOffset: Double = 0
   ) {
     self.resolver = resolver
     self.transport = transport
     self.device = device
     self.events = events
     self.time = time
+    self.clockOffset = clockOffset
   }
 
   func token() async throws -> Token {
@@ -83,7 +88,7 @@ final class PeerNode: Sendable {
     try await report(
       Report(sightings: [
         Sighting(
-          token: token, medium: medium, time: time.now,
+          token: token, medium: medium, time: now,
           returnPath: withReturnPath ? other.address : nil)
       ]))
   }
@@ -95,6 +100,13 @@ final class PeerNode: Sendable {
   /// The texts of the lost events so far.
   var lost: [String] {
     allEvents.compactMap { if case .lost(_, let m) = $0.event { m.text } else { nil } }
+  }
+
+  /// Waits (up to 5 s of real time, for a loaded machine) until every question this node
+  /// asked was answered. Time is moved by hand, so nothing times out meanwhile; call it
+  /// before ``PeerFixture/advance(_:_:)`` moves past the query timeout.
+  func answered() async -> Bool {
+    await eventually(timeout: .seconds(5)) { await resolver.waitingQuestions == 0 }
   }
 
   /// Waits (bounded) until `condition` holds of this node's events.
@@ -112,7 +124,7 @@ struct PeerFixture {
 
   func node(
     apiKey: String = "project-key", name: String = "node", lostAfter: Duration = .seconds(10),
-    tokenLifetime: Duration = .seconds(120),
+    tokenLifetime: Duration = .seconds(120), clockOffset: Double = 0,
     configure: (inout PeerResolverConfiguration) -> Void = { _ in }
   ) async throws -> PeerNode {
     let transport = await network.makeTransport(name: name)
@@ -121,11 +133,13 @@ struct PeerFixture {
       resolution: ResolutionConfiguration(lostAfter: lostAfter, tokenLifetime: tokenLifetime))
     configure(&configuration)
     let resolver = try PeerResolver(
-      transports: [transport], configuration: configuration, now: { time.now }, clock: clock)
+      transports: [transport], configuration: configuration,
+      now: { time.now.addingTimeInterval(clockOffset) }, clock: clock)
     let device = try await resolver.register(apiKey: apiKey)
     let events = StreamRecorder(try await resolver.events(for: device))
     return PeerNode(
-      resolver: resolver, transport: transport, device: device, events: events, time: time)
+      resolver: resolver, transport: transport, device: device, events: events, time: time,
+      clockOffset: clockOffset)
   }
 
   /// Moves time on and lets every resolver handle what fell due.

@@ -73,7 +73,11 @@ struct PeerManagerTests {
 
   @Test("walking out of range loses the message after lostAfter; coming back finds it again")
   func outOfRange() async throws {
-    let world = PeerWorld(lostAfter: .seconds(1))
+    // A short lostAfter on the real clock: a stall may make the message flap while in range,
+    // so this checks that every found is paired with a lost when out of range, and that
+    // coming back finds it again (the found-once rule is checked on a hand-moved time in
+    // PeerResolverTests).
+    let world = PeerWorld(lostAfter: .seconds(2))
     let alice = try await world.device("Alice")
     let bob = try await world.device("Bob", at: 3)
     let publication = try await alice.publish(Message(text: "Alice"))
@@ -87,7 +91,7 @@ struct PeerManagerTests {
       })
     let lostCount = world.lost(by: "Bob").count
     await world.air.place("Bob", at: Air.Position(x: 3))
-    #expect(await eventually { world.found(by: "Bob").count == lostCount + 1 })
+    #expect(await eventually { world.found(by: "Bob").count > lostCount })
     #expect(Set(world.found(by: "Bob") + world.lost(by: "Bob")) == ["Alice"])
     await publication.cancel()
     await subscription.cancel()

@@ -2,6 +2,7 @@
 import Foundation
 import MediumTestKit
 import PeerResolution
+import Resolution
 import Strategy
 import TestSupport
 import Testing
@@ -26,6 +27,7 @@ struct PeerResolverTests {
     await f.advance(4, alice, bob)
     try await bob.hear(alice, on: .ble)
     #expect(await eventually { await alice.resolver.counters().accepted >= 2 })
+    #expect(await bob.answered())
     #expect(bob.found == ["Alice"])
     // The publisher found nothing (it has no subscription) and nobody else was told.
     #expect(alice.allEvents.isEmpty)
@@ -68,14 +70,13 @@ struct PeerResolverTests {
     // 40 s, a sighting every 2 s: past lostAfter (10 s) four times, the tokens rotating.
     for _ in 0..<20 {
       tokens.insert(try await alice.token())
-      let asked = await alice.resolver.counters().accepted
       try await bob.hear(alice)
-      // A question that goes out reaches Alice before time moves on (a bounded wait).
-      _ = await eventually(timeout: .milliseconds(200)) {
-        await alice.resolver.counters().accepted > asked
-      }
+      // A question that goes out is answered before time moves on past its timeout.
+      #expect(await bob.answered())
       await f.advance(2, alice, bob)
     }
+    // The last tick may have asked a refresh: its answer comes before the silence.
+    #expect(await bob.answered())
     #expect(tokens.count >= 5)
     #expect(await bob.waitFor { $0.found == ["Alice"] })
     #expect(await alice.waitFor { $0.found == ["Bob"] })
@@ -142,14 +143,40 @@ struct PeerResolverTests {
     // Only BLE from now on: the refreshes it causes must not keep audio fresh.
     for _ in 0..<6 {
       await f.advance(2, alice, bob)
-      let asked = await alice.resolver.counters().accepted
       try await bob.hear(alice, on: .ble)
-      _ = await eventually(timeout: .milliseconds(200)) {
-        await alice.resolver.counters().accepted > asked
-      }
+      #expect(await bob.answered())
     }
     await f.advance(0, alice, bob)
     #expect(await bob.waitFor { $0.lost == ["Alice"] })
+    await f.shutdown(alice, bob)
+  }
+
+  @Test("a device whose clock is minutes off still meets its peers, both ways")
+  func clockOff() async throws {
+    let f = PeerFixture()
+    let alice = try await f.node(name: "alice")
+    // A device with no real-time clock and no network time: two minutes ahead.
+    let bob = try await f.node(name: "bob", clockOffset: 120)
+    try await alice.publish("Alice")
+    try await alice.subscribe()
+    try await bob.publish("Bob")
+    try await bob.subscribe()
+    // Bob's first question is stale on Alice's clock: answered, with no other effect.
+    try await bob.hear(alice)
+    #expect(await bob.answered())
+    #expect(await bob.waitFor { $0.found == ["Alice"] })
+    #expect(await alice.resolver.counters().droppedStale == 1)
+    #expect(await alice.resolver.shadowCount == 0 && alice.found.isEmpty)
+    // Bob learnt Alice's clock from the answer: his refresh is stamped in it and counts.
+    await f.advance(4, alice, bob)
+    try await bob.hear(alice)
+    #expect(await bob.answered())
+    #expect(await alice.waitFor { $0.found == ["Bob"] })
+    // The other way round: Alice asks Bob, whose clock she learns the same way.
+    try await alice.hear(bob)
+    #expect(await alice.answered())
+    #expect(await alice.resolver.counters().droppedStale == 1)
+    #expect(bob.found == ["Alice"] && alice.found == ["Bob"])
     await f.shutdown(alice, bob)
   }
 
@@ -164,6 +191,43 @@ struct PeerResolverTests {
     #expect(await bob.waitFor { $0.found == ["Alice"] })
     try await alice.report(Report(unpublish: [publication]))
     #expect(await bob.waitFor { $0.lost == ["Alice"] })
+    await f.shutdown(alice, bob)
+  }
+
+  @Test("an older unasked update arriving after a newer answer is ignored (no spurious lost)")
+  func olderUpdateIgnored() async throws {
+    let f = PeerFixture()
+    let alice = try await f.node(name: "alice")
+    let bob = try await f.node(name: "bob")
+    let first = try await alice.publish("A")
+    try await bob.subscribe()
+    try await bob.hear(alice)
+    #expect(await bob.waitFor { $0.found == ["A"] })
+    // Cut off, Alice changes twice; each update is sent (and logged) but not delivered.
+    await f.network.partition(alice.address, bob.address)
+    let sentBefore = await f.network.log.count
+    try await alice.report(Report(unpublish: [first]))
+    try await alice.publish("C")
+    // Sent by the resolver's sender task: wait until both are on the network.
+    let fromAlice = { @Sendable in
+      await f.network.log.dropFirst(sentBefore).filter {
+        $0.from == alice.address && $0.to == [bob.address]
+      }
+    }
+    #expect(await eventually(timeout: .seconds(5)) { await fromAlice().count == 2 })
+    let updates = await fromAlice()
+    await f.network.heal(alice.address, bob.address)
+    // A refresh later Bob gets the newest set (C, no A).
+    await f.advance(4, alice, bob)
+    try await bob.hear(alice)
+    #expect(await bob.answered())
+    #expect(await bob.waitFor { $0.found == ["A", "C"] && $0.lost == ["A"] })
+    // The first update (no A, no C) arrives late: older news, ignored; C stays found.
+    let ignored = await bob.resolver.counters().ignored
+    let late = try #require(updates.first)
+    await f.network.inject(late.bytes, from: late.from, to: bob.address)
+    #expect(await eventually { await bob.resolver.counters().ignored == ignored + 1 })
+    #expect(bob.lost == ["A"])
     await f.shutdown(alice, bob)
   }
 
@@ -217,6 +281,25 @@ struct PeerResolverTests {
     await f.shutdown(alice, bob)
   }
 
+  @Test("a message republished after its TTL ran out reaches the hearer again")
+  func republishedAfterExpiry() async throws {
+    let f = PeerFixture()
+    let alice = try await f.node(name: "alice")
+    let bob = try await f.node(name: "bob")
+    let short = Strategy(ttl: try TTL(seconds: 5))
+    try await alice.publish("Short", strategy: short)
+    try await bob.subscribe()
+    try await bob.hear(alice)
+    #expect(await bob.waitFor { $0.found == ["Short"] })
+    await f.advance(5.5, alice, bob)
+    #expect(await bob.waitFor { $0.lost == ["Short"] })
+    // The same message and strategy again (the same identity on the hearer's shadow): the
+    // owner's update must add it anew, not take it for the one that expired.
+    try await alice.publish("Short", strategy: short)
+    #expect(await bob.waitFor { $0.found == ["Short", "Short"] })
+    await f.shutdown(alice, bob)
+  }
+
   @Test(
     "modes: broadcast-only publication to a scan-only subscriber is found; scan-only to scan-only is not"
   )
@@ -233,6 +316,7 @@ struct PeerResolverTests {
     await f.advance(4, alice, bob)
     try await bob.hear(alice, on: .audio)
     #expect(await eventually { await alice.resolver.counters().accepted >= 2 })
+    #expect(await bob.answered())
     #expect(bob.found == ["Loud"])
     await f.shutdown(alice, bob)
   }
@@ -264,6 +348,7 @@ struct PeerResolverTests {
     let f = PeerFixture()
     let alice = try await f.node(name: "alice")
     let bob = try await f.node(name: "bob")
+    let carol = try await f.node(name: "carol")
     try await alice.publish("Alice")
     try await bob.subscribe()
     try await bob.hear(alice)
@@ -284,14 +369,19 @@ struct PeerResolverTests {
     await f.network.inject(Array(repeating: 0x41, count: 100), from: attacker, to: alice.address)
     #expect(await eventually { await alice.resolver.counters().droppedOversized == 1 })
     #expect(await eventually { await alice.resolver.counters().droppedMalformed == 2 })
-    // Captured and played back 31 s later (a fresh nonce would not help without the key).
-    await f.advance(31, alice, bob)
+    // A query captured and played back 31 s later to a device that never saw it (a fresh
+    // nonce would not help without the key): stale.
+    await f.advance(31, alice, bob, carol)
+    await f.network.inject(query.bytes, from: query.from, to: carol.address)
+    #expect(await eventually { await carol.resolver.counters().droppedStale == 1 })
+    #expect(await carol.resolver.shadowCount == 0)
+    // The answer played back to Bob: its nonce was seen, and no question waits for it.
     let answer = try #require(await f.network.log.first { $0.to == [bob.address] })
     await f.network.inject(answer.bytes, from: answer.from, to: bob.address)
-    #expect(await eventually { await bob.resolver.counters().droppedStale == 1 })
-    // Nothing of it reached the engines: still the one found, and the lost of the silence.
+    #expect(await eventually { await bob.resolver.counters().droppedReplayed == 1 })
+    // Nothing of it reached the engines: still the one found.
     #expect(bob.found == ["Alice"])
-    await f.shutdown(alice, bob)
+    await f.shutdown(alice, bob, carol)
   }
 
   @Test("a flood from one sender is cut by the rate limit")
@@ -312,6 +402,64 @@ struct PeerResolverTests {
     await f.shutdown(alice, bob)
   }
 
+  @Test(
+    "who-has have a budget of their own: a who-has flood under a peer's address spares its query")
+  func whoHasBudget() async throws {
+    let f = PeerFixture()
+    let alice = try await f.node(name: "alice")
+    let bob = try await f.node(name: "bob")
+    let carol = try await f.node(name: "carol")
+    try await alice.publish("Alice")
+    try await bob.subscribe()
+    try await carol.hear(alice, on: .audio, withReturnPath: false)
+    #expect(await carol.answered())
+    let whoHas = try #require(await f.network.log.first { $0.to.count > 1 })
+    for _ in 0..<100 { await f.network.inject(whoHas.bytes, from: bob.address, to: alice.address) }
+    #expect(
+      await eventually {
+        let c = await alice.resolver.counters()
+        return c.droppedRateLimited + c.droppedReplayed >= 100
+      })
+    try await bob.hear(alice)
+    #expect(await bob.answered())
+    #expect(await bob.waitFor { $0.found == ["Alice"] })
+    await f.shutdown(alice, bob, carol)
+  }
+
+  @Test("what goes to one address is bounded in bytes: past the budget a message is not sent")
+  func destinationByteBudget() async throws {
+    let f = PeerFixture()
+    let alice = try await f.node(name: "alice") {
+      $0.bytesPerDestination = 1
+      $0.burstBytesPerDestination = 65_507
+    }
+    let bob = try await f.node(name: "bob")
+    let content = Data(repeating: 0x61, count: 40_000)
+    try await alice.report(
+      Report(publish: [
+        PublicationSpec(id: .random(), message: Message(content: content), strategy: .default)
+      ]))
+    try await bob.subscribe()
+    try await bob.hear(alice)
+    #expect(await bob.answered())
+    #expect(await bob.waitFor { $0.allEvents.count == 1 })
+    // The refresh's answer would pass the budget (40 KB more within a few seconds).
+    await f.advance(4, alice, bob)
+    try await bob.hear(alice)
+    #expect(await eventually { await alice.resolver.counters().refusedSends == 1 })
+    #expect(await bob.resolver.waitingQuestions == 1)
+    await f.shutdown(alice, bob)
+  }
+
+  @Test("a configuration whose refresh is not under lostAfter is refused")
+  func refreshUnderLostAfter() throws {
+    var configuration = PeerResolverConfiguration(
+      resolution: ResolutionConfiguration(lostAfter: .seconds(3)))
+    #expect(throws: ResolutionConfigurationError.self) { try configuration.validate() }
+    configuration.exchange.refreshInterval = .seconds(2)
+    try configuration.validate()
+  }
+
   @Test("an owner holds at most maximumShadows peers; questions from more are refused")
   func shadowLimit() async throws {
     let f = PeerFixture()
@@ -330,14 +478,37 @@ struct PeerResolverTests {
     await f.shutdown(alice, bob, carol)
   }
 
-  @Test("the last device unregistering shuts the resolver and its transport down")
-  func unregisterShutsDown() async throws {
+  @Test("the last device unregistering leaves the resolver running; only shutdown() stops it")
+  func lifecycle() async throws {
     let f = PeerFixture()
     let alice = try await f.node(name: "alice")
+    let bob = try await f.node(name: "bob")
+    try await alice.publish("Alice")
     try await alice.resolver.unregister(alice.device)
     #expect(await eventually { alice.events.isFinished })
+    // A manager that comes later (a shared choice) registers and resolves as before.
+    let later = try await alice.resolver.register(apiKey: "project-key")
+    _ = try await alice.resolver.report(
+      Report(publish: [
+        PublicationSpec(id: .random(), message: Message(text: "Later"), strategy: .default)
+      ]), from: later)
+    try await bob.subscribe()
+    let token = try await alice.resolver.report(Report(), from: later).directives.token
+    try await bob.report(
+      Report(sightings: [
+        Sighting(token: token, medium: .ble, time: f.time.now, returnPath: alice.address)
+      ]))
+    #expect(await bob.waitFor { $0.found == ["Later"] })
+    // Two shutdowns at once: both return once the transport is down.
+    async let first: Void = alice.resolver.shutdown()
+    async let second: Void = alice.resolver.shutdown()
+    _ = await (first, second)
     await #expect(throws: ResolverError.self) {
       try await alice.resolver.register(apiKey: "project-key")
     }
+    await #expect(throws: MemoryPeerError.self) {
+      try await bob.transport.send([1], to: alice.address)
+    }
+    await f.shutdown(bob)
   }
 }

@@ -71,11 +71,14 @@ struct PeerWireTests {
     #expect(throws: PeerWireError.unauthenticated) { try PeerSealer(keys: other).open(forgedTag) }
   }
 
-  @Test("the header is authenticated: changing the send time or kind breaks the seal")
+  @Test("the header is authenticated and the send time sealed: changing either breaks the seal")
   func headerAuthenticated() throws {
     let sealer = PeerSealer(keys: keys)
     let datagram = try sealer.seal(
       kind: .whoHas, body: PeerMessage.whoHas(queryID: 1, token: Token(value: 1)).body, now: now)
+    // The send time is not in the clear (a clock's skew would link a device's datagrams).
+    let time = withUnsafeBytes(of: PeerClock.milliseconds(now).bigEndian) { Array($0) }
+    #expect(!datagram.contains(subsequence: time))
     var later = datagram
     later[35] ^= 1
     #expect(throws: PeerWireError.unauthenticated) { try sealer.open(later) }
@@ -83,7 +86,7 @@ struct PeerWireTests {
     kind[3] = PeerMessageKind.iHave.rawValue
     #expect(throws: PeerWireError.unauthenticated) { try sealer.open(kind) }
     var version = datagram
-    version[2] = 2
+    version[2] = 1
     #expect(throws: PeerWireError.notPeerDatagram) { try sealer.open(version) }
     #expect(throws: PeerWireError.truncated) { try sealer.open(Array(datagram.prefix(51))) }
   }
@@ -187,6 +190,19 @@ struct PeerWireTests {
     #expect(third && limiter.count == 2)
     let fresh = limiter.admit(one, now: 0.5)
     #expect(fresh)
+  }
+
+  @Test("a byte budget: costs are taken whole or not at all; one over the burst never passes")
+  func byteBudget() {
+    var budget = SenderRateLimiter(perSecond: 100, burst: 1_000)
+    let one = PeerAddress(transport: "memory", bytes: [1])!
+    let two = PeerAddress(transport: "memory", bytes: [2])!
+    let taken = [
+      budget.admit(one, cost: 600, now: 0), budget.admit(one, cost: 600, now: 0),
+      budget.admit(one, cost: 400, now: 0), budget.admit(one, cost: 100, now: 1),
+      budget.admit(two, cost: 1_001, now: 1),
+    ]
+    #expect(taken == [true, false, true, true, false])
   }
 
   @Test("peer addresses are bounded, and decoding checks the bounds")

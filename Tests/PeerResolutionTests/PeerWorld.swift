@@ -8,7 +8,9 @@ import Synchronization
 
 /// Simulated devices on one in-memory air and one in-memory peer network, each with its own
 /// manager and its own peer resolver (no shared resolver anywhere), with every found and lost
-/// kept per device. The resolvers run on the real clock: these tests wait with `eventually`.
+/// kept per device. The resolvers run on the real clock: these tests wait with `eventually`,
+/// and `lostAfter` is long by default (10 s) so that a scheduling stall on a loaded machine
+/// cannot make a message flap between found and lost.
 final class PeerWorld: Sendable {
   let air: Air
   let network = MemoryPeerNetwork()
@@ -16,7 +18,7 @@ final class PeerWorld: Sendable {
   private let seen = Mutex<[(device: String, event: SubscriptionEvent)]>([])
   private let resolvers = Mutex<[String: PeerResolver]>([:])
 
-  init(lostAfter: Duration = .seconds(5), advertiseInterval: Duration = .milliseconds(50)) {
+  init(lostAfter: Duration = .seconds(10), advertiseInterval: Duration = .milliseconds(50)) {
     var configuration = Air.Configuration()
     configuration.advertiseInterval = advertiseInterval
     air = Air(configuration: configuration)

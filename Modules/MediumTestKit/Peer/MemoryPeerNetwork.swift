@@ -3,7 +3,7 @@ import Foundation
 
 /// An in-memory network that carries peer datagrams between ``MemoryPeerTransport``s, for
 /// tests of peer resolution: unicast to an address, multicast to every other node, partitions,
-/// and a record of every datagram so a test can replay or corrupt one.
+/// and a record of the latest datagrams so a test can replay or corrupt one.
 ///
 /// Delivery is immediate (the datagram is in the receiver's ``PeerTransport/incoming``
 /// buffer when ``MemoryPeerTransport/send(_:to:)`` returns); a node's buffer keeps its newest
@@ -24,12 +24,31 @@ public actor MemoryPeerNetwork {
   private var nodes: [PeerAddress: Node] = [:]
   private var cut: Set<[PeerAddress]> = []
   private var nextNode: UInt32 = 1
-  /// Every datagram sent, in order, with its sender and its receivers.
+  /// The most datagrams ``log`` keeps (the oldest are let go first).
+  public let logCapacity: Int
+  /// The most bytes ``log`` keeps, all datagrams together (the oldest are let go first; the
+  /// newest is always kept).
+  public let logByteCapacity: Int
+  /// The datagrams sent lately, oldest first, with their sender and their receivers: at most
+  /// ``logCapacity`` datagrams and ``logByteCapacity`` bytes, so a long test or a flood does
+  /// not grow it without bound.
   public private(set) var log: [(bytes: [UInt8], from: PeerAddress, to: [PeerAddress])] = []
+  private var logBytes = 0
 
-  public init(incomingCapacity: Int = 1024, maximumDatagramSize: Int = 65_507) {
+  /// - Parameters:
+  ///   - incomingCapacity: how many datagrams each node's incoming stream buffers.
+  ///   - maximumDatagramSize: the largest datagram carried.
+  ///   - logCapacity: the most datagrams ``log`` keeps.
+  ///   - logByteCapacity: the most bytes ``log`` keeps.
+  public init(
+    incomingCapacity: Int = 1024, maximumDatagramSize: Int = 65_507, logCapacity: Int = 1024,
+    logByteCapacity: Int = 4 << 20
+  ) {
+    precondition(logCapacity > 0 && logByteCapacity > 0, "the log needs room for a datagram")
     self.incomingCapacity = incomingCapacity
     self.maximumDatagramSize = maximumDatagramSize
+    self.logCapacity = logCapacity
+    self.logByteCapacity = logByteCapacity
   }
 
   /// A transport attached to this network, named `name` (for logs).
@@ -63,7 +82,7 @@ public actor MemoryPeerNetwork {
       throw MemoryPeerError.tooLarge(bytes.count, limit: maximumDatagramSize)
     }
     guard let node = nodes[to] else { throw MemoryPeerError.unreachable(to) }
-    log.append((bytes, from, [to]))
+    record(bytes, from: from, to: [to])
     guard !cut.contains(Self.pair(from, to)) else { return }
     node.continuation.yield(PeerDatagram(bytes: bytes, sender: from))
   }
@@ -74,9 +93,27 @@ public actor MemoryPeerNetwork {
     }
     let receivers = nodes.keys.filter { $0 != from && !cut.contains(Self.pair(from, $0)) }
       .sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }
-    log.append((bytes, from, receivers))
+    record(bytes, from: from, to: receivers)
     for address in receivers {
       nodes[address]?.continuation.yield(PeerDatagram(bytes: bytes, sender: from))
+    }
+  }
+
+  /// Appends to ``log``, letting the oldest go past its bounds.
+  private func record(_ bytes: [UInt8], from: PeerAddress, to: [PeerAddress]) {
+    log.append((bytes, from, to))
+    logBytes += bytes.count
+    var excess = 0
+    var excessBytes = 0
+    while log.count - excess > logCapacity
+      || (logBytes - excessBytes > logByteCapacity && log.count - excess > 1)
+    {
+      excessBytes += log[excess].bytes.count
+      excess += 1
+    }
+    if excess > 0 {
+      log.removeFirst(excess)
+      logBytes -= excessBytes
     }
   }
 

@@ -13,15 +13,27 @@ public import Tokens
 /// - an owner's `iHave`: ask it directly;
 /// - no answer within ``Configuration/queryTimeout``: ask again, the wait doubling each time,
 ///   up to ``Configuration/maximumAttempts``; then rest for ``Configuration/restAfterFailure``
-///   (and forget the address, so the next attempt may ask everyone);
+///   (and forget the address, so the next attempt may ask everyone). A token never answered
+///   rests twice as long after each failed round, up to ``Configuration/maximumRest`` (a
+///   device of another project, or an emitter of random tokens, is asked ever more rarely);
 /// - answered: ask again (a refresh) once ``Configuration/refreshInterval`` has passed, but
 ///   only while the token keeps being heard, or at once when the local device's handles
 ///   change;
 /// - not heard for ``Configuration/forgetAfter``: forgotten.
 ///
+/// Where questions go: the address an owner answered from is kept for as long as questions
+/// to it are answered. A sighting's way back (unauthenticated: anyone can announce any
+/// token with any address) is used only for a token with no such address, or once questions
+/// to it went unanswered; so a forged announcement cannot redirect an answered owner's
+/// refreshes.
+///
 /// Bounded: at most ``Configuration/maximumTracked`` tokens are followed (a new token past
-/// that is ignored and counted) and at most ``Configuration/maximumOutstanding`` questions
-/// wait for an answer at once (the rest wait their turn).
+/// that takes the place of the token heard longest ago that was never answered, or is
+/// ignored and counted when every token followed was answered); at most
+/// ``Configuration/maximumOutstanding`` questions wait for an answer at once, of which at
+/// most ``Configuration/maximumOutstandingWhoHas`` who-has; and who-has go out at most at
+/// ``Configuration/whoHasPerSecond`` (burst ``Configuration/whoHasBurst``). A question
+/// past a bound waits its turn, keeping its attempt count.
 public struct PeerExchangeStateMachine: Sendable {
   /// The timing and bounds of the exchange.
   public struct Configuration: Sendable, Hashable {
@@ -29,9 +41,12 @@ public struct PeerExchangeStateMachine: Sendable {
     public var queryTimeout: Duration = .seconds(1)
     /// How many times to ask before resting. Default 3.
     public var maximumAttempts = 3
-    /// How long to rest after a question went unanswered `maximumAttempts` times.
+    /// How long to rest after a question went unanswered `maximumAttempts` times: for a
+    /// token never answered, the first rest; each further failed round doubles it.
     /// Default 5 s.
     public var restAfterFailure: Duration = .seconds(5)
+    /// The longest rest of a token never answered. Default 300 s.
+    public var maximumRest: Duration = .seconds(300)
     /// How often to ask an owner again while its token is heard: well under `lostAfter`, so
     /// the owner's nearness stays fresh. Default 3 s (a third of the default `lostAfter`).
     public var refreshInterval: Duration = .seconds(3)
@@ -41,6 +56,13 @@ public struct PeerExchangeStateMachine: Sendable {
     public var maximumTracked = 256
     /// The most questions waiting for an answer at once. Default 32.
     public var maximumOutstanding = 32
+    /// The most who-has among them, so direct questions (refreshes, tokens heard with a way
+    /// back) always have room. Default 16.
+    public var maximumOutstandingWhoHas = 16
+    /// Who-has sent per second, sustained, by all local devices together. Default 4.
+    public var whoHasPerSecond: Double = 4
+    /// Who-has that may go out at once. Default 8.
+    public var whoHasBurst: Double = 8
     /// Whether a who-has can be sent (a transport can reach every device).
     public var canAskEveryone = true
 
@@ -86,8 +108,15 @@ public struct PeerExchangeStateMachine: Sendable {
 
   private struct Entry: Sendable {
     var phase: Phase = .idle(restUntil: nil)
+    /// The latest way back a sighting or an `iHave` gave (unauthenticated).
     var address: PeerAddress?
+    /// Where the owner answered from; kept until questions to it go unanswered.
+    var confirmed: PeerAddress?
     var owner: Identifier?
+    /// The attempt the next question is (a question deferred by a bound keeps its count).
+    var nextAttempt = 1
+    /// Rounds of `maximumAttempts` unanswered questions since the last answer.
+    var failedRounds = 0
     var lastHeard: Date
     var heard: [DiscoveryMediums: Date] = [:]
     var lastAnswer: Date?
@@ -100,15 +129,24 @@ public struct PeerExchangeStateMachine: Sendable {
   public let configuration: Configuration
   private var entries: [Key: Entry] = [:]
   private var outstanding: [UInt64: Key] = [:]
-  private var random: SplitMix64
-  /// New tokens ignored because ``Configuration/maximumTracked`` were followed.
+  /// Seeded query ids, for tests only; nil: the system's generator, so a query id tells a
+  /// listener nothing of the ones before it.
+  private var seeded: SplitMix64?
+  private var whoHasBudget: Double
+  private var whoHasBudgetAt: Date?
+  /// New tokens ignored because ``Configuration/maximumTracked`` were followed, all answered.
   public private(set) var refusedTokens = 0
+  /// Tokens never answered let go to make room for a new one.
+  public private(set) var evictedTokens = 0
+  /// Questions put off by a bound (outstanding questions or the who-has rate), each time.
+  public private(set) var deferredQuestions = 0
 
-  /// - Parameter seed: the seed of the query ids (random by default; tests fix it).
+  /// - Parameter seed: the seed of the query ids, for tests; nil (the default): each id is
+  ///   drawn from the system's generator.
   public init(configuration: Configuration = .init(), seed: UInt64? = nil) {
     self.configuration = configuration
-    var system = SystemRandomNumberGenerator()
-    random = SplitMix64(seed: seed ?? system.next())
+    seeded = seed.map { SplitMix64(seed: $0) }
+    whoHasBudget = configuration.whoHasBurst
   }
 
   /// How many tokens are followed.
@@ -127,18 +165,33 @@ public struct PeerExchangeStateMachine: Sendable {
   public mutating func heard(
     _ key: Key, on medium: DiscoveryMediums, returnPath: PeerAddress?, at now: Date
   ) -> [Action] {
+    var actions: [Action] = []
     if entries[key] == nil {
-      guard entries.count < configuration.maximumTracked else {
-        refusedTokens += 1
-        return []
+      if entries.count >= configuration.maximumTracked {
+        guard let victim = leastRecentlyHeardUnanswered() else {
+          refusedTokens += 1
+          return []
+        }
+        drop(victim)
+        evictedTokens += 1
+        actions.append(.forget(victim, owner: nil))
       }
       entries[key] = Entry(lastHeard: now)
     }
     entries[key]!.lastHeard = now
     entries[key]!.heard[medium] = now
     entries[key]!.mediumsSinceAnswer.insert(medium)
+    // Used only while no answered address is kept (see the type's notes).
     if let returnPath { entries[key]!.address = returnPath }
-    return askIfDue(key, now: now)
+    return actions + askIfDue(key, now: now)
+  }
+
+  /// The token heard longest ago that was never answered, if any.
+  private func leastRecentlyHeardUnanswered() -> Key? {
+    entries.filter { $0.value.owner == nil }
+      .min {
+        ($0.value.lastHeard, $0.key.token) < ($1.value.lastHeard, $1.key.token)
+      }?.key
   }
 
   /// An owner said it holds the token of `queryID` (a who-has), from `address`.
@@ -169,8 +222,11 @@ public struct PeerExchangeStateMachine: Sendable {
     case .idle: return nil
     }
     entry.phase = .idle(restUntil: nil)
-    entry.address = address
+    // The first address it answered from is kept while it keeps answering.
+    if entry.confirmed == nil { entry.confirmed = address }
     entry.owner = sender
+    entry.nextAttempt = 1
+    entry.failedRounds = 0
     entry.lastAnswer = now
     entry.mediumsSinceAnswer = []
     entries[key] = entry
@@ -202,7 +258,12 @@ public struct PeerExchangeStateMachine: Sendable {
   /// forgotten.
   public mutating func tick(now: Date) -> [Action] {
     var actions: [Action] = []
-    for key in entries.keys.sorted(by: { $0.token < $1.token }) {
+    // The most recently heard first: when a bound defers questions, a token heard all along
+    // (a device near) goes before tokens heard once (an emitter cycling random tokens).
+    let order = entries.sorted {
+      ($1.value.lastHeard, $0.key.token) < ($0.value.lastHeard, $1.key.token)
+    }.map(\.key)
+    for key in order {
       guard let entry = entries[key] else { continue }
       if now.timeIntervalSince(entry.lastHeard) >= configuration.forgetAfter.secondsValue {
         drop(key)
@@ -215,8 +276,16 @@ public struct PeerExchangeStateMachine: Sendable {
         guard now >= deadline else { continue }
         outstanding[queryID] = nil
         if attempt >= configuration.maximumAttempts {
-          entries[key]!.phase = .idle(restUntil: now + configuration.restAfterFailure)
-          entries[key]!.address = nil
+          entries[key]!.phase = .idle(restUntil: now + rest(after: entry))
+          entries[key]!.nextAttempt = 1
+          if entry.owner == nil { entries[key]!.failedRounds += 1 }
+          if let confirmed = entry.confirmed {
+            // The owner's address failed: a newer way back (if any) may be tried next.
+            entries[key]!.confirmed = nil
+            if entry.address == confirmed { entries[key]!.address = nil }
+          } else {
+            entries[key]!.address = nil
+          }
         } else {
           actions += ask(key, now: now, attempt: attempt + 1)
         }
@@ -229,6 +298,34 @@ public struct PeerExchangeStateMachine: Sendable {
 
   // MARK: Asking
 
+  /// How long `entry` rests after a failed round: doubling per round while never answered.
+  private func rest(after entry: Entry) -> Duration {
+    guard entry.owner == nil else { return configuration.restAfterFailure }
+    let factor = Double(1 << min(entry.failedRounds, 20))
+    let seconds = min(
+      configuration.restAfterFailure.secondsValue * factor, configuration.maximumRest.secondsValue)
+    return .milliseconds(Int64(seconds * 1000))
+  }
+
+  /// Takes one who-has from the resolver-wide budget at `now`; false when it is spent.
+  private mutating func takeWhoHas(now: Date) -> Bool {
+    if let last = whoHasBudgetAt {
+      let elapsed = max(now.timeIntervalSince(last), 0)
+      whoHasBudget = min(
+        configuration.whoHasBurst, whoHasBudget + elapsed * configuration.whoHasPerSecond)
+    }
+    whoHasBudgetAt = now
+    guard whoHasBudget >= 1 else { return false }
+    whoHasBudget -= 1
+    return true
+  }
+
+  private var outstandingWhoHas: Int {
+    outstanding.values.reduce(0) { count, key in
+      if case .findingOwner = entries[key]?.phase { count + 1 } else { count }
+    }
+  }
+
   private mutating func askIfDue(_ key: Key, now: Date) -> [Action] {
     guard let entry = entries[key], case .idle(let restUntil) = entry.phase else { return [] }
     if let restUntil, now < restUntil { return [] }
@@ -238,11 +335,24 @@ public struct PeerExchangeStateMachine: Sendable {
         entry.lastAsked.map({ entry.lastHeard > $0 }) ?? true
       else { return [] }
     }
-    return ask(key, now: now)
+    return ask(key, now: now, attempt: entry.nextAttempt)
   }
 
   private mutating func ask(_ key: Key, now: Date, attempt: Int = 1) -> [Action] {
-    guard var entry = entries[key], outstanding.count < configuration.maximumOutstanding else {
+    guard var entry = entries[key] else { return [] }
+    // Put off by a bound, the question waits idle with its attempt count, asked at a tick.
+    entry.phase = .idle(restUntil: nil)
+    entry.nextAttempt = attempt
+    let destination = entry.confirmed ?? entry.address
+    var room = outstanding.count < configuration.maximumOutstanding
+    if room, destination == nil, configuration.canAskEveryone {
+      room = outstandingWhoHas < configuration.maximumOutstandingWhoHas
+      // The resolver-wide budget is spent only on a who-has that goes out.
+      if room { room = takeWhoHas(now: now) }
+    }
+    guard room else {
+      deferredQuestions += 1
+      entries[key] = entry
       return []
     }
     let queryID = nextQueryID()
@@ -250,7 +360,7 @@ public struct PeerExchangeStateMachine: Sendable {
     let timeout = configuration.queryTimeout * (1 << min(attempt - 1, 16))
     let deadline = now + timeout
     let action: Action
-    if let address = entry.address {
+    if let address = destination {
       let mediums = entry.mediumsSinceAnswer
       entry.phase = .asking(
         queryID: queryID, attempt: attempt, deadline: deadline, mediums: mediums)
@@ -281,7 +391,8 @@ public struct PeerExchangeStateMachine: Sendable {
 
   private mutating func nextQueryID() -> UInt64 {
     while true {
-      let id = random.next()
+      var system = SystemRandomNumberGenerator()
+      let id = seeded?.next() ?? system.next()
       if id != 0, outstanding[id] == nil { return id }
     }
   }

@@ -4,7 +4,7 @@
 public struct PeerCounters: Sendable, Hashable {
   /// Datagrams received from the transports.
   public var received = 0
-  /// Opened, fresh, not replayed, within the rate limit, and decoded.
+  /// Opened, not replayed, within the rate limit, decoded, and fresh where that applies.
   public var accepted = 0
   /// Larger than ``PeerLimits/maximumDatagramSize``.
   public var droppedOversized = 0
@@ -15,7 +15,9 @@ public struct PeerCounters: Sendable, Hashable {
   public var droppedOtherProject = 0
   /// The seal did not open (forged or corrupted).
   public var droppedUnauthenticated = 0
-  /// Sent outside the clock window.
+  /// A who-has, query or unasked answer sent outside the clock window. A stale who-has or
+  /// query is still answered (so a peer whose clock is off learns the offset), with no other
+  /// effect.
   public var droppedStale = 0
   /// A nonce seen before.
   public var droppedReplayed = 0
@@ -31,6 +33,11 @@ public struct PeerCounters: Sendable, Hashable {
   public var sent = 0
   /// Datagrams that could not be sent (the transport refused them).
   public var sendFailures = 0
+  /// Messages not sent because their address's byte budget was spent
+  /// (``PeerResolverConfiguration/bytesPerDestination``).
+  public var refusedSends = 0
+  /// Datagrams dropped from a full outbox (the oldest waiting).
+  public var outboxOverflows = 0
 
   public init() {}
 

@@ -5,9 +5,16 @@ import Strategy
 import Tokens
 
 extension PeerResolver {
-  /// Judges one datagram and acts on it: size, project tag, rate limit, seal, clock window,
-  /// replay, fragments, body, in that order; whatever fails is dropped and counted, never
-  /// thrown.
+  /// Judges one datagram and acts on it: size, project tag, rate limit, seal, replay,
+  /// fragments, body, in that order; whatever fails is dropped and counted, never thrown.
+  ///
+  /// The clock window applies to what nothing else vouches for: who-has, queries and unasked
+  /// answers. An `iHave` or an answer to a question must match a question still waiting (a
+  /// random id drawn moments ago), which no replay can; from those the sender's clock offset
+  /// is learnt, and what is sent to it later is stamped in its clock. A who-has or query
+  /// outside the window is answered all the same (an `iHave`, or an answer with what the
+  /// query's subscriptions accept), so a peer whose clock is off learns the offset, but has
+  /// no other effect: no shadow, no sighting, no hearer remembered.
   func receive(_ datagram: PeerDatagram, on transport: Int) {
     statistics.received += 1
     let limit = min(PeerLimits.maximumDatagramSize, transports[transport].maximumDatagramSize)
@@ -20,14 +27,19 @@ extension PeerResolver {
       return
     }
     let time = now()
-    // The cheap header checks first, then the sender's budget, then the seal.
+    // The cheap header checks first, then the sender's budget (who-has apart), then the seal.
+    let kind: PeerMessageKind
     do {
-      _ = try PeerHeader(parsing: datagram.bytes, projectTag: sealer.keys.projectTag)
+      kind = try PeerHeader(parsing: datagram.bytes, projectTag: sealer.keys.projectTag).kind
     } catch {
       count(error)
       return
     }
-    guard rateLimiter.admit(datagram.sender, now: time.timeIntervalSince1970) else {
+    let admitted =
+      kind == .whoHas
+      ? whoHasRateLimiter.admit(datagram.sender, now: time.timeIntervalSince1970)
+      : rateLimiter.admit(datagram.sender, now: time.timeIntervalSince1970)
+    guard admitted else {
       statistics.droppedRateLimited += 1
       return
     }
@@ -37,10 +49,6 @@ extension PeerResolver {
       (header, body) = try sealer.open(datagram.bytes)
     } catch {
       count(error)
-      return
-    }
-    guard replayGuard.isFresh(sentAt: header.sentAt, now: PeerClock.milliseconds(time)) else {
-      statistics.droppedStale += 1
       return
     }
     guard replayGuard.admit(nonce: header.nonce) else {
@@ -71,8 +79,7 @@ extension PeerResolver {
       count(error)
       return
     }
-    statistics.accepted += 1
-    handle(message, from: datagram.sender, now: time)
+    handle(message, from: datagram.sender, sentAt: header.sentAt, now: time)
   }
 
   private func count(_ error: PeerWireError) {
@@ -85,31 +92,67 @@ extension PeerResolver {
     }
   }
 
-  private func handle(_ message: PeerMessage, from sender: PeerAddress, now time: Date) {
+  private func handle(
+    _ message: PeerMessage, from sender: PeerAddress, sentAt: UInt64, now time: Date
+  ) {
+    let nowMilliseconds = PeerClock.milliseconds(time)
+    // Stamped in our clock by a sender that knows its offset to us, else in its own.
+    let fresh = replayGuard.isFresh(sentAt: sentAt, now: nowMilliseconds)
     switch message {
     case .whoHas(let queryID, let token):
+      countFreshness(fresh)
       guard localOwner(of: token, at: time) != nil else {
         statistics.ignored += 1
         return
       }
       send(.iHave(queryID: queryID, token: token), to: sender, now: time)
     case .iHave(let queryID, _):
+      statistics.accepted += 1
       let actions = exchange.ownerFound(queryID: queryID, at: sender, now: time)
-      if actions.isEmpty { statistics.ignored += 1 }
+      if actions.isEmpty {
+        statistics.ignored += 1
+      } else {
+        clockOffsets.learn(sender, sentAt: sentAt, now: nowMilliseconds)
+      }
       perform(actions, now: time)
     case .query(let query):
-      answer(query, from: sender, now: time)
+      countFreshness(fresh)
+      answer(query, from: sender, fresh: fresh, now: time)
     case .answer(let answer):
-      apply(answer, from: sender, now: time)
+      if answer.queryID == 0 {
+        // Unasked: stamped in our clock, or in the owner's whose offset we learnt.
+        let offset = clockOffsets.offset(of: sender)
+        let shifted = UInt64(clamping: Int64(clamping: nowMilliseconds) &+ offset)
+        guard fresh || replayGuard.isFresh(sentAt: sentAt, now: shifted) else {
+          statistics.droppedStale += 1
+          return
+        }
+      }
+      statistics.accepted += 1
+      if apply(answer, from: sender, sentAt: sentAt, now: time), answer.queryID != 0 {
+        clockOffsets.learn(sender, sentAt: sentAt, now: nowMilliseconds)
+      }
     }
   }
 
-  /// The owner's side: learn the hearer (its handles, and that it heard us), then answer.
-  private func answer(_ query: PeerQuery, from sender: PeerAddress, now time: Date) {
+  /// Counts a who-has or query as accepted, or as stale when outside the clock window.
+  private func countFreshness(_ fresh: Bool) {
+    if fresh { statistics.accepted += 1 } else { statistics.droppedStale += 1 }
+  }
+
+  /// The owner's side: learn the hearer (its handles, and that it heard us), then answer. A
+  /// stale query (outside the clock window) is only answered.
+  private func answer(_ query: PeerQuery, from sender: PeerAddress, fresh: Bool, now time: Date) {
     guard let owner = localOwner(of: query.token, at: time),
       let ownerEphemeral = ephemeralID(of: owner), query.sender != ownerEphemeral
     else {
       statistics.ignored += 1
+      return
+    }
+    guard fresh else {
+      sendAnswer(
+        queryID: query.queryID, owner: owner, token: query.token, to: sender,
+        wanted: query.handles.subscriptions, now: time)
       return
     }
     guard
@@ -130,17 +173,23 @@ extension PeerResolver {
   }
 
   /// The hearer's side: take the owner's publications, bind its token, and record the
-  /// sightings that waited for it.
-  private func apply(_ answer: PeerAnswer, from sender: PeerAddress, now time: Date) {
+  /// sightings that waited for it. False when the answer matched nothing here, or is an
+  /// unasked answer sent before the newest answer taken from that owner (older news: it
+  /// would remove a publication that answer brought).
+  @discardableResult
+  private func apply(
+    _ answer: PeerAnswer, from sender: PeerAddress, sentAt: UInt64, now time: Date
+  ) -> Bool {
     let local: DeviceID
     var heard: [(medium: DiscoveryMediums, time: Date)] = []
     if answer.queryID == 0 {
       // An update nobody asked: only from a peer we know, about a token bound to it.
       guard let shadow = shadows[answer.sender], shadow.tokens.contains(answer.token),
+        sentAt >= shadow.newestAnswer,
         let key = exchangeKey(token: answer.token, owner: answer.sender)
       else {
         statistics.ignored += 1
-        return
+        return false
       }
       local = key.local
     } else {
@@ -149,7 +198,7 @@ extension PeerResolver {
           queryID: answer.queryID, sender: answer.sender, from: sender, now: time)
       else {
         statistics.ignored += 1
-        return
+        return false
       }
       local = resolution.key.local
       heard = resolution.heard.map { ($0.key, $0.value) }
@@ -157,20 +206,21 @@ extension PeerResolver {
     guard locals[local] != nil, ephemeralID(of: local) != answer.sender,
       let shadow = updateShadow(
         answer.sender, publications: answer.publications, subscriptions: nil, now: time)
-    else { return }
+    else { return true }
+    shadows[answer.sender]?.newestAnswer = max(shadow.newestAnswer, sentAt)
     // Sightings of a token already bound here were recorded when they were reported; only
     // those that could not resolve before are recorded again (recording one again would
     // refresh its nearness as if it had just been heard).
     let wasBound = engine.store.device(heard: answer.token, at: time) == shadow.credentials.id
     bind(answer.token, to: answer.sender, validFor: answer.tokenValidFor, now: time)
-    guard !wasBound else { return }
+    guard !wasBound else { return true }
     // The sightings that could not resolve before, heard within the sighting window.
     let earliest = configuration.resolution.earliestHeard(now: time)
     let sightings = heard.filter { $0.time >= earliest }.sorted {
       $0.medium.rawValue < $1.medium.rawValue
     }
     .map { Sighting(token: answer.token, medium: $0.medium, time: $0.time) }
-    guard !sightings.isEmpty, let credentials = locals[local]?.credentials else { return }
+    guard !sightings.isEmpty, let credentials = locals[local]?.credentials else { return true }
     do {
       let (reply, deviceEvents) = try engine.report(
         Report(sightings: sightings), from: credentials, now: time)
@@ -179,6 +229,7 @@ extension PeerResolver {
     } catch {
       logger.error("recording a resolved sighting failed", metadata: ["error": "\(error)"])
     }
+    return true
   }
 
   /// The key of the exchange entry that follows `owner`'s `token`, if any.

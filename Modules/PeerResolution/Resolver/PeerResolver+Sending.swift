@@ -31,8 +31,17 @@ extension PeerResolver {
     queryID: UInt64, owner: DeviceID, token: Token, to address: PeerAddress, hearer: Identifier,
     now time: Date
   ) {
+    sendAnswer(
+      queryID: queryID, owner: owner, token: token, to: address,
+      wanted: shadows[hearer]?.lastSubscriptions ?? [], now: time)
+  }
+
+  /// Answers at `address` with the publications of `owner` that `wanted` accept.
+  func sendAnswer(
+    queryID: UInt64, owner: DeviceID, token: Token, to address: PeerAddress,
+    wanted: [PeerSubscription], now time: Date
+  ) {
     guard let ephemeral = ephemeralID(of: owner) else { return }
-    let wanted = shadows[hearer]?.lastSubscriptions ?? []
     let publications = handles(of: owner, now: time).publications.filter { publication in
       wanted.contains { $0.accepts(publication.message) }
     }
@@ -56,7 +65,8 @@ extension PeerResolver {
   }
 
   /// A local device's publications and subscriptions as the wire carries them, with their
-  /// remaining TTL (those already expired left out).
+  /// remaining TTL (those already expired left out). Past the wire's limits, the same ones
+  /// are left out every time (sorted by id first), so a peer does not see them come and go.
   func handles(of local: DeviceID, now time: Date) -> PeerHandles {
     func remaining(_ strategy: Strategy, _ expiresAt: Date?) -> Strategy? {
       var strategy = strategy
@@ -65,13 +75,17 @@ extension PeerResolver {
       strategy.ttl = ttl
       return strategy
     }
-    let publications = engine.store.publications(on: local).compactMap {
+    let publications = engine.store.publications(on: local).sorted {
+      $0.id.identifier < $1.id.identifier
+    }.compactMap {
       record in
       remaining(record.strategy, record.expiresAt).map {
         PeerPublication(message: record.message, strategy: $0)
       }
     }
-    let subscriptions = engine.store.subscriptions(on: local).compactMap {
+    let subscriptions = engine.store.subscriptions(on: local).sorted {
+      $0.id.identifier < $1.id.identifier
+    }.compactMap {
       record in
       remaining(record.strategy, record.expiresAt).map {
         PeerSubscription(
@@ -97,18 +111,32 @@ extension PeerResolver {
     while true {
       let body = message.body
       let parts: [(flags: UInt8, body: [UInt8])]?
-      if body.count + PeerHeader.size + PeerHeader.tagSize <= limit {
+      if body.count + PeerHeader.overhead <= limit {
         parts = [(0, body)]
       } else {
         parts = Fragments.split(body, datagramLimit: limit, messageID: .random(in: 1...(.max)))
           .map { $0.map { (PeerHeader.fragmentFlag, $0) } }
       }
       if let parts {
+        let cost = parts.reduce(0) { $0 + $1.body.count + PeerHeader.overhead }
+        if let address,
+          !destinationBudget.admit(address, cost: Double(cost), now: time.timeIntervalSince1970)
+        {
+          statistics.refusedSends += 1
+          logger.debug(
+            "a peer message over its address's byte budget; not sent",
+            metadata: ["address": "\(address)", "bytes": "\(cost)"])
+          return
+        }
+        // Stamped in the receiver's clock as far as we know it (see PeerClockOffsets).
+        let stamp = address.map {
+          time.addingTimeInterval(Double(clockOffsets.offset(of: $0)) / 1000)
+        }
         do {
           for part in parts {
             let bytes = try sealer.seal(
-              kind: message.kind, flags: part.flags, body: part.body, now: time)
-            outboxContinuation.yield(Outgoing(bytes: bytes, address: address))
+              kind: message.kind, flags: part.flags, body: part.body, now: stamp ?? time)
+            queue(Outgoing(bytes: bytes, address: address))
           }
         } catch {
           logger.error("sealing failed", metadata: ["error": "\(error)"])
@@ -123,6 +151,15 @@ extension PeerResolver {
         "a peer message is larger than its fragments carry; handles left out",
         metadata: ["limit": "\(limit)", "fragments": "\(PeerLimits.maximumFragments)"])
       message = smaller
+    }
+  }
+}
+
+extension PeerResolver {
+  /// Queues `outgoing` for the sender task, counting the oldest dropped from a full outbox.
+  func queue(_ outgoing: Outgoing) {
+    if case .dropped = outboxContinuation.yield(outgoing) {
+      statistics.outboxOverflows += 1
     }
   }
 }

@@ -7,7 +7,9 @@ extension PeerResolver {
   /// Creates or updates the shadow of the peer `ephemeral` with what it told us: the full
   /// current set of its publications, and of its subscriptions when given (an answer carries
   /// none). What is missing from the set is removed (its subscribers here get `lost`), what
-  /// is new is added with the TTL it has left. Nil for a new peer past
+  /// is new is added with the TTL it has left. A handle whose engine record is gone (its TTL
+  /// ran out) counts as new, so one republished after its expiry is added again. The shadow
+  /// is saved with the new handles only once the engine took them. Nil for a new peer past
   /// ``PeerResolverConfiguration/maximumShadows`` (counted) or when the engine refused.
   @discardableResult
   func updateShadow(
@@ -29,11 +31,14 @@ extension PeerResolver {
       shadowOfDevice[credentials.id] = ephemeral
     }
     shadow.lastContact = time
+    let before = shadow
     var report = Report()
     var newPublications: [PeerPublication: PublicationID] = [:]
     for publication in publications {
       let identity = publication.identity
-      if let id = shadow.publications[identity] ?? newPublications[identity] {
+      if let id = newPublications[identity]
+        ?? shadow.publications[identity].flatMap({ holdsPublication($0, at: time) ? $0 : nil })
+      {
         newPublications[identity] = id
         continue
       }
@@ -48,7 +53,11 @@ extension PeerResolver {
       var newSubscriptions: [PeerSubscription: SubscriptionID] = [:]
       for subscription in subscriptions {
         let identity = subscription.identity
-        if let id = shadow.subscriptions[identity] ?? newSubscriptions[identity] {
+        if let id = newSubscriptions[identity]
+          ?? shadow.subscriptions[identity].flatMap({
+            holdsSubscription($0, at: time) ? $0 : nil
+          })
+        {
           newSubscriptions[identity] = id
           continue
         }
@@ -64,9 +73,27 @@ extension PeerResolver {
       shadow.subscriptions = newSubscriptions
       shadow.lastSubscriptions = subscriptions
     }
+    guard report == Report() || reportFromShadow(shadow, report: report, now: time) else {
+      // The engine holds what it held before: so does the shadow.
+      var kept = before
+      kept.lastContact = time
+      shadows[ephemeral] = kept
+      return nil
+    }
     shadows[ephemeral] = shadow
-    if report != Report() { reportFromShadow(shadow, report: report, now: time) }
     return shadow
+  }
+
+  /// Whether the engine still holds publication `id`, unexpired at `time`.
+  private func holdsPublication(_ id: PublicationID, at time: Date) -> Bool {
+    guard let record = engine.store.publication(id) else { return false }
+    return record.expiresAt.map { $0 > time } ?? true
+  }
+
+  /// Whether the engine still holds subscription `id`, unexpired at `time`.
+  private func holdsSubscription(_ id: SubscriptionID, at time: Date) -> Bool {
+    guard let record = engine.store.subscription(id) else { return false }
+    return record.expiresAt.map { $0 > time } ?? true
   }
 
   /// Records that the shadow heard tokens (`sightings`).
@@ -75,14 +102,18 @@ extension PeerResolver {
     reportFromShadow(shadow, report: Report(sightings: sightings), now: time)
   }
 
-  private func reportFromShadow(_ shadow: ShadowDevice, report: Report, now time: Date) {
+  /// Reports for the shadow; false (logged) when the engine refused the report.
+  @discardableResult
+  private func reportFromShadow(_ shadow: ShadowDevice, report: Report, now time: Date) -> Bool {
     do {
       // The shadow's own events (its answer) are nobody's: its device learns from its engine.
       let (_, deviceEvents) = try engine.report(report, from: shadow.credentials, now: time)
       route(deviceEvents)
+      return true
     } catch {
       logger.warning(
         "a peer's handles were refused by the engine", metadata: ["error": "\(error)"])
+      return false
     }
   }
 

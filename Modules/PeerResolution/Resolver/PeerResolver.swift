@@ -24,7 +24,10 @@ import Tokens
 /// (``counters()``).
 ///
 /// The resolver runs a loop (receiving, sending, ticking) from the first registration until
-/// ``shutdown()`` or the last device unregisters, which also shuts its transports down. Time
+/// ``shutdown()``, which also shuts its transports down; devices may come and go meanwhile
+/// (the last one leaving does not stop it, so a resolver shared by several managers outlives
+/// any one of them). Released without a shutdown, its loops end and its transports are let
+/// go with it. Time
 /// comes from `now` (decisions) and `clock` (the tick's sleep); tests pass a manual time and
 /// call ``tick()``.
 public actor PeerResolver {
@@ -49,8 +52,13 @@ public actor PeerResolver {
   var hearers: [DeviceID: [Identifier: RecentHearer]] = [:]
   var exchange: PeerExchangeStateMachine
   var replayGuard = ReplayGuard()
+  var clockOffsets = PeerClockOffsets()
   var reassembler = Reassembler()
   var rateLimiter: SenderRateLimiter
+  /// Who-has have a budget of their own (see ``PeerResolverConfiguration/whoHasRatePerSender``).
+  var whoHasRateLimiter: SenderRateLimiter
+  /// Bytes sent per destination (see ``PeerResolverConfiguration/bytesPerDestination``).
+  var destinationBudget: SenderRateLimiter
   var statistics = PeerCounters()
 
   private let outbox: AsyncStream<Outgoing>
@@ -60,6 +68,8 @@ public actor PeerResolver {
   /// Sends what ``outbox`` queues; ends when the outbox is finished and drained.
   private var sender: Task<Void, Never>?
   private var isShutDown = false
+  /// The shutdown under way or done, awaited by every caller of ``shutdown()``.
+  private var shutdownTask: Task<Void, Never>?
 
   struct LocalDevice: Sendable {
     var credentials: DeviceCredentials
@@ -80,7 +90,7 @@ public actor PeerResolver {
   ///   - logger: where it logs (debug: each exchange; warning: what it cannot send).
   ///   - now: the time of every decision (the wall clock by default).
   ///   - clock: what the tick sleeps on.
-  ///   - seed: the seed of query ids (random by default).
+  ///   - seed: the seed of query ids, for tests; nil (the default): the system generator.
   /// - Throws: ``Resolution/ResolutionConfigurationError`` for a configuration out of range.
   public init(
     transports: [any PeerTransport], configuration: PeerResolverConfiguration = .init(),
@@ -102,6 +112,11 @@ public actor PeerResolver {
     self.exchange = PeerExchangeStateMachine(configuration: exchangeConfiguration, seed: seed)
     self.rateLimiter = SenderRateLimiter(
       perSecond: configuration.ratePerSender, burst: configuration.burstPerSender)
+    self.whoHasRateLimiter = SenderRateLimiter(
+      perSecond: configuration.whoHasRatePerSender, burst: configuration.whoHasBurstPerSender)
+    self.destinationBudget = SenderRateLimiter(
+      perSecond: configuration.bytesPerDestination,
+      burst: configuration.burstBytesPerDestination)
     (outbox, outboxContinuation) = AsyncStream.makeStream(
       of: Outgoing.self, bufferingPolicy: .bufferingNewest(configuration.outboxCapacity))
   }
@@ -121,6 +136,10 @@ public actor PeerResolver {
 
   /// How many peer devices the engine holds.
   public var shadowCount: Int { shadows.count }
+
+  /// How many questions (who-has or query) wait for their answer: 0 once every question
+  /// asked was answered (or given up at a tick).
+  public var waitingQuestions: Int { exchange.outstandingCount }
 
   // MARK: Resolver
 
@@ -198,7 +217,6 @@ public actor PeerResolver {
     streams.removeValue(forKey: device.id)?.finish()
     route(deviceEvents)
     logger.debug("device unregistered", metadata: ["device": "\(device.id)"])
-    if locals.isEmpty { await shutdown() }
   }
 
   // MARK: Time
@@ -224,10 +242,20 @@ public actor PeerResolver {
   // MARK: Loop
 
   /// Sends what is still queued, then stops the loops (awaiting them) and shuts the
-  /// transports down; finishes every event stream. Registering afterwards fails.
+  /// transports down; finishes every event stream. Registering afterwards fails. A second
+  /// call (even a concurrent one) returns once the first has finished.
   public func shutdown() async {
-    guard !isShutDown else { return }
+    if let shutdownTask {
+      await shutdownTask.value
+      return
+    }
     isShutDown = true
+    let task = Task { await self.stop() }
+    shutdownTask = task
+    await task.value
+  }
+
+  private func stop() async {
     // The sender drains the queue (bounded by the outbox's capacity), then ends.
     outboxContinuation.finish()
     await sender?.value

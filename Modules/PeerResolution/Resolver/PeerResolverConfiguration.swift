@@ -23,6 +23,18 @@ public struct PeerResolverConfiguration: Sendable, Hashable {
   public var ratePerSender: Double
   /// Datagrams a sender may send at once. Default 40.
   public var burstPerSender: Double
+  /// Who-has accepted per sender and second, sustained: a budget of their own, so who-has
+  /// (multicast, answered by unicast) cannot spend a sender's budget for questions and
+  /// answers. Default 10.
+  public var whoHasRatePerSender: Double
+  /// Who-has a sender may send at once. Default 20.
+  public var whoHasBurstPerSender: Double
+  /// Bytes sent to one address per second, sustained: a forged way back cannot turn this
+  /// device into a firehose at a victim. Default 256 KiB.
+  public var bytesPerDestination: Double
+  /// Bytes that may go to one address at once (at least a full message in fragments).
+  /// Default 1 MiB.
+  public var burstBytesPerDestination: Double
   /// The most datagrams waiting to be sent; beyond it the oldest are dropped. Default 1024.
   public var outboxCapacity: Int
 
@@ -32,7 +44,9 @@ public struct PeerResolverConfiguration: Sendable, Hashable {
     shadowExpiry: Duration = .seconds(60), maximumShadows: Int = 1024,
     hearerMemory: Duration = .seconds(15),
     tickInterval: Duration = .milliseconds(250), ratePerSender: Double = 20,
-    burstPerSender: Double = 40, outboxCapacity: Int = 1024
+    burstPerSender: Double = 40, whoHasRatePerSender: Double = 10,
+    whoHasBurstPerSender: Double = 20, bytesPerDestination: Double = 256 * 1024,
+    burstBytesPerDestination: Double = 1024 * 1024, outboxCapacity: Int = 1024
   ) {
     self.resolution = resolution
     self.exchange = exchange
@@ -42,10 +56,16 @@ public struct PeerResolverConfiguration: Sendable, Hashable {
     self.tickInterval = tickInterval
     self.ratePerSender = ratePerSender
     self.burstPerSender = burstPerSender
+    self.whoHasRatePerSender = whoHasRatePerSender
+    self.whoHasBurstPerSender = whoHasBurstPerSender
+    self.bytesPerDestination = bytesPerDestination
+    self.burstBytesPerDestination = burstBytesPerDestination
     self.outboxCapacity = outboxCapacity
   }
 
-  /// Checks the engine's ranges and the exchange's: positive durations and counts.
+  /// Checks the engine's ranges and the exchange's: positive durations and counts, and a
+  /// refresh interval under `lostAfter` (else the owner's side loses a hearer that is still
+  /// hearing it, between two refreshes).
   /// - Throws: ``Resolution/ResolutionConfigurationError`` naming the field.
   public func validate() throws(ResolutionConfigurationError) {
     try resolution.validate()
@@ -54,9 +74,15 @@ public struct PeerResolverConfiguration: Sendable, Hashable {
       ("tickInterval", tickInterval), ("exchange.queryTimeout", exchange.queryTimeout),
       ("exchange.refreshInterval", exchange.refreshInterval),
       ("exchange.forgetAfter", exchange.forgetAfter),
+      ("exchange.maximumRest", exchange.maximumRest),
     ]
     for (field, value) in durations where value <= .zero {
       throw .outOfRange(field: field, value: value, range: "more than 0 s")
+    }
+    guard exchange.refreshInterval < resolution.lostAfter else {
+      throw .outOfRange(
+        field: "exchange.refreshInterval", value: exchange.refreshInterval,
+        range: "less than lostAfter (\(resolution.lostAfter))")
     }
     let counts: [(String, Int)] = [
       ("exchange.maximumAttempts", exchange.maximumAttempts),
@@ -64,6 +90,16 @@ public struct PeerResolverConfiguration: Sendable, Hashable {
       ("exchange.maximumOutstanding", exchange.maximumOutstanding),
       ("outboxCapacity", outboxCapacity), ("maximumShadows", maximumShadows),
       ("ratePerSender", ratePerSender > 0 ? 1 : 0), ("burstPerSender", burstPerSender >= 1 ? 1 : 0),
+      ("whoHasRatePerSender", whoHasRatePerSender > 0 ? 1 : 0),
+      ("whoHasBurstPerSender", whoHasBurstPerSender >= 1 ? 1 : 0),
+      ("bytesPerDestination", bytesPerDestination > 0 ? 1 : 0),
+      (
+        "burstBytesPerDestination",
+        burstBytesPerDestination >= Double(PeerLimits.maximumDatagramSize) ? 1 : 0
+      ),
+      ("exchange.maximumOutstandingWhoHas", exchange.maximumOutstandingWhoHas),
+      ("exchange.whoHasPerSecond", exchange.whoHasPerSecond > 0 ? 1 : 0),
+      ("exchange.whoHasBurst", exchange.whoHasBurst >= 1 ? 1 : 0),
     ]
     for (field, value) in counts where value < 1 {
       throw .countOutOfRange(field: field, value: value, range: "at least 1")

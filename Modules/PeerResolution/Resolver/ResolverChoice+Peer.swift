@@ -6,8 +6,11 @@ extension ResolverChoice {
   /// the owner over `transports` (see ``PeerResolver``).
   ///
   /// One resolver is made now and serves every manager that uses this choice, all of one
-  /// project (the API key of the first manager to register). It owns the transports: it
-  /// shuts them down when its last manager shuts down, and it refuses managers after that.
+  /// project (the API key of the first manager to register). It owns the transports and keeps
+  /// them open while the choice (and any manager made with it) is held, managers coming and
+  /// going: the last manager shutting down does not stop it, so a manager made later with
+  /// the same choice works. They are closed when the resolver is released; call
+  /// ``PeerResolver/shutdown()`` on one made with ``peer(_:name:)`` to close them at once.
   /// The resolver is an actor; its loop runs on the cooperative pool.
   /// - Parameters:
   ///   - transports: how to reach other devices (the LAN plugin's, or MediumTestKit's

@@ -17,6 +17,9 @@ struct ShadowDevice: Sendable {
   var tokens: Set<Token> = []
   /// When the peer last asked or answered.
   var lastContact: Date
+  /// The send time (the peer's stamp, ms) of the newest answer taken from it: an unasked
+  /// answer sent before it is older news and is ignored.
+  var newestAnswer: UInt64 = 0
 }
 
 /// A device that asked one of our local devices about its token: where to send unasked

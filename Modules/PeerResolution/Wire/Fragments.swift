@@ -15,7 +15,7 @@ enum Fragments {
 
   /// The room for message bytes in one fragment of a datagram of at most `datagramLimit`.
   static func chunkSize(datagramLimit: Int) -> Int {
-    datagramLimit - PeerHeader.size - PeerHeader.tagSize - prefixSize
+    datagramLimit - PeerHeader.overhead - prefixSize
   }
 
   /// The fragment bodies of `body` (prefix included), or nil when it needs more than

@@ -7,20 +7,28 @@ import Foundation
 /// ```
 /// offset size
 ///  0      2   magic "NP" (0x4e 0x50)
-///  2      1   version (1)
+///  2      1   version (2)
 ///  3      1   kind (PeerMessageKind)
 ///  4      1   flags: bit 0 = a fragment (the body starts with a fragment prefix); others 0
 ///  5      3   reserved (0)
 ///  8      8   project tag (PeerKeys.projectTag)
 /// 16     12   nonce (random per datagram; the ChaCha20-Poly1305 nonce)
-/// 28      8   send time, milliseconds since 1970 (the sender's clock)
-/// 36      …   sealed body, then the 16-byte Poly1305 tag
+/// 28      …   sealed: the send time (u64, milliseconds since 1970, in the receiver's clock
+///             as far as the sender knows it), then the body; then the 16-byte Poly1305 tag
 /// ```
+///
+/// The send time is sealed (version 1 had it in the clear): a clock's skew, visible to any
+/// listener, would link a device's datagrams across token rotations.
 struct PeerHeader: Sendable, Hashable {
   static let magic: [UInt8] = [0x4e, 0x50]
-  static let version: UInt8 = 1
-  static let size = 36
+  static let version: UInt8 = 2
+  /// The header in the clear.
+  static let size = 28
+  /// The sealed send time before the body.
+  static let sealedTimeSize = 8
   static let tagSize = 16
+  /// What a datagram carries besides its body: header, sealed send time, tag.
+  static let overhead = size + sealedTimeSize + tagSize
   /// Flag bit 0: the body is one fragment of a larger message (see ``Fragments``).
   static let fragmentFlag: UInt8 = 0x01
 
@@ -28,6 +36,7 @@ struct PeerHeader: Sendable, Hashable {
   var flags: UInt8 = 0
   var projectTag: UInt64
   var nonce: [UInt8]
+  /// The sealed send time: 0 until the datagram is opened.
   var sentAt: UInt64
 
   var bytes: [UInt8] {
@@ -39,14 +48,13 @@ struct PeerHeader: Sendable, Hashable {
     writer.raw([0, 0, 0])
     writer.u64(projectTag)
     writer.raw(nonce)
-    writer.u64(sentAt)
     return writer.bytes
   }
 
   /// Reads the header of `datagram`, checking only what is cheap: length, magic, version,
-  /// kind and project tag.
+  /// kind and project tag. The send time is sealed: ``PeerSealer/open(_:)`` sets it.
   init(parsing datagram: [UInt8], projectTag expected: UInt64) throws(PeerWireError) {
-    guard datagram.count >= Self.size + Self.tagSize else { throw .truncated }
+    guard datagram.count >= Self.overhead else { throw .truncated }
     var reader = ByteReader(datagram)
     guard Array(try reader.raw(2)) == Self.magic, try reader.u8() == Self.version else {
       throw .notPeerDatagram
@@ -61,7 +69,7 @@ struct PeerHeader: Sendable, Hashable {
     self.flags = flags
     self.projectTag = tag
     self.nonce = Array(try reader.raw(12))
-    self.sentAt = try reader.u64()
+    self.sentAt = 0
   }
 
   init(
@@ -79,34 +87,42 @@ struct PeerHeader: Sendable, Hashable {
 struct PeerSealer: Sendable {
   let keys: PeerKeys
 
-  /// `body` sealed behind a fresh header of `kind` (with `flags`), sent at `now`.
+  /// `body` sealed with the send time `now` behind a fresh header of `kind` (with `flags`).
   func seal(kind: PeerMessageKind, flags: UInt8 = 0, body: [UInt8], now: Date) throws -> [UInt8] {
     let nonce = ChaChaPoly.Nonce()
     let header = PeerHeader(
       kind: kind, flags: flags, projectTag: keys.projectTag, nonce: Array(nonce),
       sentAt: PeerClock.milliseconds(now))
     let headerBytes = header.bytes
+    var plaintext = ByteWriter(capacity: PeerHeader.sealedTimeSize + body.count)
+    plaintext.u64(header.sentAt)
+    plaintext.raw(body)
     let box = try ChaChaPoly.seal(
-      body, using: keys.sealingKey, nonce: nonce, authenticating: headerBytes)
+      plaintext.bytes, using: keys.sealingKey, nonce: nonce, authenticating: headerBytes)
     return headerBytes + Array(box.ciphertext) + Array(box.tag)
   }
 
-  /// The header and the opened body of `datagram`.
+  /// The header (with its send time) and the opened body of `datagram`.
   /// - Throws: ``PeerWireError`` for a datagram that is not ours, of another project, or
   ///   whose seal does not open.
   func open(_ datagram: [UInt8]) throws(PeerWireError) -> (PeerHeader, [UInt8]) {
-    let header = try PeerHeader(parsing: datagram, projectTag: keys.projectTag)
+    var header = try PeerHeader(parsing: datagram, projectTag: keys.projectTag)
     let sealedEnd = datagram.count - PeerHeader.tagSize
+    let opened: [UInt8]
     do {
       let box = try ChaChaPoly.SealedBox(
         nonce: ChaChaPoly.Nonce(data: header.nonce),
         ciphertext: datagram[PeerHeader.size..<sealedEnd], tag: datagram[sealedEnd...])
-      let body = try ChaChaPoly.open(
-        box, using: keys.sealingKey, authenticating: datagram[0..<PeerHeader.size])
-      return (header, Array(body))
+      opened = Array(
+        try ChaChaPoly.open(
+          box, using: keys.sealingKey, authenticating: datagram[0..<PeerHeader.size]))
     } catch {
       throw .unauthenticated
     }
+    // At least the send time: the header's length check guarantees it.
+    var reader = ByteReader(opened)
+    header.sentAt = try reader.u64()
+    return (header, Array(opened[PeerHeader.sealedTimeSize...]))
   }
 }
 

@@ -1,7 +1,8 @@
 public import Core
 
-/// A token bucket per sender address: at most ``burst`` datagrams at once, refilled at
-/// ``perSecond``. At most ``capacity`` senders are tracked; the one tracked longest is
+/// A token bucket per address: at most ``burst`` datagrams (or bytes) at once, refilled at
+/// ``perSecond``. The resolver keeps one per sender for what it receives and one per
+/// destination for the bytes it sends. At most ``capacity`` senders are tracked; the one tracked longest is
 /// forgotten to make room (it starts again with a full bucket).
 public struct SenderRateLimiter: Sendable {
   private struct Bucket: Sendable {
@@ -33,18 +34,25 @@ public struct SenderRateLimiter: Sendable {
   /// Takes one datagram from `sender`'s bucket at `now` (seconds on any monotonic scale);
   /// false when the bucket is empty.
   public mutating func admit(_ sender: PeerAddress, now: Double) -> Bool {
+    admit(sender, cost: 1, now: now)
+  }
+
+  /// Takes `cost` (datagrams, or bytes for a byte budget) from `sender`'s bucket at `now`;
+  /// false, taking nothing, when the bucket holds less. A cost over ``burst`` never passes.
+  public mutating func admit(_ sender: PeerAddress, cost: Double, now: Double) -> Bool {
     if var bucket = buckets[sender] {
       let elapsed = max(now - bucket.updatedAt, 0)
       bucket.tokens = min(burst, bucket.tokens + elapsed * perSecond)
       bucket.updatedAt = now
-      guard bucket.tokens >= 1 else {
+      guard bucket.tokens >= cost else {
         buckets[sender] = bucket
         return false
       }
-      bucket.tokens -= 1
+      bucket.tokens -= cost
       buckets[sender] = bucket
       return true
     }
+    guard cost <= burst else { return false }
     if order.count < capacity {
       order.append(sender)
     } else {
@@ -52,7 +60,7 @@ public struct SenderRateLimiter: Sendable {
       order[next] = sender
       next = (next + 1) % capacity
     }
-    buckets[sender] = Bucket(tokens: burst - 1, updatedAt: now)
+    buckets[sender] = Bucket(tokens: burst - cost, updatedAt: now)
     return true
   }
 }

@@ -1,6 +1,7 @@
 public import Core
 import Foundation
 import Glibc
+public import Logging
 import Synchronization
 
 /// Peer resolution's transport over the LAN: UDP unicast to a peer's address and a multicast
@@ -22,11 +23,15 @@ public final class LANPeerTransport: PeerTransport {
   private let receiver: PeerReceiver
 
   /// Opens the sockets and starts receiving.
+  /// - Parameters:
+  ///   - configuration: the group, ports and interface.
+  ///   - logger: where the receiving thread logs (an error when `poll(2)` fails and it stops).
   /// - Throws: ``LANMulticastError`` for an unknown interface, a group that is not IPv4
   ///   multicast, or a socket call that failed (a port in use).
-  public init(configuration: LANPeerConfiguration = LANPeerConfiguration())
-    throws(LANMulticastError)
-  {
+  public init(
+    configuration: LANPeerConfiguration = LANPeerConfiguration(),
+    logger: Logger = Logger(label: "nearby.lan.peer")
+  ) throws(LANMulticastError) {
     let sockets = try PeerSockets.open(configuration)
     port = sockets.port
     name = "lan peer \(configuration.interface ?? "default") port \(sockets.port)"
@@ -34,7 +39,7 @@ public final class LANPeerTransport: PeerTransport {
       of: PeerDatagram.self, bufferingPolicy: .bufferingNewest(1024))
     incoming = stream
     do {
-      receiver = try PeerReceiver(sockets: sockets, incoming: continuation)
+      receiver = try PeerReceiver(sockets: sockets, incoming: continuation, logger: logger)
     } catch {
       sockets.close()
       continuation.finish()

@@ -1,6 +1,7 @@
 import Core
 import Foundation
 import Glibc
+import Logging
 import Synchronization
 
 /// The transport's thread: it receives on both sockets until stopped, then closes them.
@@ -18,10 +19,11 @@ final class PeerReceiver: Sendable {
   private let wakeRead: Int32
   private let wakeWrite: Int32
   private let incoming: AsyncStream<PeerDatagram>.Continuation
+  private let logger: Logger
 
-  init(sockets: PeerSockets, incoming: AsyncStream<PeerDatagram>.Continuation)
-    throws(LANMulticastError)
-  {
+  init(
+    sockets: PeerSockets, incoming: AsyncStream<PeerDatagram>.Continuation, logger: Logger
+  ) throws(LANMulticastError) {
     var ends: [Int32] = [0, 0]
     guard pipe(&ends) == 0 else { throw .socket(operation: "pipe", errno: errno) }
     for end in ends {
@@ -32,6 +34,7 @@ final class PeerReceiver: Sendable {
     wakeWrite = ends[1]
     self.sockets = sockets
     self.incoming = incoming
+    self.logger = logger
   }
 
   func start() {
@@ -84,7 +87,15 @@ final class PeerReceiver: Sendable {
         pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0),
       ]
       let ready = poll(&descriptors, 3, -1)
-      if ready < 0 && errno != EINTR { break }
+      if ready < 0 {
+        let failure = errno
+        guard failure == EINTR else {
+          logger.error(
+            "poll failed; the LAN peer transport stops receiving",
+            metadata: ["errno": "\(failure)", "error": "\(String(cString: strerror(failure)))"])
+          break
+        }
+      }
       if descriptors[2].revents != 0 {
         var drain = [UInt8](repeating: 0, count: 64)
         while read(wakeRead, &drain, drain.count) > 0 {}

@@ -1,7 +1,8 @@
 import Glibc
 
 /// The two sockets of a ``LANPeerTransport``: a unicast one bound to every address (it sends
-/// everything and receives answers), and one bound to the who-has group and joined to it.
+/// everything and receives answers; hop limit 1 for unicast and multicast alike), and one
+/// bound to the who-has group and joined to it.
 /// Plain file descriptors: the receiving thread closes them when it ends.
 struct PeerSockets: Sendable {
   let unicast: Int32
@@ -36,6 +37,9 @@ struct PeerSockets: Sendable {
     do throws(LANMulticastError) {
       try bind(unicast, address: in_addr(s_addr: INADDR_ANY), port: configuration.unicastPort)
       try option(unicast, Int32(IPPROTO_IP), IP_MULTICAST_IF, request, "IP_MULTICAST_IF")
+      // Unicast too stays on the segment: a forged way back (a LAN announcement is not
+      // authenticated without a key) cannot make this socket send beyond the first router.
+      try option(unicast, Int32(IPPROTO_IP), IP_TTL, LANMulticastConfiguration.hopLimit, "IP_TTL")
       try option(
         unicast, Int32(IPPROTO_IP), IP_MULTICAST_TTL, LANMulticastConfiguration.hopLimit,
         "IP_MULTICAST_TTL")
