@@ -7,7 +7,7 @@ import Foundation
 struct ResolverOptions: ParsableArguments {
   @Option(
     help: ArgumentHelp(
-      "The resolver server's URL (default: $NEARBY_SERVER, else for beacon commands and --resolver local the one on 127.0.0.1:7171, started when none answers).",
+      "The resolver server's URL (default: $NEARBY_SERVER; with neither, publish and subscribe use peer resolution and beacon commands the local server on 127.0.0.1:7171, started when none answers).",
       valueName: "url"))
   var server: String?
 
