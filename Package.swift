@@ -250,7 +250,7 @@ let package = Package(
         "CommandLineSupport", "Core", "Strategy", "Tokens", "PermissionStore",
         "BackgroundPersistence", "DBus",
         "BLEBlueZ", "AudioModem", "AudioPulse", "ServerResolver", "LANMulticast", "ResolverAPI",
-        "ResolverWire",
+        "ResolverWire", "PeerResolution", "Resolution",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
         .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
@@ -282,7 +282,7 @@ let package = Package(
         "NearbyServer",
         "ServerStorage", "PermissionStore", "BackgroundPersistence", "DBus", "BLEBlueZ",
         "AudioModem", "AudioModemTestKit", "AudioPulse", "ServerResolver", "LANMulticast",
-        "ResolverAPI", "ResolverWire",
+        "ResolverAPI", "ResolverWire", "PeerResolution",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
         .product(name: "NIOCore", package: "swift-nio"),
@@ -431,7 +431,7 @@ let package = Package(
       name: "NearbyCLITests",
       dependencies: [
         "TestSupport", "MediumTestKit", "BlueZTestSupport", "DBus", "Tokens", "Resolution",
-        "ServerStorage",
+        "ServerStorage", "PeerResolution",
       ],
       swiftSettings: strictSwift),
     .testTarget(

@@ -47,6 +47,16 @@ struct ArgumentTests {
       ["publish", "hi", "--background", "--mediums", "ble", "--ble-adapter", "hci0"], "not recorded"
     ),
     (["subscribe", "--background", "--mediums", "ble", "--ble-adapter", "hci0"], "not recorded"),
+    (["publish", "hi", "--resolver", "server"], "--resolver server needs a server: pass --server"),
+    (
+      ["publish", "hi", "--resolver", "peer", "--server", "http://127.0.0.1:9"],
+      "drop --server to use --resolver peer"
+    ),
+    (["subscribe", "--beacons", "--resolver", "peer"], "use --resolver local or --server URL"),
+    (["publish", "hi", "--resolver", "local", "--lost-after", "5"], "is for --resolver peer"),
+    (["publish", "hi", "--lost-after", "1"], "--lost-after takes seconds from 2"),
+    (["publish", "hi", "--peer-group-port", "0"], "--peer-group-port must be between"),
+    (["publish", "hi", "--resolver", "cloud"], "--resolver"),
   ])
   func badArgumentsExit64(_ arguments: [String], _ message: String) async throws {
     let result = try await run(arguments)
@@ -155,5 +165,32 @@ struct ArgumentTests {
     #expect(result.out.contains("Exit codes:"))
     #expect(result.out.contains("--lan-interface"))
     #expect(result.out.contains("--ble-adapter <hciN>"), "\(result.out)")
+    #expect(result.out.contains("--resolver <peer|server|local>"), "\(result.out)")
+  }
+
+  /// A bare `publish` uses peer resolution: no server is started or asked, and the start
+  /// note says so, with the open default key. Here it stops at once: an unknown interface.
+  @Test func aBarePublishUsesPeerResolutionAndNamesTheInterfaceItLacks() async throws {
+    let result = try await run(["publish", "hi", "--lan-interface", "nosuch0"])
+    #expect(result.status == 69, "\(result)")
+    #expect(result.err.contains("peer resolution needs the LAN"), "\(result.err)")
+    #expect(result.err.contains("interfaces here: lo"), "\(result.err)")
+    #expect(!result.err.contains("started a local resolver"), "\(result.err)")
+  }
+
+  @Test func nearbyServerInTheEnvironmentChoosesTheServer() async throws {
+    let (folder, environment, _) = try CLIEnvironment.make()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    var withServer = environment
+    withServer["NEARBY_SERVER"] = "http://127.0.0.1:9"
+    let result = try await CLIEnvironment.run(
+      ["subscribe", "--mediums", "lan", "--lan-interface", "lo"], environment: withServer)
+    #expect(result.status == 69, "\(result)")
+    #expect(result.err.contains("http://127.0.0.1:9 does not answer"), "\(result.err)")
+    // --resolver peer wins over the variable (a default, not an order).
+    let peer = try await CLIEnvironment.run(
+      ["subscribe", "--mediums", "lan", "--lan-interface", "nosuch0", "--resolver", "peer"],
+      environment: withServer)
+    #expect(peer.err.contains("peer resolution needs the LAN"), "\(peer.err)")
   }
 }

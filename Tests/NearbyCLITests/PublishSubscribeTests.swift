@@ -1,12 +1,93 @@
 import Foundation
 import Testing
 
-/// The acceptance, with the real binaries: `nearby subscribe` and `nearby publish`
-/// on the loopback interface find each other with nothing set up (the first one starts the
-/// local resolver server), and the subscriber sees the message lost after the publisher's
-/// Ctrl-C. Each test has its own XDG folders, resolver port and LAN port.
+/// The issues' acceptance, with the real binaries: `nearby subscribe` and `nearby publish`
+/// on the loopback interface find each other with nothing set up and no server anywhere
+/// (peer resolution, the default), and with `--resolver local` through the local server the
+/// first one starts; the subscriber sees the message lost after the publisher's Ctrl-C. Each
+/// test has its own XDG folders, resolver port, LAN ports and project key.
 @Suite("nearby publish and subscribe", .serialized)
 struct PublishSubscribeTests {
+  /// The LAN options of one test: loopback, a medium port and a who-has port of its own (below
+  /// the ephemeral range, so no kernel-chosen unicast port takes it).
+  static func loopback() -> [String] {
+    [
+      "--lan-interface", "lo", "--lan-port", String(Int.random(in: 40_001...60_000)),
+      "--peer-group-port", String(Int.random(in: 10_000...19_999)), "--json",
+    ]
+  }
+
+  static func isFound(_ event: [String: Any]) -> Bool {
+    event["event"] as? String == "found" && event["text"] as? String == "hello"
+  }
+
+  static func isLost(_ event: [String: Any]) -> Bool {
+    event["event"] as? String == "lost" && event["text"] as? String == "hello"
+  }
+
+  @Test func withNoServerTwoShellsFindEachOtherAndLoseItAfterCtrlC() async throws {
+    let (folder, environment, _) = try CLIEnvironment.make()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    // A key of this test's own: another test's processes on lo are another project.
+    let options = Self.loopback() + ["--api-key", "cli-test-\(UUID().uuidString)"]
+    let subscriber = try CLIProcess(["subscribe"] + options, environment: environment)
+    defer { subscriber.kill() }
+    let connected = await subscriber.waitForEvent(timeout: .seconds(30)) {
+      ($0["detail"] as? String)?.hasPrefix("connected to peers on the LAN (no server)") == true
+    }
+    try #require(connected != nil, "subscribe did not start: \(subscriber.errors)")
+    #expect((connected?["detail"] as? String)?.contains("project key: --api-key") == true)
+    let publisher = try CLIProcess(["publish", "hello"] + options, environment: environment)
+    defer { publisher.kill() }
+    let found = await subscriber.waitForEvent(timeout: .seconds(30), Self.isFound)
+    #expect(found?["mediums"] as? [String] == ["lan"], "\(subscriber.lines) \(publisher.errors)")
+    #expect(
+      await publisher.waitForEvent(timeout: .seconds(10)) { $0["status"] as? String == "active" }
+        != nil)
+
+    // Ctrl-C unpublishes and the owner tells its hearers at once: lost well before lostAfter.
+    let interrupted = ContinuousClock.now
+    publisher.signal(SIGINT)
+    #expect(await publisher.exitStatus(timeout: .seconds(15)) == 0, "\(publisher.errors)")
+    let lost = await subscriber.waitForEvent(timeout: .seconds(15), Self.isLost)
+    #expect(lost != nil, "\(subscriber.lines)")
+    #expect(ContinuousClock.now - interrupted < .seconds(10), "lost only after lostAfter")
+    subscriber.signal(SIGINT)
+    #expect(await subscriber.exitStatus(timeout: .seconds(15)) == 0, "\(subscriber.errors)")
+    // Nothing started a server.
+    for process in [subscriber, publisher] {
+      #expect(Self.serverPID(in: process) == nil)
+      #expect(!process.errors.contains("server"), "\(process.errors)")
+    }
+  }
+
+  /// Two projects on one segment: the open default key and a project key do not see each
+  /// other's messages.
+  @Test func anotherProjectSeesNothing() async throws {
+    let (folder, environment, _) = try CLIEnvironment.make()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let options = Self.loopback()
+    let outsider = try CLIProcess(["subscribe"] + options, environment: environment)
+    let member = try CLIProcess(
+      ["subscribe", "--api-key", "project b"] + options, environment: environment)
+    let publisher = try CLIProcess(
+      ["publish", "hello", "--api-key", "project b"] + options, environment: environment)
+    defer { for process in [outsider, member, publisher] { process.kill() } }
+    #expect(
+      await member.waitForEvent(timeout: .seconds(30), Self.isFound) != nil, "\(member.errors)")
+    #expect(
+      outsider.events.contains {
+        ($0["detail"] as? String)?.contains("project key: the open default key") == true
+      })
+    // Well past the member's found: the outsider hears the token and still finds nothing.
+    try await Task.sleep(for: .seconds(3))
+    #expect(!outsider.events.contains(where: Self.isFound), "\(outsider.lines)")
+    for process in [publisher, member, outsider] {
+      process.signal(SIGINT)
+      #expect(await process.exitStatus(timeout: .seconds(15)) == 0, "\(process.errors)")
+    }
+  }
+
   static func serverPID(in process: CLIProcess) -> Int32? {
     for event in process.events where event["event"] as? String == "note" {
       guard let detail = event["detail"] as? String, detail.contains("started a local resolver"),
@@ -17,11 +98,11 @@ struct PublishSubscribeTests {
     return nil
   }
 
-  @Test func twoShellsFindEachOtherAndLoseItAfterCtrlC() async throws {
+  @Test func withTheLocalServerTwoShellsFindEachOtherAndLoseItAfterCtrlC() async throws {
     let (folder, environment, _) = try CLIEnvironment.make()
     defer { try? FileManager.default.removeItem(at: folder) }
     let lanPort = String(Int.random(in: 40_001...60_000))
-    let lan = ["--lan-interface", "lo", "--lan-port", lanPort, "--json"]
+    let lan = ["--resolver", "local", "--lan-interface", "lo", "--lan-port", lanPort, "--json"]
     let subscriber = try CLIProcess(["subscribe"] + lan, environment: environment)
     defer { subscriber.kill() }
     let connected = await subscriber.waitForEvent(timeout: .seconds(60)) {
@@ -69,7 +150,10 @@ struct PublishSubscribeTests {
   @Test func aSecondCommandUsesTheRunningServer() async throws {
     let (folder, environment, _) = try CLIEnvironment.make()
     defer { try? FileManager.default.removeItem(at: folder) }
-    let lan = ["--lan-interface", "lo", "--lan-port", String(Int.random(in: 40_001...60_000))]
+    let lan = [
+      "--resolver", "local", "--lan-interface", "lo", "--lan-port",
+      String(Int.random(in: 40_001...60_000)),
+    ]
     let first = try CLIProcess(["subscribe", "--json"] + lan, environment: environment)
     defer { first.kill() }
     _ = await first.waitForEvent(timeout: .seconds(60)) {

@@ -12,12 +12,14 @@ struct NearbyBench: AsyncParsableCommand {
       Examples:
         nearby-bench dispatch             found-event throughput and latency
         nearby-bench beacon-found --json  beacon seen → attachment found, cold and warm
+        nearby-bench lan-peer             LAN publish → found, peer resolution against the server
         nearby-bench demo                 simulated devices publish, subscribe, find and lose
       """,
     subcommands: [
       DispatchBench.self, StoreBench.self, RestoreBench.self, ServerBench.self, DBusBench.self,
       BLEBench.self, AudioBench.self, AudioPulseBench.self, BeaconsBench.self,
-      BLEVMBench.self, BeaconFoundBench.self, LANBench.self, IdentifierBench.self,
+      BLEVMBench.self, BeaconFoundBench.self, LANBench.self, LANPeerBench.self,
+      IdentifierBench.self,
       DemoCommand.self,
     ])
 }

@@ -7,8 +7,9 @@ import ResolverAPI
 @_spi(Resolver) import ResolverWire
 
 /// Where `nearby beacons register/attach/list/delete` find the resolver and its key, as
-/// `nearby publish` does: `--server`, else the local one (started if none answers); the key
-/// from `--api-key`, `$NEARBY_API_KEY`, or the local server's key file.
+/// `nearby publish --resolver local` does: `--server`, else `$NEARBY_SERVER`, else the local
+/// one (started if none answers); the key from `--api-key`, `$NEARBY_API_KEY`, or the local
+/// server's key file.
 struct BeaconServerOptions: ParsableArguments {
   @OptionGroup var resolver: ResolverOptions
 
@@ -24,7 +25,7 @@ struct BeaconServer {
 
   static func connect(_ options: BeaconServerOptions) async throws -> BeaconServer {
     let connection = try await ResolverConnection.resolve(
-      server: options.resolver.server, apiKey: options.resolver.apiKey,
+      server: options.resolver.serverOrEnvironment, apiKey: options.resolver.apiKey,
       allowInsecureHTTP: options.resolver.allowInsecureHTTP,
       note: { FileHandle.standardError.write(Data("note: \($0)\n".utf8)) })
     return BeaconServer(

@@ -12,15 +12,20 @@ struct MediumOptions: Sendable {
   var lanGroup: String
   /// `--ble-adapter`: the BlueZ adapter (`hci0`…) of the BLE medium; `nil`: the first powered.
   var bleAdapter: String? = nil
+  /// The port of this process's peer transport, announced by the LAN medium so hearers ask
+  /// this device directly (peer resolution only).
+  var peerPort: UInt16? = nil
 
   var lanConfiguration: LANMulticastConfiguration {
-    LANMulticastConfiguration(group: lanGroup, port: lanPort, interface: lanInterfaceName)
+    LANMulticastConfiguration(
+      group: lanGroup, port: lanPort, interface: lanInterfaceName, peerPort: peerPort)
   }
 }
 
 /// The options `nearby publish` and `nearby subscribe` share.
 struct DiscoveryOptions: ParsableArguments {
   @OptionGroup var resolver: ResolverOptions
+  @OptionGroup var peer: PeerOptions
 
   @Option(
     help: ArgumentHelp(
@@ -67,6 +72,7 @@ struct DiscoveryOptions: ParsableArguments {
   var logLevel = "warning"
 
   func validate() throws {
+    _ = try resolverMode(beacons: false)
     _ = try requestedMediums()
     _ = try strategy()
     guard (1...65535).contains(lanPort) else {
@@ -95,6 +101,21 @@ struct DiscoveryOptions: ParsableArguments {
         "--log-level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")), got \(logLevel)"
       )
     }
+  }
+
+  /// The resolver mode (`--resolver`, else the default for the options given) and, in
+  /// `server` mode, the server's URL text (`--server`, else `NEARBY_SERVER`).
+  /// - Throws: `ValidationError` naming the fix.
+  func resolverMode(beacons: Bool) throws -> (mode: ResolverMode, server: String?) {
+    let chosen = try ResolverMode.chosen(
+      explicit: peer.resolver, server: resolver.server,
+      environment: ProcessInfo.processInfo.environment, beacons: beacons)
+    if let server = chosen.server { try ResolverOptions.checkServerURL(server) }
+    if chosen.mode != .peer, peer.lostAfter != nil {
+      throw ValidationError(
+        "--lost-after is for --resolver peer (a server has its own --lost-after)")
+    }
+    return chosen
   }
 
   /// `--mediums` as a set, or `nil` for "what this machine has".

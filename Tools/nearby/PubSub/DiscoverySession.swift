@@ -2,28 +2,52 @@ import Core
 import Foundation
 import LANMulticast
 import Logging
+import PeerResolution
 import ServerResolver
 import Strategy
 
-/// What publish and subscribe set up the same way: the mediums (reported on stderr, or as
-/// JSON lines), the resolver connection and the manager.
+/// What publish and subscribe set up the same way: the resolver (peer resolution, a server,
+/// or the local server), the mediums (reported on stderr, or as JSON lines) and the manager.
 struct DiscoverySession {
   let manager: MessageManager
   let mediums: DiscoveryMediums
   let output: EventOutput
-  let server: URL
+  /// The peer resolver in peer mode, whose counters ``shutdown()`` reports.
+  var peerResolver: PeerResolver? = nil
 
-  /// - Parameter mediums: the mediums to use instead of `--mediums` (BLE for beacons).
+  /// - Parameters:
+  ///   - mediums: the mediums to use instead of `--mediums` (BLE for beacons).
+  ///   - beacons: whether the command subscribes to beacons (their default resolver is the
+  ///     local server).
   static func start(
-    _ options: DiscoveryOptions, label: String, mediums: DiscoveryMediums? = nil
+    _ options: DiscoveryOptions, label: String, mediums: DiscoveryMediums? = nil,
+    beacons: Bool = false
   ) async throws -> DiscoverySession {
     let output = EventOutput(json: options.json)
     let logger = options.logger(label: label)
-    let choice = try MediumCatalog.choose(
-      try mediums ?? options.requestedMediums(), options: options.mediumOptions)
+    let (mode, server) = try options.resolverMode(beacons: beacons)
+    var mediumOptions = options.mediumOptions
+    let peer: PeerConnection? =
+      mode == .peer
+      ? try PeerConnection.open(
+        apiKey: options.resolver.apiKey, peer: options.peer, medium: mediumOptions,
+        logger: logger)
+      : nil
+    mediumOptions.peerPort = peer?.transport.port
+    let choice: MediumCatalog.Choice
+    do {
+      choice = try MediumCatalog.choose(
+        try mediums ?? options.requestedMediums(), options: mediumOptions)
+    } catch {
+      await peer?.resolver.shutdown()
+      throw error
+    }
     for (kind, availability) in choice.report { output.medium(kind, availability) }
+    if let peer {
+      return try await startPeer(peer, choice: choice, output: output, logger: logger)
+    }
     let connection = try await ResolverConnection.resolve(
-      server: options.resolver.server, apiKey: options.resolver.apiKey,
+      server: mode == .server ? server : nil, apiKey: options.resolver.apiKey,
       allowInsecureHTTP: options.resolver.allowInsecureHTTP, note: output.note)
     let manager: MessageManager
     do {
@@ -48,8 +72,53 @@ struct DiscoverySession {
     }
     output.note(
       "connected to \(connection.url.absoluteString) as device \(manager.deviceID)")
+    return DiscoverySession(manager: manager, mediums: choice.kinds, output: output)
+  }
+
+  /// A manager on peer resolution: no server; tokens heard on the LAN are asked of their
+  /// sender, tokens heard on BLE or audio by a who-has on the LAN.
+  private static func startPeer(
+    _ peer: PeerConnection, choice: MediumCatalog.Choice, output: EventOutput, logger: Logger
+  ) async throws -> DiscoverySession {
+    let manager: MessageManager
+    do {
+      manager = try await MessageManager(
+        apiKey: peer.apiKey,
+        configuration: .init(
+          resolver: .peer(peer.resolver), mediums: choice.providers, logger: logger))
+    } catch let error as LANMulticastError {
+      await peer.resolver.shutdown()
+      throw ExitFailure("the LAN medium cannot start: \(error)", code: ExitCodes.unavailable)
+    } catch {
+      await peer.resolver.shutdown()
+      throw ExitFailure("cannot start peer resolution: \(error)", code: ExitCodes.unavailable)
+    }
+    output.note(
+      "connected to peers on the LAN (no server) as device \(manager.deviceID); "
+        + "project key: \(peer.keySource); \(peer.description)")
+    if !choice.kinds.contains(.lan) {
+      output.note(
+        "the LAN medium is off: tokens heard on \(choice.kinds) are still resolved over the "
+          + "LAN by who-has, so the devices need a network in common")
+    }
     return DiscoverySession(
-      manager: manager, mediums: choice.kinds, output: output, server: connection.url)
+      manager: manager, mediums: choice.kinds, output: output, peerResolver: peer.resolver)
+  }
+
+  /// Shuts the manager down (unregistering: peers and the server learn at once) and, in peer
+  /// mode, notes what the peer resolver received, dropped and sent.
+  func shutdown() async {
+    await manager.shutdown()
+    guard let peerResolver else { return }
+    let counters = await peerResolver.counters()
+    output.note(
+      "peer resolution: received \(counters.received), accepted \(counters.accepted), "
+        + "ignored \(counters.ignored), dropped \(counters.dropped) (malformed "
+        + "\(counters.droppedMalformed), other project \(counters.droppedOtherProject), "
+        + "unauthenticated \(counters.droppedUnauthenticated), stale \(counters.droppedStale), "
+        + "replayed \(counters.droppedReplayed), rate limited \(counters.droppedRateLimited), "
+        + "oversized \(counters.droppedOversized)); sent \(counters.sent), send failures "
+        + "\(counters.sendFailures)")
   }
 
   /// The strategy from the options, on the chosen mediums.

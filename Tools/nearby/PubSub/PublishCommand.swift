@@ -14,18 +14,29 @@ struct PublishCommand: AsyncParsableCommand {
     discussion: """
       Publishes TEXT (or the bytes of --file) and shows the publication's status; Ctrl-C or \
       SIGTERM unpublishes and exits 0, so subscribers see it lost at once. Mediums default \
-      to every one this machine has, each reported at start (with the reason when one is \
-      missing). With no --server it uses the local resolver on 127.0.0.1:7171 and starts \
-      one in the background when none answers.
+      to every one this machine has (BLE, audio, LAN), each reported at start (with the \
+      reason when one is missing).
+
+      Resolver: with no --server (or $NEARBY_SERVER), peer resolution: no server anywhere. \
+      Each device resolves tokens itself and asks a token's owner over the LAN: a token \
+      heard on the LAN is asked of its sender, one heard on BLE or audio by a who-has \
+      multicast (UDP port 7173, --peer-group-port; hop limit 1), so the devices need a \
+      network segment in common. The exchange is sealed under a key derived from the \
+      project key (--api-key, $NEARBY_API_KEY, else the open default key that every keyless \
+      `nearby` shares); the key itself is never sent. --resolver server uses --server; \
+      --resolver local the server on 127.0.0.1:7171, started in the background when none \
+      answers.
 
       \(ExitCodes.help)
 
       Examples:
-        nearby publish hello
+        nearby publish hello               # peer resolution: no server anywhere
+        nearby publish hello --api-key "our project" --lan-interface eth0
         nearby publish "Menu of the day" --type menu --namespace com.example.cafe
         nearby publish --file card.vcf --type vcard --mediums lan --lan-interface eth0
         nearby publish hello --mediums ble --ble-adapter hci1
         nearby publish hello --ttl 600 --server http://resolver.local:7171 --api-key KEY
+        nearby publish hello --resolver local   # the server on this host, started if needed
         nearby publish hello --json        # one JSON object a line: medium, status, note
         nearby publish hi --background --mediums ble --app com.example.kiosk
       """)
@@ -140,7 +151,7 @@ struct PublishCommand: AsyncParsableCommand {
     await publication.cancel()
     watcher.cancel()
     errors.cancel()
-    await session.manager.shutdown()
+    await session.shutdown()
     output.note(reason == "expired" ? "the publication's TTL ran out" : "unpublished (\(reason))")
   }
 }

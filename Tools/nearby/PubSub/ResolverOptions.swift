@@ -1,18 +1,19 @@
 import ArgumentParser
 import Foundation
 
-/// `--server` and `--api-key`: which resolver a command talks to and with which project key
-/// (``ResolverConnection`` fills in the defaults).
+/// `--server` and `--api-key`: which resolver server a command talks to and with which
+/// project key (``ResolverConnection`` fills in the defaults; `nearby publish` and
+/// `subscribe` add `--resolver`, ``PeerOptions``).
 struct ResolverOptions: ParsableArguments {
   @Option(
     help: ArgumentHelp(
-      "The resolver server's URL (default: the local one on 127.0.0.1:7171, started when none answers).",
+      "The resolver server's URL (default: $NEARBY_SERVER; with neither, publish and subscribe use peer resolution and beacon commands the local server on 127.0.0.1:7171, started when none answers).",
       valueName: "url"))
   var server: String?
 
   @Option(
     help: ArgumentHelp(
-      "The project API key (default: $NEARBY_API_KEY, else the local server's key file).",
+      "The project API key (default: $NEARBY_API_KEY, else the local server's key file, or with --resolver peer the open default key).",
       valueName: "key"))
   var apiKey: String?
 
@@ -22,6 +23,14 @@ struct ResolverOptions: ParsableArguments {
       host (refused otherwise: anyone on the path could read them; prefer https://).
       """)
   var allowInsecureHTTP = false
+
+  /// `--server`, else `NEARBY_SERVER` (empty counts as unset).
+  var serverOrEnvironment: String? {
+    server
+      ?? ProcessInfo.processInfo.environment[ResolverMode.serverEnvironmentVariable].flatMap {
+        $0.isEmpty ? nil : $0
+      }
+  }
 
   func validate() throws {
     if let server { try Self.checkServerURL(server) }

@@ -9,7 +9,7 @@ extension SubscribeCommand {
   func subscribe() async throws {
     let signals = SignalStream.make()
     let session = try await DiscoverySession.start(
-      options, label: "nearby.subscribe", mediums: beacons ? .ble : nil)
+      options, label: "nearby.subscribe", mediums: beacons ? .ble : nil, beacons: beacons)
     let strategy = try session.strategy(options)
     let (type, namespace, beacons) = (type, namespace, beacons)
     let beaconStrategy = BeaconStrategy(
@@ -53,7 +53,7 @@ extension SubscribeCommand {
     }
     errors.cancel()
     await subscription.cancel()
-    await session.manager.shutdown()
+    await session.shutdown()
     session.output.note("unsubscribed (\(reason))")
   }
 }

@@ -16,16 +16,18 @@ struct SubscribeCommand: AsyncParsableCommand {
       that updates as messages are found and lost; when stdout is not a terminal it prints \
       one line per change, and with --json one JSON object a line (event found or lost, \
       text, base64 content, type, namespace, mediums, time). Mediums and the resolver are \
-      chosen as for `nearby publish`.
+      chosen as for `nearby publish` (peer resolution with no server given).
 
       \(ExitCodes.help)
 
       Examples:
-        nearby subscribe
+        nearby subscribe                   # peer resolution: no server anywhere
+        nearby subscribe --api-key "our project" --lan-interface eth0
         nearby subscribe --type menu --namespace com.example.cafe
         nearby subscribe --mediums lan --lan-interface eth0 --json | jq .text
         nearby subscribe --mediums ble --ble-adapter hci1
         nearby subscribe --server http://resolver.local:7171 --api-key KEY
+        nearby subscribe --resolver local  # the server on this host, started if needed
         nearby subscribe --background --mediums ble --type offer --app com.example.kiosk
         nearby subscribe --beacons --namespace com.example --type menu
         nearby subscribe --beacons --no-ibeacons --beacon-filter uid:edd1ebeac04e5defa017
@@ -33,7 +35,8 @@ struct SubscribeCommand: AsyncParsableCommand {
       With --beacons it subscribes to BLE beacons instead (Eddystone, iBeacon, AltBeacon): \
       the attachments registered for them on the server (`nearby beacons register`, \
       `nearby beacons attach`) are found and lost as messages, with the smoothed signal and \
-      the distance; --json adds `distance` and `signal` lines.
+      the distance; --json adds `distance` and `signal` lines. Beacon attachments live on \
+      a server, so --beacons uses the local one (--resolver local) unless --server is given.
       """)
 
   @Option(help: "Only messages of this type (default: every type).") var type: String?
@@ -59,6 +62,7 @@ struct SubscribeCommand: AsyncParsableCommand {
   @OptionGroup var options: DiscoveryOptions
 
   func validate() throws {
+    _ = try options.resolverMode(beacons: beacons)
     if let type {
       do { try Message.validate(type: type) } catch { throw ValidationError("--type: \(error)") }
     }

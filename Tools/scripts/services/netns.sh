@@ -21,6 +21,6 @@ start_netns() {
   on_exit "Tools/scripts/netns.sh down $prefix"
   Tools/scripts/netns.sh up "$prefix"
   export NEARBY_TEST_NETNS="$prefix"
-  echo "network namespaces $prefix-{srv,a,b,hub}" >&2
+  echo "network namespaces $prefix-{srv,a,b,c,hub}" >&2
 }
 start_netns

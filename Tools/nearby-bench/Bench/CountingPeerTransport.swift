@@ -1,0 +1,47 @@
+import Core
+import Synchronization
+
+/// A peer transport that counts what it sends (datagrams and bytes; a multicast counts once,
+/// as it crosses the segment once) and passes everything to the transport it wraps.
+final class CountingPeerTransport: PeerTransport {
+  /// Datagrams and bytes sent so far.
+  struct Totals: Sendable {
+    var datagrams = 0
+    var bytes = 0
+  }
+
+  private let inner: any PeerTransport
+  private let totals = Mutex(Totals())
+
+  init(_ inner: any PeerTransport) { self.inner = inner }
+
+  var kind: String { inner.kind }
+  var name: String { "counting \(inner.name)" }
+  var capabilities: PeerTransportCapabilities { inner.capabilities }
+  var maximumDatagramSize: Int { inner.maximumDatagramSize }
+  var incoming: AsyncStream<PeerDatagram> { inner.incoming }
+
+  /// What was sent since the last ``reset()``.
+  var sent: Totals { totals.withLock { $0 } }
+
+  func reset() { totals.withLock { $0 = Totals() } }
+
+  func send(_ datagram: [UInt8], to address: PeerAddress) async throws {
+    try await inner.send(datagram, to: address)
+    count(datagram)
+  }
+
+  func sendToAll(_ datagram: [UInt8]) async throws {
+    try await inner.sendToAll(datagram)
+    count(datagram)
+  }
+
+  func shutdown() async { await inner.shutdown() }
+
+  private func count(_ datagram: [UInt8]) {
+    totals.withLock {
+      $0.datagrams += 1
+      $0.bytes += datagram.count
+    }
+  }
+}

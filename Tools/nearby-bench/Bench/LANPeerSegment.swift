@@ -1,0 +1,106 @@
+import Core
+import Foundation
+import LANMulticast
+import Logging
+import PeerResolution
+import ServerResolver
+import Strategy
+import Synchronization
+
+/// Devices on one LAN segment (loopback) for `nearby bench lan-peer`: managers with the LAN
+/// medium on lo, one port for all, each with its own peer resolver over its own counted LAN
+/// peer transport (peer mode) or all with the resolver server (server mode).
+struct LANPeerSegment {
+  enum Mode: String, Encodable, CaseIterable, Sendable {
+    case peer, server
+  }
+
+  let mode: Mode
+  let serverURL: URL
+  let logger: Logger
+  /// Found handlers record here, by message text.
+  let founds = FoundTimes()
+  private let lanPort = UInt16.random(in: 40_001...60_000)
+  /// Below the ephemeral range, so no transport's kernel-chosen unicast port takes it.
+  private let groupPort = UInt16.random(in: 10_000...19_999)
+  private let apiKey: String
+  private(set) var managers: [MessageManager] = []
+  private var transports: [CountingPeerTransport] = []
+  private var subscriptions: [Subscription] = []
+
+  init(mode: Mode, serverURL: URL, serverKey: String, logger: Logger) {
+    self.mode = mode
+    self.serverURL = serverURL
+    self.logger = logger
+    // Peer mode: a project of its own, so an earlier run's stragglers on lo are another one.
+    apiKey = mode == .peer ? "bench-peer-\(UUID().uuidString)" : serverKey
+  }
+
+  /// Starts one more device, subscribed to the bench's type when `subscribing`.
+  mutating func addDevice(subscribing: Bool) async throws -> MessageManager {
+    var medium = LANMulticastConfiguration(port: lanPort, interface: "lo")
+    let resolver: ResolverChoice
+    switch mode {
+    case .peer:
+      let lan = try LANPeerTransport(
+        configuration: LANPeerConfiguration(groupPort: groupPort, interface: "lo"))
+      medium.peerPort = lan.port
+      let counting = CountingPeerTransport(lan)
+      transports.append(counting)
+      resolver = try .peer(transports: [counting], logger: logger)
+    case .server:
+      resolver = .server(serverURL, credentialStore: InMemoryCredentialStore(), logger: logger)
+    }
+    let manager = try await MessageManager(
+      apiKey: apiKey,
+      configuration: .init(resolver: resolver, mediums: [.lan(medium)], logger: logger))
+    managers.append(manager)
+    if subscribing {
+      let founds = founds
+      subscriptions.append(
+        try await manager.subscribe(
+          onFound: { message in founds.record(message.text ?? "") }, onLost: nil
+        ) {
+          $0.strategy = Strategy(mediums: .lan)
+          $0.type = "bench"
+        })
+    }
+    return manager
+  }
+
+  /// Starts counting the peer exchange's traffic from zero.
+  func resetCounts() { for transport in transports { transport.reset() } }
+
+  /// What every device's peer transport sent since ``resetCounts()``.
+  var sent: CountingPeerTransport.Totals {
+    transports.reduce(into: CountingPeerTransport.Totals()) {
+      $0.datagrams += $1.sent.datagrams
+      $0.bytes += $1.sent.bytes
+    }
+  }
+
+  /// Cancels the subscriptions and shuts every device down, at once.
+  func shutdown() async {
+    for subscription in subscriptions { await subscription.cancel() }
+    await withTaskGroup(of: Void.self) { group in
+      for manager in managers { group.addTask { await manager.shutdown() } }
+    }
+  }
+}
+
+/// When each message was found, by its text (one instant per subscriber that found it).
+/// Found handlers run on the managers' actors; a mutex guards the table.
+final class FoundTimes: Sendable {
+  private let table = Mutex<[String: [ContinuousClock.Instant]]>([:])
+
+  func record(_ text: String) {
+    let now = ContinuousClock.now
+    table.withLock { $0[text, default: []].append(now) }
+  }
+
+  func instants(of text: String) -> [ContinuousClock.Instant] { table.withLock { $0[text] ?? [] } }
+
+  func count(prefix: String) -> Int {
+    table.withLock { $0.filter { $0.key.hasPrefix(prefix) }.reduce(0) { $0 + $1.value.count } }
+  }
+}
