@@ -40,6 +40,11 @@ public struct BlueZConfiguration: Sendable {
   public var retryDelay: Duration = .milliseconds(100)
   /// How many times `InProgress`/`NotReady` are retried before the call fails.
   public var retries = 5
+  /// Whether our advert can be connected to ("peripheral" instead of "broadcast"), so that
+  /// hearers reach this device's GATT peer service (``BlueZPeerTransport``). Turn it on when
+  /// peer resolution runs over BLE; bluetoothd then adds the 3-byte Flags structure, which our
+  /// 28-byte frame leaves room for (31 bytes in all). Off by default.
+  public var connectable = false
   /// Whether ``BlueZMedium/advertisements`` reports every advertising report heard while
   /// scanning (for tools such as `nearby ble scan`); off by default.
   public var reportsAllAdvertisements = false

@@ -78,7 +78,7 @@ extension BlueZEngine {
     let path = try Self.advertRoot.appending("advert\(advertCounter)")
     let object = AdvertObject(
       frame: BLETokenFrame(token: token, txPower: configuration.txPowerAtZeroMeters),
-      localName: configuration.localName)
+      localName: configuration.localName, connectable: configuration.connectable)
     try await connection.export(
       object.interface { [weak self] in await self?.released(path) }, at: path)
     do {

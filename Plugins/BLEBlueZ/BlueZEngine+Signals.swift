@@ -173,7 +173,10 @@ extension BlueZEngine {
     sightings.yield(
       Sighting(
         token: frame.token, medium: .ble, rssi: device.rssi.map(Double.init),
-        txPower: Int(frame.txPower)))
+        txPower: Int(frame.txPower),
+        returnPath: device.address.flatMap {
+          BLEPeerAddress.make(role: .advertiser, address: $0, isRandom: device.randomAddress)
+        }))
   }
 
   /// One beacon sighting for each beacon frame of the device's last data; malformed frames

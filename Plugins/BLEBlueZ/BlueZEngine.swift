@@ -176,7 +176,7 @@ actor BlueZEngine {
   func transmit(_ token: Token) async throws {
     let object = AdvertObject(
       frame: BLETokenFrame(token: token, txPower: configuration.txPowerAtZeroMeters),
-      localName: configuration.localName)
+      localName: configuration.localName, connectable: configuration.connectable)
     guard object.legacyLength <= AdvertObject.legacyLimit else {
       throw BlueZMediumError.advertisementTooLong(
         bytes: object.legacyLength, limit: AdvertObject.legacyLimit)

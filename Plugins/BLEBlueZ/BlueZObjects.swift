@@ -35,6 +35,8 @@ struct AdapterState: Sendable {
 struct DeviceState: Sendable {
   var adapter: DBusObjectPath?
   var address: String?
+  /// Whether the address is a random one (`AddressType` "random"), else public.
+  var randomAddress = false
   var rssi: Int16?
   var txPower: Int16?
   var serviceData: [String: [UInt8]] = [:]
@@ -62,6 +64,7 @@ struct DeviceState: Sendable {
     var report = false
     if let adapter = properties["Adapter"]?.objectPath { self.adapter = adapter }
     if let address = properties["Address"]?.string { self.address = address }
+    if let type = properties["AddressType"]?.string { randomAddress = type == "random" }
     if let value = properties["Paired"]?.bool { paired = value }
     if let value = properties["Bonded"]?.bool { bonded = value }
     if let value = properties["Trusted"]?.bool { trusted = value }
@@ -152,16 +155,19 @@ struct AdvertObject: Sendable {
 
   var frame: BLETokenFrame
   var localName: String?
+  /// A "peripheral" advert (connectable; bluetoothd adds the Flags structure) instead of a
+  /// "broadcast" one.
+  var connectable = false
 
   /// The legacy advertising bytes BlueZ will build for a broadcast advertisement: our
   /// service-data AD structure (28 bytes) and, if set, the local name's.
   var legacyLength: Int {
-    frame.adStructure.count + (localName.map { 2 + $0.utf8.count } ?? 0)
+    frame.adStructure.count + (localName.map { 2 + $0.utf8.count } ?? 0) + (connectable ? 3 : 0)
   }
 
   func interface(onRelease: @escaping @Sendable () async -> Void) -> DBusInterface {
     var properties = [
-      DBusProperty("Type", .string("broadcast")),
+      DBusProperty("Type", .string(connectable ? "peripheral" : "broadcast")),
       DBusProperty("ServiceData", .vardict([BLETokenFrame.serviceUUID: .bytes(frame.payload)])),
       DBusProperty("Includes", .strings([])),
       DBusProperty("Discoverable", .boolean(false)),

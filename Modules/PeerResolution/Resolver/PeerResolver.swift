@@ -180,7 +180,7 @@ public actor PeerResolver {
     for sighting in report.sightings where !isLocal(sighting.token, at: time) {
       actions += exchange.heard(
         .init(local: device.id, token: sighting.token), on: sighting.medium,
-        returnPath: sighting.returnPath, at: time)
+        returnPath: reachable(sighting.returnPath), at: time)
     }
     if handlesChanged {
       actions += exchange.handlesChanged(local: device.id, now: time)
@@ -329,6 +329,14 @@ public actor PeerResolver {
   }
 
   // MARK: Helpers
+
+  /// `path` when one of our transports reaches it, else nil: a token heard over BLE by a
+  /// resolver without the GATT transport is asked with a who-has at once, not first at an
+  /// address nothing here can send to.
+  func reachable(_ path: PeerAddress?) -> PeerAddress? {
+    guard let path, transports.contains(where: { $0.kind == path.transport }) else { return nil }
+    return path
+  }
 
   /// Whether `token` belongs to a device of this process at `time`.
   func isLocal(_ token: Token, at time: Date) -> Bool {

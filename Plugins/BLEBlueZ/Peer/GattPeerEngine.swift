@@ -1,0 +1,419 @@
+import Core
+import DBus
+import Logging
+
+/// The GATT transport's actor: performs what ``GattServiceState`` and each link's
+/// ``GattLinkStateMachine`` decide, over D-Bus. Every operation runs in a task it keeps and
+/// cancels and awaits on ``shutdown()``.
+actor GattPeerEngine {
+  static let bluez = "org.bluez"
+
+  struct Link {
+    var machine: GattLinkStateMachine
+    var address: PeerAddress
+    var devicePath: String
+    var inbox: DBusObjectPath?
+    var outbox: DBusObjectPath?
+    var reassembly = GattReassembly()
+  }
+
+  let configuration: BlueZPeerTransportConfiguration
+  let connection: DBusConnection
+  let logger: Logger
+  let incoming: AsyncStream<PeerDatagram>.Continuation
+  var adapterPath: DBusObjectPath?
+  var service: GattServiceState
+  var links: [PeerAddress: Link] = [:]
+  /// Running operations and wake-ups, by an id of their own; each removes itself when done.
+  var tasks: [Int: Task<Void, Never>] = [:]
+  var wakeUps: [PeerAddress: Int] = [:]
+  var nextTaskID = 0
+  var counters = BlueZPeerTransportCounters()
+  var isShutDown = false
+
+  init(
+    configuration: BlueZPeerTransportConfiguration,
+    incoming: AsyncStream<PeerDatagram>.Continuation, logger: Logger
+  ) async throws {
+    self.configuration = configuration
+    self.incoming = incoming
+    self.logger = logger
+    service = GattServiceState(
+      configuration: GattServiceState.Configuration(keepFor: configuration.keepFor))
+    connection = try await DBusConnection(configuration.bluez.bus, logger: logger)
+    do {
+      try await start()
+    } catch {
+      connection.close()
+      incoming.finish()
+      throw error
+    }
+  }
+
+  private func start() async throws {
+    try await GattApplication.export(
+      on: connection,
+      write: { [weak self] value, options in
+        guard let self else { throw DBusError(.failed, "shut down") }
+        try await self.written(value, options)
+      },
+      read: { [weak self] options in
+        guard let self else { throw DBusError(.failed, "shut down") }
+        return try await self.readRequested(options)
+      })
+    let owners = try await connection.nameOwnerChanges(of: Self.bluez)
+    try await register()
+    spawn { [weak self] in
+      for await change in owners where !change.new.isEmpty {
+        // bluetoothd is back: it forgot the application.
+        try? await self?.register()
+      }
+    }
+  }
+
+  /// Picks the adapter and registers the application there.
+  func register() async throws {
+    let objects = try await connection.managedObjects(
+      of: Self.bluez, timeout: configuration.bluez.callTimeout)
+    let adapters = objects.filter { $0.value["org.bluez.GattManager1"] != nil }
+    let wanted = configuration.bluez.adapter
+    let sorted = adapters.keys.sorted()
+    let chosen =
+      if let wanted {
+        sorted.first { $0.rawValue.split(separator: "/").last.map(String.init) == wanted }
+      } else {
+        sorted.first { adapters[$0]?["org.bluez.Adapter1"]?["Powered"]?.bool == true }
+          ?? sorted.first
+      }
+    guard let chosen else {
+      throw BlueZMediumError.poweredOff(BlueZFix.noAdapter(wanted))
+    }
+    adapterPath = chosen
+    do {
+      _ = try await connection.call(
+        destination: Self.bluez, path: chosen, interface: "org.bluez.GattManager1",
+        member: "RegisterApplication", [.objectPath(GattApplication.root), .vardict([:])],
+        timeout: configuration.bluez.callTimeout)
+      logger.debug("ble gatt: peer service registered on \(chosen)")
+    } catch let error where error.name.rawValue == "org.bluez.Error.AlreadyExists" {
+      // Registered already (a restart notice that raced our own registration).
+    } catch {
+      throw BlueZMediumError.bluez(error)
+    }
+  }
+
+  // MARK: Owner side: calls from bluetoothd
+
+  func written(_ chunk: [UInt8], _ options: GattApplication.CallOptions) throws(DBusError) {
+    guard options.offset == 0, chunk.count <= GattPeerProfile.maximumChunk else {
+      throw DBusError(.init("org.bluez.Error.InvalidValueLength"), "one chunk per write")
+    }
+    guard let datagram = service.write(chunk, by: options.device, now: .now) else {
+      counters.dropped = service.dropped + linkDrops
+      return
+    }
+    guard let address = BLEPeerAddress.address(ofDevicePath: options.device),
+      let sender = BLEPeerAddress.make(role: .client, address: address, isRandom: false)
+    else { return }
+    counters.datagramsReceived += 1
+    incoming.yield(PeerDatagram(bytes: datagram, sender: sender))
+  }
+
+  func readRequested(_ options: GattApplication.CallOptions) throws(DBusError) -> [UInt8] {
+    do {
+      return try service.read(by: options.device, offset: options.offset, now: .now)
+    } catch {
+      throw DBusError(.init("org.bluez.Error.InvalidOffset"), "no such offset")
+    }
+  }
+
+  // MARK: Sending
+
+  func send(_ datagram: [UInt8], to address: PeerAddress) throws(BlueZPeerTransportError) {
+    guard !isShutDown else { throw .shutDown }
+    guard let parts = BLEPeerAddress.parts(address) else { throw .notABLEAddress(address) }
+    guard datagram.count <= GattPeerProfile.maximumDatagramSize else {
+      throw .tooLarge(bytes: datagram.count, limit: GattPeerProfile.maximumDatagramSize)
+    }
+    let now = ContinuousClock.now
+    switch parts.role {
+    case .client:
+      guard let adapterPath else { throw .shutDown }
+      let device = BLEPeerAddress.devicePath(
+        adapterPath: adapterPath.rawValue, address: parts.address)
+      guard service.queue(datagram, for: device, now: now) else { throw .queueFull(address) }
+    case .advertiser:
+      if links[address] == nil {
+        let linked = links.values.filter { $0.machine.isLinked }.count
+        guard linked < configuration.maximumLinks else {
+          throw .tooManyLinks(limit: configuration.maximumLinks)
+        }
+        pruneLinks()
+        guard let adapterPath else { throw .shutDown }
+        var machineConfiguration = GattLinkStateMachine.Configuration()
+        machineConfiguration.idleTimeout = configuration.idleTimeout
+        links[address] = Link(
+          machine: GattLinkStateMachine(configuration: machineConfiguration, now: now),
+          address: address,
+          devicePath: BLEPeerAddress.devicePath(
+            adapterPath: adapterPath.rawValue, address: parts.address))
+      }
+      let refusal = links[address]!.machine.enqueueing(datagram, now: now)
+      switch refusal {
+      case nil: break
+      case .queueFull?: throw .queueFull(address)
+      case .backingOff?: throw .backingOff(address)
+      }
+      drive(address)
+    }
+  }
+
+  /// Forgets links with nothing to do, beyond 64 of them.
+  private func pruneLinks() {
+    guard links.count >= 64 else { return }
+    for (address, link) in links where !link.machine.isLinked {
+      links[address] = nil
+    }
+  }
+
+  var linkDrops: Int { links.values.reduce(0) { $0 + $1.machine.dropped } }
+
+  // MARK: Driving a link
+
+  /// Asks the link's machine what to do and starts it.
+  func drive(_ address: PeerAddress) {
+    guard !isShutDown, var link = links[address] else { return }
+    let action = link.machine.next(now: .now)
+    links[address] = link
+    switch action {
+    case .busy, .idle:
+      return
+    case .wait(let until):
+      if let id = wakeUps[address] { tasks[id]?.cancel() }
+      wakeUps[address] = spawn { [weak self] in
+        try? await Task.sleep(until: until, clock: .continuous)
+        guard !Task.isCancelled else { return }
+        await self?.drive(address)
+      }
+    case .connect:
+      let path = link.devicePath
+      spawn { [weak self] in
+        guard let self else { return }
+        do {
+          let endpoints = try await self.connect(path)
+          await self.connectFinished(address, endpoints, error: nil)
+        } catch {
+          await self.connectFinished(address, nil, error: error)
+        }
+      }
+    case .write(let chunk):
+      guard let inbox = link.inbox else { return }
+      spawn { [weak self] in
+        guard let self else { return }
+        let ok =
+          await self.callDevice(
+            inbox, "WriteValue", [.bytes(chunk), .vardict(["type": .string("request")])]) != nil
+        await self.writeFinished(address, ok)
+      }
+    case .read:
+      guard let outbox = link.outbox else { return }
+      spawn { [weak self] in
+        guard let self else { return }
+        let reply = await self.callDevice(outbox, "ReadValue", [.vardict([:])])
+        await self.readFinished(address, reply.map { $0.first?.bytes ?? [] })
+      }
+    case .disconnect:
+      let path = link.devicePath
+      spawn { [weak self] in
+        guard let self else { return }
+        _ = try? await self.connection.call(
+          destination: Self.bluez, path: try DBusObjectPath(path), interface: "org.bluez.Device1",
+          member: "Disconnect", timeout: self.configuration.bluez.callTimeout)
+        await self.disconnectFinished(address)
+      }
+    }
+  }
+
+  func connectFinished(_ address: PeerAddress, _ endpoints: Endpoints?, error: (any Error)?) {
+    guard links[address] != nil else { return }
+    if let endpoints {
+      counters.connects += 1
+      links[address]!.inbox = endpoints.inbox
+      links[address]!.outbox = endpoints.outbox
+      links[address]!.reassembly = GattReassembly()
+      links[address]!.machine.connected(mtu: endpoints.mtu, now: .now)
+      logger.debug("ble gatt: linked to \(address) (MTU \(endpoints.mtu))")
+    } else {
+      counters.connectFailures += 1
+      links[address]!.machine.connectFailed(now: .now)
+      counters.dropped = service.dropped + linkDrops
+      logger.debug("ble gatt: no link to \(address): \(error.map { "\($0)" } ?? "-")")
+    }
+    drive(address)
+  }
+
+  func writeFinished(_ address: PeerAddress, _ ok: Bool) {
+    guard links[address] != nil else { return }
+    if ok {
+      counters.chunksWritten += 1
+      links[address]!.machine.wrote(now: .now)
+    } else {
+      links[address]!.machine.operationFailed(now: .now)
+      counters.dropped = service.dropped + linkDrops
+    }
+    drive(address)
+  }
+
+  func readFinished(_ address: PeerAddress, _ chunk: [UInt8]?) {
+    guard links[address] != nil else { return }
+    guard let chunk else {
+      links[address]!.machine.operationFailed(now: .now)
+      counters.dropped = service.dropped + linkDrops
+      drive(address)
+      return
+    }
+    links[address]!.machine.read(chunk, now: .now)
+    if !chunk.isEmpty {
+      counters.chunksRead += 1
+      switch links[address]!.reassembly.take(chunk) {
+      case .datagram(let datagram):
+        counters.datagramsReceived += 1
+        incoming.yield(PeerDatagram(bytes: datagram, sender: address))
+      case .partial: break
+      case .dropped: counters.dropped += 1
+      }
+    }
+    drive(address)
+  }
+
+  func disconnectFinished(_ address: PeerAddress) {
+    guard links[address] != nil else { return }
+    links[address]!.machine.disconnected(now: .now)
+    links[address]!.inbox = nil
+    links[address]!.outbox = nil
+    drive(address)
+  }
+
+  // MARK: D-Bus operations (run in the tasks `drive` starts)
+
+  /// A call to a remote characteristic; nil when it failed.
+  nonisolated func callDevice(_ path: DBusObjectPath, _ member: String, _ arguments: [DBusValue])
+    async -> [DBusValue]?
+  {
+    do {
+      return try await connection.call(
+        destination: Self.bluez, path: path, interface: "org.bluez.GattCharacteristic1",
+        member: member, arguments, timeout: configuration.bluez.callTimeout)
+    } catch {
+      logger.debug("ble gatt: \(member) on \(path) failed: \(error)")
+      return nil
+    }
+  }
+
+  /// A link's characteristics and MTU.
+  struct Endpoints: Sendable {
+    var inbox: DBusObjectPath
+    var outbox: DBusObjectPath
+    var mtu: Int
+  }
+
+  /// Connects to the device, waits for its services, finds ours.
+  /// - Throws: BlueZ's error (the connection failed), a timeout, or ``DBusError`` `failed`
+  ///   when the device does not serve peer resolution.
+  nonisolated func connect(_ devicePath: String) async throws -> Endpoints {
+    let deadline = ContinuousClock.now + configuration.connectTimeout
+    let device = try DBusObjectPath(devicePath)
+    try await connectDevice(device)
+    while true {
+      let resolved = try await connection.property(
+        "ServicesResolved", interface: "org.bluez.Device1", of: Self.bluez, at: device,
+        timeout: configuration.bluez.callTimeout)
+      if resolved.bool == true { break }
+      guard ContinuousClock.now < deadline else {
+        throw DBusError(.noReply, "the device's services were not resolved in time")
+      }
+      try await Task.sleep(for: .milliseconds(50))
+    }
+    let objects = try await connection.managedObjects(
+      of: Self.bluez, timeout: configuration.bluez.callTimeout)
+    if let endpoints = Self.endpoints(in: objects, under: devicePath) { return endpoints }
+    _ = try? await connection.call(
+      destination: Self.bluez, path: device, interface: "org.bluez.Device1",
+      member: "Disconnect", timeout: configuration.bluez.callTimeout)
+    throw DBusError(.failed, "the device does not serve peer resolution")
+  }
+
+  /// `Device1.Connect`; a device connected already is fine.
+  nonisolated func connectDevice(_ device: DBusObjectPath) async throws {
+    do {
+      _ = try await connection.call(
+        destination: Self.bluez, path: device, interface: "org.bluez.Device1", member: "Connect",
+        timeout: configuration.connectTimeout)
+    } catch {
+      guard error.name.rawValue == "org.bluez.Error.AlreadyConnected" else { throw error }
+    }
+  }
+
+  /// Our inbox and outbox among BlueZ's objects under the device, with the link's MTU.
+  static func endpoints(in objects: DBusConnection.ManagedObjects, under devicePath: String)
+    -> Endpoints?
+  {
+    var inbox: DBusObjectPath?
+    var outbox: DBusObjectPath?
+    var mtu = GattPeerProfile.minimumMTU
+    for (path, interfaces) in objects where path.rawValue.hasPrefix(devicePath + "/") {
+      guard let characteristic = interfaces["org.bluez.GattCharacteristic1"],
+        let uuid = characteristic["UUID"]?.string?.lowercased()
+      else { continue }
+      if uuid == GattPeerProfile.inboxUUID { inbox = path }
+      if uuid == GattPeerProfile.outboxUUID {
+        outbox = path
+        if let value = characteristic["MTU"]?.integer { mtu = Int(value) }
+      }
+    }
+    guard let inbox, let outbox else { return nil }
+    return Endpoints(inbox: inbox, outbox: outbox, mtu: mtu)
+  }
+
+  // MARK: Tasks
+
+  /// Starts `work` in a task this actor keeps until it ends (or shutdown cancels it).
+  @discardableResult
+  func spawn(_ work: @escaping @Sendable () async -> Void) -> Int {
+    nextTaskID += 1
+    let id = nextTaskID
+    tasks[id] = Task { [weak self] in
+      await work()
+      await self?.finished(id)
+    }
+    return id
+  }
+
+  private func finished(_ id: Int) {
+    tasks[id] = nil
+    for (address, wake) in wakeUps where wake == id { wakeUps[address] = nil }
+  }
+
+  func shutdown() async {
+    guard !isShutDown else { return }
+    isShutDown = true
+    let linked = links.values.filter { $0.machine.isLinked }.map(\.devicePath)
+    for task in tasks.values { task.cancel() }
+    for task in tasks.values { await task.value }
+    tasks = [:]
+    for path in linked {
+      _ = try? await connection.call(
+        destination: Self.bluez, path: try DBusObjectPath(path), interface: "org.bluez.Device1",
+        member: "Disconnect", timeout: configuration.bluez.callTimeout)
+    }
+    if let adapterPath {
+      _ = try? await connection.call(
+        destination: Self.bluez, path: adapterPath, interface: "org.bluez.GattManager1",
+        member: "UnregisterApplication", [.objectPath(GattApplication.root)],
+        timeout: configuration.bluez.callTimeout)
+    }
+    links = [:]
+    incoming.finish()
+    connection.close()
+  }
+}

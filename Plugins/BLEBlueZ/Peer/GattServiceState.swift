@@ -1,0 +1,155 @@
+/// What the GATT service side of peer resolution decides, apart from D-Bus: which connected
+/// hearer ("client", by the device object path bluetoothd names in each call) gets which
+/// chunk, how their written chunks become datagrams, and what is kept how long. The
+/// transport's actor calls it with the instant and performs nothing it does not say.
+///
+/// Bounded everywhere: at most ``Configuration/maximumClients`` hearers are kept (the one
+/// heard from least recently goes first), each with at most
+/// ``Configuration/datagramsPerClient`` datagrams and ``Configuration/bytesPerClient`` bytes
+/// waiting, kept ``Configuration/keepFor``.
+struct GattServiceState: Sendable {
+  struct Configuration: Sendable, Hashable {
+    var maximumClients = 32
+    var datagramsPerClient = 64
+    var bytesPerClient = 512 * 1024
+    var keepFor: Duration = .seconds(30)
+  }
+
+  /// Why a read is refused.
+  enum ReadError: Error, Equatable, Sendable {
+    /// An offset past the chunk being read (ATT's Invalid Offset).
+    case invalidOffset
+  }
+
+  private struct Waiting: Sendable {
+    var chunk: [UInt8]
+    var at: ContinuousClock.Instant
+  }
+
+  private struct Client: Sendable {
+    var waiting: [Waiting] = []
+    var waitingDatagrams = 0
+    var waitingBytes = 0
+    /// The chunk the last read at offset 0 served: a read long goes on in it.
+    var current: [UInt8] = []
+    var reassembly = GattReassembly()
+    var lastActive: ContinuousClock.Instant
+  }
+
+  let configuration: Configuration
+  private var clients: [String: Client] = [:]
+  /// Datagrams refused or dropped because a bound was reached (for the transport's counters).
+  private(set) var dropped = 0
+
+  init(configuration: Configuration = .init()) { self.configuration = configuration }
+
+  /// How many hearers are kept.
+  var clientCount: Int { clients.count }
+
+  /// Queues `datagram` for `client`; false when its outbox is full (the datagram is dropped).
+  mutating func queue(_ datagram: [UInt8], for client: String, now: ContinuousClock.Instant)
+    -> Bool
+  {
+    expire(now: now)
+    var entry = clients[client] ?? admit(client, now: now)
+    guard entry.waitingDatagrams < configuration.datagramsPerClient,
+      entry.waitingBytes + datagram.count <= configuration.bytesPerClient
+    else {
+      dropped += 1
+      clients[client] = entry
+      return false
+    }
+    for chunk in GattChunks.split(datagram, limit: GattPeerProfile.maximumChunk) {
+      entry.waiting.append(Waiting(chunk: chunk, at: now))
+    }
+    entry.waitingDatagrams += 1
+    entry.waitingBytes += datagram.count
+    clients[client] = entry
+    return true
+  }
+
+  /// A read of the outbox by `client` at `offset`: at 0 the next chunk waiting (empty when
+  /// none), past 0 the rest of the chunk the last read at 0 served (a read long).
+  mutating func read(by client: String, offset: Int, now: ContinuousClock.Instant) throws(ReadError)
+    -> [UInt8]
+  {
+    expire(now: now)
+    guard var entry = clients[client] else {
+      guard offset == 0 else { throw .invalidOffset }
+      return []
+    }
+    entry.lastActive = now
+    defer { clients[client] = entry }
+    if offset > 0 {
+      guard offset <= entry.current.count else { throw .invalidOffset }
+      return Array(entry.current[offset...])
+    }
+    guard !entry.waiting.isEmpty else {
+      entry.current = []
+      return []
+    }
+    let next = entry.waiting.removeFirst().chunk
+    if next.first.map({ $0 & GattPeerProfile.endFlag != 0 }) == true {
+      entry.waitingDatagrams -= 1
+    }
+    entry.waitingBytes = max(0, entry.waitingBytes - (next.count - 1))
+    entry.current = next
+    return next
+  }
+
+  /// A chunk `client` wrote into the inbox: the datagram it completes, if any.
+  mutating func write(_ chunk: [UInt8], by client: String, now: ContinuousClock.Instant)
+    -> [UInt8]?
+  {
+    expire(now: now)
+    var entry = clients[client] ?? admit(client, now: now)
+    entry.lastActive = now
+    let outcome = entry.reassembly.take(chunk)
+    clients[client] = entry
+    switch outcome {
+    case .datagram(let datagram): return datagram
+    case .partial: return nil
+    case .dropped:
+      dropped += 1
+      return nil
+    }
+  }
+
+  /// Forgets `client` (it disconnected): what waited for it is dropped.
+  mutating func forget(_ client: String) {
+    if let entry = clients.removeValue(forKey: client) { dropped += entry.waitingDatagrams }
+  }
+
+  /// Drops what waited past ``Configuration/keepFor`` and hearers idle that long with
+  /// nothing waiting.
+  mutating func expire(now: ContinuousClock.Instant) {
+    let horizon = now - configuration.keepFor
+    for (key, var entry) in clients {
+      var changed = false
+      while let first = entry.waiting.first, first.at < horizon {
+        entry.waiting.removeFirst()
+        changed = true
+        if first.chunk.first.map({ $0 & GattPeerProfile.endFlag != 0 }) == true {
+          entry.waitingDatagrams -= 1
+          dropped += 1
+        }
+        entry.waitingBytes = max(0, entry.waitingBytes - (first.chunk.count - 1))
+      }
+      if entry.waiting.isEmpty, entry.lastActive < horizon {
+        clients[key] = nil
+      } else if changed {
+        clients[key] = entry
+      }
+    }
+  }
+
+  /// A new client's entry, after making room for it.
+  private mutating func admit(_ client: String, now: ContinuousClock.Instant) -> Client {
+    if clients.count >= configuration.maximumClients,
+      let oldest = clients.min(by: { $0.value.lastActive < $1.value.lastActive })?.key
+    {
+      forget(oldest)
+    }
+    return Client(lastActive: now)
+  }
+}
