@@ -187,7 +187,8 @@ extension BlueZDoubleTests {
     let central = try await GattCentral(bus: control.bus, adapter: "hci1")
     defer { central.close() }
     try await central.connect(Self.peripheralOnHci1)
-    #expect(try await central.objects(below: Self.peripheralOnHci1).count == 3)  // device, service, characteristic
+    // The device, its service and its characteristic.
+    #expect(try await central.objects(below: Self.peripheralOnHci1).count == 3)
     try await central.disconnect(Self.peripheralOnHci1)
     let objects = try await central.objects(below: Self.peripheralOnHci1)
     #expect(objects.keys.sorted() == [Self.peripheralOnHci1])
@@ -234,13 +235,50 @@ extension BlueZDoubleTests {
     try await central.connect(Self.peripheralOnHci1)
     try await app.unregisterAdvert(on: "hci0")
     try await Task.sleep(for: .milliseconds(300))  // a few of the double's report intervals
-    #expect(try await central.objects(below: Self.peripheralOnHci1).count == 3)  // device, service, characteristic
+    // The device, its service and its characteristic.
+    #expect(try await central.objects(below: Self.peripheralOnHci1).count == 3)
     #expect(try await central.read(Self.remoteCharacteristic) == [])
     try await central.disconnect(Self.peripheralOnHci1)
     #expect(
       await eventually {
         (try? await central.objects(below: Self.peripheralOnHci1).isEmpty) == true
       })
+  }
+
+  /// Two peers that both advertise (connectable) and discover, as a peer transport runs: the
+  /// peripheral's device for the central is the one it has from hearing the central's advert
+  /// (same public address), connected while linked and kept after, with the central's app
+  /// mirrored below it (reverse service discovery). A connectable advert is not refused
+  /// while its adapter scans.
+  @Test func twoPeersThatBothAdvertiseShareOneDeviceObjectPerSide() async throws {
+    let control = try await DoubleControl.connect()
+    defer { control.close() }
+    let peripheralPeer = try await GattCentral(bus: control.bus, adapter: "hci0")
+    defer { peripheralPeer.close() }
+    let app = try await GattTestApp(bus: control.bus)
+    defer { app.close() }
+    try await app.register(on: "hci0", advertType: "peripheral")
+    let otherApp = try await GattTestApp(bus: control.bus)
+    defer { otherApp.close() }
+    try await otherApp.register(on: "hci1", advertType: "peripheral")
+    let central = try await GattCentral(bus: control.bus, adapter: "hci1")
+    defer { central.close() }
+    _ = try await peripheralPeer.waitForDevice { $0 == Self.centralOnHci0 }
+    try await central.connect(Self.peripheralOnHci1)
+    #expect(
+      await eventually {
+        (try? await peripheralPeer.connection.property(
+          "ServicesResolved", interface: "org.bluez.Device1", of: "org.bluez",
+          at: Self.centralOnHci0)) == .boolean(true)
+      })
+    let mirrored = try Self.centralOnHci0.appending("service000a").appending("char000b")
+    try await peripheralPeer.write(mirrored, [7, 7])
+    #expect(otherApp.calls.first?.options["device"]?.objectPath == Self.peripheralOnHci1)
+    try await central.disconnect(Self.peripheralOnHci1)
+    let kept = try await peripheralPeer.objects(below: Self.centralOnHci0)
+    #expect(kept.keys.sorted() == [Self.centralOnHci0])
+    #expect(kept[Self.centralOnHci0]?["org.bluez.Device1"]?["Connected"] == .boolean(false))
+    #expect(kept[Self.centralOnHci0]?["org.bluez.Device1"]?["RSSI"] != nil)
   }
 
   @Test func registrationErrorsAreBluetoothds() async throws {
