@@ -87,6 +87,9 @@ enum BlueZErrors {
   static let notPermitted = DBusError.Name("org.bluez.Error.NotPermitted")
   static let alreadyExists = DBusError.Name("org.bluez.Error.AlreadyExists")
   static let doesNotExist = DBusError.Name("org.bluez.Error.DoesNotExist")
+  static let notSupported = DBusError.Name("org.bluez.Error.NotSupported")
+  static let notAuthorized = DBusError.Name("org.bluez.Error.NotAuthorized")
+  static let notConnected = DBusError.Name("org.bluez.Error.NotConnected")
 }
 
 /// A service UUID as a client may give it (`FEAA`, `0xfeaa`, `0000feaa-…`), lower case without

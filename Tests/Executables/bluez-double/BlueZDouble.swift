@@ -13,8 +13,12 @@ import Synchronization
 /// session invalidates the devices' RSSI and removes them (docs/bluez-vm-findings.md items 10
 /// and 11).
 ///
+/// GATT (BlueZDouble+Gatt.swift): `GattManager1` apps on each adapter, `Device1.Connect` to a
+/// connectable advert's device linking two adapters, the remote GATT objects below it and
+/// reads and writes carried to the other adapter's app.
+///
 /// Tests steer it through `org.nearby.BlueZDouble1` at `/org/nearby/BlueZDouble` (bus name
-/// `org.nearby.BlueZDouble`): power, adapter loss, AccessDenied mode, restart.
+/// `org.nearby.BlueZDouble`): power, adapter loss, AccessDenied mode, restart, GATT MTU.
 actor BlueZDouble {
   struct Adapter {
     var name: String
@@ -110,9 +114,11 @@ actor BlueZDouble {
   let adapterCount: Int
   var reportInterval: Duration
   let logger: Logger
-  private var connection: DBusConnection?
-  private var adapters: [String: Adapter] = [:]
-  private var devices: [DBusObjectPath: Device] = [:]
+  var connection: DBusConnection?
+  var adapters: [String: Adapter] = [:]
+  var devices: [DBusObjectPath: Device] = [:]
+  /// GATT apps and LE links (BlueZDouble+Gatt.swift).
+  var gatt = GattState()
   private var advertSlots: [AdvertKey: Int] = [:]
   private var nextSlot = 1
   private var tasks: [Task<Void, Never>] = []
@@ -229,6 +235,8 @@ actor BlueZDouble {
       adapters[name]?.monitorApps = []
     }
     devices = [:]
+    // Its apps and links go with it (the objects went with the connection).
+    gatt = GattState()
     try await Task.sleep(for: downFor)
     try await start()
   }
@@ -324,6 +332,7 @@ actor BlueZDouble {
             .vardict(["MaxAdvLen": .byte(31), "MaxScnRspLen": .byte(31)])),
           DBusProperty("SupportedFeatures", .strings([])),
         ]), at: adapter.path)
+    try await exportGattManager(name)
     if adapter.monitorSupport { try await exportMonitorManager(name) }
   }
 
@@ -471,7 +480,7 @@ actor BlueZDouble {
     throw DBusError(BlueZErrors.failed, "no answer (as bluetoothd)")
   }
 
-  private func adapter(_ name: String) throws(DBusError) -> Adapter {
+  func adapter(_ name: String) throws(DBusError) -> Adapter {
     guard let adapter = adapters[name], adapter.present else {
       throw DBusError(.unknownObject, "no adapter \(name)")
     }
@@ -492,6 +501,8 @@ actor BlueZDouble {
       at: adapter.path)
     guard was != on else { return }
     if !on {
+      // Its LE links go down (both ends see the disconnection).
+      await dropLinks(of: name)
       // bluetoothd releases adverts and ends discovery when the adapter powers off.
       for (key, _) in adapter.adverts { await release(key, on: name) }
       adapters[name]?.adverts = [:]
@@ -568,7 +579,9 @@ actor BlueZDouble {
   /// of this happens. Devices a registered monitor matches come back through ``syncAir()``.
   private func discoveryEnded(_ name: String) async {
     guard let connection else { return }
-    let heard = devices.filter { $0.value.hearing == name }
+    // A connected device is not temporary: bluetoothd keeps it.
+    let linked = gatt.linkedDevices
+    let heard = devices.filter { $0.value.hearing == name && !linked.contains($0.key) }
     for (path, _) in heard.sorted(by: { $0.key < $1.key }) {
       try? connection.emit(
         .signal(
@@ -582,8 +595,11 @@ actor BlueZDouble {
     }
   }
 
+  /// `RemoveDevice`: a connected device is disconnected first, as bluetoothd does.
   private func removeDevice(_ path: DBusObjectPath) async throws(DBusError) {
-    guard devices.removeValue(forKey: path) != nil else {
+    let link = gatt.link(at: path)
+    if let link { await dropLink(link.id) }
+    guard devices.removeValue(forKey: path) != nil || link != nil else {
       throw DBusError(BlueZErrors.doesNotExist, "Does Not Exist")
     }
     await connection?.unexport(at: path)
@@ -619,7 +635,9 @@ actor BlueZDouble {
     guard adapters[name]?.powered == true else {
       throw DBusError(BlueZErrors.notReady, "Resource Not Ready")
     }
-    if let current = adapters[name], current.isScanning, current.adverts.isEmpty {
+    if advert.type == "broadcast", let current = adapters[name], current.isScanning,
+      current.adverts.isEmpty
+    {
       // The first advert of an adapter that scans is refused, as on the real stack
       // (docs/bluez-vm-findings.md item D): with no advert running, the kernel sets a new
       // random address for it (Linux 6.1 defers that only while advertising) and the
@@ -627,6 +645,10 @@ actor BlueZDouble {
       // Disallowed; kernel log "Opcode 0x2005 failed: -16"); bluetoothd answers Failed. Any
       // client's discovery session or monitor counts, and so does a rotation that unregisters
       // the old advert first. With an advert running, the change waits and BlueZ accepts.
+      // A connectable ("peripheral") advert goes out from the adapter's public address (the
+      // kernel sets a random address only for a non-connectable advert when privacy is off:
+      // hci_update_random_address_sync), so it is not refused (read in Linux 6.1, not yet
+      // seen in the VM).
       throw DBusError(BlueZErrors.failed, "Failed to register advertisement")
     }
     adapters[name]?.adverts[key] = advert
@@ -673,6 +695,7 @@ actor BlueZDouble {
       adapters[name]?.adverts = kept
       if had || before != adapters[name]?.adverts.count { await updateCounts(name) }
     }
+    await gattClientLeft(client)
     await syncAir()
   }
 
@@ -684,17 +707,19 @@ actor BlueZDouble {
   /// it has gone unheard for ``temporaryTimeout`` (see ``expireUnheard(now:)``); with the default
   /// zero, a device whose advert stopped goes at once. Devices of an adapter that is off or
   /// gone go at once.
-  private func syncAir() async {
+  func syncAir() async {
     guard let connection else { return }
     var wanted: [DBusObjectPath: Device] = [:]
     for advertiser in adapters.values where advertiser.present && advertiser.powered {
-      for (key, _) in advertiser.adverts {
+      // Ordered by slot: two connectable adverts of an adapter share its address, hence one
+      // device object, which stands for the older one.
+      for key in advertiser.adverts.keys.sorted(by: { advertSlots[$0]! < advertSlots[$1]! }) {
         for hearer in adapters.values
         where hearer.name != advertiser.name && hearer.present && hearer.powered {
           let path = devicePath(key, advertiser: advertiser, hearer: hearer)
           if let existing = devices[path], existing.advert == key {
             wanted[path] = existing
-          } else if !stalled.contains(hearer.name),
+          } else if wanted[path] == nil, !stalled.contains(hearer.name),
             !hearer.discovery.isEmpty || hearer.monitorMatches(advertiser.adverts[key]!),
             returning[path].map({ $0 <= .now }) ?? true
           {
@@ -705,7 +730,16 @@ actor BlueZDouble {
         }
       }
     }
+    let linked = gatt.linkedDevices
     for (path, device) in devices where wanted[path]?.advert != device.advert {
+      // bluetoothd keeps a connected device, whatever its advert does.
+      if linked.contains(path) {
+        if let replacement = wanted[path] {
+          devices[path]?.advert = replacement.advert
+          devices[path]?.advertiser = replacement.advertiser
+        }
+        continue
+      }
       let hearer = adapters[device.hearing]
       let lingers =
         temporaryTimeout > .zero && wanted[path] == nil && hearer?.present == true
@@ -721,7 +755,10 @@ actor BlueZDouble {
         device.told = reportProperties(device, advert, rssi: currentRSSI(device))
       }
       devices[path] = device
-      try? await connection.export(deviceInterface(device), at: path)
+      // A device the double made for a link's central is that device already.
+      if !gatt.peerDevices.contains(path) {
+        try? await connection.export(deviceInterface(device), at: path)
+      }
       tellMonitors("DeviceFound", device, path)
     }
   }
@@ -730,9 +767,13 @@ actor BlueZDouble {
   private func devicePath(_ key: AdvertKey, advertiser: Adapter, hearer: Adapter)
     -> DBusObjectPath
   {
+    // A connectable advert goes out from the adapter's public address (see `register`), a
+    // non-connectable one from a random address of its own.
     let slot = advertSlots[key] ?? 0
-    let address = String(
-      format: "C0:DE:%02X:%02X:%02X:01", advertiser.index, slot >> 8, slot & 0xff)
+    let address =
+      advertiser.adverts[key]?.type == "peripheral"
+      ? advertiser.address
+      : String(format: "C0:DE:%02X:%02X:%02X:01", advertiser.index, slot >> 8, slot & 0xff)
     return try! DBusObjectPath(
       "\(hearer.path.rawValue)/dev_\(address.replacingOccurrences(of: ":", with: "_"))")
   }
@@ -741,7 +782,9 @@ actor BlueZDouble {
   /// temporary-device timer does (InterfacesRemoved; monitors get DeviceLost).
   private func expireUnheard(now: ContinuousClock.Instant) async {
     guard let connection else { return }
-    for (path, device) in devices where now - device.lastHeard > temporaryTimeout {
+    let linked = gatt.linkedDevices
+    for (path, device) in devices
+    where now - device.lastHeard > temporaryTimeout && !linked.contains(path) {
       devices[path] = nil
       await connection.unexport(at: path)
       tellMonitors("DeviceLost", device, path)
@@ -775,7 +818,7 @@ actor BlueZDouble {
     }
   }
 
-  private func advert(of device: Device) -> RegisteredAdvert? {
+  func advert(of device: Device) -> RegisteredAdvert? {
     adapters[device.advertiser]?.adverts[device.advert]
   }
 
@@ -785,7 +828,7 @@ actor BlueZDouble {
       .replacingOccurrences(of: "_", with: ":")
     var properties = [
       DBusProperty("Address", .string(address)),
-      DBusProperty("AddressType", .string("random")),
+      DBusProperty("AddressType", .string(address.hasPrefix("C0:DE:") ? "random" : "public")),
       DBusProperty("Alias", .string(address.replacingOccurrences(of: ":", with: "-"))),
       DBusProperty("Adapter", .objectPath(adapters[device.hearing]!.path)),
       DBusProperty("Paired", .boolean(false)),
@@ -811,7 +854,8 @@ actor BlueZDouble {
     if let txPower = advert?.txPower, advert?.includesTxPower == true {
       properties.append(DBusProperty("TxPower", .int16(txPower)))
     }
-    return DBusInterface("org.bluez.Device1", properties: properties)
+    return DBusInterface(
+      "org.bluez.Device1", methods: deviceMethods(device.path), properties: properties)
   }
 
   /// Service data keyed as bluetoothd reports it: full 128-bit UUIDs.
@@ -998,10 +1042,11 @@ actor BlueZDouble {
         DBusMethod("DiscoveryClients", input: "s", output: "as") { [weak self] call in
           [.strings(await self?.discoveryClients(call.body[0].string ?? "") ?? [])]
         },
-      ])
+      ] + gattControlMethods())
   }
 
   private func reset() async {
+    await resetGatt()
     denied.value = false
     quietMonitors = false
     failures = [:]
@@ -1103,6 +1148,7 @@ actor BlueZDouble {
     if present {
       try? await publish(name)
     } else {
+      await dropLinks(of: name)
       // bluetoothd, when a controller goes away (btvirt stopped, in the BlueZ VM): Powered
       // false and Discovering false in one PropertiesChanged (PowerState left "on"), then
       // InterfacesRemoved of the adapter (docs/bluez-vm-findings.md item 23).
