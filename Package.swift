@@ -485,7 +485,7 @@ let package = Package(
       dependencies: [
         "TestSupport", "BlueZTestSupport",
         "BLEBlueZ", "DBus", "Core", "MediumTestKit", "Resolution", "Strategy", "Tokens",
-        .product(name: "InMemoryLogging", package: "swift-log"),
+        "PeerResolution", .product(name: "InMemoryLogging", package: "swift-log"),
       ],
       swiftSettings: strictSwift
     ),

@@ -38,7 +38,10 @@ started=$(date +%s)
 echo "== bluez-vm: booting $(basename "$kernel") under TCG (timeout ${timeout_s} s)" >&2
 set +e
 # stdin from /dev/null: vng must not wait for a terminal; its console goes to console.log.
-PATH="$here/.venv/bin:$PATH" timeout --kill-after=15 "$timeout_s" "$vng" --run "$kernel" --disable-kvm --memory 1G \
+# 2 GiB: with 1 GiB a CI run lost the test process without a word in the last suite (the
+# debug test binary is 220 MB, bluetoothd, btvirt and two nearby processes run beside it);
+# vm-suite.sh prints the kernel's OOM lines when a step dies of a signal.
+PATH="$here/.venv/bin:$PATH" timeout --kill-after=15 "$timeout_s" "$vng" --run "$kernel" --disable-kvm --memory 2G \
   --cpus 2 --rwdir="$results" --cwd "$here" --verbose --exec "$command_line" \
   </dev/null >"$results/console.log" 2>&1
 vm_rc=$?

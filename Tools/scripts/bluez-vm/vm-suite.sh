@@ -20,6 +20,15 @@ fi
 nearby=$1
 tests=$2
 stamp() { date +%T.%N | cut -c1-12; }
+# A step that died of a signal (exit status over 128) says nothing itself: print what the
+# kernel said (the OOM killer) and the memory left.
+died() {
+  local step=$1 rc=$2
+  ((rc > 128)) || return 0
+  echo "$(stamp) == $step died of signal $((rc - 128)); the kernel's last words and memory:"
+  dmesg 2>/dev/null | grep -i -E "oom|killed process|out of memory|segfault|traps:" | tail -n 20
+  free -m 2>/dev/null || cat /proc/meminfo | head -n 5
+}
 
 echo "$(stamp) ==== 1/3: check-nearby-ble.sh (nearby ble status and scan)"
 started=$SECONDS
@@ -36,8 +45,10 @@ started=$SECONDS
 first='BLEBlueZVM\.RealBlueZTests/(conformance|advertisingThenScanningOnOneAdapterKeepsTheAdvertHeard|rotationWhileScanningIsHeard)'
 "$tests" --testing-library swift-testing --no-parallel --filter "$first"
 first_rc=$?
+died "the first BLEBlueZVM tests" "$first_rc"
 "$tests" --testing-library swift-testing --no-parallel --filter 'BLEBlueZVM\.' --skip "$first"
 rest_rc=$?
+died "the BLEBlueZVM tests" "$rest_rc"
 tests_rc=$((first_rc != 0 || rest_rc != 0))
 tests_s=$((SECONDS - started))
 

@@ -1,0 +1,186 @@
+import BLEBlueZ
+import Core
+import DBus
+import Foundation
+import Logging
+import MediumTestKit
+import PeerResolution
+import Resolution
+import Strategy
+import Synchronization
+import Testing
+import TestSupport
+import Tokens
+
+/// Peer resolution over GATT through the double: the transport's conformance, and two
+/// managers with peer resolvers whose only way to each other is BLE. In the serialized double
+/// suite.
+extension BlueZDoubleTests {
+  /// A transport that also shuts down the medium that made its address known.
+  final class WithMedium: PeerTransport {
+    let inner: BlueZPeerTransport
+    let medium: BlueZMedium
+    init(_ inner: BlueZPeerTransport, medium: BlueZMedium) {
+      self.inner = inner
+      self.medium = medium
+    }
+    var kind: String { inner.kind }
+    var name: String { inner.name }
+    var capabilities: PeerTransportCapabilities { inner.capabilities }
+    var maximumDatagramSize: Int { inner.maximumDatagramSize }
+    var incoming: AsyncStream<PeerDatagram> { inner.incoming }
+    func send(_ datagram: [UInt8], to address: PeerAddress) async throws {
+      try await inner.send(datagram, to: address)
+    }
+    func shutdown() async {
+      await inner.shutdown()
+      await medium.shutdown()
+    }
+  }
+
+  static func quietLogger(_ label: String) -> Logger {
+    var logger = Logger(label: label)
+    logger.logLevel = .warning
+    return logger
+  }
+
+  /// The owner on hci0 (a connectable advert of a token) and the hearer on hci1 (scanning):
+  /// the owner's address is the way back of the hearer's sighting of that token.
+  static func gattPair(bus: DBusBus) async throws -> PeerTransportConformance.Pair {
+    var ownerConfiguration = BlueZConfiguration(bus: bus, adapter: "hci0")
+    ownerConfiguration.connectable = true
+    let ownerMedium = try await BlueZMedium(
+      configuration: ownerConfiguration, logger: quietLogger("test.owner"))
+    let owner = try await BlueZPeerTransport(
+      configuration: .init(bluez: ownerConfiguration), logger: quietLogger("test.owner.gatt"))
+    let hearerConfiguration = BlueZConfiguration(bus: bus, adapter: "hci1")
+    let hearerMedium = try await BlueZMedium(
+      configuration: hearerConfiguration, logger: quietLogger("test.hearer"))
+    let hearer = try await BlueZPeerTransport(
+      configuration: .init(bluez: hearerConfiguration), logger: quietLogger("test.hearer.gatt"))
+    let heard = StreamRecorder(hearerMedium.sightings)
+    let token = Token.random()
+    try await ownerMedium.transmit(token)
+    try await hearerMedium.startScanning()
+    let sighting = try #require(await heard.first(timeout: .seconds(10)) { $0.token == token })
+    let address = try #require(sighting.returnPath)
+    return PeerTransportConformance.Pair(
+      first: WithMedium(hearer, medium: hearerMedium), firstAddress: address,
+      second: WithMedium(owner, medium: ownerMedium), secondAddress: address)
+  }
+
+  @Test(arguments: PeerTransportConformance.Check.allCases)
+  func gattTransportConformance(_ check: PeerTransportConformance.Check) async throws {
+    let control = try await DoubleControl.connect()
+    defer { control.close() }
+    let bus = control.bus
+    try await PeerTransportConformance(timeout: .seconds(10)) {
+      try await Self.gattPair(bus: bus)
+    }.run(check)
+  }
+
+  @Test func aTokenHeardOverBLECarriesItsAdvertisersAddress() async throws {
+    let control = try await DoubleControl.connect()
+    defer { control.close() }
+    let pair = try await Self.gattPair(bus: control.bus)
+    let parts = try #require(BLEPeerAddress.parts(pair.secondAddress))
+    #expect(parts.role == .advertiser)
+    // The double sends a connectable advert from hci0's public address.
+    #expect(parts.address == "00:AA:01:00:00:00")
+    #expect(!parts.isRandom)
+    #expect(try await control.adverts("hci0").first?["Type"]?.string == "peripheral")
+    await pair.first.shutdown()
+    await pair.second.shutdown()
+  }
+
+  @Test func anAdvertiserWithoutTheServiceIsRefusedAndBackedOff() async throws {
+    let control = try await DoubleControl.connect()
+    defer { control.close() }
+    // A connectable advert on hci0 but no GATT transport there.
+    var configuration = BlueZConfiguration(bus: control.bus, adapter: "hci0")
+    configuration.connectable = true
+    let owner = try await BlueZMedium(configuration: configuration, logger: Self.quietLogger("o"))
+    let hearerConfiguration = BlueZConfiguration(bus: control.bus, adapter: "hci1")
+    let medium = try await BlueZMedium(
+      configuration: hearerConfiguration, logger: Self.quietLogger("h"))
+    let hearer = try await BlueZPeerTransport(configuration: .init(bluez: hearerConfiguration))
+    let heard = StreamRecorder(medium.sightings)
+    let token = Token.random()
+    try await owner.transmit(token)
+    try await medium.startScanning()
+    let address = try #require(
+      await heard.first(timeout: .seconds(10)) { $0.token == token }?.returnPath)
+    try await hearer.send([1, 2, 3], to: address)
+    #expect(
+      await eventually(timeout: .seconds(10)) { await hearer.counters().connectFailures == 1 })
+    #expect(await hearer.counters().dropped == 1)
+    await #expect(throws: BlueZPeerTransportError.self) {
+      try await hearer.send([4], to: address)
+    }
+    await hearer.shutdown()
+    await medium.shutdown()
+    await owner.shutdown()
+  }
+
+  /// A manager on `adapter` with a peer resolver whose only transport is GATT there.
+  static func gattManager(bus: DBusBus, adapter: String, lostAfter: Duration) async throws -> (
+    MessageManager, PeerResolver
+  ) {
+    var configuration = BlueZConfiguration(bus: bus, adapter: adapter)
+    configuration.connectable = true
+    configuration.scanWatchdog = .seconds(5)
+    let transport = try await BlueZPeerTransport(
+      configuration: .init(bluez: configuration), logger: quietLogger("test.gatt.\(adapter)"))
+    var exchange = PeerExchangeStateMachine.Configuration()
+    exchange.refreshInterval = lostAfter / 3
+    let resolver = try PeerResolver(
+      transports: [transport],
+      configuration: PeerResolverConfiguration(
+        resolution: ResolutionConfiguration(lostAfter: lostAfter), exchange: exchange,
+        tickInterval: .milliseconds(50)))
+    let manager = try await MessageManager(
+      apiKey: "gatt-peer-test",
+      configuration: .init(
+        resolver: .peer(resolver), mediums: [.bluez(configuration)],
+        logger: quietLogger("test.manager.\(adapter)")))
+    return (manager, resolver)
+  }
+
+  @Test func twoManagersMeetOverGATTWithAFullSizeMessageAndLoseItOnUnpublish() async throws {
+    let control = try await DoubleControl.connect()
+    defer { control.close() }
+    let (alice, aliceResolver) = try await Self.gattManager(
+      bus: control.bus, adapter: "hci0", lostAfter: .seconds(3))
+    let (bob, bobResolver) = try await Self.gattManager(
+      bus: control.bus, adapter: "hci1", lostAfter: .seconds(3))
+    let content = Data((0..<Message.maximumContentBytes).map { UInt8(truncatingIfNeeded: $0 * 13) })
+    let seen = Mutex<[String]>([])
+    let found = Mutex<[Data]>([])
+    let ble = Strategy(mediums: .ble)
+    let publication = try await alice.publish(Message(content: content, type: "big")) {
+      $0.strategy = ble
+    }
+    // Bob only scans: Alice must still learn nothing is needed from him, and he finds hers.
+    let subscription = try await bob.subscribe(
+      onFound: { message in
+        found.withLock { $0.append(message.content) }
+        seen.withLock { $0.append("found") }
+      },
+      onLost: { _ in seen.withLock { $0.append("lost") } }
+    ) {
+      $0.type = "big"
+      $0.strategy = ble
+    }
+    #expect(await eventually(timeout: .seconds(20)) { found.withLock { $0 } == [content] })
+    #expect(await bobResolver.counters().dropped == 0)
+    let stats = try await control.call("GattStats")
+    #expect((stats.first?.integer ?? 0) >= 1, "no GATT connection: \(stats)")
+    await publication.cancel()
+    #expect(await eventually(timeout: .seconds(20)) { seen.withLock { $0 } == ["found", "lost"] })
+    await subscription.cancel()
+    await alice.shutdown()
+    await bob.shutdown()
+    await aliceResolver.shutdown()
+    await bobResolver.shutdown()
+  }
+}
