@@ -495,7 +495,7 @@ let package = Package(
       name: "BLEBlueZVM",
       dependencies: [
         "TestSupport", "BLEBlueZ", "DBus", "MediumTestKit", "Tokens", "BlueZTestSupport", "Core",
-        "Resolution", "Strategy",
+        "Resolution", "Strategy", "PeerResolution",
         .product(name: "Logging", package: "swift-log"),
       ],
       path: "Tests/BLEBlueZVM",

@@ -15,6 +15,8 @@ struct MediumOptions: Sendable {
   /// The port of this process's peer transport, announced by the LAN medium so hearers ask
   /// this device directly (peer resolution only).
   var peerPort: UInt16? = nil
+  /// Whether the BLE medium's advert is connectable (peer resolution serves GATT).
+  var bleConnectable = false
 
   var lanConfiguration: LANMulticastConfiguration {
     LANMulticastConfiguration(

@@ -27,23 +27,49 @@ struct DiscoverySession {
     let logger = options.logger(label: label)
     let (mode, server) = try options.resolverMode(beacons: beacons)
     var mediumOptions = options.mediumOptions
-    let peer: PeerConnection? =
-      mode == .peer
-      ? try PeerConnection.open(
-        apiKey: options.resolver.apiKey, peer: options.peer, medium: mediumOptions,
-        logger: logger)
-      : nil
-    mediumOptions.peerPort = peer?.transport.port
+    // Peer mode: the LAN transport first (the LAN medium announces its port), the mediums,
+    // then the GATT transport when BLE runs (its advert connectable).
+    var lan: (LANPeerTransport, String)?
+    var lanFailure: ExitFailure?
+    if mode == .peer {
+      do {
+        lan = try PeerConnection.openLAN(peer: options.peer, medium: mediumOptions)
+      } catch let failure as ExitFailure {
+        lanFailure = failure
+      }
+      mediumOptions.peerPort = lan?.0.port
+      mediumOptions.bleConnectable = true
+    }
     let choice: MediumCatalog.Choice
     do {
       choice = try MediumCatalog.choose(
         try mediums ?? options.requestedMediums(), options: mediumOptions)
     } catch {
-      await peer?.resolver.shutdown()
+      await lan?.0.shutdown()
       throw error
     }
     for (kind, availability) in choice.report { output.medium(kind, availability) }
-    if let peer {
+    if mode == .peer {
+      var transports: [(any PeerTransport, String)] = lan.map { [($0.0, $0.1)] } ?? []
+      if choice.kinds.contains(.ble) {
+        do {
+          let gatt = try await PeerConnection.openGATT(medium: mediumOptions, logger: logger)
+          transports.append((gatt.0, gatt.1))
+        } catch let failure as ExitFailure {
+          guard lan != nil, lanFailure == nil else {
+            await lan?.0.shutdown()
+            throw failure
+          }
+          output.note("\(failure.description); tokens heard over BLE are asked on the LAN instead")
+        }
+      }
+      if let lanFailure, transports.isEmpty || choice.kinds.contains(.lan) {
+        for (transport, _) in transports { await transport.shutdown() }
+        throw lanFailure
+      }
+      let peer = try await PeerConnection.make(
+        apiKey: options.resolver.apiKey, peer: options.peer, transports: transports,
+        logger: logger)
       return try await startPeer(peer, choice: choice, output: output, logger: logger)
     }
     let connection = try await ResolverConnection.resolve(
@@ -76,7 +102,8 @@ struct DiscoverySession {
   }
 
   /// A manager on peer resolution: no server; tokens heard on the LAN are asked of their
-  /// sender, tokens heard on BLE or audio by a who-has on the LAN.
+  /// sender, tokens heard on BLE of their advertiser over GATT (or by a who-has on the LAN
+  /// when GATT is off), tokens heard on audio by a who-has on the LAN.
   private static func startPeer(
     _ peer: PeerConnection, choice: MediumCatalog.Choice, output: EventOutput, logger: Logger
   ) async throws -> DiscoverySession {
@@ -94,12 +121,17 @@ struct DiscoverySession {
       throw ExitFailure("cannot start peer resolution: \(error)", code: ExitCodes.unavailable)
     }
     output.note(
-      "connected to peers on the LAN (no server) as device \(manager.deviceID); "
+      "resolving with peers (no server) as device \(manager.deviceID); "
         + "project key: \(peer.keySource); \(peer.description)")
-    if !choice.kinds.contains(.lan) {
+    if !peer.hasLAN, choice.kinds.contains(.audio) {
+      output.note(
+        "no LAN transport: tokens heard over audio cannot be asked of their owners (a who-has "
+          + "needs the LAN)")
+    } else if !choice.kinds.contains(.lan), !peer.hasGATT || choice.kinds.contains(.audio) {
       output.note(
         "the LAN medium is off: tokens heard on \(choice.kinds) are still resolved over the "
-          + "LAN by who-has, so the devices need a network in common")
+          + "LAN by who-has\(peer.hasGATT ? " (BLE ones over GATT)" : ""), so the devices need a "
+          + "network in common")
     }
     return DiscoverySession(
       manager: manager, mediums: choice.kinds, output: output, peerResolver: peer.resolver)

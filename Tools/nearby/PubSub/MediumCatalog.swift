@@ -97,7 +97,11 @@ extension MediumCatalog.Entry {
       }
       return .available("adapter \(first); power and access are checked when it starts")
     },
-    provider: { options in .bluez(adapter: options.bleAdapter) })
+    provider: { options in
+      var configuration = BlueZConfiguration(adapter: options.bleAdapter)
+      configuration.connectable = options.bleConnectable
+      return .bluez(configuration)
+    })
 
   /// Near-ultrasonic audio through PulseAudio, when a server socket is there.
   static let pulseAudio = Self(

@@ -1,25 +1,22 @@
 #!/usr/bin/env bash
 # Runs inside the BlueZ VM (Tools/scripts/bluez-vm/run.sh RESULTS check-nearby-pubsub.sh NEARBY):
 # `nearby publish` and `nearby subscribe` over BLE between the VM's two adapters, against the
-# real bluetoothd, with assertions (issue 17).
+# real bluetoothd, with no server anywhere and no network between them (issue 30, the BLE
+# stage): each process runs in an empty network namespace of its own (`unshare --net`: only a
+# loopback that is down; the system bus is a socket file, so bluetoothd stays reachable).
 #   1. `--ble-adapter hci7` (absent): exit 69, naming hci0 and hci1, the adapters that exist.
-#   2. The local resolver, nearby-server (beside NEARBY) on 127.0.0.1:7171 with SQLite in the
-#      VM's /tmp, started here first: under TCG it needs ~30 s to answer, more than the 20 s
-#      `nearby` waits for the one it starts itself. `nearby subscribe --mediums ble
-#      --ble-adapter hci1 --mode scan --json` and `nearby publish --mediums ble --ble-adapter
-#      hci0 --mode broadcast --json` use it as they would any running local resolver (its key
-#      file); the publisher
-#      publishes a message, which the subscriber finds over BLE (mediums ["ble"]); Ctrl-C on
-#      the publisher (after 15 s, past the resolver's lostAfter) unpublishes and the subscriber
-#      reports the message lost, having found it once.
-# Both commands run with --resolver local: with no server given `nearby` now uses peer
-# resolution, which reaches an owner over the LAN (who-has) for a token heard on BLE; asking
-# over a GATT connection to the advertiser, which two devices with no network need, is the
-# next stage of issue 30. Until then this check stays on the local server.
+#   2. Peer resolution over GATT: `nearby subscribe --mediums ble --ble-adapter hci1 --mode
+#      scan --json` and `nearby publish TEXT --mediums ble --ble-adapter hci0 --mode broadcast
+#      --json`, with no --resolver (peer is the default) and no key (the open project): the
+#      subscriber hears the token, connects to the advertiser and asks over GATT; it finds the
+#      message (mediums ["ble"]) and keeps it while the publisher stays (15 s, past
+#      lostAfter); Ctrl-C on the publisher unpublishes and the subscriber reports it lost,
+#      having found it once.
+#   3. The same with a message of the full 100 KiB (--file): found with its content intact.
+# Each round prints the time from the publisher's "active" to the subscriber's "found"
+# (docs/benchmarks.md, BLE GATT).
 # Broadcast on one adapter and scan on the other: one adapter that scans cannot start its
 # first advert on the real kernel (docs/bluez-vm-findings.md item D).
-# With NEARBY_PUBSUB_DEFAULT_MODES=1 it then does step 2 again with the default modes (both
-# sides broadcast and scan, so each adapter scans and advertises at once: item D).
 # Each step's output is left in $NEARBY_BLUEZ_VM_RESULTS/pubsub/.
 set -euo pipefail
 nearby=$1
@@ -28,13 +25,14 @@ python=$(cd "$(dirname "$0")/../../.." && pwd)/.venv/bin/python
 out=$results/pubsub
 mkdir -p "$out"
 step() { echo "$(date +%T.%N | cut -c1-12) == $*"; }
+# No network: each command in a namespace of its own, with nothing but a loopback that is down.
+isolated() { unshare --net -- "$@"; }
 
-# A home of its own: XDG folders (the resolver's SQLite and key) in the VM's writable /tmp,
-# the server's log in the results.
+# A home of its own: XDG folders in the VM's writable /tmp, the state (logs) in the results.
 home=$(mktemp -d /tmp/nearby-pubsub.XXXXXX)
 export HOME=$home XDG_CONFIG_HOME=$home/config XDG_DATA_HOME=$home/data \
-  XDG_STATE_HOME=$out/state XDG_RUNTIME_DIR=$home/runtime NEARBY_LOCAL_PORT=7171
-unset NEARBY_API_KEY NEARBY_LAN_INTERFACE PULSE_SERVER
+  XDG_STATE_HOME=$out/state XDG_RUNTIME_DIR=$home/runtime
+unset NEARBY_API_KEY NEARBY_LAN_INTERFACE PULSE_SERVER NEARBY_SERVER
 mkdir -p "$XDG_RUNTIME_DIR"
 
 pids=()
@@ -83,25 +81,9 @@ exit_status() {
   wait "$pid" || rc=$?
 }
 
-step "nearby-server --host 127.0.0.1 --port 7171 (SQLite under $XDG_DATA_HOME)"
-"$(dirname "$nearby")/nearby-server" --host 127.0.0.1 --port 7171 >"$out/server.log" 2>&1 &
-pids+=($!)
-"$python" - <<'PY'
-import sys, time, urllib.request
-deadline = time.monotonic() + 180
-while time.monotonic() < deadline:
-    try:
-        if urllib.request.urlopen("http://127.0.0.1:7171/healthz", timeout=2).status == 200:
-            sys.exit(0)
-    except Exception:
-        time.sleep(0.5)
-sys.exit("nearby-server did not answer /healthz within 180 s")
-PY
-step "nearby-server answers"
-
-step "nearby subscribe --resolver local --mediums ble --ble-adapter hci7 (no such adapter)"
+step "(no network) nearby subscribe --mediums ble --ble-adapter hci7 (no such adapter)"
 set +e
-"$nearby" subscribe --resolver local --mediums ble --ble-adapter hci7 --json >"$out/absent.out" 2>"$out/absent.err"
+isolated "$nearby" subscribe --mediums ble --ble-adapter hci7 --json >"$out/absent.out" 2>"$out/absent.err"
 absent_rc=$?
 set -e
 cat "$out/absent.err"
@@ -110,32 +92,41 @@ grep -q 'no Bluetooth adapter "hci7"; adapters here: hci0, hci1' "$out/absent.er
   { echo "FAILED: the error does not name hci0 and hci1"; exit 1; }
 echo "absent adapter check passed"
 
-# round NAME SUBSCRIBE_MODE PUBLISH_MODE: one subscriber on hci1, one publisher on hci0.
+# round NAME [FILE]: one subscriber on hci1 (scan), one publisher on hci0 (broadcast) of
+# "hello over BLE (NAME)", or of FILE's bytes; each in an empty network namespace.
 round() {
-  local name=$1 sub_mode=$2 pub_mode=$3
+  local name=$1 file=${2:-}
   local text="hello over BLE ($name)"
   local sub_out=$out/$name-subscribe.jsonl pub_out=$out/$name-publish.jsonl
-  step "[$name] nearby subscribe --resolver local --mediums ble --ble-adapter hci1 --mode $sub_mode --json"
+  local what=("$text") match
+  match="e.get('text') == $("$python" -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$text")"
+  if [ -n "$file" ]; then
+    what=(--file "$file")
+    # Compared with a file: the content's base64 (136 KiB) is over one argument's limit.
+    base64 -w0 "$file" >"$file.b64"
+    match="e.get('content') == open('$file.b64').read()"
+  fi
+  step "[$name] (no network) nearby subscribe --mediums ble --ble-adapter hci1 --mode scan --json"
   local started=$SECONDS
-  "$nearby" subscribe --resolver local --mediums ble --ble-adapter hci1 --mode "$sub_mode" --json \
+  isolated "$nearby" subscribe --mediums ble --ble-adapter hci1 --mode scan --json \
     >"$sub_out" 2>"$out/$name-subscribe.err" &
   local subscriber=$!
   pids+=("$subscriber")
   wait_event "$sub_out" 90 \
     'e["event"] == "medium" and e["medium"] == "ble" and e["available"] and "hci1" in e["detail"]'
-  wait_event "$sub_out" 90 'e["event"] == "note" and e["detail"].startswith("connected to")'
+  wait_event "$sub_out" 90 \
+    'e["event"] == "note" and e["detail"].startswith("resolving with peers") and "GATT" in e["detail"]'
 
-  step "[$name] nearby publish '$text' --resolver local --mediums ble --ble-adapter hci0 --mode $pub_mode --json"
-  "$nearby" publish "$text" --resolver local --mediums ble --ble-adapter hci0 --mode "$pub_mode" \
-    --json \
-    >"$pub_out" 2>"$out/$name-publish.err" &
+  step "[$name] (no network) nearby publish ${what[*]} --mediums ble --ble-adapter hci0 --mode broadcast --json"
+  isolated "$nearby" publish "${what[@]}" --mediums ble --ble-adapter hci0 --mode broadcast \
+    --json >"$pub_out" 2>"$out/$name-publish.err" &
   local publisher=$!
   pids+=("$publisher")
-  wait_event "$pub_out" 60 'e["event"] == "status" and e["status"] == "active"'
-  wait_event "$sub_out" 60 \
-    "e['event'] == 'found' and e['text'] == '''$text''' and e['mediums'] == ['ble']"
+  wait_event "$pub_out" 60 'e["event"] == "status" and e["status"] == "active"' | cut -c1-160
+  wait_event "$sub_out" 90 "e['event'] == 'found' and $match and e['mediums'] == ['ble']" |
+    cut -c1-160
   # JSON times: from the publisher's "active" to the subscriber's "found".
-  step "[$name] found over BLE $("$python" - "$pub_out" "$sub_out" <<'PY'
+  step "[$name] found over BLE GATT $("$python" - "$pub_out" "$sub_out" <<'PY'
 import json, sys
 from datetime import datetime
 def first(path, event):
@@ -145,12 +136,11 @@ def first(path, event):
 print(f"{(first(sys.argv[2], 'found') - first(sys.argv[1], 'status')).total_seconds():.1f} s after the publication was active")
 PY
 )"
-  # Stay published past the resolver's lostAfter (10 s): a still publisher must stay found
-  # though bluetoothd reports a repeating advert only when it changes (findings item 10).
+  # Stay published past lostAfter (10 s): a still publisher stays found (refreshed over GATT).
   sleep 15
   if grep -q '"event":"lost"' "$sub_out"; then
     echo "FAILED: the subscriber lost the message while it was still published:"
-    grep '"event":"lost"' "$sub_out"
+    grep '"event":"lost"' "$sub_out" | cut -c1-160
     exit 1
   fi
 
@@ -158,24 +148,24 @@ PY
   exit_status "$publisher" 30
   [ "$rc" = 0 ] || { echo "FAILED: publish exited $rc after Ctrl-C"; cat "$out/$name-publish.err"; exit 1; }
   local stopped=$SECONDS
-  wait_event "$sub_out" 60 "e['event'] == 'lost' and e['text'] == '''$text'''"
+  wait_event "$sub_out" 60 "e['event'] == 'lost' and $match" | cut -c1-160
   step "[$name] lost $((SECONDS - stopped)) s after the publisher's Ctrl-C"
   # Found once, lost once: a still publisher is not lost and found again meanwhile.
-  "$python" - "$sub_out" "$text" <<'PY'
+  "$python" - "$sub_out" <<'PY'
 import json, sys
 events = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
-mine = [e["event"] for e in events if e.get("text") == sys.argv[2]]
+mine = [e["event"] for e in events if e["event"] in ("found", "lost")]
 if mine != ["found", "lost"]:
     sys.exit(f"FAILED: the subscriber saw {mine}, not found then lost")
 PY
   kill -INT "$subscriber"
   exit_status "$subscriber" 30
   [ "$rc" = 0 ] || { echo "FAILED: subscribe exited $rc after Ctrl-C"; exit 1; }
+  grep -h "peer resolution: received" "$out/$name-subscribe.err" "$out/$name-publish.err" || true
   step "[$name] passed in $((SECONDS - started)) s"
 }
 
-round split scan broadcast
-if [ "${NEARBY_PUBSUB_DEFAULT_MODES:-0}" = 1 ]; then
-  round default broadcast,scan broadcast,scan
-fi
-echo "publish/subscribe over BLE passed"
+round small
+head -c 102400 /dev/urandom >"$home/full.bin"
+round full "$home/full.bin"
+echo "publish/subscribe over BLE (peer resolution over GATT, no network) passed"
