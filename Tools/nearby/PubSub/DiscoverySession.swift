@@ -121,7 +121,7 @@ struct DiscoverySession {
       throw ExitFailure("cannot start peer resolution: \(error)", code: ExitCodes.unavailable)
     }
     output.note(
-      "resolving with peers (no server) as device \(manager.deviceID); "
+      "connected to peers (no server) as device \(manager.deviceID); "
         + "project key: \(peer.keySource); \(peer.description)")
     if !peer.hasLAN, choice.kinds.contains(.audio) {
       output.note(

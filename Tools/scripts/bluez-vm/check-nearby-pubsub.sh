@@ -115,7 +115,7 @@ round() {
   wait_event "$sub_out" 90 \
     'e["event"] == "medium" and e["medium"] == "ble" and e["available"] and "hci1" in e["detail"]'
   wait_event "$sub_out" 90 \
-    'e["event"] == "note" and e["detail"].startswith("resolving with peers") and "GATT" in e["detail"]'
+    'e["event"] == "note" and e["detail"].startswith("connected to peers (no server)") and "GATT" in e["detail"]'
 
   step "[$name] (no network) nearby publish ${what[*]} --mediums ble --ble-adapter hci0 --mode broadcast --json"
   isolated "$nearby" publish "${what[@]}" --mediums ble --ble-adapter hci0 --mode broadcast \
