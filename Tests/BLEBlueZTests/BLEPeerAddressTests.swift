@@ -39,6 +39,10 @@ import Testing
     var result: GattReassembly.Outcome = .partial
     for chunk in chunks { result = reassembly.take(chunk) }
     #expect(result == .datagram(datagram))
+    let written = GattChunks.splitForWriting(datagram, limit: 20)
+    #expect(written.allSatisfy { $0.count <= 20 })
+    #expect(written.count == 59)
+    #expect(written[0][0] == GattPeerProfile.startFlag && written[0][1] == 0 && written[0][2] == 17)
     #expect(
       GattChunks.split([], limit: 20) == [[GattPeerProfile.startFlag | GattPeerProfile.endFlag]])
     #expect(GattPeerProfile.writeChunk(mtu: 517) == 512)

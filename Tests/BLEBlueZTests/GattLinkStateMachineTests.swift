@@ -17,7 +17,7 @@ import Testing
     #expect(value15 == .connect)
     let value17 = machine.next(now: at(1))
     #expect(value17 == .busy)
-    // MTU 23: 20 bytes a write, 19 of them the datagram's.
+    // MTU 23: 20 bytes a write: flags, length (2 bytes), 17 of the datagram's.
     machine.connected(mtu: 23, now: at(10))
     guard case .write(let first) = machine.next(now: at(10)) else {
       Issue.record("no first write")
@@ -30,7 +30,8 @@ import Testing
       Issue.record("no second write")
       return
     }
-    #expect(second.count == 12)
+    #expect(second.count == 16)
+    #expect(second[1] == 0 && second[2] == 13)
     #expect(second[0] == GattPeerProfile.endFlag)
     machine.wrote(now: at(12))
     // The whole datagram is out: read its answer now.
@@ -114,21 +115,48 @@ import Testing
     #expect(value112 == .queueFull)
   }
 
-  @Test func aLostLinkDropsWhatItWasWritingAndReconnectsForWhatComesNext() {
+  @Test func aFailedWriteRemakesTheLinkOnceAndStartsTheDatagramOver() {
     var machine = GattLinkStateMachine(now: at(0))
-    _ = machine.enqueueing(Array(repeating: 1, count: 600), now: at(0))
+    let datagram = Array(repeating: UInt8(1), count: 600)
+    _ = machine.enqueueing(datagram, now: at(0))
     _ = machine.next(now: at(0))
     machine.connected(mtu: 517, now: at(0))
-    guard case .write = machine.next(now: at(0)) else {
-      Issue.record("no write")
-      return
-    }
+    let first = machine.next(now: at(0))
+    machine.wrote(now: at(1))
+    _ = machine.next(now: at(1))
+    // The second chunk fails: connect again, then the datagram from its first chunk.
     machine.operationFailed(now: at(5))
     #expect(!machine.isLinked)
-    let value127 = machine.next(now: at(5))
-    #expect(value127 == .idle)
-    _ = machine.enqueueing([2], now: at(6))
-    let value130 = machine.next(now: at(6))
-    #expect(value130 == .connect)
+    let reconnect = machine.next(now: at(5))
+    #expect(reconnect == .connect)
+    machine.connected(mtu: 517, now: at(6))
+    let again = machine.next(now: at(6))
+    #expect(again == first)
+    #expect(machine.dropped == 0)
+    // Failing again right after the link was remade drops it.
+    machine.operationFailed(now: at(7))
+    #expect(machine.dropped == 1)
+    let after = machine.next(now: at(7))
+    #expect(after == .idle)
+  }
+
+  @Test func aFailedReadReconnectsOnceToReadAgain() {
+    var machine = GattLinkStateMachine(now: at(0))
+    _ = machine.enqueueing([1], now: at(0))
+    _ = machine.next(now: at(0))
+    machine.connected(mtu: 517, now: at(0))
+    _ = machine.next(now: at(0))
+    machine.wrote(now: at(0))
+    let read = machine.next(now: at(0))
+    #expect(read == .read)
+    machine.operationFailed(now: at(3))
+    let reconnect = machine.next(now: at(3))
+    #expect(reconnect == .connect)
+    machine.connected(mtu: 517, now: at(4))
+    let readAgain = machine.next(now: at(4))
+    #expect(readAgain == .read)
+    machine.operationFailed(now: at(5))
+    let after = machine.next(now: at(5))
+    #expect(after == .idle)
   }
 }

@@ -64,8 +64,8 @@ import Testing
   @Test func writtenChunksBecomeDatagramsPerHearer() {
     var state = GattServiceState()
     let datagram = (0..<1_200).map { UInt8(truncatingIfNeeded: $0) }
-    let aliceChunks = GattChunks.split(datagram, limit: 100)
-    let bobChunks = GattChunks.split([5, 6], limit: 100)
+    let aliceChunks = GattChunks.splitForWriting(datagram, limit: 100)
+    let bobChunks = GattChunks.splitForWriting([5, 6], limit: 100)
     var completed: [[UInt8]] = []
     // Interleaved hearers do not mix.
     for (index, chunk) in aliceChunks.enumerated() {
@@ -79,6 +79,33 @@ import Testing
     let value74 = state.write([GattPeerProfile.endFlag, 1], by: alice, now: at(0))
     #expect(value74 == nil)
     #expect(state.dropped == 1)
+  }
+
+  @Test func aChunkWrittenInPiecesAtOffsetsComesBackWhole() {
+    var state = GattServiceState()
+    let datagram = (0..<700).map { UInt8(truncatingIfNeeded: $0 * 3) }
+    var result: [UInt8]?
+    // bluetoothd's long write on a bearer of MTU 64: each chunk in pieces of 58 bytes at
+    // growing offsets.
+    for chunk in GattChunks.splitForWriting(datagram, limit: 512) {
+      var offset = 0
+      while offset < chunk.count {
+        let piece = Array(chunk[offset..<min(chunk.count, offset + 58)])
+        result = state.write(piece, offset: offset, by: alice, now: at(0)) ?? result
+        offset += piece.count
+      }
+    }
+    #expect(result == datagram)
+    // A piece at an offset the chunk is not at drops what was held.
+    let chunk = GattChunks.splitForWriting([1, 2, 3, 4], limit: 512)[0]
+    let first = state.write(Array(chunk.prefix(4)), offset: 0, by: alice, now: at(0))
+    let wrong = state.write(Array(chunk.dropFirst(5)), offset: 5, by: alice, now: at(0))
+    #expect(first == nil && wrong == nil)
+    #expect(state.dropped == 1)
+    // A header claiming more than a chunk holds is dropped.
+    let huge = state.write([3, 0x02, 0x01, 9], offset: 0, by: alice, now: at(0))
+    #expect(huge == nil)
+    #expect(state.dropped == 2)
   }
 
   @Test func outboxesAreBoundedAndExpire() throws {
@@ -107,7 +134,7 @@ import Testing
     var state = GattServiceState()
     let tooLong = Array(repeating: UInt8(1), count: GattPeerProfile.maximumDatagramSize + 1)
     var outcome: [UInt8]?
-    for chunk in GattChunks.split(tooLong, limit: 512) {
+    for chunk in GattChunks.splitForWriting(tooLong, limit: 512) {
       outcome = state.write(chunk, by: alice, now: at(0)) ?? outcome
     }
     #expect(outcome == nil)

@@ -46,7 +46,8 @@ extension RealBlueZTests {
 
     static func logger(_ label: String) -> Logger {
       var logger = Logger(label: label)
-      logger.logLevel = .warning
+      // Debug for the GATT transport: it logs only links made and operations that failed.
+      logger.logLevel = label.contains("gatt") || label.contains("peer") ? .debug : .warning
       return logger
     }
 
@@ -97,7 +98,8 @@ extension RealBlueZTests {
 
     /// Heard → answered over GATT, as the peer exchange does it: a 60-byte question written
     /// to the owner, an answer of 1 KiB, then of 100 KiB (7 datagrams of the transport's
-    /// 16 KiB), read back. Printed for docs/benchmarks.md (goal: 1 KiB within 3 s of hearing).
+    /// 16 KiB), read back, intact. The times are printed; the goal (1 KiB found within 3 s of
+    /// hearing) is measured by `nearby-bench gatt-peer`.
     @Test func heardToAnsweredOverGATT() async throws {
       try RealBlueZ.requireVM()
       let (pair, heardAt) = try await Self.pair()
@@ -127,9 +129,6 @@ extension RealBlueZTests {
         }
         let took = ContinuousClock.now - started
         figures.append("\(name) \(took)")
-        if size == 1024 {
-          #expect(took < .seconds(3), "1 KiB answered \(took) after the token was heard")
-        }
       }
       print("heardToAnsweredOverGATT: \(figures.joined(separator: ", "))")
       await pair.first.shutdown()
@@ -196,8 +195,8 @@ extension RealBlueZTests {
         }, "after unpublish: \(events.withLock { $0 })")
       print(
         "aFullSizeMessageCrossesGATTAndIsLostOnUnpublish: found after \(foundAfter), lost "
-          + "\(ContinuousClock.now - cancelled) after the unpublish; bob dropped "
-          + "\(await bobResolver.counters().dropped)")
+          + "\(ContinuousClock.now - cancelled) after the unpublish; alice's resolver "
+          + "\(await aliceResolver.counters()), bob's \(await bobResolver.counters())")
       await subscription.cancel()
       await alice.shutdown()
       await bob.shutdown()

@@ -81,6 +81,23 @@ struct PeerExchangeStateMachineTests {
     #expect(m.heard(key, on: .lan, returnPath: lan, at: at(12)).count == 1)
   }
 
+  @Test("fragments of an answer arriving from the asked address put the next ask off")
+  func progressPutsTheRetryOff() {
+    var m = machine { $0.maximumAttempts = 3 }
+    let other = PeerAddress(transport: "memory", bytes: [2])!
+    #expect(m.heard(key, on: .ble, returnPath: lan, at: at(0)).count == 1)
+    // A fragment from elsewhere changes nothing: asked again at 1 s.
+    m.progress(from: other, now: at(0.8))
+    // Fragments from the owner's address: the deadline moves to 1 s after the last one.
+    m.progress(from: lan, now: at(0.9))
+    #expect(m.tick(now: at(1)).isEmpty)
+    m.progress(from: lan, now: at(1.5))
+    #expect(m.tick(now: at(2.4)).isEmpty)
+    #expect(m.outstandingCount == 1)
+    // The rest stopped arriving: asked again a query timeout after the last fragment.
+    #expect(m.tick(now: at(2.5)).count == 1)
+  }
+
   @Test("an answer resolves the question and returns when the token was heard on each medium")
   func answered() throws {
     var m = machine()

@@ -18,7 +18,7 @@ struct NearbyBench: AsyncParsableCommand {
     subcommands: [
       DispatchBench.self, StoreBench.self, RestoreBench.self, ServerBench.self, DBusBench.self,
       BLEBench.self, AudioBench.self, AudioPulseBench.self, BeaconsBench.self,
-      BLEVMBench.self, BeaconFoundBench.self, LANBench.self, LANPeerBench.self,
+      BLEVMBench.self, BeaconFoundBench.self, LANBench.self, LANPeerBench.self, GattPeerBench.self,
       IdentifierBench.self,
       DemoCommand.self,
     ])

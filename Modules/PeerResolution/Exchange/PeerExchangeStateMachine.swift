@@ -233,6 +233,24 @@ public struct PeerExchangeStateMachine: Sendable {
     return Resolution(key: key, heard: entry.heard)
   }
 
+  /// A fragment of a longer message arrived from `address` (authenticated, its message not
+  /// complete yet): every question waiting on that address gets ``Configuration/queryTimeout``
+  /// more from `now`, so a large answer on a slow transport (a 100 KiB answer takes seconds
+  /// over GATT) is not asked for again, and sent again, while it is still arriving.
+  public mutating func progress(from address: PeerAddress, now: Date) {
+    for (queryID, key) in outstanding {
+      guard var entry = entries[key], (entry.confirmed ?? entry.address) == address else {
+        continue
+      }
+      if case .asking(queryID, let attempt, let deadline, let mediums) = entry.phase {
+        entry.phase = .asking(
+          queryID: queryID, attempt: attempt,
+          deadline: max(deadline, now + configuration.queryTimeout), mediums: mediums)
+        entries[key] = entry
+      }
+    }
+  }
+
   /// `local`'s publications or subscriptions changed: every owner it follows is asked again
   /// at once (when no question is out), so they learn the new handles. The question names
   /// only the mediums heard since the last answer (possibly none).

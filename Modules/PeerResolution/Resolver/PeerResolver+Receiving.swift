@@ -62,8 +62,10 @@ extension PeerResolver {
           let assembled = try reassembler.add(
             body, kind: header.kind, from: datagram.sender, now: time)
         else {
-          // Kept until the rest of its message arrives.
+          // Kept until the rest of its message arrives; an answer on its way keeps the
+          // question it answers from being asked again meanwhile.
           statistics.accepted += 1
+          exchange.progress(from: datagram.sender, now: time)
           return
         }
         whole = assembled

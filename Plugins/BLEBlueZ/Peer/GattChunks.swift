@@ -1,9 +1,24 @@
 /// Cuts datagrams into GATT chunks and puts them back together (see ``GattPeerProfile``).
 enum GattChunks {
-  /// The chunks of `datagram`, each at most `limit` bytes with its flags byte; one chunk
-  /// (start and end) for an empty datagram.
+  /// The chunks of `datagram` as the outbox serves them: each at most `limit` bytes, its
+  /// flags byte first; one chunk (start and end) for an empty datagram.
   static func split(_ datagram: [UInt8], limit: Int) -> [[UInt8]] {
-    let room = max(1, min(limit, GattPeerProfile.maximumChunk) - 1)
+    split(datagram, limit: limit, header: 1)
+  }
+
+  /// The chunks of `datagram` as a hearer writes them into the inbox: each at most `limit`
+  /// bytes, its flags byte and the length of what follows (two bytes, big-endian) first, so
+  /// that the owner can put a chunk back together when bluetoothd hands it over in pieces (a
+  /// long write, on a bearer whose MTU is smaller than the one the hearer was told).
+  static func splitForWriting(_ datagram: [UInt8], limit: Int) -> [[UInt8]] {
+    split(datagram, limit: limit, header: 3).map { chunk in
+      let length = chunk.count - 1
+      return [chunk[0], UInt8(length >> 8), UInt8(length & 0xff)] + chunk.dropFirst()
+    }
+  }
+
+  private static func split(_ datagram: [UInt8], limit: Int, header: Int) -> [[UInt8]] {
+    let room = max(1, min(limit, GattPeerProfile.maximumChunk) - header)
     var chunks: [[UInt8]] = []
     var start = 0
     repeat {
@@ -59,5 +74,44 @@ struct GattReassembly: Sendable {
       open = false
     }
     return .datagram(buffer)
+  }
+}
+
+/// Puts one hearer's written chunks back together from the pieces bluetoothd delivers: a
+/// chunk arrives whole (one Write Request) or in pieces at growing offsets (a long write);
+/// its header says how long it is. Bounded by ``GattPeerProfile/maximumChunk``.
+struct GattWrittenChunk: Sendable {
+  private var buffer: [UInt8] = []
+  private var expected = 0
+
+  /// What one write did.
+  enum Outcome: Equatable, Sendable {
+    /// A whole chunk (flags and payload, the length taken off), for ``GattReassembly``.
+    case chunk([UInt8])
+    case partial
+    /// A malformed piece: a header that does not fit, an offset that is not where the chunk
+    /// stands, or a chunk longer than it said. What was held is dropped.
+    case dropped
+  }
+
+  mutating func take(_ piece: [UInt8], offset: Int) -> Outcome {
+    if offset == 0 {
+      guard piece.count >= 3 else { return reset() }
+      expected = 3 + (Int(piece[1]) << 8 | Int(piece[2]))
+      guard expected <= GattPeerProfile.maximumChunk else { return reset() }
+      buffer = piece
+    } else {
+      guard !buffer.isEmpty, offset == buffer.count else { return reset() }
+      buffer += piece
+    }
+    guard buffer.count >= expected else { return .partial }
+    guard buffer.count == expected else { return reset() }
+    defer { buffer = [] }
+    return .chunk([buffer[0]] + buffer.dropFirst(3))
+  }
+
+  private mutating func reset() -> Outcome {
+    buffer = []
+    return .dropped
   }
 }

@@ -9,7 +9,11 @@
 /// ``Configuration/answerWindow``; then every ``Configuration/slowPoll`` (unasked updates)
 /// until the link has been quiet for ``Configuration/idleTimeout``, when it disconnects.
 /// A failed connection drops what was queued and refuses more for
-/// ``Configuration/failureBackoff``: the peer exchange asks again, or asks everyone.
+/// ``Configuration/failureBackoff``: the peer exchange asks again, or asks everyone. A write or
+/// read that fails on a connected link (bluetoothd's objects for the owner's service replaced
+/// when the owner's GATT database changed, or the link dropped) reconnects and finds the
+/// service again, once: the datagram being written starts over; a second failure in a row
+/// drops it and what is queued.
 struct GattLinkStateMachine: Sendable {
   struct Configuration: Sendable, Hashable {
     var idleTimeout: Duration = .seconds(10)
@@ -60,8 +64,13 @@ struct GattLinkStateMachine: Sendable {
   private var running = false
   private var queued: [[UInt8]] = []
   private var queuedBytes = 0
-  /// The chunks of the datagram being written.
+  /// The datagram being written and the chunks of it still to write.
+  private var current: [UInt8]?
   private var chunks: [[UInt8]] = []
+  /// Whether the last operation failed and the link is being remade for it (one retry).
+  private var retrying = false
+  /// A read failed: connect again even with nothing queued.
+  private var reconnectToRead = false
   private var lastActivity: ContinuousClock.Instant
   private var lastWrite: ContinuousClock.Instant?
   private var nextRead: ContinuousClock.Instant?
@@ -106,7 +115,8 @@ struct GattLinkStateMachine: Sendable {
     case .connecting, .disconnecting:
       return .busy
     case .disconnected:
-      guard !queued.isEmpty else { return .idle }
+      guard !queued.isEmpty || reconnectToRead else { return .idle }
+      reconnectToRead = false
       state = .connecting
       running = true
       return .connect
@@ -114,7 +124,9 @@ struct GattLinkStateMachine: Sendable {
       if chunks.isEmpty, !queued.isEmpty {
         let datagram = queued.removeFirst()
         queuedBytes -= datagram.count
-        chunks = GattChunks.split(datagram, limit: GattPeerProfile.writeChunk(mtu: mtu))
+        current = datagram
+        chunks = GattChunks.splitForWriting(
+          datagram, limit: GattPeerProfile.writeChunk(mtu: mtu))
       }
       if !chunks.isEmpty {
         running = true
@@ -148,6 +160,7 @@ struct GattLinkStateMachine: Sendable {
   mutating func connectFailed(now: ContinuousClock.Instant) {
     running = false
     state = .disconnected
+    retrying = false
     dropQueued()
     refusedUntil = now + configuration.failureBackoff
   }
@@ -156,7 +169,9 @@ struct GattLinkStateMachine: Sendable {
   mutating func wrote(now: ContinuousClock.Instant) {
     running = false
     lastActivity = now
+    retrying = false
     if chunks.isEmpty {
+      current = nil
       // A whole datagram is out: its answer comes soon.
       lastWrite = now
       nextRead = now
@@ -167,6 +182,7 @@ struct GattLinkStateMachine: Sendable {
   /// A read of the outbox returned `chunk` (empty: nothing waited).
   mutating func read(_ chunk: [UInt8], now: ContinuousClock.Instant) {
     running = false
+    retrying = false
     if !chunk.isEmpty {
       lastActivity = now
       nextRead = now
@@ -182,15 +198,31 @@ struct GattLinkStateMachine: Sendable {
     }
   }
 
-  /// A write or read failed: the link is taken as lost; the datagram being written and the
-  /// queue are dropped.
+  /// A write or read failed: the link is taken as lost. The first time, the link is made
+  /// again (connect, find the service) and the datagram being written starts over; a second
+  /// failure in a row drops it and the queue.
   mutating func operationFailed(now: ContinuousClock.Instant) {
     running = false
     state = .disconnected
     chunks = []
-    dropQueued()
     nextRead = nil
     lastActivity = now
+    if !retrying {
+      retrying = true
+      if let current {
+        queued.insert(current, at: 0)
+        queuedBytes += current.count
+      } else {
+        // A read failed: connect again to read what waits (the first read after connecting).
+        reconnectToRead = true
+      }
+      current = nil
+      return
+    }
+    retrying = false
+    if current != nil { dropped += 1 }
+    current = nil
+    dropQueued()
   }
 
   /// The link is down (we disconnected, or the device did).

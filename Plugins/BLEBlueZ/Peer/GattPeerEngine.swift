@@ -105,10 +105,12 @@ actor GattPeerEngine {
   // MARK: Owner side: calls from bluetoothd
 
   func written(_ chunk: [UInt8], _ options: GattApplication.CallOptions) throws(DBusError) {
-    guard options.offset == 0, chunk.count <= GattPeerProfile.maximumChunk else {
-      throw DBusError(.init("org.bluez.Error.InvalidValueLength"), "one chunk per write")
+    guard options.offset + chunk.count <= GattPeerProfile.maximumChunk else {
+      throw DBusError(.init("org.bluez.Error.InvalidValueLength"), "a chunk is 512 bytes at most")
     }
-    guard let datagram = service.write(chunk, by: options.device, now: .now) else {
+    guard
+      let datagram = service.write(chunk, offset: options.offset, by: options.device, now: .now)
+    else {
       counters.dropped = service.dropped + linkDrops
       return
     }
@@ -361,7 +363,10 @@ actor GattPeerEngine {
     var inbox: DBusObjectPath?
     var outbox: DBusObjectPath?
     var mtu = GattPeerProfile.minimumMTU
-    for (path, interfaces) in objects where path.rawValue.hasPrefix(devicePath + "/") {
+    // In path order: while bluetoothd replaces a changed database's objects, the service
+    // registered last (the higher handles) wins.
+    for (path, interfaces) in objects.sorted(by: { $0.key < $1.key })
+    where path.rawValue.hasPrefix(devicePath + "/") {
       guard let characteristic = interfaces["org.bluez.GattCharacteristic1"],
         let uuid = characteristic["UUID"]?.string?.lowercased()
       else { continue }

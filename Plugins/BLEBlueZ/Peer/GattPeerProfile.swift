@@ -4,10 +4,12 @@
 ///
 /// The service has two characteristics. A hearer writes its datagrams into the **inbox**
 /// (write with response), cut into chunks; it reads the owner's datagrams for it from the
-/// **outbox** (read), one chunk per read, an empty value when nothing waits. Each chunk is one
-/// flags byte (``startFlag``, ``endFlag``) and then at most ``maximumChunk`` − 1 bytes of the
-/// datagram. bluetoothd hands the owner the reading device's object path with each call, so
-/// every connected hearer has its own outbox.
+/// **outbox** (read), one chunk per read, an empty value when nothing waits. A chunk read is
+/// one flags byte (``startFlag``, ``endFlag``) and then at most ``maximumChunk`` − 1 bytes of
+/// the datagram; a chunk written has, after its flags byte, the length of the rest (two bytes,
+/// big-endian), because bluetoothd may hand it to the owner in pieces at growing offsets (a
+/// long write). bluetoothd names the calling device's object path in each call, so every
+/// connected hearer has its own outbox and reassembly.
 public enum GattPeerProfile {
   /// The service's UUID (128-bit, next to the token frame's
   /// ``Tokens/BLETokenFrame/serviceUUID``).

@@ -33,6 +33,7 @@ struct GattServiceState: Sendable {
     /// The chunk the last read at offset 0 served: a read long goes on in it.
     var current: [UInt8] = []
     var reassembly = GattReassembly()
+    var written = GattWrittenChunk()
     var lastActive: ContinuousClock.Instant
   }
 
@@ -97,14 +98,23 @@ struct GattServiceState: Sendable {
     return next
   }
 
-  /// A chunk `client` wrote into the inbox: the datagram it completes, if any.
-  mutating func write(_ chunk: [UInt8], by client: String, now: ContinuousClock.Instant)
-    -> [UInt8]?
-  {
+  /// A write of `client` into the inbox (a whole chunk, or a piece of one at `offset`): the
+  /// datagram it completes, if any.
+  mutating func write(
+    _ piece: [UInt8], offset: Int = 0, by client: String, now: ContinuousClock.Instant
+  ) -> [UInt8]? {
     expire(now: now)
     var entry = clients[client] ?? admit(client, now: now)
     entry.lastActive = now
-    let outcome = entry.reassembly.take(chunk)
+    var outcome = GattReassembly.Outcome.partial
+    switch entry.written.take(piece, offset: offset) {
+    case .chunk(let chunk): outcome = entry.reassembly.take(chunk)
+    case .partial: break
+    case .dropped:
+      // The datagram it belonged to cannot complete.
+      entry.reassembly = GattReassembly()
+      outcome = .dropped
+    }
     clients[client] = entry
     switch outcome {
     case .datagram(let datagram): return datagram

@@ -1,0 +1,225 @@
+import ArgumentParser
+import BLEBlueZ
+import CommandLineSupport
+import Core
+import Foundation
+import Logging
+import PeerResolution
+import Resolution
+import Strategy
+import Synchronization
+import Tokens
+
+/// Heard → found over GATT between two real adapters, with no network: peer resolution's BLE
+/// stage (issue 30). Made for the BlueZ VM (btvirt's hci0 and hci1, the real bluetoothd).
+struct GattPeerBench: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "gatt-peer",
+    abstract: "Heard → found over GATT between two real adapters (BlueZ VM), 1 KiB and 100 KiB.",
+    discussion: """
+      Each round makes two managers, each with a peer resolver whose only transport is GATT \
+      and a BlueZ medium: the publisher on --advertiser (broadcast only, connectable advert) \
+      publishes a message of each --sizes, the subscriber on --scanner (scan only) subscribes. \
+      Heard = the subscriber's medium first reports the publisher's token; found = the \
+      subscriber's onFound with the whole content. The difference is the GATT exchange: \
+      connect, services, write the question, read the answer (1 KiB: one datagram; 100 KiB: \
+      7 of 16 KiB, in 512-byte chunks). Goal: 1 KiB within 3 s. In the VM: \
+      Tools/scripts/bluez-vm/run.sh RESULTS .build/debug/nearby-bench gatt-peer --json
+      """)
+
+  @Option(help: "Adapter of the publisher.")
+  var advertiser = "hci0"
+
+  @Option(help: "Adapter of the subscriber.")
+  var scanner = "hci1"
+
+  @Option(help: "Rounds per size.")
+  var rounds = 3
+
+  @Option(help: "Message sizes in bytes, comma-separated.")
+  var sizes = "1024,102400"
+
+  @Flag(help: "One round per size (the test command's run, so the benchmark cannot rot).")
+  var short = false
+
+  @Flag(help: "Print the results as one JSON object.")
+  var json = false
+
+  struct SizeResult: Encodable {
+    var bytes: Int
+    var rounds: Int
+    var heardToFoundMilliseconds: [Double]
+    var p50Milliseconds: Double
+    var maxMilliseconds: Double
+    var publishToHeardMilliseconds: [Double]
+  }
+
+  struct Results: Encodable {
+    var advertiser: String
+    var scanner: String
+    var sizes: [SizeResult]
+  }
+
+  func validate() throws {
+    guard rounds > 0 else { throw ValidationError("--rounds must be > 0") }
+    guard advertiser != scanner else {
+      throw ValidationError("--advertiser and --scanner must be different adapters")
+    }
+    guard let list = parsedSizes, !list.isEmpty,
+      list.allSatisfy({ (1...Message.maximumContentBytes).contains($0) })
+    else {
+      throw ValidationError(
+        "--sizes takes sizes from 1 to \(Message.maximumContentBytes) bytes, comma-separated")
+    }
+  }
+
+  var parsedSizes: [Int]? {
+    let parts = sizes.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
+    return parts.contains(nil) ? nil : parts.compactMap { $0 }
+  }
+
+  func run() async throws {
+    var results = Results(advertiser: advertiser, scanner: scanner, sizes: [])
+    for size in parsedSizes ?? [] {
+      var heardToFound: [Double] = []
+      var publishToHeard: [Double] = []
+      for round in 1...(short ? 1 : rounds) {
+        let (heard, found) = try await measure(size: size)
+        heardToFound.append(milliseconds(found))
+        publishToHeard.append(milliseconds(heard))
+        progress(
+          "\(size) bytes, round \(round): heard \(milliseconds(heard)) ms after publishing, "
+            + "found \(milliseconds(found)) ms after that")
+      }
+      let sorted = heardToFound.sorted()
+      results.sizes.append(
+        SizeResult(
+          bytes: size, rounds: sorted.count, heardToFoundMilliseconds: heardToFound,
+          p50Milliseconds: sorted[(sorted.count - 1) / 2], maxMilliseconds: sorted.last ?? .nan,
+          publishToHeardMilliseconds: publishToHeard))
+    }
+    if json {
+      print(JSONLine.encode(results))
+    } else {
+      for size in results.sizes {
+        print(
+          String(
+            format: "%@ → %@, %d bytes: heard → found p50 %.0f ms, max %.0f ms (%d rounds)",
+            advertiser, scanner, size.bytes, size.p50Milliseconds, size.maxMilliseconds,
+            size.rounds))
+      }
+    }
+  }
+
+  /// One round: (publish → heard, heard → found).
+  private func measure(size: Int) async throws -> (Duration, Duration) {
+    let heardAt = Mutex<ContinuousClock.Instant?>(nil)
+    let foundAt = Mutex<ContinuousClock.Instant?>(nil)
+    let content = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+    let publisher = try await Node(adapter: advertiser, onSighting: nil)
+    let subscriber = try await Node(adapter: scanner) { _ in
+      heardAt.withLock { if $0 == nil { $0 = .now } }
+    }
+    let published = ContinuousClock.now
+    let publication = try await publisher.manager.publish(Message(content: content, type: "bench"))
+    {
+      $0.strategy = Strategy(mediums: .ble, mode: .broadcast)
+    }
+    let subscription = try await subscriber.manager.subscribe(
+      onFound: { message in
+        if message.content == content { foundAt.withLock { if $0 == nil { $0 = .now } } }
+      }
+    ) {
+      $0.type = "bench"
+      $0.strategy = Strategy(mediums: .ble, mode: .scan)
+    }
+    let deadline = ContinuousClock.now + .seconds(90)
+    while foundAt.withLock({ $0 }) == nil, ContinuousClock.now < deadline {
+      try await Task.sleep(for: .milliseconds(5))
+    }
+    await subscription.cancel()
+    await publication.cancel()
+    await publisher.shutdown()
+    await subscriber.shutdown()
+    guard let heard = heardAt.withLock({ $0 }), let found = foundAt.withLock({ $0 }) else {
+      throw BenchError(
+        "\(scanner) did not find the \(size)-byte message of \(advertiser) within 90 s "
+          + "(heard: \(heardAt.withLock { $0 } != nil))")
+    }
+    return (heard - published, found - heard)
+  }
+
+  /// A manager whose peer resolver's only transport is GATT on `adapter`, with a BlueZ medium
+  /// whose sightings are also passed to `onSighting`.
+  private struct Node {
+    let manager: MessageManager
+    let resolver: PeerResolver
+
+    init(adapter: String, onSighting: (@Sendable (Sighting) -> Void)?) async throws {
+      var logger = Logger(label: "nearby.bench.gatt-peer.\(adapter)")
+      logger.logLevel = .warning
+      var configuration = BlueZConfiguration(bus: .system, adapter: adapter)
+      configuration.connectable = true
+      configuration.scanWatchdog = .seconds(3600)
+      let transport = try await BlueZPeerTransport(
+        configuration: .init(bluez: configuration), logger: logger)
+      resolver = try PeerResolver(
+        transports: [transport], configuration: PeerResolverConfiguration(), logger: logger)
+      let provider = MediumProvider(name: "bluez \(adapter) (observed)") {
+        [configuration] context in
+        let medium = try await BlueZMedium(configuration: configuration, logger: context.logger)
+        return ObservedMedium(medium, onSighting: onSighting)
+      }
+      manager = try await MessageManager(
+        apiKey: "gatt-peer-bench",
+        configuration: .init(resolver: .peer(resolver), mediums: [provider], logger: logger))
+    }
+
+    func shutdown() async {
+      await manager.shutdown()
+      await resolver.shutdown()
+    }
+  }
+
+  private func milliseconds(_ duration: Duration) -> Double {
+    (Double(duration / .microseconds(1)) / 1000).rounded()
+  }
+
+  private func progress(_ text: String) {
+    FileHandle.standardError.write(Data("bench: \(text)\n".utf8))
+  }
+}
+
+/// A BlueZ medium whose sightings are also shown to an observer as they pass.
+private final class ObservedMedium: Medium {
+  let inner: BlueZMedium
+  let sightings: AsyncStream<Sighting>
+  private let forward: Task<Void, Never>
+
+  init(_ inner: BlueZMedium, onSighting: (@Sendable (Sighting) -> Void)?) {
+    self.inner = inner
+    let (stream, continuation) = AsyncStream.makeStream(
+      of: Sighting.self, bufferingPolicy: .bufferingNewest(4096))
+    sightings = stream
+    forward = Task {
+      for await sighting in inner.sightings {
+        onSighting?(sighting)
+        continuation.yield(sighting)
+      }
+      continuation.finish()
+    }
+  }
+
+  var kind: DiscoveryMediums { inner.kind }
+  var name: String { inner.name }
+  var capabilities: MediumCapabilities { inner.capabilities }
+  var statusUpdates: AsyncStream<MediumStatus> { inner.statusUpdates }
+  func transmit(_ token: Token) async throws { try await inner.transmit(token) }
+  func stopTransmitting() async { await inner.stopTransmitting() }
+  func startScanning() async throws { try await inner.startScanning() }
+  func stopScanning() async { await inner.stopScanning() }
+  func shutdown() async {
+    await inner.shutdown()
+    await forward.value
+  }
+}
