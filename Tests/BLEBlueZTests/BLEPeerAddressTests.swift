@@ -45,7 +45,7 @@ import Testing
     #expect(written[0][0] == GattPeerProfile.startFlag && written[0][1] == 0 && written[0][2] == 17)
     #expect(
       GattChunks.split([], limit: 20) == [[GattPeerProfile.startFlag | GattPeerProfile.endFlag]])
-    #expect(GattPeerProfile.writeChunk(mtu: 517) == 512)
+    #expect(GattPeerProfile.writeChunk(mtu: 517) == 510)
     #expect(GattPeerProfile.writeChunk(mtu: 23) == 20)
     #expect(GattPeerProfile.writeChunk(mtu: 0) == 20)
   }

@@ -17,6 +17,30 @@ extension BlueZDoubleTests {
   static let remoteCharacteristic = try! DBusObjectPath(
     "/org/bluez/hci1/dev_00_AA_01_00_00_00/service000a/char000b")
 
+  /// bluetoothd 5.66 counts a Write Request's handle in the value's length: at MTU 517 a
+  /// value of 510 bytes reaches the app, one of 511 is refused with Invalid Length (found in
+  /// the VM; GattPeerProfile.maximumWrite).
+  @Test func aWriteRequestOver510BytesIsRefusedAsBluetoothd566Does() async throws {
+    let control = try await DoubleControl.connect()
+    defer { control.close() }
+    let app = try await GattTestApp(bus: control.bus)
+    defer { app.close() }
+    try await app.register(on: "hci0", advertType: "peripheral")
+    let central = try await GattCentral(bus: control.bus, adapter: "hci1")
+    defer { central.close() }
+    try await central.connect(Self.peripheralOnHci1)
+    try await central.write(Self.remoteCharacteristic, Array(repeating: 1, count: 510))
+    var refusal: DBusError?
+    do {
+      try await central.write(Self.remoteCharacteristic, Array(repeating: 2, count: 511))
+    } catch let error as DBusError {
+      refusal = error
+    }
+    #expect(refusal?.name.rawValue == "org.bluez.Error.InvalidArguments")
+    #expect(refusal?.message == "Invalid Length")
+    #expect(app.calls.map(\.value.count) == [510])
+  }
+
   @Test func aConnectedCentralWritesAndReadsTheAppOfThePeripheral() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }

@@ -68,9 +68,10 @@ fi
 #     adapter loss, every kind of beacon heard and lost (active and low power), two managers
 #     finding and losing each other and the scan-only case, RSSI 127, and any test added there
 #     later;
-#   - check-nearby-pubsub.sh: `nearby publish` on hci0 and `nearby subscribe` on hci1 over BLE
-#     through nearby-server in the VM (--resolver local: peer resolution over GATT is the next
-#     stage of issue 30): found, then lost after the publisher's Ctrl-C.
+#   - check-nearby-pubsub.sh: `nearby publish` on hci0 and `nearby subscribe` on hci1 over BLE,
+#     each in an empty network namespace, with peer resolution over GATT (no server, no
+#     network): found, then lost after the publisher's Ctrl-C; a 100 KiB message intact;
+#   - the BLE benchmarks once, briefly (`nearby-bench ble-vm`, `gatt-peer --short`).
 # It fails if any fails, printing every output; a VM that cannot boot fails the run with its
 # console. Cost: the CI run of 2026-11-26 (2 cores, nothing else running) had the VM up and
 # down in 489 s (the check 25 s, the tests 354 s, publish/subscribe 67 s); under heavy load

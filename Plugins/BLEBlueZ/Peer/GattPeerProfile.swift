@@ -31,9 +31,14 @@ public enum GattPeerProfile {
   /// 8 fragments of it.
   public static let maximumDatagramSize = 16_384
 
+  /// The longest chunk a hearer writes: bluetoothd 5.66 counts a Write Request's 2-byte
+  /// handle in the value's length (`check_length(length, 0)` in src/shared/gatt-server.c,
+  /// fixed later), so 511 and 512 bytes are refused with Invalid Attribute Value Length.
+  public static let maximumWrite = 510
+
   /// The longest chunk a hearer writes on a link of `mtu`: one Write Request (MTU − 3), at
-  /// most ``maximumChunk``.
+  /// most ``maximumWrite``.
   public static func writeChunk(mtu: Int) -> Int {
-    min(maximumChunk, max(minimumMTU, mtu) - 3)
+    min(maximumWrite, max(minimumMTU, mtu) - 3)
   }
 }

@@ -421,6 +421,13 @@ extension BlueZDouble {
     }
     if (type == nil && flags.contains("write")) || type == "request" {
       if value.count <= limit && offset == 0 {
+        // bluetoothd 5.66's server checks a Write Request's length with the 2-byte handle
+        // counted (src/shared/gatt-server.c `write_cb`: `check_length(length, 0)`, fixed
+        // later): a value of 511 or 512 bytes is refused with Invalid Attribute Value Length
+        // before the app sees it (found in the VM, issue 30).
+        guard value.count + 2 <= ATTError.maxValueLength else {
+          throw ATTError.clientError(ATTError.invalidValueLength)
+        }
         try await appWrite(remote, value, offset: 0, device: device, mtu: link.mtu)
       } else {
         try await longWrite(remote, value, offset: offset, device: device, mtu: link.mtu)

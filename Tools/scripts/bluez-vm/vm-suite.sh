@@ -8,7 +8,10 @@
 #      the host-built test binary TESTS, one test at a time (--no-parallel: they share the two
 #      adapters and the one bluetoothd);
 #   3. check-nearby-pubsub.sh NEARBY: `nearby publish` on hci0 and `nearby subscribe` on hci1
-#      over BLE through nearby-server (beside NEARBY) in the VM: found, then lost on Ctrl-C.
+#      over BLE, each in an empty network namespace, peer resolution over GATT: found, then
+#      lost on Ctrl-C; a 100 KiB message too;
+#   4. the BLE benchmarks once, briefly (nearby-bench beside NEARBY: `ble-vm` with 3
+#      rotations, `gatt-peer --short`), so that they cannot rot; their figures are printed.
 # Each step runs even when an earlier one fails; every output is printed, and the exit status
 # is 1 when any failed. Tools/scripts/bluez-vm/conformance.sh runs only the tests, by hand.
 set -uo pipefail
@@ -30,13 +33,13 @@ died() {
   free -m 2>/dev/null || cat /proc/meminfo | head -n 5
 }
 
-echo "$(stamp) ==== 1/3: check-nearby-ble.sh (nearby ble status and scan)"
+echo "$(stamp) ==== 1/4: check-nearby-ble.sh (nearby ble status and scan)"
 started=$SECONDS
 "$here/check-nearby-ble.sh" "$nearby"
 check_rc=$?
 check_s=$((SECONDS - started))
 
-echo "$(stamp) ==== 2/3: the BLEBlueZVM tests (MediumConformance and more)"
+echo "$(stamp) ==== 2/4: the BLEBlueZVM tests (MediumConformance and more)"
 started=$SECONDS
 # The advertise-while-scanning checks first, on the controllers as booted. They failed once
 # after the beacon suite, whose cleanup left 5 btmgmt adverts on hci0 (a controller that scans
@@ -52,13 +55,26 @@ died "the BLEBlueZVM tests" "$rest_rc"
 tests_rc=$((first_rc != 0 || rest_rc != 0))
 tests_s=$((SECONDS - started))
 
-echo "$(stamp) ==== 3/3: check-nearby-pubsub.sh (nearby publish and subscribe over BLE, hci0 to hci1)"
+echo "$(stamp) ==== 3/4: check-nearby-pubsub.sh (nearby publish and subscribe over BLE, hci0 to hci1)"
 started=$SECONDS
 "$here/check-nearby-pubsub.sh" "$nearby"
 pubsub_rc=$?
 pubsub_s=$((SECONDS - started))
 
+echo "$(stamp) ==== 4/4: nearby-bench ble-vm --rotations 3 and gatt-peer --short"
+started=$SECONDS
+bench=$(dirname "$nearby")/nearby-bench
+bench_rc=0
+timeout 120 "$bench" ble-vm --rotations 3 --json || bench_rc=$?
+died "nearby-bench ble-vm" "$bench_rc"
+if ((bench_rc == 0)); then
+  timeout 300 "$bench" gatt-peer --short --json || bench_rc=$?
+  died "nearby-bench gatt-peer" "$bench_rc"
+fi
+bench_s=$((SECONDS - started))
+
 echo "$(stamp) ==== check-nearby-ble.sh exited $check_rc in ${check_s} s;" \
   "the BLEBlueZVM tests exited $tests_rc in ${tests_s} s;" \
-  "check-nearby-pubsub.sh exited $pubsub_rc in ${pubsub_s} s"
-((check_rc == 0 && tests_rc == 0 && pubsub_rc == 0)) || exit 1
+  "check-nearby-pubsub.sh exited $pubsub_rc in ${pubsub_s} s;" \
+  "the BLE benchmarks exited $bench_rc in ${bench_s} s"
+((check_rc == 0 && tests_rc == 0 && pubsub_rc == 0 && bench_rc == 0)) || exit 1
