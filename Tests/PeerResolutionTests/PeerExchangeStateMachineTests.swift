@@ -81,6 +81,68 @@ struct PeerExchangeStateMachineTests {
     #expect(m.heard(key, on: .lan, returnPath: lan, at: at(12)).count == 1)
   }
 
+  @Test("new handles are asked of every owner followed but those informed otherwise")
+  func handlesChangedSkipsInformedOwners() throws {
+    var m = machine()
+    let other = Token(value: 0x0908_0706_0504_0302)
+    let otherOwner = Identifier.random()
+    let otherKey = PeerExchangeStateMachine.Key(local: local, token: other)
+    var queries: [UInt64: PeerExchangeStateMachine.Key] = [:]
+    for action in m.heard(key, on: .lan, returnPath: lan, at: at(0))
+      + m.heard(otherKey, on: .lan, returnPath: lan, at: at(0))
+    {
+      if case .sendQuery(let id, let asked, _, _) = action { queries[id] = asked }
+    }
+    #expect(queries.count == 2)
+    for (id, asked) in queries {
+      _ = m.answered(
+        queryID: id, sender: asked == key ? owner : otherOwner, from: lan, now: at(0.1))
+    }
+    // The owner of `token` asked us lately (it gets our publications unasked): only the other
+    // owner is asked again.
+    let actions = m.handlesChanged(local: local, now: at(1), informed: [owner])
+    #expect(actions.count == 1)
+    if case .sendQuery(_, let asked, _, _) = try #require(actions.first) {
+      #expect(asked == otherKey)
+    }
+    // Without it, both.
+    var n = machine()
+    for action in n.heard(key, on: .lan, returnPath: lan, at: at(0)) {
+      if case .sendQuery(let id, _, _, _) = action {
+        _ = n.answered(queryID: id, sender: owner, from: lan, now: at(0.1))
+      }
+    }
+    #expect(n.handlesChanged(local: local, now: at(1)).count == 1)
+  }
+
+  @Test("a late answer to an earlier attempt answers the question; after it, none does")
+  func lateAnswerToAnEarlierAttempt() throws {
+    func queryID(_ actions: [PeerExchangeStateMachine.Action]) -> UInt64? {
+      guard case .sendQuery(let id, _, _, _)? = actions.first else { return nil }
+      return id
+    }
+    var m = machine { $0.maximumAttempts = 3 }
+    let first = try #require(queryID(m.heard(key, on: .ble, returnPath: lan, at: at(0))))
+    let second = try #require(queryID(m.tick(now: at(1))))
+    #expect(first != second)
+    #expect(m.outstandingCount == 1)
+    // The answer to the first attempt arrives while the second waits: answered.
+    let late = m.answered(queryID: first, sender: owner, from: lan, now: at(1.5))
+    #expect(late != nil)
+    #expect(m.outstandingCount == 0)
+    // The second attempt's answer, arriving later, answers nothing more.
+    let again = m.answered(queryID: second, sender: owner, from: lan, now: at(1.6))
+    let replayed = m.answered(queryID: first, sender: owner, from: lan, now: at(1.7))
+    #expect(again == nil && replayed == nil)
+    // Given up after the last attempt: no earlier id answers either.
+    var n = machine { $0.maximumAttempts = 2 }
+    let early = try #require(queryID(n.heard(key, on: .ble, returnPath: lan, at: at(0))))
+    _ = n.tick(now: at(1))
+    _ = n.tick(now: at(3))
+    let tooLate = n.answered(queryID: early, sender: owner, from: lan, now: at(3.1))
+    #expect(tooLate == nil)
+  }
+
   @Test("fragments of an answer arriving from the asked address put the next ask off")
   func progressPutsTheRetryOff() {
     var m = machine { $0.maximumAttempts = 3 }

@@ -129,6 +129,9 @@ public struct PeerExchangeStateMachine: Sendable {
   public let configuration: Configuration
   private var entries: [Key: Entry] = [:]
   private var outstanding: [UInt64: Key] = [:]
+  /// Questions asked again: their ids stay valid (a late answer to an earlier attempt answers
+  /// the question) until it is answered, given up or forgotten. Not counted as outstanding.
+  private var superseded: [UInt64: Key] = [:]
   /// Seeded query ids, for tests only; nil: the system's generator, so a query id tells a
   /// listener nothing of the ones before it.
   private var seeded: SplitMix64?
@@ -154,7 +157,9 @@ public struct PeerExchangeStateMachine: Sendable {
   /// How many questions wait for an answer.
   public var outstandingCount: Int { outstanding.count }
   /// The key a question is about, while it waits for its answer.
-  public func key(ofQuery queryID: UInt64) -> Key? { outstanding[queryID] }
+  public func key(ofQuery queryID: UInt64) -> Key? {
+    outstanding[queryID] ?? superseded[queryID]
+  }
   /// The owner's ephemeral id learnt from the last answer for `key`.
   public func owner(of key: Key) -> Identifier? { entries[key]?.owner }
 
@@ -214,11 +219,15 @@ public struct PeerExchangeStateMachine: Sendable {
   public mutating func answered(
     queryID: UInt64, sender: Identifier, from address: PeerAddress, now: Date
   ) -> Resolution? {
-    guard let key = outstanding.removeValue(forKey: queryID), var entry = entries[key] else {
+    guard let key = outstanding[queryID] ?? superseded[queryID], var entry = entries[key] else {
       return nil
     }
     switch entry.phase {
-    case .asking, .findingOwner: break
+    case .asking(let current, _, _, _), .findingOwner(let current, _, _):
+      // This attempt or an earlier one of the same question (a slow transport: the answer
+      // to the first attempt arrives after the second went out).
+      outstanding[current] = nil
+      superseded = superseded.filter { $0.value != key }
     case .idle: return nil
     }
     entry.phase = .idle(restUntil: nil)
@@ -253,11 +262,16 @@ public struct PeerExchangeStateMachine: Sendable {
 
   /// `local`'s publications or subscriptions changed: every owner it follows is asked again
   /// at once (when no question is out), so they learn the new handles. The question names
-  /// only the mediums heard since the last answer (possibly none).
-  public mutating func handlesChanged(local: DeviceID, now: Date) -> [Action] {
+  /// only the mediums heard since the last answer (possibly none). Owners in `informed` are
+  /// left out: they learn the new handles another way (the resolver sends its publications
+  /// unasked to the devices that asked it lately, when only publications changed).
+  public mutating func handlesChanged(
+    local: DeviceID, now: Date, informed: Set<Identifier> = []
+  ) -> [Action] {
     var actions: [Action] = []
     for key in entries.keys.sorted(by: { $0.token < $1.token }) where key.local == local {
       guard case .idle = entries[key]!.phase, entries[key]!.lastAnswer != nil else { continue }
+      if let owner = entries[key]!.owner, informed.contains(owner) { continue }
       // Only the mediums heard since the last answer: the question carries the new handles,
       // and must not make the owner believe it was heard again on a medium gone quiet.
       entries[key]!.lastAnswer = nil
@@ -294,6 +308,7 @@ public struct PeerExchangeStateMachine: Sendable {
         guard now >= deadline else { continue }
         outstanding[queryID] = nil
         if attempt >= configuration.maximumAttempts {
+          superseded = superseded.filter { $0.value != key }
           entries[key]!.phase = .idle(restUntil: now + rest(after: entry))
           entries[key]!.nextAttempt = 1
           if entry.owner == nil { entries[key]!.failedRounds += 1 }
@@ -305,6 +320,7 @@ public struct PeerExchangeStateMachine: Sendable {
             entries[key]!.address = nil
           }
         } else {
+          if case .asking = entry.phase { superseded[queryID] = key }
           actions += ask(key, now: now, attempt: attempt + 1)
         }
       case .idle:
@@ -405,13 +421,14 @@ public struct PeerExchangeStateMachine: Sendable {
       outstanding[queryID] = nil
     case .idle: break
     }
+    superseded = superseded.filter { $0.value != key }
   }
 
   private mutating func nextQueryID() -> UInt64 {
     while true {
       var system = SystemRandomNumberGenerator()
       let id = seeded?.next() ?? system.next()
-      if id != 0, outstanding[id] == nil { return id }
+      if id != 0, outstanding[id] == nil, superseded[id] == nil { return id }
     }
   }
 }

@@ -183,10 +183,16 @@ public actor PeerResolver {
         returnPath: reachable(sighting.returnPath), at: time)
     }
     if handlesChanged {
-      actions += exchange.handlesChanged(local: device.id, now: time)
-      if !(report.publish.isEmpty && report.unpublish.isEmpty) {
-        sendUpdates(from: device.id, now: time)
-      }
+      let publicationsChanged = !(report.publish.isEmpty && report.unpublish.isEmpty)
+      let subscriptionsChanged = !(report.subscribe.isEmpty && report.unsubscribe.isEmpty)
+      // Owners that asked this device lately get its publications unasked (sendUpdates): when
+      // only publications changed, asking them again would tell them nothing more (it
+      // tripled the datagrams of a burst of publishes, docs/benchmarks.md).
+      let informed: Set<Identifier> =
+        publicationsChanged && !subscriptionsChanged
+        ? Set((hearers[device.id] ?? [:]).filter { $0.value.until > time }.keys) : []
+      actions += exchange.handlesChanged(local: device.id, now: time, informed: informed)
+      if publicationsChanged { sendUpdates(from: device.id, now: time) }
     }
     perform(actions, now: time)
     return answer

@@ -209,7 +209,12 @@ actor GattPeerEngine {
         }
       }
     case .write(let chunk):
-      guard let inbox = link.inbox else { return }
+      guard let inbox = link.inbox else {
+        // Cannot happen (the machine writes only once connected); taken as a failure so
+        // the link cannot stay busy forever.
+        writeFinished(address, false)
+        return
+      }
       spawn { [weak self] in
         guard let self else { return }
         let ok =
@@ -218,7 +223,10 @@ actor GattPeerEngine {
         await self.writeFinished(address, ok)
       }
     case .read:
-      guard let outbox = link.outbox else { return }
+      guard let outbox = link.outbox else {
+        readFinished(address, nil)
+        return
+      }
       spawn { [weak self] in
         guard let self else { return }
         let reply = await self.callDevice(outbox, "ReadValue", [.vardict([:])])

@@ -26,13 +26,19 @@ out=$results/pubsub
 mkdir -p "$out"
 step() { echo "$(date +%T.%N | cut -c1-12) == $*"; }
 # No network: each command in a namespace of its own, with nothing but a loopback that is down.
-isolated() { unshare --net -- "$@"; }
+# `exec`: started with `&`, the function runs in a subshell; exec makes that subshell the
+# command itself (unshare execs it in turn), so $! is nearby's pid and SIGINT reaches it (a
+# background bash ignores SIGINT).
+isolated() { exec unshare --net -- "$@"; }
 
 # A home of its own: XDG folders in the VM's writable /tmp, the state (logs) in the results.
 home=$(mktemp -d /tmp/nearby-pubsub.XXXXXX)
 export HOME=$home XDG_CONFIG_HOME=$home/config XDG_DATA_HOME=$home/data \
   XDG_STATE_HOME=$out/state XDG_RUNTIME_DIR=$home/runtime
 unset NEARBY_API_KEY NEARBY_LAN_INTERFACE PULSE_SERVER NEARBY_SERVER
+# A process that hangs is sent SIGABRT (exit_status): the Swift runtime then prints every
+# thread's backtrace into its .err.
+export SWIFT_BACKTRACE="enable=yes,threads=all,interactive=no,symbolicate=full"
 mkdir -p "$XDG_RUNTIME_DIR"
 
 pids=()
@@ -72,7 +78,9 @@ exit_status() {
   local pid=$1 deadline=$((SECONDS + $2))
   while kill -0 "$pid" 2>/dev/null; do
     if ((SECONDS > deadline)); then
-      echo "process $pid did not exit within $2 s" >&2
+      echo "process $pid did not exit within $2 s; its threads:" >&2
+      timeout 120 gdb -p "$pid" -batch -ex "thread apply all bt 25" 2>&1 |
+        grep -E "^Thread|^#" | cut -c1-220 >&2 || true
       return 1
     fi
     sleep 0.2
@@ -83,7 +91,7 @@ exit_status() {
 
 step "(no network) nearby subscribe --mediums ble --ble-adapter hci7 (no such adapter)"
 set +e
-isolated "$nearby" subscribe --mediums ble --ble-adapter hci7 --json >"$out/absent.out" 2>"$out/absent.err"
+(isolated "$nearby" subscribe --mediums ble --ble-adapter hci7 --json) >"$out/absent.out" 2>"$out/absent.err"
 absent_rc=$?
 set -e
 cat "$out/absent.err"
@@ -118,7 +126,7 @@ round() {
     'e["event"] == "note" and e["detail"].startswith("connected to peers (no server)") and "GATT" in e["detail"]'
 
   step "[$name] (no network) nearby publish ${what[*]} --mediums ble --ble-adapter hci0 --mode broadcast --json"
-  isolated "$nearby" publish "${what[@]}" --mediums ble --ble-adapter hci0 --mode broadcast \
+  isolated "$nearby" publish "${what[@]}" --mediums ble --ble-adapter hci0 --mode broadcast --log-level debug \
     --json >"$pub_out" 2>"$out/$name-publish.err" &
   local publisher=$!
   pids+=("$publisher")
