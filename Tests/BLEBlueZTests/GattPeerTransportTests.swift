@@ -183,4 +183,39 @@ extension BlueZDoubleTests {
     await aliceResolver.shutdown()
     await bobResolver.shutdown()
   }
+
+  /// The owner unpublishes and shuts down at once (Ctrl-C on `nearby publish`): the update it
+  /// queued for the hearer is read before its GATT service goes, so the hearer loses the
+  /// message at once, not after its lostAfter (30 s here).
+  @Test func anUnpublishJustBeforeShutdownStillReachesTheHearer() async throws {
+    let control = try await DoubleControl.connect()
+    defer { control.close() }
+    let (alice, aliceResolver) = try await Self.gattManager(
+      bus: control.bus, adapter: "hci0", lostAfter: .seconds(30))
+    let (bob, bobResolver) = try await Self.gattManager(
+      bus: control.bus, adapter: "hci1", lostAfter: .seconds(30))
+    let events = Mutex<[String]>([])
+    let publication = try await alice.publish(Message(text: "going", type: "bye")) {
+      $0.strategy = Strategy(mediums: .ble, mode: .broadcast)
+    }
+    let subscription = try await bob.subscribe(
+      onFound: { _ in events.withLock { $0.append("found") } },
+      onLost: { _ in events.withLock { $0.append("lost") } }
+    ) {
+      $0.type = "bye"
+      $0.strategy = Strategy(mediums: .ble, mode: .scan)
+    }
+    #expect(await eventually(timeout: .seconds(20)) { events.withLock { $0 } == ["found"] })
+    // Let the hearer's link settle into its slow poll (past the 3 s answer window).
+    try await Task.sleep(for: .seconds(4))
+    await publication.cancel()
+    await alice.shutdown()
+    await aliceResolver.shutdown()
+    #expect(
+      await eventually(timeout: .seconds(10)) { events.withLock { $0 } == ["found", "lost"] },
+      "after the owner's unpublish and shutdown: \(events.withLock { $0 })")
+    await subscription.cancel()
+    await bob.shutdown()
+    await bobResolver.shutdown()
+  }
 }

@@ -50,8 +50,9 @@ public final class BlueZPeerTransport: PeerTransport {
     try await engine.send(datagram, to: address)
   }
 
-  /// Disconnects every link, unregisters the service, closes the bus connection and finishes
-  /// ``incoming``.
+  /// Waits up to ``BlueZPeerTransportConfiguration/drainTimeout`` for connected hearers to
+  /// read what waits for them, then disconnects every link, unregisters the service, closes
+  /// the bus connection and finishes ``incoming``.
   public func shutdown() async { await engine.shutdown() }
 
   /// What the transport counted so far.
@@ -70,6 +71,9 @@ public struct BlueZPeerTransportConfiguration: Sendable {
   public var idleTimeout: Duration = .seconds(10)
   /// How long what a connected hearer has waiting is kept for it. Default 30 s.
   public var keepFor: Duration = .seconds(30)
+  /// How long ``BlueZPeerTransport/shutdown()`` waits for connected hearers to read what
+  /// waits for them (an unpublish's update) before the service goes. Default 3 s.
+  public var drainTimeout: Duration = .seconds(3)
 
   public init(bluez: BlueZConfiguration = .init()) { self.bluez = bluez }
 }

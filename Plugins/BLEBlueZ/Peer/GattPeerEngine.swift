@@ -409,6 +409,13 @@ actor GattPeerEngine {
 
   func shutdown() async {
     guard !isShutDown else { return }
+    // What waits for connected hearers (an unpublish's update, sent just before) is read
+    // within a poll (1 s): wait for it, boundedly, before the service goes.
+    let deadline = ContinuousClock.now + configuration.drainTimeout
+    while service.hasWaiting(now: .now), ContinuousClock.now < deadline {
+      try? await Task.sleep(for: .milliseconds(50))
+    }
+    guard !isShutDown else { return }
     isShutDown = true
     let linked = links.values.filter { $0.machine.isLinked }.map(\.devicePath)
     for task in tasks.values { task.cancel() }

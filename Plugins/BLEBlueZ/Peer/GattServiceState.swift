@@ -47,6 +47,12 @@ struct GattServiceState: Sendable {
   /// How many hearers are kept.
   var clientCount: Int { clients.count }
 
+  /// Whether any hearer has a datagram waiting (`now`: what expired is not counted).
+  mutating func hasWaiting(now: ContinuousClock.Instant) -> Bool {
+    expire(now: now)
+    return clients.values.contains { !$0.waiting.isEmpty }
+  }
+
   /// Queues `datagram` for `client`; false when its outbox is full (the datagram is dropped).
   mutating func queue(_ datagram: [UInt8], for client: String, now: ContinuousClock.Instant)
     -> Bool
