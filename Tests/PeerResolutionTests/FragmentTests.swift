@@ -64,4 +64,19 @@ struct FragmentTests {
     reassembler.expire(now: now.addingTimeInterval(PeerLimits.reassemblyTimeout + 1))
     #expect(reassembler.count == 0)
   }
+
+  @Test("a message whose fragments keep arriving is kept past the timeout from its first")
+  func slowButSteady() throws {
+    var reassembler = Reassembler()
+    let parts = try #require(Fragments.split(body, datagramLimit: 30_000, messageID: 42))
+    #expect(parts.count >= 3)
+    // One fragment every two thirds of the timeout: the whole spans more than the timeout.
+    let step = PeerLimits.reassemblyTimeout * 2 / 3
+    var whole: [UInt8]?
+    for (index, part) in parts.enumerated() {
+      whole = try reassembler.add(
+        part, kind: .answer, from: sender, now: now.addingTimeInterval(Double(index) * step))
+    }
+    #expect(whole == body)
+  }
 }

@@ -7,7 +7,8 @@ import Foundation
 /// nonce, the header's fragment flag set, the message's kind), whose opened body starts with
 /// a prefix: message id u64 (random per message) ‖ index u8 ‖ count u8, then its share of the
 /// message body. A receiver keeps the fragments of at most
-/// ``PeerLimits/maximumReassemblies`` messages for at most ``PeerLimits/reassemblyTimeout``,
+/// ``PeerLimits/maximumReassemblies`` messages, each until ``PeerLimits/reassemblyTimeout``
+/// passes with no fragment of it,
 /// each of at most ``PeerLimits/maximumFragments`` fragments, so what it holds is bounded;
 /// only fragments that opened (sent by a holder of the project key) get there.
 enum Fragments {
@@ -47,7 +48,8 @@ struct Reassembler {
     let kind: PeerMessageKind
     let count: Int
     var parts: [Int: ArraySlice<UInt8>] = [:]
-    let startedAt: Date
+    /// When its last fragment arrived: a message still arriving (a slow transport) is kept.
+    var lastFragmentAt: Date
   }
 
   private var pending: [Key: Pending] = [:]
@@ -73,14 +75,15 @@ struct Reassembler {
     expire(now: now)
     let key = Key(sender: sender, messageID: messageID)
     var entry =
-      pending[key] ?? Pending(kind: kind, count: count, startedAt: now)
+      pending[key] ?? Pending(kind: kind, count: count, lastFragmentAt: now)
     guard entry.kind == kind, entry.count == count else { throw .invalid("fragment") }
     if pending[key] == nil, pending.count >= PeerLimits.maximumReassemblies,
-      let oldest = pending.min(by: { $0.value.startedAt < $1.value.startedAt })?.key
+      let oldest = pending.min(by: { $0.value.lastFragmentAt < $1.value.lastFragmentAt })?.key
     {
       pending[oldest] = nil
     }
     entry.parts[index] = chunk
+    entry.lastFragmentAt = now
     guard entry.parts.count == count else {
       pending[key] = entry
       return nil
@@ -89,10 +92,10 @@ struct Reassembler {
     return (0..<count).flatMap { entry.parts[$0]! }
   }
 
-  /// Forgets messages whose first fragment came more than the timeout ago.
+  /// Forgets messages whose last fragment came more than the timeout ago.
   mutating func expire(now: Date) {
     pending = pending.filter {
-      now.timeIntervalSince($0.value.startedAt) < PeerLimits.reassemblyTimeout
+      now.timeIntervalSince($0.value.lastFragmentAt) < PeerLimits.reassemblyTimeout
     }
   }
 }

@@ -13,9 +13,9 @@ public enum PeerLimits {
   /// The most split messages being put back together at once; a new one past it replaces
   /// the oldest.
   public static let maximumReassemblies = 8
-  /// How long the fragments of a message wait for the rest: 30 s (a message of the full
-  /// 100 KiB takes about 6 s over GATT in the VM; the count bounds above, not time, bound the
-  /// memory held).
+  /// How long the fragments of a message wait for the next: 30 s after the last one arrived
+  /// (a message of the full 100 KiB takes 5–7 s over GATT in the VM, many times that on a
+  /// loaded machine; the count bounds above, not time, bound the memory held).
   public static let reassemblyTimeout: Double = 30
   /// How far a datagram's send time may be from the receiver's clock: 30 s.
   public static let clockWindowMilliseconds: UInt64 = 30_000

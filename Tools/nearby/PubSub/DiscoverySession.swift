@@ -142,6 +142,9 @@ struct DiscoverySession {
   func shutdown() async {
     await manager.shutdown()
     guard let peerResolver else { return }
+    // Sends what is queued (the unpublish's and unregister's updates) and closes the
+    // transports; the GATT transport first lets connected hearers read what waits for them.
+    await peerResolver.shutdown()
     let counters = await peerResolver.counters()
     output.note(
       "peer resolution: received \(counters.received), accepted \(counters.accepted), "
