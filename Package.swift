@@ -476,7 +476,7 @@ let package = Package(
     ),
     .target(
       name: "BlueZTestSupport",
-      dependencies: ["DBus", "Tokens"],
+      dependencies: ["DBus", "Tokens", "Core", "BLEBlueZ"],
       path: "Tests/BlueZTestSupport",
       swiftSettings: strictSwift
     ),

@@ -1,4 +1,5 @@
 import BLEBlueZ
+import BlueZTestSupport
 import Core
 import DBus
 import Foundation
@@ -16,28 +17,6 @@ import Tokens
 /// managers with peer resolvers whose only way to each other is BLE. In the serialized double
 /// suite.
 extension BlueZDoubleTests {
-  /// A transport that also shuts down the medium that made its address known.
-  final class WithMedium: PeerTransport {
-    let inner: BlueZPeerTransport
-    let medium: BlueZMedium
-    init(_ inner: BlueZPeerTransport, medium: BlueZMedium) {
-      self.inner = inner
-      self.medium = medium
-    }
-    var kind: String { inner.kind }
-    var name: String { inner.name }
-    var capabilities: PeerTransportCapabilities { inner.capabilities }
-    var maximumDatagramSize: Int { inner.maximumDatagramSize }
-    var incoming: AsyncStream<PeerDatagram> { inner.incoming }
-    func send(_ datagram: [UInt8], to address: PeerAddress) async throws {
-      try await inner.send(datagram, to: address)
-    }
-    func shutdown() async {
-      await inner.shutdown()
-      await medium.shutdown()
-    }
-  }
-
   static func quietLogger(_ label: String) -> Logger {
     var logger = Logger(label: label)
     logger.logLevel = .warning
@@ -65,8 +44,8 @@ extension BlueZDoubleTests {
     let sighting = try #require(await heard.first(timeout: .seconds(10)) { $0.token == token })
     let address = try #require(sighting.returnPath)
     return PeerTransportConformance.Pair(
-      first: WithMedium(hearer, medium: hearerMedium), firstAddress: address,
-      second: WithMedium(owner, medium: ownerMedium), secondAddress: address)
+      first: TransportWithMedium(hearer, medium: hearerMedium), firstAddress: address,
+      second: TransportWithMedium(owner, medium: ownerMedium), secondAddress: address)
   }
 
   @Test(arguments: PeerTransportConformance.Check.allCases)

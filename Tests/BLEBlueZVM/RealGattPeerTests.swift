@@ -1,4 +1,5 @@
 import BLEBlueZ
+import BlueZTestSupport
 import Core
 import Foundation
 import Logging
@@ -20,28 +21,6 @@ extension RealBlueZTests {
   @Suite struct GattPeer {
     struct NotHeard: Error, CustomStringConvertible {
       var description: String { "hci1 did not hear hci0's token with a way back within 30 s" }
-    }
-
-    /// A transport that also shuts down the medium that made its address known.
-    final class WithMedium: PeerTransport {
-      let inner: BlueZPeerTransport
-      let medium: BlueZMedium
-      init(_ inner: BlueZPeerTransport, medium: BlueZMedium) {
-        self.inner = inner
-        self.medium = medium
-      }
-      var kind: String { inner.kind }
-      var name: String { inner.name }
-      var capabilities: PeerTransportCapabilities { inner.capabilities }
-      var maximumDatagramSize: Int { inner.maximumDatagramSize }
-      var incoming: AsyncStream<PeerDatagram> { inner.incoming }
-      func send(_ datagram: [UInt8], to address: PeerAddress) async throws {
-        try await inner.send(datagram, to: address)
-      }
-      func shutdown() async {
-        await inner.shutdown()
-        await medium.shutdown()
-      }
     }
 
     static func logger(_ label: String) -> Logger {
@@ -84,8 +63,8 @@ extension RealBlueZTests {
       }
       return (
         PeerTransportConformance.Pair(
-          first: WithMedium(hearer, medium: hearerMedium), firstAddress: address,
-          second: WithMedium(owner, medium: ownerMedium), secondAddress: address), heardAt
+          first: TransportWithMedium(hearer, medium: hearerMedium), firstAddress: address,
+          second: TransportWithMedium(owner, medium: ownerMedium), secondAddress: address), heardAt
       )
     }
 

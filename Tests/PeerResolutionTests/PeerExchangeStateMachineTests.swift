@@ -134,13 +134,20 @@ struct PeerExchangeStateMachineTests {
     let again = m.answered(queryID: second, sender: owner, from: lan, now: at(1.6))
     let replayed = m.answered(queryID: first, sender: owner, from: lan, now: at(1.7))
     #expect(again == nil && replayed == nil)
-    // Given up after the last attempt: no earlier id answers either.
+    // Given up after the last attempt: a late answer to any attempt of the round still
+    // answers (its id was ours, drawn at random); once answered, no other does.
     var n = machine { $0.maximumAttempts = 2 }
     let early = try #require(queryID(n.heard(key, on: .ble, returnPath: lan, at: at(0))))
-    _ = n.tick(now: at(1))
+    let later = try #require(queryID(n.tick(now: at(1))))
     _ = n.tick(now: at(3))
-    let tooLate = n.answered(queryID: early, sender: owner, from: lan, now: at(3.1))
-    #expect(tooLate == nil)
+    #expect(n.outstandingCount == 0)
+    let afterGivingUp = n.answered(queryID: early, sender: owner, from: lan, now: at(3.5))
+    #expect(afterGivingUp != nil)
+    let another = n.answered(queryID: later, sender: owner, from: lan, now: at(3.6))
+    #expect(another == nil)
+    // A random id never asked answers nothing.
+    let unknown = n.answered(queryID: 0xDEAD, sender: owner, from: lan, now: at(3.7))
+    #expect(unknown == nil)
   }
 
   @Test("fragments of an answer arriving from the asked address put the next ask off")

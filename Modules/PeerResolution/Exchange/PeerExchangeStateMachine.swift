@@ -124,14 +124,20 @@ public struct PeerExchangeStateMachine: Sendable {
     var lastAsked: Date?
     /// Mediums heard since the last answer.
     var mediumsSinceAnswer: DiscoveryMediums = []
+    /// Ids of earlier attempts still valid (see ``superseded``), oldest first.
+    var earlierQueries: [UInt64] = []
   }
 
   public let configuration: Configuration
   private var entries: [Key: Entry] = [:]
   private var outstanding: [UInt64: Key] = [:]
-  /// Questions asked again: their ids stay valid (a late answer to an earlier attempt answers
-  /// the question) until it is answered, given up or forgotten. Not counted as outstanding.
+  /// Questions asked again or given up: their ids stay valid (a late answer to an earlier
+  /// attempt answers the question, even after the round was given up) until the token is
+  /// answered or forgotten, the last ``maximumEarlierQueries`` of each token. Not counted as
+  /// outstanding.
   private var superseded: [UInt64: Key] = [:]
+  /// How many earlier question ids a token keeps valid.
+  static let maximumEarlierQueries = 8
   /// Seeded query ids, for tests only; nil: the system's generator, so a query id tells a
   /// listener nothing of the ones before it.
   private var seeded: SplitMix64?
@@ -227,9 +233,12 @@ public struct PeerExchangeStateMachine: Sendable {
       // This attempt or an earlier one of the same question (a slow transport: the answer
       // to the first attempt arrives after the second went out).
       outstanding[current] = nil
-      superseded = superseded.filter { $0.value != key }
-    case .idle: return nil
+    case .idle:
+      // Only an earlier attempt's answer, arriving after its round was given up.
+      guard superseded[queryID] != nil else { return nil }
     }
+    for id in entry.earlierQueries { superseded[id] = nil }
+    entry.earlierQueries = []
     entry.phase = .idle(restUntil: nil)
     // The first address it answered from is kept while it keeps answering.
     if entry.confirmed == nil { entry.confirmed = address }
@@ -307,8 +316,8 @@ public struct PeerExchangeStateMachine: Sendable {
         .asking(let queryID, let attempt, let deadline, _):
         guard now >= deadline else { continue }
         outstanding[queryID] = nil
+        if case .asking = entry.phase { rememberEarlier(queryID, of: key) }
         if attempt >= configuration.maximumAttempts {
-          superseded = superseded.filter { $0.value != key }
           entries[key]!.phase = .idle(restUntil: now + rest(after: entry))
           entries[key]!.nextAttempt = 1
           if entry.owner == nil { entries[key]!.failedRounds += 1 }
@@ -320,7 +329,6 @@ public struct PeerExchangeStateMachine: Sendable {
             entries[key]!.address = nil
           }
         } else {
-          if case .asking = entry.phase { superseded[queryID] = key }
           actions += ask(key, now: now, attempt: attempt + 1)
         }
       case .idle:
@@ -421,7 +429,17 @@ public struct PeerExchangeStateMachine: Sendable {
       outstanding[queryID] = nil
     case .idle: break
     }
-    superseded = superseded.filter { $0.value != key }
+    for id in entry.earlierQueries { superseded[id] = nil }
+  }
+
+  /// Keeps `queryID`, a question of `key` asked again or given up, valid for a late answer.
+  private mutating func rememberEarlier(_ queryID: UInt64, of key: Key) {
+    guard entries[key] != nil else { return }
+    superseded[queryID] = key
+    entries[key]!.earlierQueries.append(queryID)
+    if entries[key]!.earlierQueries.count > Self.maximumEarlierQueries {
+      superseded[entries[key]!.earlierQueries.removeFirst()] = nil
+    }
   }
 
   private mutating func nextQueryID() -> UInt64 {
