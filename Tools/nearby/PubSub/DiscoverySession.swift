@@ -32,9 +32,12 @@ struct DiscoverySession {
     var lan: (LANPeerTransport, String)?
     var lanFailure: ExitFailure?
     if mode == .peer {
+      // A --lan-interface that does not exist is the user's to fix: said at once.
+      try PeerConnection.checkInterface(mediumOptions)
       do {
         lan = try PeerConnection.openLAN(peer: options.peer, medium: mediumOptions)
       } catch let failure as ExitFailure {
+        // No network at all (an empty namespace): fatal below unless GATT can carry.
         lanFailure = failure
       }
       mediumOptions.peerPort = lan?.0.port

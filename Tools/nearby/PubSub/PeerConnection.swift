@@ -41,11 +41,7 @@ struct PeerConnection {
     let configuration = LANPeerConfiguration(
       group: group, groupPort: UInt16(clamping: peer.peerGroupPort),
       interface: medium.lanInterfaceName)
-    if let name = medium.lanInterfaceName, !NetworkInterfaces.exists(name) {
-      throw ExitFailure(
-        "peer resolution needs the LAN: no network interface \"\(name)\"; interfaces here: "
-          + NetworkInterfaces.names().joined(separator: ", "), code: ExitCodes.unavailable)
-    }
+    try checkInterface(medium)
     do {
       let transport = try LANPeerTransport(configuration: configuration)
       return (
@@ -59,6 +55,15 @@ struct PeerConnection {
         "peer resolution cannot open its LAN transport (\(group):\(configuration.groupPort)): "
           + "\(error); free the port, pick another with --peer-group-port, or use "
           + "--resolver local", code: ExitCodes.unavailable)
+    }
+  }
+
+  /// - Throws: ``ExitFailure`` 69 when `--lan-interface` names an interface this host lacks.
+  static func checkInterface(_ medium: MediumOptions) throws {
+    if let name = medium.lanInterfaceName, !NetworkInterfaces.exists(name) {
+      throw ExitFailure(
+        "peer resolution needs the LAN: no network interface \"\(name)\"; interfaces here: "
+          + NetworkInterfaces.names().joined(separator: ", "), code: ExitCodes.unavailable)
     }
   }
 
