@@ -73,9 +73,9 @@ fi
 #     network): found, then lost after the publisher's Ctrl-C; a 100 KiB message intact;
 #   - the BLE benchmarks once, briefly (`nearby-bench ble-vm`, `gatt-peer --short`).
 # It fails if any fails, printing every output; a VM that cannot boot fails the run with its
-# console. Cost: the CI run of 2026-11-26 (2 cores, nothing else running) had the VM up and
-# down in 489 s (the check 25 s, the tests 354 s, publish/subscribe 67 s); under heavy load
-# (other builds beside it) 729-990 s. NEARBY_BLUEZ_VM_TIMEOUT (default here 1200 s) bounds it.
+# console. Cost: the fresh-clone run of 2026-11-27 04:00 (2 cores, nothing else running) had
+# the VM up and down in 537 s (the check 21 s, the tests 356 s, publish/subscribe over GATT
+# 101 s, the BLE benchmarks 26 s); under heavy load (other builds beside it) 729-990 s. NEARBY_BLUEZ_VM_TIMEOUT (default here 1200 s) bounds it.
 echo "== BlueZ VM: nearby ble status and scan, the BLEBlueZVM tests, and nearby publish/subscribe, against the real bluetoothd" >&2
 bin=$(swift build --show-bin-path)
 NEARBY_BLUEZ_VM_TIMEOUT=${NEARBY_BLUEZ_VM_TIMEOUT:-1200} Tools/scripts/bluez-vm/run.sh \
