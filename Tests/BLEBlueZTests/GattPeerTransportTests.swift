@@ -197,4 +197,28 @@ extension BlueZDoubleTests {
     await bob.shutdown()
     await bobResolver.shutdown()
   }
+
+  /// bluetoothd restarting forgets every application: the transport registers its service
+  /// again once bluetoothd is back.
+  @Test func theServiceIsRegisteredAgainAfterABluetoothdRestart() async throws {
+    let control = try await DoubleControl.connect()
+    defer { control.close() }
+    let transport = try await BlueZPeerTransport(
+      configuration: .init(bluez: BlueZConfiguration(bus: control.bus, adapter: "hci0")),
+      logger: Self.quietLogger("test.gatt.restart"))
+    func apps() async -> [DBusValue] {
+      (try? await control.call("GattApps", [.string("hci0")]).first?.elements) ?? []
+    }
+    #expect(await apps().count == 1)
+    try await control.call("Restart", [.uint32(300)])
+    // Gone (the double restarts 20 ms after answering), then back with no application.
+    let gone = await eventually(timeout: .seconds(5)) {
+      (try? await control.connection.nameOwner(of: "org.bluez")) == nil
+    }
+    #expect(gone, "the double did not restart")
+    #expect(try await control.waitForBlueZ())
+    let registeredAgain = await eventually(timeout: .seconds(10)) { await apps().count == 1 }
+    #expect(registeredAgain, "the peer service was not registered again")
+    await transport.shutdown()
+  }
 }

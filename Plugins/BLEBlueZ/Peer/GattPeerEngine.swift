@@ -65,8 +65,20 @@ actor GattPeerEngine {
     try await register()
     spawn { [weak self] in
       for await change in owners where !change.new.isEmpty {
-        // bluetoothd is back: it forgot the application.
-        try? await self?.register()
+        // bluetoothd is back: it forgot the application. Its adapters may take a moment to
+        // appear: tried for about 10 s.
+        for attempt in 1...20 {
+          guard let self, !Task.isCancelled else { return }
+          do {
+            try await self.register()
+            break
+          } catch {
+            if attempt == 20 {
+              self.logger.warning("ble gatt: cannot register the peer service again: \(error)")
+            }
+            try? await Task.sleep(for: .milliseconds(500))
+          }
+        }
       }
     }
   }
