@@ -194,6 +194,52 @@ struct PeerResolverTests {
     await f.shutdown(alice, bob)
   }
 
+  /// The CI failure of 2026-11-27 (LAN on loopback, a loaded machine): Bob's answer to
+  /// Alice's question was sent before Alice answered Bob and reached her after, so she learnt
+  /// his clock as behind hers by its transit time, and stamped her unpublish that much
+  /// earlier: before the answer Bob already had. He took it for older news and ignored it.
+  /// Here the transit is held for 1 s.
+  @Test(
+    "an unpublish reaches the hearer at once after the owner learnt its clock from a slow answer")
+  func unpublishAfterASlowAnswer() async throws {
+    let f = PeerFixture()
+    let alice = try await f.node(name: "alice")
+    let bob = try await f.node(name: "bob")
+    let publication = try await alice.publish("Alice")
+    try await alice.subscribe()
+    try await bob.subscribe()
+    // Alice asks Bob; his answer is held on the network.
+    await f.network.partition(alice.address, bob.address)
+    let sentBefore = await f.network.log.count
+    try await alice.hear(bob)
+    let between = { @Sendable (from: PeerAddress, to: PeerAddress) in
+      await f.network.log.dropFirst(sentBefore).filter { $0.from == from && $0.to == [to] }
+    }
+    #expect(
+      await eventually(timeout: .seconds(5)) {
+        await between(alice.address, bob.address).count == 1
+      })
+    let question = try #require(await between(alice.address, bob.address).first)
+    await f.network.inject(question.bytes, from: alice.address, to: bob.address)
+    #expect(
+      await eventually(timeout: .seconds(5)) {
+        await between(bob.address, alice.address).count == 1
+      })
+    let heldAnswer = try #require(await between(bob.address, alice.address).first)
+    await f.network.heal(alice.address, bob.address)
+    // A second later Bob asks Alice and finds her message.
+    f.time.advance(1)
+    try await bob.hear(alice)
+    #expect(await bob.answered())
+    #expect(await bob.waitFor { $0.found == ["Alice"] })
+    // Only now does Bob's answer reach Alice, a second after he stamped it.
+    await f.network.inject(heldAnswer.bytes, from: bob.address, to: alice.address)
+    #expect(await alice.answered())
+    try await alice.report(Report(unpublish: [publication]))
+    #expect(await bob.waitFor { $0.lost == ["Alice"] })
+    await f.shutdown(alice, bob)
+  }
+
   @Test("an older unasked update arriving after a newer answer is ignored (no spurious lost)")
   func olderUpdateIgnored() async throws {
     let f = PeerFixture()

@@ -128,14 +128,14 @@ extension PeerResolver {
             metadata: ["address": "\(address)", "bytes": "\(cost)"])
           return
         }
-        // Stamped in the receiver's clock as far as we know it (see PeerClockOffsets).
-        let stamp = address.map {
-          time.addingTimeInterval(Double(clockOffsets.offset(of: $0)) / 1000)
-        }
+        // Stamped in the receiver's clock as far as we know it, never before the last stamp
+        // it got from us (see PeerClockOffsets).
+        let milliseconds = PeerClock.milliseconds(time)
+        let stamp = address.map { clockOffsets.stamp(for: $0, now: milliseconds) } ?? milliseconds
         do {
           for part in parts {
             let bytes = try sealer.seal(
-              kind: message.kind, flags: part.flags, body: part.body, now: stamp ?? time)
+              kind: message.kind, flags: part.flags, body: part.body, sentAt: stamp)
             queue(Outgoing(bytes: bytes, address: address))
           }
         } catch {

@@ -89,10 +89,18 @@ struct PeerSealer: Sendable {
 
   /// `body` sealed with the send time `now` behind a fresh header of `kind` (with `flags`).
   func seal(kind: PeerMessageKind, flags: UInt8 = 0, body: [UInt8], now: Date) throws -> [UInt8] {
+    try seal(kind: kind, flags: flags, body: body, sentAt: PeerClock.milliseconds(now))
+  }
+
+  /// `body` sealed with the send time `sentAt` (ms since 1970) behind a fresh header of
+  /// `kind` (with `flags`).
+  func seal(kind: PeerMessageKind, flags: UInt8 = 0, body: [UInt8], sentAt: UInt64) throws
+    -> [UInt8]
+  {
     let nonce = ChaChaPoly.Nonce()
     let header = PeerHeader(
       kind: kind, flags: flags, projectTag: keys.projectTag, nonce: Array(nonce),
-      sentAt: PeerClock.milliseconds(now))
+      sentAt: sentAt)
     let headerBytes = header.bytes
     var plaintext = ByteWriter(capacity: PeerHeader.sealedTimeSize + body.count)
     plaintext.u64(header.sentAt)
