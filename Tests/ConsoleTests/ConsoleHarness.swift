@@ -7,11 +7,12 @@ import NearbyServer
 import ServerStorage
 import ServerTestSupport
 import ServiceLifecycle
+import TestSupport
 import Testing
 
 /// A resolver server with its console on a free loopback port, over SQLite or PostgreSQL, and
 /// a browser-like client (cookies by hand, redirects not followed).
-final class ConsoleHarness: Sendable {
+final class ConsoleHarness: AsyncShutdown {
   enum Engine: String, CaseIterable, CustomTestStringConvertible {
     case sqlite, postgres
     var testDescription: String { rawValue }

@@ -5,6 +5,7 @@ import ServerStorage
 import ServerTestSupport
 import Synchronization
 import Testing
+import TestSupport
 import Tokens
 
 /// Beacon diagnostics (issue 18): telemetry and observations forwarded with `getforobserved`,
@@ -113,165 +114,169 @@ struct DiagnosticsTests {
   func telemetryForwardedIsKeptAsTheBeaconsLatest(_ engine: Engine) async throws {
     let clock = Clock()
     let server = try await start(engine, clock: clock)
-    defer { Task { await server.shutdown() } }
-    try await register(server, 1)
-    let fresh = try await diagnostics(server, 1)
-    #expect(fresh["lastObservedAt"] == nil)
-    #expect(fresh["alerts"] as? [String] == [])
+    try await withShutdown(server) { server in
+      try await register(server, 1)
+      let fresh = try await diagnostics(server, 1)
+      #expect(fresh["lastObservedAt"] == nil)
+      #expect(fresh["alerts"] as? [String] == [])
 
-    let observed = try await observe(server, 1, telemetry: tlm(millivolts: 2950))
-    #expect(observed.status == 200, "\(observed.body)")
-    var found = try await diagnostics(server, 1)
-    #expect(found["beaconName"] as? String == name(1))
-    #expect(found["batteryMillivolts"] as? Int == 2950)
-    #expect(found["temperatureCelsius"] as? Double == 21.5)
-    #expect(found["advertisingCount"] as? Int == 1000)
-    #expect(found["uptimeSeconds"] as? Double == 3600)
-    #expect(found["lastObservedAt"] as? String == "2027-01-15T08:00:00.000Z")
-    #expect(found["telemetryAt"] as? String == "2027-01-15T08:00:00.000Z")
-    #expect(found["alerts"] as? [String] == [])
+      let observed = try await observe(server, 1, telemetry: tlm(millivolts: 2950))
+      #expect(observed.status == 200, "\(observed.body)")
+      var found = try await diagnostics(server, 1)
+      #expect(found["beaconName"] as? String == name(1))
+      #expect(found["batteryMillivolts"] as? Int == 2950)
+      #expect(found["temperatureCelsius"] as? Double == 21.5)
+      #expect(found["advertisingCount"] as? Int == 1000)
+      #expect(found["uptimeSeconds"] as? Double == 3600)
+      #expect(found["lastObservedAt"] as? String == "2027-01-15T08:00:00.000Z")
+      #expect(found["telemetryAt"] as? String == "2027-01-15T08:00:00.000Z")
+      #expect(found["alerts"] as? [String] == [])
 
-    // The latest wins; a beacon that does not report its battery or temperature says so.
-    clock.advance(10)
-    try await observe(server, 1, telemetry: tlm(millivolts: nil, celsius: nil, count: 2000))
-    found = try await diagnostics(server, 1)
-    #expect(found["batteryMillivolts"] == nil)
-    #expect(found["temperatureCelsius"] == nil)
-    #expect(found["advertisingCount"] as? Int == 2000)
+      // The latest wins; a beacon that does not report its battery or temperature says so.
+      clock.advance(10)
+      try await observe(server, 1, telemetry: tlm(millivolts: nil, celsius: nil, count: 2000))
+      found = try await diagnostics(server, 1)
+      #expect(found["batteryMillivolts"] == nil)
+      #expect(found["temperatureCelsius"] == nil)
+      #expect(found["advertisingCount"] as? Int == 2000)
 
-    // Encrypted telemetry is kept as heard.
-    let etlm = Data([0x20, 0x01] + Array(repeating: 0xA5, count: 16)).base64EncodedString()
-    try await observe(server, 1, telemetry: etlm)
-    found = try await diagnostics(server, 1)
-    #expect(found["encryptedTelemetry"] as? String == etlm)
-    #expect(found["advertisingCount"] == nil)
+      // Encrypted telemetry is kept as heard.
+      let etlm = Data([0x20, 0x01] + Array(repeating: 0xA5, count: 16)).base64EncodedString()
+      try await observe(server, 1, telemetry: etlm)
+      found = try await diagnostics(server, 1)
+      #expect(found["encryptedTelemetry"] as? String == etlm)
+      #expect(found["advertisingCount"] == nil)
 
-    // Malformed telemetry is refused, naming the field; a beacon of no project is left alone.
-    for bad in [
-      "AAE=", Data([0x20, 0x07] + Array(repeating: 0, count: 12)).base64EncodedString(),
-      "not base64!",
-    ] {
-      let refused = try await observe(server, 1, telemetry: bad)
-      #expect(refused.status == 400, "\(bad): \(refused.body)")
+      // Malformed telemetry is refused, naming the field; a beacon of no project is left alone.
+      for bad in [
+        "AAE=", Data([0x20, 0x07] + Array(repeating: 0, count: 12)).base64EncodedString(),
+        "not base64!",
+      ] {
+        let refused = try await observe(server, 1, telemetry: bad)
+        #expect(refused.status == 400, "\(bad): \(refused.body)")
+        #expect(
+          refused.json["message"]?.contains("observations[0].telemetry") == true, "\(refused.body)")
+      }
+      #expect(try await observe(server, 99, telemetry: tlm(millivolts: 3000)).status == 200)
+      #expect(try await call(.GET, server, "/v1/beacons/\(name(99))/diagnostics").status == 404)
+
+      // A client key forwards telemetry but cannot read diagnostics.
+      let client = try await server.storage.transaction { store in
+        try store.createAPIKey(project: "test", role: .client, label: "app", now: Date())
+      }.key
       #expect(
-        refused.json["message"]?.contains("observations[0].telemetry") == true, "\(refused.body)")
+        try await observe(server, 1, telemetry: tlm(millivolts: 2800), key: client).status == 200)
+      #expect(try await diagnostics(server, 1)["batteryMillivolts"] as? Int == 2800)
+      let refused = try await call(.GET, server, "/v1/beacons/\(name(1))/diagnostics", key: client)
+      #expect(refused.status == 403)
+      #expect(try await call(.GET, server, "/v1/diagnostics", key: client).status == 403)
     }
-    #expect(try await observe(server, 99, telemetry: tlm(millivolts: 3000)).status == 200)
-    #expect(try await call(.GET, server, "/v1/beacons/\(name(99))/diagnostics").status == 404)
-
-    // A client key forwards telemetry but cannot read diagnostics.
-    let client = try await server.storage.transaction { store in
-      try store.createAPIKey(project: "test", role: .client, label: "app", now: Date())
-    }.key
-    #expect(
-      try await observe(server, 1, telemetry: tlm(millivolts: 2800), key: client).status == 200)
-    #expect(try await diagnostics(server, 1)["batteryMillivolts"] as? Int == 2800)
-    let refused = try await call(.GET, server, "/v1/beacons/\(name(1))/diagnostics", key: client)
-    #expect(refused.status == 403)
-    #expect(try await call(.GET, server, "/v1/diagnostics", key: client).status == 403)
   }
 
   @Test(arguments: Engine.allCases)
   func anObservationIsWrittenAtMostOnceAMinute(_ engine: Engine) async throws {
     let clock = Clock()
     let server = try await start(engine, clock: clock)
-    defer { Task { await server.shutdown() } }
-    try await register(server, 1)
-    try await observe(server, 1)
-    clock.advance(30)
-    try await observe(server, 1)
-    #expect(
-      try await diagnostics(server, 1)["lastObservedAt"] as? String == "2027-01-15T08:00:00.000Z")
-    clock.advance(31)
-    try await observe(server, 1)
-    #expect(
-      try await diagnostics(server, 1)["lastObservedAt"] as? String == "2027-01-15T08:01:01.000Z")
-    // Telemetry is always written, with the observation.
-    clock.advance(5)
-    try await observe(server, 1, telemetry: tlm(millivolts: 3000))
-    #expect(
-      try await diagnostics(server, 1)["lastObservedAt"] as? String == "2027-01-15T08:01:06.000Z")
+    try await withShutdown(server) { server in
+      try await register(server, 1)
+      try await observe(server, 1)
+      clock.advance(30)
+      try await observe(server, 1)
+      #expect(
+        try await diagnostics(server, 1)["lastObservedAt"] as? String == "2027-01-15T08:00:00.000Z")
+      clock.advance(31)
+      try await observe(server, 1)
+      #expect(
+        try await diagnostics(server, 1)["lastObservedAt"] as? String == "2027-01-15T08:01:01.000Z")
+      // Telemetry is always written, with the observation.
+      clock.advance(5)
+      try await observe(server, 1, telemetry: tlm(millivolts: 3000))
+      #expect(
+        try await diagnostics(server, 1)["lastObservedAt"] as? String == "2027-01-15T08:01:06.000Z")
+    }
   }
 
   @Test(arguments: Engine.allCases)
   func lowBatteryByThresholdAndByTrend(_ engine: Engine) async throws {
     let clock = Clock()
     let server = try await start(engine, clock: clock)
-    defer { Task { await server.shutdown() } }
-    for index in 1...4 { try await register(server, index) }
-    // 1: under the threshold (2200 mV). 2: draining 100 mV a day from 2900: at 2200 in 7 days,
-    // within the 60-day horizon. 3: steady at 3000. 4: draining 2 mV a day: years away.
-    for day in 0...3 {
-      try await observe(server, 2, telemetry: tlm(millivolts: UInt16(2900 - 100 * day)))
-      try await observe(server, 3, telemetry: tlm(millivolts: 3000))
-      try await observe(server, 4, telemetry: tlm(millivolts: UInt16(3000 - 2 * day)))
-      if day < 3 { clock.advance(86_400) }
+    try await withShutdown(server) { server in
+      for index in 1...4 { try await register(server, index) }
+      // 1: under the threshold (2200 mV). 2: draining 100 mV a day from 2900: at 2200 in 7 days,
+      // within the 60-day horizon. 3: steady at 3000. 4: draining 2 mV a day: years away.
+      for day in 0...3 {
+        try await observe(server, 2, telemetry: tlm(millivolts: UInt16(2900 - 100 * day)))
+        try await observe(server, 3, telemetry: tlm(millivolts: 3000))
+        try await observe(server, 4, telemetry: tlm(millivolts: UInt16(3000 - 2 * day)))
+        if day < 3 { clock.advance(86_400) }
+      }
+      try await observe(server, 1, telemetry: tlm(millivolts: 2100))
+      let low = try await diagnostics(server, 1)
+      #expect(low["alerts"] as? [String] == ["lowBattery"])
+      #expect(low["batteryTrendMillivoltsPerDay"] == nil, "one sample is no trend")
+
+      let draining = try await diagnostics(server, 2)
+      #expect(draining["alerts"] as? [String] == ["lowBattery"])
+      let trend = try #require(draining["batteryTrendMillivoltsPerDay"] as? Double)
+      #expect(abs(trend + 100) < 0.001, "\(trend)")
+      // 2600 mV now, 400 mV above the threshold: 4 days on (from the middle of this hour).
+      let expected = Date(timeIntervalSince1970: 1_800_000_000 + 3 * 86_400 + 1800 + 4 * 86_400)
+      let estimate = try #require(draining["estimatedLowBatteryDate"] as? String)
+      let date = try Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(estimate)
+      #expect(abs(date.timeIntervalSince(expected)) < 1, "\(estimate)")
+
+      let steady = try await diagnostics(server, 3)
+      #expect(steady["alerts"] as? [String] == [])
+      #expect(abs(steady["batteryTrendMillivoltsPerDay"] as? Double ?? 1) < 0.001)
+      #expect(steady["estimatedLowBatteryDate"] == nil)
+      let slow = try await diagnostics(server, 4)
+      #expect(slow["alerts"] as? [String] == [], "400 days away is beyond the horizon")
+      #expect(slow["estimatedLowBatteryDate"] != nil)
+
+      #expect(try await listed(server, alert: "lowBattery") == [name(1), name(2)])
+      #expect(try await listed(server, alert: nil) == (1...4).map(name))
     }
-    try await observe(server, 1, telemetry: tlm(millivolts: 2100))
-    let low = try await diagnostics(server, 1)
-    #expect(low["alerts"] as? [String] == ["lowBattery"])
-    #expect(low["batteryTrendMillivoltsPerDay"] == nil, "one sample is no trend")
-
-    let draining = try await diagnostics(server, 2)
-    #expect(draining["alerts"] as? [String] == ["lowBattery"])
-    let trend = try #require(draining["batteryTrendMillivoltsPerDay"] as? Double)
-    #expect(abs(trend + 100) < 0.001, "\(trend)")
-    // 2600 mV now, 400 mV above the threshold: 4 days on (from the middle of this hour).
-    let expected = Date(timeIntervalSince1970: 1_800_000_000 + 3 * 86_400 + 1800 + 4 * 86_400)
-    let estimate = try #require(draining["estimatedLowBatteryDate"] as? String)
-    let date = try Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(estimate)
-    #expect(abs(date.timeIntervalSince(expected)) < 1, "\(estimate)")
-
-    let steady = try await diagnostics(server, 3)
-    #expect(steady["alerts"] as? [String] == [])
-    #expect(abs(steady["batteryTrendMillivoltsPerDay"] as? Double ?? 1) < 0.001)
-    #expect(steady["estimatedLowBatteryDate"] == nil)
-    let slow = try await diagnostics(server, 4)
-    #expect(slow["alerts"] as? [String] == [], "400 days away is beyond the horizon")
-    #expect(slow["estimatedLowBatteryDate"] != nil)
-
-    #expect(try await listed(server, alert: "lowBattery") == [name(1), name(2)])
-    #expect(try await listed(server, alert: nil) == (1...4).map(name))
   }
 
   @Test(arguments: Engine.allCases)
   func lowActivityPagingAndTheBeaconsLifecycle(_ engine: Engine) async throws {
     let clock = Clock()
     let server = try await start(engine, clock: clock)
-    defer { Task { await server.shutdown() } }
-    try await register(server, 1)
-    try await register(server, 2)
-    try await register(server, 3, status: "inactive")
-    try await register(server, 4)
-    try await register(server, 5)
-    clock.advance(2 * 86_400)
-    try await observe(server, 2)
-    clock.advance(2 * 86_400)
-    // 1, 4 and 5 were never observed in the 4 days since they were registered (over 3); 2 was
-    // observed 2 days ago; 3 is inactive: nobody expects to see it.
-    #expect(try await diagnostics(server, 1)["alerts"] as? [String] == ["lowActivity"])
-    #expect(try await diagnostics(server, 2)["alerts"] as? [String] == [])
-    #expect(try await diagnostics(server, 3)["alerts"] as? [String] == [])
-    #expect(try await listed(server, alert: "lowActivity") == [name(1), name(4), name(5)])
-    #expect(
-      try await listed(server, alert: "lowActivity", pageSize: 1) == [name(1), name(4), name(5)])
-    #expect(try await listed(server, alert: nil, pageSize: 2) == (1...5).map(name))
+    try await withShutdown(server) { server in
+      try await register(server, 1)
+      try await register(server, 2)
+      try await register(server, 3, status: "inactive")
+      try await register(server, 4)
+      try await register(server, 5)
+      clock.advance(2 * 86_400)
+      try await observe(server, 2)
+      clock.advance(2 * 86_400)
+      // 1, 4 and 5 were never observed in the 4 days since they were registered (over 3); 2 was
+      // observed 2 days ago; 3 is inactive: nobody expects to see it.
+      #expect(try await diagnostics(server, 1)["alerts"] as? [String] == ["lowActivity"])
+      #expect(try await diagnostics(server, 2)["alerts"] as? [String] == [])
+      #expect(try await diagnostics(server, 3)["alerts"] as? [String] == [])
+      #expect(try await listed(server, alert: "lowActivity") == [name(1), name(4), name(5)])
+      #expect(
+        try await listed(server, alert: "lowActivity", pageSize: 1) == [name(1), name(4), name(5)])
+      #expect(try await listed(server, alert: nil, pageSize: 2) == (1...5).map(name))
 
-    // Bad queries are 400s.
-    for query in ["alert=sleepy", "pageSize=0", "pageSize=1001", "pageToken=bm9wZQ"] {
-      let answer = try await call(.GET, server, "/v1/diagnostics?\(query)")
-      #expect(answer.status == 400, "\(query): \(answer.body)")
+      // Bad queries are 400s.
+      for query in ["alert=sleepy", "pageSize=0", "pageSize=1001", "pageToken=bm9wZQ"] {
+        let answer = try await call(.GET, server, "/v1/diagnostics?\(query)")
+        #expect(answer.status == 400, "\(query): \(answer.body)")
+      }
+      #expect(try await call(.GET, server, "/v1/beacons/\(name(42))/diagnostics").status == 404)
+
+      // Decommissioned: no diagnostics. Deleted and registered again: a fresh start.
+      let retired = try await call(
+        .PATCH, server, "/v1/beacons/\(name(4))", body: #"{"status": "decommissioned"}"#)
+      #expect(retired.status == 200, "\(retired.body)")
+      #expect(try await call(.GET, server, "/v1/beacons/\(name(4))/diagnostics").status == 404)
+      #expect(try await call(.DELETE, server, "/v1/beacons/\(name(2))").status == 204)
+      try await register(server, 2)
+      #expect(try await diagnostics(server, 2)["lastObservedAt"] == nil)
+      #expect(try await listed(server, alert: "lowActivity") == [name(1), name(5)])
     }
-    #expect(try await call(.GET, server, "/v1/beacons/\(name(42))/diagnostics").status == 404)
-
-    // Decommissioned: no diagnostics. Deleted and registered again: a fresh start.
-    let retired = try await call(
-      .PATCH, server, "/v1/beacons/\(name(4))", body: #"{"status": "decommissioned"}"#)
-    #expect(retired.status == 200, "\(retired.body)")
-    #expect(try await call(.GET, server, "/v1/beacons/\(name(4))/diagnostics").status == 404)
-    #expect(try await call(.DELETE, server, "/v1/beacons/\(name(2))").status == 204)
-    try await register(server, 2)
-    #expect(try await diagnostics(server, 2)["lastObservedAt"] == nil)
-    #expect(try await listed(server, alert: "lowActivity") == [name(1), name(5)])
   }
 }

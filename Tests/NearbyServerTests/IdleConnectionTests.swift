@@ -17,13 +17,15 @@ struct IdleConnectionTests {
 
   @Test func aConnectionThatSendsHalfARequestIsClosed() async throws {
     let server = try await ServerHarness.start { $0.idleTimeout = .milliseconds(500) }
-    defer { Task { await server.shutdown() } }
-    let port = try #require(server.url.port)
-    let closedAfter = await Self.secondsUntilClosed(
-      port: port, sending: "POST /v1/devices HTTP/1.1\r\nHost: 127.0.0.1\r\n")
-    #expect(closedAfter.map { $0 < 5 } == true, "closed after \(String(describing: closedAfter)) s")
-    let idleAfter = await Self.secondsUntilClosed(port: port, sending: "")
-    #expect(idleAfter.map { $0 < 5 } == true, "closed after \(String(describing: idleAfter)) s")
+    try await withShutdown(server) { server in
+      let port = try #require(server.url.port)
+      let closedAfter = await Self.secondsUntilClosed(
+        port: port, sending: "POST /v1/devices HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+      #expect(
+        closedAfter.map { $0 < 5 } == true, "closed after \(String(describing: closedAfter)) s")
+      let idleAfter = await Self.secondsUntilClosed(port: port, sending: "")
+      #expect(idleAfter.map { $0 < 5 } == true, "closed after \(String(describing: idleAfter)) s")
+    }
   }
 
   @Test func aHeadTrickledByteByByteIsCutOff() async throws {
@@ -32,22 +34,23 @@ struct IdleConnectionTests {
       $0.idleTimeout = .seconds(30)
       $0.requestHeadTimeout = .seconds(1)
     }
-    defer { Task { await server.shutdown() } }
-    let port = try #require(server.url.port)
-    let connection = try #require(RawConnection(port: port))
-    connection.send("GET /healthz HTTP/1.1\r\nHost: x\r\n")
-    let start = ContinuousClock.now
-    var open = true
-    for index in 0..<50 where open {
-      try await Task.sleep(for: .milliseconds(200))
-      connection.send("X-Slow-\(index): y\r\n")
-      open = !connection.isClosed
+    try await withShutdown(server) { server in
+      let port = try #require(server.url.port)
+      let connection = try #require(RawConnection(port: port))
+      connection.send("GET /healthz HTTP/1.1\r\nHost: x\r\n")
+      let start = ContinuousClock.now
+      var open = true
+      for index in 0..<50 where open {
+        try await Task.sleep(for: .milliseconds(200))
+        connection.send("X-Slow-\(index): y\r\n")
+        open = !connection.isClosed
+      }
+      #expect(!open, "still open after 10 s of trickling")
+      #expect(start.duration(to: .now) < .seconds(5))
+      // A request sent whole, after an answer, is served as ever.
+      let answer = try await rawRequest(.GET, server.url, path: "/healthz")
+      #expect(answer.status == 200)
     }
-    #expect(!open, "still open after 10 s of trickling")
-    #expect(start.duration(to: .now) < .seconds(5))
-    // A request sent whole, after an answer, is served as ever.
-    let answer = try await rawRequest(.GET, server.url, path: "/healthz")
-    #expect(answer.status == 200)
   }
 
   @Test func anEventStreamOutlivesTheIdleTimeout() async throws {
@@ -55,20 +58,21 @@ struct IdleConnectionTests {
       $0.idleTimeout = .milliseconds(300)
       $0.requestHeadTimeout = .milliseconds(300)
     }
-    defer { Task { await server.shutdown() } }
-    let registered = try await rawRequest(
-      .POST, server.url, path: "/v1/devices", headers: ["X-Nearby-API-Key": server.apiKey])
-    let id = try #require(registered.json["id"])
-    let secret = try #require(registered.json["secret"])
-    let ended = Mutex(false)
-    let stream = Task {
-      _ = try? await rawRequest(
-        .GET, server.url, path: "/v1/devices/\(id)/events",
-        headers: ["X-Nearby-API-Key": server.apiKey, "X-Nearby-Device-Secret": secret])
-      ended.withLock { $0 = true }
+    try await withShutdown(server) { server in
+      let registered = try await rawRequest(
+        .POST, server.url, path: "/v1/devices", headers: ["X-Nearby-API-Key": server.apiKey])
+      let id = try #require(registered.json["id"])
+      let secret = try #require(registered.json["secret"])
+      let ended = Mutex(false)
+      let stream = Task {
+        _ = try? await rawRequest(
+          .GET, server.url, path: "/v1/devices/\(id)/events",
+          headers: ["X-Nearby-API-Key": server.apiKey, "X-Nearby-Device-Secret": secret])
+        ended.withLock { $0 = true }
+      }
+      defer { stream.cancel() }
+      // Five idle timeouts with nothing to send: the stream is still open.
+      #expect(!(await eventually(timeout: .milliseconds(1500)) { ended.withLock { $0 } }))
     }
-    defer { stream.cancel() }
-    // Five idle timeouts with nothing to send: the stream is still open.
-    #expect(!(await eventually(timeout: .milliseconds(1500)) { ended.withLock { $0 } }))
   }
 }

@@ -4,6 +4,7 @@ import NIOHTTP1
 import Resolution
 import ServerStorage
 import Testing
+import TestSupport
 import Tokens
 
 /// One project's key (which every installed app carries) cannot fill the database: a project
@@ -13,22 +14,23 @@ import Tokens
 struct ProjectQuotaTests {
   @Test func registrationsStopAtTheDeviceQuota() async throws {
     let server = try await ServerHarness.start { $0.projectQuotas.maximumDevices = 2 }
-    defer { Task { await server.shutdown() } }
-    var statuses: [Int] = []
-    for _ in 0..<3 {
-      statuses.append(
-        try await rawRequest(
-          .POST, server.url, path: "/v1/devices", headers: ["X-Nearby-API-Key": server.apiKey]
-        ).status)
+    try await withShutdown(server) { server in
+      var statuses: [Int] = []
+      for _ in 0..<3 {
+        statuses.append(
+          try await rawRequest(
+            .POST, server.url, path: "/v1/devices", headers: ["X-Nearby-API-Key": server.apiKey]
+          ).status)
+      }
+      #expect(statuses == [201, 201, 422])
+      // Another project is not held back by this one.
+      let other = try await server.storage.transaction { store in
+        try store.createAPIKey(project: "other", role: .client, label: "", now: Date())
+      }.key
+      let elsewhere = try await rawRequest(
+        .POST, server.url, path: "/v1/devices", headers: ["X-Nearby-API-Key": other])
+      #expect(elsewhere.status == 201)
     }
-    #expect(statuses == [201, 201, 422])
-    // Another project is not held back by this one.
-    let other = try await server.storage.transaction { store in
-      try store.createAPIKey(project: "other", role: .client, label: "", now: Date())
-    }.key
-    let elsewhere = try await rawRequest(
-      .POST, server.url, path: "/v1/devices", headers: ["X-Nearby-API-Key": other])
-    #expect(elsewhere.status == 201)
   }
 
   @Test func overItsStoredBytesAProjectMayNotPublishOrAttach() async throws {
@@ -47,25 +49,27 @@ struct ProjectQuotaTests {
     let server = try await ServerHarness.start(storage: storage) {
       $0.projectQuotas.maximumStoredBytes = 2048
     }
-    defer { Task { await server.shutdown() } }
-    let headers = ["X-Nearby-API-Key": server.apiKey]
-    let registered = try await rawRequest(.POST, server.url, path: "/v1/devices", headers: headers)
-    let device = try #require(registered.json["id"])
-    let secret = try #require(registered.json["secret"])
-    let publish = try await rawRequest(
-      .POST, server.url, path: "/v1/devices/\(device)/report",
-      headers: headers.merging(["X-Nearby-Device-Secret": secret]) { a, _ in a },
-      body: #"{"publish":[{"id":"\#(UUID().uuidString)","message":{"content":"aGk="}}]}"#)
-    #expect(publish.status == 422)
-    #expect(publish.json["message"]?.contains("quota of 2048") == true, "\(publish.body)")
-    // Reports that add nothing stored still go through.
-    let sightings = try await rawRequest(
-      .POST, server.url, path: "/v1/devices/\(device)/report",
-      headers: headers.merging(["X-Nearby-Device-Secret": secret]) { a, _ in a }, body: "{}")
-    #expect(sightings.status == 200)
-    let attach = try await rawRequest(
-      .POST, server.url, path: "/v1/beacons/\(id.name)/attachments", headers: headers,
-      body: #"{"namespacedType": "cafe/hours", "data": "OS0xNw=="}"#)
-    #expect(attach.status == 422)
+    try await withShutdown(server) { server in
+      let headers = ["X-Nearby-API-Key": server.apiKey]
+      let registered = try await rawRequest(
+        .POST, server.url, path: "/v1/devices", headers: headers)
+      let device = try #require(registered.json["id"])
+      let secret = try #require(registered.json["secret"])
+      let publish = try await rawRequest(
+        .POST, server.url, path: "/v1/devices/\(device)/report",
+        headers: headers.merging(["X-Nearby-Device-Secret": secret]) { a, _ in a },
+        body: #"{"publish":[{"id":"\#(UUID().uuidString)","message":{"content":"aGk="}}]}"#)
+      #expect(publish.status == 422)
+      #expect(publish.json["message"]?.contains("quota of 2048") == true, "\(publish.body)")
+      // Reports that add nothing stored still go through.
+      let sightings = try await rawRequest(
+        .POST, server.url, path: "/v1/devices/\(device)/report",
+        headers: headers.merging(["X-Nearby-Device-Secret": secret]) { a, _ in a }, body: "{}")
+      #expect(sightings.status == 200)
+      let attach = try await rawRequest(
+        .POST, server.url, path: "/v1/beacons/\(id.name)/attachments", headers: headers,
+        body: #"{"namespacedType": "cafe/hours", "data": "OS0xNw=="}"#)
+      #expect(attach.status == 422)
+    }
   }
 }

@@ -14,23 +14,24 @@ import TestSupport
 struct RedirectTests {
   @Test func aRedirectIsNotFollowedWithTheKey() async throws {
     let server = try await ServerHarness.start()
-    defer { Task { await server.shutdown() } }
-    // A server that sends every request on to the real one.
-    let router = Router()
-    router.post("v1/devices") { _, _ in
-      Response(
-        status: .temporaryRedirect,
-        headers: [.location: server.url.absoluteString + "/v1/devices"])
+    try await withShutdown(server) { server in
+      // A server that sends every request on to the real one.
+      let router = Router()
+      router.post("v1/devices") { _, _ in
+        Response(
+          status: .temporaryRedirect,
+          headers: [.location: server.url.absoluteString + "/v1/devices"])
+      }
+      let (redirector, running) = try await serveOnLoopback(router)
+      defer { running.cancel() }
+      let client = ServerResolver(
+        configuration: .init(url: redirector, credentialStore: InMemoryCredentialStore()))
+      await #expect(throws: ResolverError.self) {
+        _ = try await client.register(apiKey: server.apiKey)
+      }
+      // Nothing reached the real server with the key.
+      let devices = try await server.storage.read { store in try store.counts().devices }
+      #expect(devices == 0)
     }
-    let (redirector, running) = try await serveOnLoopback(router)
-    defer { running.cancel() }
-    let client = ServerResolver(
-      configuration: .init(url: redirector, credentialStore: InMemoryCredentialStore()))
-    await #expect(throws: ResolverError.self) {
-      _ = try await client.register(apiKey: server.apiKey)
-    }
-    // Nothing reached the real server with the key.
-    let devices = try await server.storage.read { store in try store.counts().devices }
-    #expect(devices == 0)
   }
 }

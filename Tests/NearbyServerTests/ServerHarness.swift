@@ -5,10 +5,11 @@ import Resolution
 import ServerStorage
 import ServiceLifecycle
 import Synchronization
+import TestSupport
 
 /// A resolver server on a free loopback port over a fresh SQLite file (or a given storage),
 /// with one API key, stoppable and restartable on the same port and database.
-final class ServerHarness: Sendable {
+final class ServerHarness: AsyncShutdown {
   let storage: any ResolverStorage
   let configuration: ResolverServerConfiguration
   let apiKey: String

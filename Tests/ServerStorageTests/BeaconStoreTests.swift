@@ -3,65 +3,68 @@ import Foundation
 import Resolution
 import ServerStorage
 import Testing
+import TestSupport
 
 @Suite("Beacons in SQL storage")
 struct BeaconStoreTests {
   @Test(arguments: StorageKind.allCases)
   func beaconsAndAttachmentsPerProject(_ kind: StorageKind) async throws {
     let storage = try await StorageFixture.make(kind)
-    defer { Task { await storage.shutdown() } }
-    let id = try BeaconID(kind: .altBeacon, hex: String(repeating: "0f", count: 20))
-    let menu = try NewAttachment(namespacedType: "cafe/menu", data: [1, 2, 3])
-    let now = Date(timeIntervalSince1970: 1_800_000_000)
-    let result = try await storage.transaction { store in
-      let first = try store.registerBeacon(
-        project: "p", advertisedID: id, description: "d", attachments: [menu], now: now)
-      let twice = try store.registerBeacon(
-        project: "p", advertisedID: id, description: "", attachments: [], now: now)
-      let elsewhere = try store.beacons(project: "q", advertisedIDs: [id])
-      let found = try store.beacons(project: "p", advertisedIDs: [id, id])
-      let deleted = try store.deleteBeacon(project: "p", name: id.name)
-      return (first, twice, elsewhere, found, deleted, try store.beacons(project: "p"))
+    try await withShutdown(storage) { storage in
+      let id = try BeaconID(kind: .altBeacon, hex: String(repeating: "0f", count: 20))
+      let menu = try NewAttachment(namespacedType: "cafe/menu", data: [1, 2, 3])
+      let now = Date(timeIntervalSince1970: 1_800_000_000)
+      let result = try await storage.transaction { store in
+        let first = try store.registerBeacon(
+          project: "p", advertisedID: id, description: "d", attachments: [menu], now: now)
+        let twice = try store.registerBeacon(
+          project: "p", advertisedID: id, description: "", attachments: [], now: now)
+        let elsewhere = try store.beacons(project: "q", advertisedIDs: [id])
+        let found = try store.beacons(project: "p", advertisedIDs: [id, id])
+        let deleted = try store.deleteBeacon(project: "p", name: id.name)
+        return (first, twice, elsewhere, found, deleted, try store.beacons(project: "p"))
+      }
+      #expect(result.0?.attachments.map(\.data) == [[1, 2, 3]])
+      #expect(result.1 == nil)
+      #expect(result.2.isEmpty)
+      #expect(result.3.count == 1 && result.3[0].advertisedID == id)
+      #expect(result.4)
+      #expect(result.5.isEmpty)
     }
-    #expect(result.0?.attachments.map(\.data) == [[1, 2, 3]])
-    #expect(result.1 == nil)
-    #expect(result.2.isEmpty)
-    #expect(result.3.count == 1 && result.3[0].advertisedID == id)
-    #expect(result.4)
-    #expect(result.5.isEmpty)
   }
 
   @Test(arguments: StorageKind.allCases)
   func eidParametersRoundTripAndGoWithTheBeacon(_ kind: StorageKind) async throws {
     let storage = try await StorageFixture.make(kind)
-    defer { Task { await storage.shutdown() } }
-    let id = try BeaconID(kind: .eddystoneEID, hex: "3439c83a6564bfdf")
-    let registeredAt = Date(timeIntervalSince1970: 1_800_000_000.25)
-    let eid = try EddystoneEIDRegistration(
-      identityKey: Array(0..<16), rotationExponent: 15, clockValue: .max,
-      registeredAt: registeredAt)
-    let plain = try BeaconID(kind: .altBeacon, hex: String(repeating: "0f", count: 20))
-    let result = try await storage.transaction { store in
-      _ = try store.registerBeacon(
-        project: "p", advertisedID: plain, description: "", attachments: [], now: registeredAt)
-      let registered = try store.registerBeacon(
-        project: "p", advertisedID: id, description: "", eid: eid, attachments: [],
-        now: registeredAt)
-      return (
-        registered, try store.beacons(project: "p"), try store.eidBeacons(project: "p"),
-        try store.eidBeacons(project: "q")
-      )
+    try await withShutdown(storage) { storage in
+      let id = try BeaconID(kind: .eddystoneEID, hex: "3439c83a6564bfdf")
+      let registeredAt = Date(timeIntervalSince1970: 1_800_000_000.25)
+      let eid = try EddystoneEIDRegistration(
+        identityKey: Array(0..<16), rotationExponent: 15, clockValue: .max,
+        registeredAt: registeredAt)
+      let plain = try BeaconID(kind: .altBeacon, hex: String(repeating: "0f", count: 20))
+      let result = try await storage.transaction { store in
+        _ = try store.registerBeacon(
+          project: "p", advertisedID: plain, description: "", attachments: [], now: registeredAt)
+        let registered = try store.registerBeacon(
+          project: "p", advertisedID: id, description: "", eid: eid, attachments: [],
+          now: registeredAt)
+        return (
+          registered, try store.beacons(project: "p"), try store.eidBeacons(project: "p"),
+          try store.eidBeacons(project: "q")
+        )
+      }
+      #expect(result.0?.eid == eid)
+      #expect(result.1.map(\.eid) == [nil, eid])
+      #expect(result.2.map(\.name) == ["eddystone-eid!3439c83a6564bfdf"])
+      #expect(result.2.first?.registration == eid)
+      #expect(result.3.isEmpty)
+      let left = try await storage.transaction { store in
+        _ = try store.deleteBeacon(project: "p", name: id.name)
+        return try store.eidBeacons(project: "p")
+      }
+      #expect(left.isEmpty)
     }
-    #expect(result.0?.eid == eid)
-    #expect(result.1.map(\.eid) == [nil, eid])
-    #expect(result.2.map(\.name) == ["eddystone-eid!3439c83a6564bfdf"])
-    #expect(result.2.first?.registration == eid)
-    #expect(result.3.isEmpty)
-    let left = try await storage.transaction { store in
-      _ = try store.deleteBeacon(project: "p", name: id.name)
-      return try store.eidBeacons(project: "p")
-    }
-    #expect(left.isEmpty)
   }
 
   @Test func attachmentLimitsAreChecked() {

@@ -2,6 +2,7 @@ import Foundation
 import ServerStorage
 import ServerTestSupport
 import Testing
+import TestSupport
 
 /// Concurrent transactions are committed together, each in its own savepoint: one that throws
 /// undoes only its own changes.
@@ -10,27 +11,29 @@ struct GroupCommitTests {
   @Test(arguments: StorageKind.allCases)
   func aFailingTransactionUndoesOnlyItself(_ kind: StorageKind) async throws {
     let storage = try await StorageFixture.make(kind)
-    defer { Task { await storage.shutdown() } }
-    let outcomes = await withTaskGroup(of: (Int, Bool).self) { group in
-      for index in 0..<60 {
-        group.addTask {
-          do {
-            try await storage.transaction { store in
-              _ = try store.createAPIKey(project: "p\(index)", role: .admin, label: "", now: Date())
-              if index % 5 == 0 { throw FixtureError("transaction \(index) gives up") }
+    try await withShutdown(storage) { storage in
+      let outcomes = await withTaskGroup(of: (Int, Bool).self) { group in
+        for index in 0..<60 {
+          group.addTask {
+            do {
+              try await storage.transaction { store in
+                _ = try store.createAPIKey(
+                  project: "p\(index)", role: .admin, label: "", now: Date())
+                if index % 5 == 0 { throw FixtureError("transaction \(index) gives up") }
+              }
+              return (index, true)
+            } catch {
+              return (index, false)
             }
-            return (index, true)
-          } catch {
-            return (index, false)
           }
         }
+        return await group.reduce(into: [Int: Bool]()) { $0[$1.0] = $1.1 }
       }
-      return await group.reduce(into: [Int: Bool]()) { $0[$1.0] = $1.1 }
+      #expect(outcomes.count == 60)
+      #expect(outcomes.filter { !$0.value }.keys.sorted() == Array(stride(from: 0, to: 60, by: 5)))
+      let projects = try await storage.read { store in Set(try store.apiKeys().map(\.project)) }
+      #expect(projects.count == 48)
+      #expect(!projects.contains("p0") && projects.contains("p1"))
     }
-    #expect(outcomes.count == 60)
-    #expect(outcomes.filter { !$0.value }.keys.sorted() == Array(stride(from: 0, to: 60, by: 5)))
-    let projects = try await storage.read { store in Set(try store.apiKeys().map(\.project)) }
-    #expect(projects.count == 48)
-    #expect(!projects.contains("p0") && projects.contains("p1"))
   }
 }

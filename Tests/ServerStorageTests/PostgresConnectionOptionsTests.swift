@@ -3,6 +3,7 @@ import NIOSSL
 @testable import ServerStorage
 import ServerTestSupport
 import Testing
+import TestSupport
 
 /// What a postgres:// URL says about TLS (`sslmode`, `sslrootcert`) and where the password
 /// comes from (the URL, `PGPASSWORD`, a `.pgpass` file), as libpq reads them.
@@ -287,13 +288,16 @@ struct PostgresConnectionOptionsTests {
     let (url, _) = try await Self.url(
       host: host, query: "?sslmode=verify-full&sslrootcert=\(ca)")
     let storage = try await PostgresStorage(url: url, environment: [:])
-    defer { Task { await storage.shutdown() } }
-    #expect(try await Self.encrypted(storage))
+    try await withShutdown(storage) { storage in
+      #expect(try await Self.encrypted(storage))
 
-    let plainURL = String(url.prefix { $0 != "?" })
-    let plain = try await PostgresStorage(url: plainURL, environment: [:])
-    defer { Task { await plain.shutdown() } }
-    #expect(try await !Self.encrypted(plain))
+      let plainURL = String(url.prefix { $0 != "?" })
+      let plain = try await PostgresStorage(url: plainURL, environment: [:])
+      try await withShutdown(plain) { plain in
+        let encrypted = try await Self.encrypted(plain)
+        #expect(!encrypted)
+      }
+    }
   }
 
   /// require encrypts without checking the certificate (libpq's meaning).
@@ -301,8 +305,10 @@ struct PostgresConnectionOptionsTests {
     _ = try TestPostgres.certificateAuthority()  // the server must have TLS
     let (url, _) = try await Self.url(query: "?sslmode=require")
     let storage = try await PostgresStorage(url: url, environment: [:])
-    defer { Task { await storage.shutdown() } }
-    #expect(try await Self.encrypted(storage))
+    try await withShutdown(storage) { storage in
+      let encrypted = try await Self.encrypted(storage)
+      #expect(encrypted)
+    }
   }
 
   /// verify-full and verify-ca with a CA that did not sign the server's certificate fail at

@@ -1,6 +1,7 @@
 import Foundation
 import ServerStorage
 import ServerTestSupport
+public import TestSupport
 import Testing
 
 /// The storages every test of this target runs against.
@@ -25,3 +26,14 @@ enum StorageFixture {
     }
   }
 }
+
+/// Runs `body` with `storage`, then awaits its shutdown whether `body` returned or threw.
+func withShutdown<Result>(
+  _ storage: any ResolverStorage, isolation: isolated (any Actor)? = #isolation,
+  _ body: (any ResolverStorage) async throws -> Result
+) async throws -> Result {
+  try await withTeardown({ await storage.shutdown() }) { try await body(storage) }
+}
+
+extension PostgresStorage: AsyncShutdown {}
+extension SQLiteStorage: AsyncShutdown {}

@@ -5,6 +5,7 @@ import ServerStorage
 import Strategy
 import ServerTestSupport
 import Testing
+import TestSupport
 import Tokens
 
 /// What every `ResolutionStore` promises the engine, checked on the SQL store over each
@@ -22,201 +23,208 @@ struct StoreContractTests {
   @Test(arguments: StorageKind.allCases)
   func devicesRoundTripAndUpdate(_ kind: StorageKind) async throws {
     let storage = try await StorageFixture.make(kind)
-    defer { Task { await storage.shutdown() } }
-    var record = device()
-    record.usage.apply(Strategy(mediums: .ble, mode: .broadcast), sign: 1)
-    record.revision = UInt64.max - 1
-    record.lastEventSequence = 7
-    let saved = record
-    let loaded = try await storage.transaction { store in
-      try store.saveDevice(saved)
-      return try store.device(saved.id)
+    try await withShutdown(storage) { storage in
+      var record = device()
+      record.usage.apply(Strategy(mediums: .ble, mode: .broadcast), sign: 1)
+      record.revision = UInt64.max - 1
+      record.lastEventSequence = 7
+      let saved = record
+      let loaded = try await storage.transaction { store in
+        try store.saveDevice(saved)
+        return try store.device(saved.id)
+      }
+      #expect(loaded == record)
+      record.revision = 3
+      let updated = record
+      let (again, count) = try await storage.transaction { store in
+        try store.saveDevice(updated)
+        return (try store.device(updated.id), try store.counts().devices)
+      }
+      #expect(again?.revision == 3)
+      #expect(count == 1)
+      let gone = try await storage.transaction { store in
+        try store.removeDevice(updated.id)
+        return try store.device(updated.id)
+      }
+      #expect(gone == nil)
     }
-    #expect(loaded == record)
-    record.revision = 3
-    let updated = record
-    let (again, count) = try await storage.transaction { store in
-      try store.saveDevice(updated)
-      return (try store.device(updated.id), try store.counts().devices)
-    }
-    #expect(again?.revision == 3)
-    #expect(count == 1)
-    let gone = try await storage.transaction { store in
-      try store.removeDevice(updated.id)
-      return try store.device(updated.id)
-    }
-    #expect(gone == nil)
   }
 
   @Test(arguments: StorageKind.allCases)
   func tokensResolveUntilTheirBindingRunsOut(_ kind: StorageKind) async throws {
     let storage = try await StorageFixture.make(kind)
-    defer { Task { await storage.shutdown() } }
-    let token = Token(value: 0xFEDC_BA98_7654_3210)  // high bit set: stored as a negative Int64
-    let owner = DeviceID.random()
-    let t0 = self.t0
-    let (before, after, binding, unbound) = try await storage.transaction { store in
-      try store.bind(token, to: owner, until: t0.addingTimeInterval(60))
-      let before = try store.device(heard: token, at: t0.addingTimeInterval(59))
-      let after = try store.device(heard: token, at: t0.addingTimeInterval(60))
-      let binding = try store.binding(of: token)
-      try store.unbind(token)
-      return (before, after, binding, try store.binding(of: token))
+    try await withShutdown(storage) { storage in
+      let token = Token(value: 0xFEDC_BA98_7654_3210)  // high bit set: stored as a negative Int64
+      let owner = DeviceID.random()
+      let t0 = self.t0
+      let (before, after, binding, unbound) = try await storage.transaction { store in
+        try store.bind(token, to: owner, until: t0.addingTimeInterval(60))
+        let before = try store.device(heard: token, at: t0.addingTimeInterval(59))
+        let after = try store.device(heard: token, at: t0.addingTimeInterval(60))
+        let binding = try store.binding(of: token)
+        try store.unbind(token)
+        return (before, after, binding, try store.binding(of: token))
+      }
+      #expect(before == owner)
+      #expect(after == nil)
+      #expect(binding == t0.addingTimeInterval(60))
+      #expect(unbound == nil)
     }
-    #expect(before == owner)
-    #expect(after == nil)
-    #expect(binding == t0.addingTimeInterval(60))
-    #expect(unbound == nil)
   }
 
   @Test(arguments: StorageKind.allCases)
   func handlesAreFoundByDeviceAndFilters(_ kind: StorageKind) async throws {
     let storage = try await StorageFixture.make(kind)
-    defer { Task { await storage.shutdown() } }
-    let a = DeviceID.random()
-    let b = DeviceID.random()
-    let menu = PublicationRecord(
-      id: .random(), device: a, project: "p",
-      message: Message(content: Data([0, 1, 2, 255]), type: "menu", namespace: "cafe"),
-      strategy: Strategy(mediums: .audio, mode: .scan, ttl: .infinite), expiresAt: nil)
-    let other = PublicationRecord(
-      id: .random(), device: a, project: "p", message: Message(text: "x", type: "ad"),
-      strategy: .default, expiresAt: t0.addingTimeInterval(300))
-    let anyType = SubscriptionRecord(
-      id: .random(), device: b, project: "p", namespace: "cafe", type: nil, strategy: .default,
-      deviceTypes: .nearbyDevices, expiresAt: nil)
-    let menusOnly = SubscriptionRecord(
-      id: .random(), device: b, project: "p", namespace: "cafe", type: "menu",
-      strategy: Strategy(mediums: .ble), deviceTypes: .nearbyDevices,
-      expiresAt: t0.addingTimeInterval(10))
-    let result = try await storage.transaction { store in
-      for record in [menu, other] { try store.savePublication(record) }
-      for record in [anyType, menusOnly] { try store.saveSubscription(record) }
-      return (
-        loaded: try store.publication(menu.id),
-        onA: try store.publications(on: a).count,
-        idsOnA: Set(try store.publicationIDs(on: a)),
-        subscriptionIDsOnB: Set(try store.subscriptionIDs(on: b)),
-        acceptedByMenus: try store.publications(on: a, acceptedBy: menusOnly).map(\.id),
-        acceptedByAny: try store.publications(on: a, acceptedBy: anyType).map(\.id),
-        accepting: Set(try store.subscriptions(on: b, accepting: menu).map(\.id)),
-        acceptingOther: try store.subscriptions(on: b, accepting: other).map(\.id),
-        subscription: try store.subscription(menusOnly.id),
-        removed: try store.removePublication(other.id),
-        left: try store.publications(on: a).map(\.id)
-      )
+    try await withShutdown(storage) { storage in
+      let a = DeviceID.random()
+      let b = DeviceID.random()
+      let menu = PublicationRecord(
+        id: .random(), device: a, project: "p",
+        message: Message(content: Data([0, 1, 2, 255]), type: "menu", namespace: "cafe"),
+        strategy: Strategy(mediums: .audio, mode: .scan, ttl: .infinite), expiresAt: nil)
+      let other = PublicationRecord(
+        id: .random(), device: a, project: "p", message: Message(text: "x", type: "ad"),
+        strategy: .default, expiresAt: t0.addingTimeInterval(300))
+      let anyType = SubscriptionRecord(
+        id: .random(), device: b, project: "p", namespace: "cafe", type: nil, strategy: .default,
+        deviceTypes: .nearbyDevices, expiresAt: nil)
+      let menusOnly = SubscriptionRecord(
+        id: .random(), device: b, project: "p", namespace: "cafe", type: "menu",
+        strategy: Strategy(mediums: .ble), deviceTypes: .nearbyDevices,
+        expiresAt: t0.addingTimeInterval(10))
+      let result = try await storage.transaction { store in
+        for record in [menu, other] { try store.savePublication(record) }
+        for record in [anyType, menusOnly] { try store.saveSubscription(record) }
+        return (
+          loaded: try store.publication(menu.id),
+          onA: try store.publications(on: a).count,
+          idsOnA: Set(try store.publicationIDs(on: a)),
+          subscriptionIDsOnB: Set(try store.subscriptionIDs(on: b)),
+          acceptedByMenus: try store.publications(on: a, acceptedBy: menusOnly).map(\.id),
+          acceptedByAny: try store.publications(on: a, acceptedBy: anyType).map(\.id),
+          accepting: Set(try store.subscriptions(on: b, accepting: menu).map(\.id)),
+          acceptingOther: try store.subscriptions(on: b, accepting: other).map(\.id),
+          subscription: try store.subscription(menusOnly.id),
+          removed: try store.removePublication(other.id),
+          left: try store.publications(on: a).map(\.id)
+        )
+      }
+      #expect(result.loaded == menu)
+      #expect(result.onA == 2)
+      #expect(result.idsOnA == [menu.id, other.id])
+      #expect(result.subscriptionIDsOnB == [anyType.id, menusOnly.id])
+      #expect(result.acceptedByMenus == [menu.id])
+      #expect(result.acceptedByAny == [menu.id])
+      #expect(result.accepting == [anyType.id, menusOnly.id])
+      #expect(result.acceptingOther.isEmpty)
+      #expect(result.subscription == menusOnly)
+      #expect(result.removed == other)
+      #expect(result.left == [menu.id])
     }
-    #expect(result.loaded == menu)
-    #expect(result.onA == 2)
-    #expect(result.idsOnA == [menu.id, other.id])
-    #expect(result.subscriptionIDsOnB == [anyType.id, menusOnly.id])
-    #expect(result.acceptedByMenus == [menu.id])
-    #expect(result.acceptedByAny == [menu.id])
-    #expect(result.accepting == [anyType.id, menusOnly.id])
-    #expect(result.acceptingOther.isEmpty)
-    #expect(result.subscription == menusOnly)
-    #expect(result.removed == other)
-    #expect(result.left == [menu.id])
   }
 
   @Test(arguments: StorageKind.allCases)
   func sightingsRememberThePreviousTimeAndBothDirections(_ kind: StorageKind) async throws {
     let storage = try await StorageFixture.make(kind)
-    defer { Task { await storage.shutdown() } }
-    let (a, b, c) = (DeviceID.random(), DeviceID.random(), DeviceID.random())
-    let t0 = self.t0
-    let result = try await storage.transaction { store in
-      let key = ProximityKey(hearer: a, heard: b, medium: .ble)
-      let first = try store.recordSighting(key, at: t0)
-      let second = try store.recordSighting(key, at: t0.addingTimeInterval(2))
-      _ = try store.recordSighting(ProximityKey(hearer: c, heard: a, medium: .audio), at: t0)
-      let neighbors = Set(try store.neighbors(of: a))
-      try store.removeSighting(key)
-      return (first, second, neighbors, try store.lastSighting(key), try store.neighbors(of: b))
+    try await withShutdown(storage) { storage in
+      let (a, b, c) = (DeviceID.random(), DeviceID.random(), DeviceID.random())
+      let t0 = self.t0
+      let result = try await storage.transaction { store in
+        let key = ProximityKey(hearer: a, heard: b, medium: .ble)
+        let first = try store.recordSighting(key, at: t0)
+        let second = try store.recordSighting(key, at: t0.addingTimeInterval(2))
+        _ = try store.recordSighting(ProximityKey(hearer: c, heard: a, medium: .audio), at: t0)
+        let neighbors = Set(try store.neighbors(of: a))
+        try store.removeSighting(key)
+        return (first, second, neighbors, try store.lastSighting(key), try store.neighbors(of: b))
+      }
+      #expect(result.0 == nil)
+      #expect(result.1 == t0)
+      #expect(result.2 == [b, c])
+      #expect(result.3 == nil)
+      #expect(result.4.isEmpty)
     }
-    #expect(result.0 == nil)
-    #expect(result.1 == t0)
-    #expect(result.2 == [b, c])
-    #expect(result.3 == nil)
-    #expect(result.4.isEmpty)
   }
 
   @Test(arguments: StorageKind.allCases)
   func aMessageIsFoundOnceAndLostWithItsLastPublication(_ kind: StorageKind) async throws {
     let storage = try await StorageFixture.make(kind)
-    defer { Task { await storage.shutdown() } }
-    let message = Message(text: "same", type: "t")
-    let first = PublicationRecord(
-      id: .random(), device: .random(), project: "p", message: message, strategy: .default,
-      expiresAt: nil)
-    let second = PublicationRecord(
-      id: .random(), device: .random(), project: "p", message: message, strategy: .default,
-      expiresAt: nil)
-    let subscription = SubscriptionID.random()
-    let steps = try await storage.transaction { store in
-      try store.savePublication(first)
-      try store.savePublication(second)
-      return [
-        try store.addDelivery(
-          subscription: subscription, publication: first.id, message: first.key),
-        try store.addDelivery(
-          subscription: subscription, publication: second.id, message: second.key),
-        try store.addDelivery(
-          subscription: subscription, publication: first.id, message: first.key),
-        try store.isDelivered(subscription: subscription, publication: second.id),
-        try store.deliveries(of: first.id) == [subscription],
-        Set(try store.deliveries(to: subscription).map(\.0)) == [first.id, second.id],
-        try store.removeDelivery(
-          subscription: subscription, publication: first.id, message: first.key),
-        try store.removeDelivery(
-          subscription: subscription, publication: first.id, message: first.key),
-        try store.removeDelivery(
-          subscription: subscription, publication: second.id, message: second.key),
-      ]
+    try await withShutdown(storage) { storage in
+      let message = Message(text: "same", type: "t")
+      let first = PublicationRecord(
+        id: .random(), device: .random(), project: "p", message: message, strategy: .default,
+        expiresAt: nil)
+      let second = PublicationRecord(
+        id: .random(), device: .random(), project: "p", message: message, strategy: .default,
+        expiresAt: nil)
+      let subscription = SubscriptionID.random()
+      let steps = try await storage.transaction { store in
+        try store.savePublication(first)
+        try store.savePublication(second)
+        return [
+          try store.addDelivery(
+            subscription: subscription, publication: first.id, message: first.key),
+          try store.addDelivery(
+            subscription: subscription, publication: second.id, message: second.key),
+          try store.addDelivery(
+            subscription: subscription, publication: first.id, message: first.key),
+          try store.isDelivered(subscription: subscription, publication: second.id),
+          try store.deliveries(of: first.id) == [subscription],
+          Set(try store.deliveries(to: subscription).map(\.0)) == [first.id, second.id],
+          try store.removeDelivery(
+            subscription: subscription, publication: first.id, message: first.key),
+          try store.removeDelivery(
+            subscription: subscription, publication: first.id, message: first.key),
+          try store.removeDelivery(
+            subscription: subscription, publication: second.id, message: second.key),
+        ]
+      }
+      // found, not again for the second publication, not twice for one; lost only at the last.
+      #expect(steps == [true, false, false, true, true, true, false, false, true])
     }
-    // found, not again for the second publication, not twice for one; lost only at the last.
-    #expect(steps == [true, false, false, true, true, true, false, false, true])
   }
 
   @Test(arguments: StorageKind.allCases)
   func deadlinesPopInTimeOrder(_ kind: StorageKind) async throws {
     let storage = try await StorageFixture.make(kind)
-    defer { Task { await storage.shutdown() } }
-    let t0 = self.t0
-    let key = ProximityKey(hearer: .random(), heard: .random(), medium: .audio)
-    let kinds: [DeadlineKind] = [
-      .tokenRetirement(Token(value: UInt64.max)), .proximity(key),
-      .publicationExpiry(.random()), .subscriptionExpiry(.random()),
-    ]
-    let (next, popped, rest) = try await storage.transaction { store in
-      for (offset, kind) in kinds.enumerated().reversed() {
-        try store.schedule(Deadline(at: t0.addingTimeInterval(Double(offset)), kind: kind))
+    try await withShutdown(storage) { storage in
+      let t0 = self.t0
+      let key = ProximityKey(hearer: .random(), heard: .random(), medium: .audio)
+      let kinds: [DeadlineKind] = [
+        .tokenRetirement(Token(value: UInt64.max)), .proximity(key),
+        .publicationExpiry(.random()), .subscriptionExpiry(.random()),
+      ]
+      let (next, popped, rest) = try await storage.transaction { store in
+        for (offset, kind) in kinds.enumerated().reversed() {
+          try store.schedule(Deadline(at: t0.addingTimeInterval(Double(offset)), kind: kind))
+        }
+        let next = try store.nextDeadline()
+        var popped: [DeadlineKind] = []
+        while let deadline = try store.popDeadline(dueAt: t0.addingTimeInterval(2)) {
+          popped.append(deadline.kind)
+        }
+        return (next, popped, try store.counts().deadlines)
       }
-      let next = try store.nextDeadline()
-      var popped: [DeadlineKind] = []
-      while let deadline = try store.popDeadline(dueAt: t0.addingTimeInterval(2)) {
-        popped.append(deadline.kind)
-      }
-      return (next, popped, try store.counts().deadlines)
+      #expect(next == t0)
+      #expect(popped == Array(kinds.prefix(3)))
+      #expect(rest == 1)
     }
-    #expect(next == t0)
-    #expect(popped == Array(kinds.prefix(3)))
-    #expect(rest == 1)
   }
 
   @Test(arguments: StorageKind.allCases)
   func aFailedTransactionLeavesNothingBehind(_ kind: StorageKind) async throws {
     let storage = try await StorageFixture.make(kind)
-    defer { Task { await storage.shutdown() } }
-    let record = device()
-    await #expect(throws: FixtureError.self) {
-      try await storage.transaction { store in
-        try store.saveDevice(record)
-        throw FixtureError("abandon")
+    try await withShutdown(storage) { storage in
+      let record = device()
+      await #expect(throws: FixtureError.self) {
+        try await storage.transaction { store in
+          try store.saveDevice(record)
+          throw FixtureError("abandon")
+        }
       }
+      let loaded = try await storage.transaction { store in try store.device(record.id) }
+      #expect(loaded == nil)
     }
-    let loaded = try await storage.transaction { store in try store.device(record.id) }
-    #expect(loaded == nil)
   }
 }
 
@@ -225,22 +233,23 @@ struct UsageTextTests {
   @Test(arguments: StorageKind.allCases)
   func usageSurvivesTheDatabaseAndOldJSONStillReads(_ kind: StorageKind) async throws {
     let storage = try await StorageFixture.make(kind)
-    defer { Task { await storage.shutdown() } }
-    var record = DeviceRecord(
-      id: .random(), project: "p", secretDigest: "s", token: .random(), tokenExpiresAt: Date())
-    record.usage.apply(Strategy(mediums: [.ble, .audio], mode: .broadcast), sign: 1)
-    record.usage.apply(Strategy(mediums: .audio, mode: .scan), sign: 1)
-    let saved = record
-    let id = record.id
-    let (fresh, old) = try await storage.transaction { store in
-      try store.saveDevice(saved)
-      let fresh = try SQLStore(store.sql).device(id)
-      try store.sql.execute(
-        "UPDATE devices SET usage = ? WHERE id = ?",
-        [.text(#"{"broadcastCounts":[1,1,2,1],"scanCounts":[2,1]}"#), .text(id.description)])
-      return (fresh, try SQLStore(store.sql).device(id))
+    try await withShutdown(storage) { storage in
+      var record = DeviceRecord(
+        id: .random(), project: "p", secretDigest: "s", token: .random(), tokenExpiresAt: Date())
+      record.usage.apply(Strategy(mediums: [.ble, .audio], mode: .broadcast), sign: 1)
+      record.usage.apply(Strategy(mediums: .audio, mode: .scan), sign: 1)
+      let saved = record
+      let id = record.id
+      let (fresh, old) = try await storage.transaction { store in
+        try store.saveDevice(saved)
+        let fresh = try SQLStore(store.sql).device(id)
+        try store.sql.execute(
+          "UPDATE devices SET usage = ? WHERE id = ?",
+          [.text(#"{"broadcastCounts":[1,1,2,1],"scanCounts":[2,1]}"#), .text(id.description)])
+        return (fresh, try SQLStore(store.sql).device(id))
+      }
+      #expect(fresh?.usage == record.usage)
+      #expect(old?.usage == record.usage)
     }
-    #expect(fresh?.usage == record.usage)
-    #expect(old?.usage == record.usage)
   }
 }
