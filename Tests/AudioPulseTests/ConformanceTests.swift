@@ -1,13 +1,14 @@
 import AudioPulse
 import Core
 import MediumTestKit
+import TestSupport
 import Testing
 
 /// The MediumTestKit conformance suite, through the real PulseAudio server: two mediums play
 /// into one null sink and both record its monitor. One check at a time (one shared sink).
 @Suite("PulseAudio medium conformance", .serialized)
 struct ConformanceTests {
-  @Test(arguments: MediumConformance.Check.allCases)
+  @Test(.requires(.pulseaudio), arguments: MediumConformance.Check.allCases)
   func conformance(_ check: MediumConformance.Check) async throws {
     let conformance = MediumConformance(
       timeout: .seconds(6),

@@ -9,7 +9,8 @@ import Tokens
 /// Streams open at the device's own rate (read from the server), so nothing is resampled.
 @Suite("PulseAudio device rate", .serialized)
 struct DeviceRateTests {
-  @Test("the rate of a sink and of a monitor source is read from the server")
+  @Test(
+    "the rate of a sink and of a monitor source is read from the server", .requires(.pulseaudio))
   func readsRates() throws {
     let server = try PulseServer.address()
     #expect(
@@ -19,7 +20,7 @@ struct DeviceRateTests {
     #expect(PulseDeviceRate.sampleRate(server: server, device: "no_such_sink", isSink: true) == nil)
   }
 
-  @Test("two mediums on a 44.1 kHz device hear each other at that rate")
+  @Test("two mediums on a 44.1 kHz device hear each other at that rate", .requires(.pulseaudio))
   func fortyFourKilohertz() async throws {
     let sender = try PulseServer.medium(sink: "nearby_44k")
     let receiver = try PulseServer.medium(sink: "nearby_44k")
@@ -32,7 +33,7 @@ struct DeviceRateTests {
     await receiver.shutdown()
   }
 
-  @Test("a 16 kHz device cannot carry the band: unavailable, saying why")
+  @Test("a 16 kHz device cannot carry the band: unavailable, saying why", .requires(.pulseaudio))
   func sixteenKilohertz() async throws {
     let medium = try PulseServer.medium(sink: "nearby_16k")
     let status = StreamRecorder(medium.statusUpdates)

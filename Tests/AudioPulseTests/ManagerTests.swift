@@ -11,7 +11,7 @@ import Testing
 /// messages: each publishes and subscribes, both transmit and listen on one null sink.
 @Suite("Managers over PulseAudio", .serialized)
 struct ManagerTests {
-  @Test("two managers find each other's messages over audio only")
+  @Test("two managers find each other's messages over audio only", .requires(.pulseaudio))
   func findEachOther() async throws {
     let resolver = try InProcessResolver(configuration: .init(lostAfter: .seconds(30)))
     let configuration = try PulseServer.configuration(sink: "nearby_managers")
@@ -44,7 +44,9 @@ struct ManagerTests {
     await bob.shutdown()
   }
 
-  @Test("a server that refuses the client raises the microphone permission error handler")
+  @Test(
+    "a server that refuses the client raises the microphone permission error handler",
+    .requires(.pulseaudio))
   func microphoneError() async throws {
     let configuration = PulseAudioConfiguration(
       server: try PulseServer.denyingAddress(), sink: "nearby", source: "nearby.monitor")

@@ -6,7 +6,7 @@ import Testing
 
 @Suite("PulseAudio medium status")
 struct StatusTests {
-  @Test("a working server: ready")
+  @Test("a working server: ready", .requires(.pulseaudio))
   func ready() async throws {
     let medium = try PulseServer.medium(sink: "nearby_process")
     let status = StreamRecorder(medium.statusUpdates)
@@ -29,7 +29,7 @@ struct StatusTests {
     await medium.shutdown()
   }
 
-  @Test("a server that refuses the client: microphone permission error")
+  @Test("a server that refuses the client: microphone permission error", .requires(.pulseaudio))
   func refused() async throws {
     let medium = try PulseServer.medium(sink: "nearby", server: try PulseServer.denyingAddress())
     let status = StreamRecorder(medium.statusUpdates)

@@ -10,7 +10,7 @@ import Tokens
 /// PulseAudio server (sink "nearby_process").
 @Suite("PulseAudio across two processes", .serialized)
 struct TwoProcessTests {
-  @Test("a token sent by another process is heard here")
+  @Test("a token sent by another process is heard here", .requires(.pulseaudio))
   func hearsOtherProcess() async throws {
     let server = try PulseServer.address()
     let medium = try PulseServer.medium(sink: "nearby_process")
@@ -28,7 +28,7 @@ struct TwoProcessTests {
     await medium.shutdown()
   }
 
-  @Test("a token sent here is heard by another process")
+  @Test("a token sent here is heard by another process", .requires(.pulseaudio))
   func otherProcessHears() async throws {
     let server = try PulseServer.address()
     let medium = try PulseServer.medium(sink: "nearby_process")
@@ -64,7 +64,9 @@ extension TwoProcessTests {
 /// `nearby audio selftest` through the real server, on a sink of its own.
 @Suite("nearby audio selftest", .serialized)
 struct SelftestTests {
-  @Test("selftest: a path that carries the band passes, a silent one fails with exit 1")
+  @Test(
+    "selftest: a path that carries the band passes, a silent one fails with exit 1",
+    .requires(.pulseaudio))
   func selftest() async throws {
     let server = try PulseServer.address()
     let good = try await Subprocess.run([

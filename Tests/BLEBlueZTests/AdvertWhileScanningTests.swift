@@ -11,7 +11,7 @@ extension BlueZDoubleTests {
   /// Scanning first, then transmitting on the same adapter (a manager that subscribes, then
   /// publishes): the advert goes out and the scan comes back, with discovery or with a
   /// pattern monitor.
-  @Test(arguments: [false, true])
+  @Test(.requires(.bluezDouble), arguments: [false, true])
   func scanningThenTransmittingAdvertisesAndKeepsScanning(monitors: Bool) async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
@@ -45,7 +45,7 @@ extension BlueZDoubleTests {
 
   /// A token rotation while the adapter scans: the old advert is unregistered first, so the
   /// new one is the adapter's first again, refused until the medium pauses its scan.
-  @Test func rotationWhileScanningReplacesTheToken() async throws {
+  @Test(.requires(.bluezDouble)) func rotationWhileScanningReplacesTheToken() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     let both = try await control.medium("hci0")
@@ -72,7 +72,7 @@ extension BlueZDoubleTests {
   /// Another client's scan on the adapter (here a discovery session of a second connection)
   /// keeps the controller scanning when the medium pauses its own: transmit fails, once, with
   /// BlueZ's error, and the medium's own scan is resumed.
-  @Test func anotherClientsScanMakesTransmitFail() async throws {
+  @Test(.requires(.bluezDouble)) func anotherClientsScanMakesTransmitFail() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     let other = try await DBusConnection(control.bus)

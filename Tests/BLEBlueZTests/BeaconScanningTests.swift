@@ -20,7 +20,7 @@ extension BlueZDoubleTests {
   }
 
   /// Active scanning hears every kind of beacon on another adapter, with the exact frame.
-  @Test func activeBeaconScanningHearsSimulatedBeacons() async throws {
+  @Test(.requires(.bluezDouble)) func activeBeaconScanningHearsSimulatedBeacons() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     let frames = [
@@ -59,7 +59,7 @@ extension BlueZDoubleTests {
 
   /// With low power asked and monitors offered, one pattern monitor covers beacons (and our
   /// token while token scanning); asking for active scanning moves to discovery.
-  @Test func lowPowerBeaconScanningUsesAPatternMonitor() async throws {
+  @Test(.requires(.bluezDouble)) func lowPowerBeaconScanningUsesAPatternMonitor() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     try await control.call("SetMonitorSupport", [.string("hci0"), .boolean(true)])
@@ -111,7 +111,7 @@ extension BlueZDoubleTests {
   /// monitor scans: a still beacon stays present while the monitor's DeviceFound comes for its
   /// reports (our monitor sets no RSSI property, findings item F), and the medium keeps
   /// reporting it (every second) without any property change.
-  @Test func aStillBeaconStaysPresentThroughTheMonitor() async throws {
+  @Test(.requires(.bluezDouble)) func aStillBeaconStaysPresentThroughTheMonitor() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     try await control.call("SetMonitorSupport", [.string("hci0"), .boolean(true)])
@@ -135,7 +135,7 @@ extension BlueZDoubleTests {
     await medium.shutdown()
   }
 
-  @Test func beaconSightingsFollowTheSignal() async throws {
+  @Test(.requires(.bluezDouble)) func beaconSightingsFollowTheSignal() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     let beacon = try await SimulatedBeacon.start(
@@ -158,7 +158,7 @@ extension BlueZDoubleTests {
   }
 
   /// Stopping beacon scanning ends beacon sightings; token scanning keeps hearing a token.
-  @Test func stoppingBeaconScanningLeavesTokenScanning() async throws {
+  @Test(.requires(.bluezDouble)) func stoppingBeaconScanningLeavesTokenScanning() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     let beacon = try await SimulatedBeacon.start(
@@ -190,7 +190,7 @@ extension BlueZDoubleTests {
   }
 
   /// After bluetoothd restarts, beacon scanning comes back by itself.
-  @Test func beaconScanningRecoversFromABluetoothdRestart() async throws {
+  @Test(.requires(.bluezDouble)) func beaconScanningRecoversFromABluetoothdRestart() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     var beacon = try await SimulatedBeacon.start(

@@ -11,7 +11,7 @@ import Tokens
 /// Every test that uses the BlueZ double: one serialized suite, because they share the one
 /// double on the private system bus (each test resets it first).
 @Suite(.serialized) struct BlueZDoubleTests {
-  @Test(arguments: MediumConformance.Check.allCases)
+  @Test(.requires(.bluezDouble), arguments: MediumConformance.Check.allCases)
   func conformance(_ check: MediumConformance.Check) async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
@@ -24,7 +24,7 @@ import Tokens
     ).run(check)
   }
 
-  @Test func advertIsReadByBlueZWithOurFrame() async throws {
+  @Test(.requires(.bluezDouble)) func advertIsReadByBlueZWithOurFrame() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     let medium = try await control.medium("hci0")
@@ -41,7 +41,7 @@ import Tokens
     await medium.shutdown()
   }
 
-  @Test func advertThatCannotFitIsRefusedBeforeBlueZSeesIt() async throws {
+  @Test(.requires(.bluezDouble)) func advertThatCannotFitIsRefusedBeforeBlueZSeesIt() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     let medium = try await control.medium("hci0", localName: "kiosk")
@@ -56,7 +56,7 @@ import Tokens
     await medium.shutdown()
   }
 
-  @Test func maximumAdvertisementsIsATypedError() async throws {
+  @Test(.requires(.bluezDouble)) func maximumAdvertisementsIsATypedError() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     try await control.call("SetSupportedInstances", [.string("hci0"), .byte(0)])
@@ -71,7 +71,7 @@ import Tokens
     await medium.shutdown()
   }
 
-  @Test func powerOffAndOnChangesStatus() async throws {
+  @Test(.requires(.bluezDouble)) func powerOffAndOnChangesStatus() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     let medium = try await control.medium("hci0")
@@ -87,7 +87,7 @@ import Tokens
     await medium.shutdown()
   }
 
-  @Test func accessDeniedIsAPermissionErrorWithTheFix() async throws {
+  @Test(.requires(.bluezDouble)) func accessDeniedIsAPermissionErrorWithTheFix() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     try await control.call("SetAccessDenied", [.boolean(true)])
@@ -104,7 +104,7 @@ import Tokens
     await medium.shutdown()
   }
 
-  @Test func recoversFromABluetoothdRestart() async throws {
+  @Test(.requires(.bluezDouble)) func recoversFromABluetoothdRestart() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     let speaker = try await control.medium("hci0")
@@ -132,7 +132,7 @@ import Tokens
     await listener.shutdown()
   }
 
-  @Test func followsAnAdapterThatGoesAwayAndComesBack() async throws {
+  @Test(.requires(.bluezDouble)) func followsAnAdapterThatGoesAwayAndComesBack() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     let medium = try await control.medium("hci0")
@@ -149,7 +149,7 @@ import Tokens
   /// btvirt restarted under the real bluetoothd (Tests/BLEBlueZVM/RealBlueZRestartTests):
   /// both adapters go away while one medium advertises and the other scans, and come back;
   /// both resume by themselves, with one advert and one discovery session each.
-  @Test func advertAndScanResumeWhenBothAdaptersComeBack() async throws {
+  @Test(.requires(.bluezDouble)) func advertAndScanResumeWhenBothAdaptersComeBack() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     let speaker = try await control.medium("hci0")
@@ -177,7 +177,7 @@ import Tokens
     await listener.shutdown()
   }
 
-  @Test func sightingsCarryRSSIAndTxPower() async throws {
+  @Test(.requires(.bluezDouble)) func sightingsCarryRSSIAndTxPower() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     let speaker = try await control.medium("hci0")
@@ -197,7 +197,7 @@ import Tokens
   }
 
   /// BlueZ's NotReady is retried with backoff; the call succeeds once BlueZ is ready.
-  @Test func notReadyIsRetried() async throws {
+  @Test(.requires(.bluezDouble)) func notReadyIsRetried() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     try await control.call(
@@ -214,7 +214,7 @@ import Tokens
   }
 
   /// A scan that goes silent is restarted by the watchdog (3 s in these tests).
-  @Test func watchdogRestartsASilentScan() async throws {
+  @Test(.requires(.bluezDouble)) func watchdogRestartsASilentScan() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     let speaker = try await control.medium("hci0")
@@ -237,7 +237,8 @@ import Tokens
   /// Reporting every advertisement (`nearby ble scan`) needs discovery even where the adapter
   /// offers pattern monitors (real bluetoothd does): a monitor for our token would hide the
   /// rest, such as this Eddystone beacon.
-  @Test func reportingEveryAdvertisementDiscoversEvenWhereMonitorsAreOffered() async throws {
+  @Test(.requires(.bluezDouble))
+  func reportingEveryAdvertisementDiscoversEvenWhereMonitorsAreOffered() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     try await control.call("SetMonitorSupport", [.string("hci1"), .boolean(true)])
@@ -261,7 +262,7 @@ import Tokens
 
   /// Where the adapter offers AdvertisementMonitorManager1, scanning registers a pattern
   /// monitor for our service data instead of starting discovery, and still hears the peer.
-  @Test func scansWithAPatternMonitorWhereOffered() async throws {
+  @Test(.requires(.bluezDouble)) func scansWithAPatternMonitorWhereOffered() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     try await control.call("SetMonitorSupport", [.string("hci1"), .boolean(true)])

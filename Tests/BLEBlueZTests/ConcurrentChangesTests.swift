@@ -13,7 +13,7 @@ extension BlueZDoubleTests {
   /// Three tokens transmitted at once, each while the one before may still wait for
   /// bluetoothd's answer: one advert stays on the adapter, one of the three (the last to
   /// run), and no earlier one is left on the air.
-  @Test func transmitsArrivingTogetherLeaveOneAdvert() async throws {
+  @Test(.requires(.bluezDouble)) func transmitsArrivingTogetherLeaveOneAdvert() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     let medium = try await control.medium("hci0")

@@ -20,7 +20,9 @@ extension BlueZDoubleTests {
   /// bluetoothd 5.66 counts a Write Request's handle in the value's length: at MTU 517 a
   /// value of 510 bytes reaches the app, one of 511 is refused with Invalid Length (found in
   /// the VM; GattPeerProfile.maximumWrite).
-  @Test func aWriteRequestOver510BytesIsRefusedAsBluetoothd566Does() async throws {
+  @Test(.requires(.bluezDouble)) func aWriteRequestOver510BytesIsRefusedAsBluetoothd566Does()
+    async throws
+  {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     let app = try await GattTestApp(bus: control.bus)
@@ -41,7 +43,9 @@ extension BlueZDoubleTests {
     #expect(app.calls.map(\.value.count) == [510])
   }
 
-  @Test func aConnectedCentralWritesAndReadsTheAppOfThePeripheral() async throws {
+  @Test(.requires(.bluezDouble)) func aConnectedCentralWritesAndReadsTheAppOfThePeripheral()
+    async throws
+  {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     let app = try await GattTestApp(bus: control.bus)
@@ -87,7 +91,8 @@ extension BlueZDoubleTests {
   /// At MTU 23 a 300-byte write is a long write (the app gets it whole, once) and reads are
   /// read longs: one `ReadValue` per 22 bytes, with `offset`; a value over 512 bytes is read
   /// as its first 512. At MTU 517 one read brings the 512.
-  @Test func longValuesAreReadLongAndWrittenWholeAtASmallMTU() async throws {
+  @Test(.requires(.bluezDouble)) func longValuesAreReadLongAndWrittenWholeAtASmallMTU() async throws
+  {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     try await control.call("SetGattMTU", [.uint16(23)])
@@ -139,7 +144,7 @@ extension BlueZDoubleTests {
   }
 
   /// The app's errors reach the central as bluetoothd's client translates the ATT errors.
-  @Test func appErrorsReachTheCentralAsATTErrors() async throws {
+  @Test(.requires(.bluezDouble)) func appErrorsReachTheCentralAsATTErrors() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     let app = try await GattTestApp(bus: control.bus)
@@ -176,7 +181,7 @@ extension BlueZDoubleTests {
     }
   }
 
-  @Test func aNonConnectableAdvertRefusesTheConnection() async throws {
+  @Test(.requires(.bluezDouble)) func aNonConnectableAdvertRefusesTheConnection() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     let app = try await GattTestApp(bus: control.bus)
@@ -202,7 +207,7 @@ extension BlueZDoubleTests {
     #expect(try await control.call("GattStats").first == .uint32(0))
   }
 
-  @Test func disconnectRemovesTheRemoteObjects() async throws {
+  @Test(.requires(.bluezDouble)) func disconnectRemovesTheRemoteObjects() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     let app = try await GattTestApp(bus: control.bus)
@@ -230,7 +235,7 @@ extension BlueZDoubleTests {
 
   /// The app's client leaves the bus: its app and advert go, the link drops, and the
   /// device object (no advert any more) goes too.
-  @Test func theLinkDropsWhenTheAppsClientLeaves() async throws {
+  @Test(.requires(.bluezDouble)) func theLinkDropsWhenTheAppsClientLeaves() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     let app = try await GattTestApp(bus: control.bus)
@@ -248,7 +253,7 @@ extension BlueZDoubleTests {
   }
 
   /// While connected, the device stays after its advert stops; `Disconnect` then removes it.
-  @Test func aConnectedDeviceOutlivesItsAdvert() async throws {
+  @Test(.requires(.bluezDouble)) func aConnectedDeviceOutlivesItsAdvert() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     let app = try await GattTestApp(bus: control.bus)
@@ -274,7 +279,9 @@ extension BlueZDoubleTests {
   /// (same public address), connected while linked and kept after, with the central's app
   /// mirrored below it (reverse service discovery). A connectable advert is not refused
   /// while its adapter scans.
-  @Test func twoPeersThatBothAdvertiseShareOneDeviceObjectPerSide() async throws {
+  @Test(.requires(.bluezDouble)) func twoPeersThatBothAdvertiseShareOneDeviceObjectPerSide()
+    async throws
+  {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     let peripheralPeer = try await GattCentral(bus: control.bus, adapter: "hci0")
@@ -305,7 +312,7 @@ extension BlueZDoubleTests {
     #expect(kept[Self.centralOnHci0]?["org.bluez.Device1"]?["RSSI"] != nil)
   }
 
-  @Test func registrationErrorsAreBluetoothds() async throws {
+  @Test(.requires(.bluezDouble)) func registrationErrorsAreBluetoothds() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     let app = try await GattTestApp(bus: control.bus)

@@ -48,7 +48,7 @@ extension BlueZDoubleTests {
       second: TransportWithMedium(owner, medium: ownerMedium), secondAddress: address)
   }
 
-  @Test(arguments: PeerTransportConformance.Check.allCases)
+  @Test(.requires(.bluezDouble), arguments: PeerTransportConformance.Check.allCases)
   func gattTransportConformance(_ check: PeerTransportConformance.Check) async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
@@ -58,7 +58,8 @@ extension BlueZDoubleTests {
     }.run(check)
   }
 
-  @Test func aTokenHeardOverBLECarriesItsAdvertisersAddress() async throws {
+  @Test(.requires(.bluezDouble)) func aTokenHeardOverBLECarriesItsAdvertisersAddress() async throws
+  {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     let pair = try await Self.gattPair(bus: control.bus)
@@ -72,7 +73,9 @@ extension BlueZDoubleTests {
     await pair.second.shutdown()
   }
 
-  @Test func anAdvertiserWithoutTheServiceIsRefusedAndBackedOff() async throws {
+  @Test(.requires(.bluezDouble)) func anAdvertiserWithoutTheServiceIsRefusedAndBackedOff()
+    async throws
+  {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     // A connectable advert on hci0 but no GATT transport there.
@@ -125,7 +128,8 @@ extension BlueZDoubleTests {
     return (manager, resolver)
   }
 
-  @Test func twoManagersMeetOverGATTWithAFullSizeMessageAndLoseItOnUnpublish() async throws {
+  @Test(.requires(.bluezDouble))
+  func twoManagersMeetOverGATTWithAFullSizeMessageAndLoseItOnUnpublish() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     let (alice, aliceResolver) = try await Self.gattManager(
@@ -166,7 +170,9 @@ extension BlueZDoubleTests {
   /// The owner unpublishes and shuts down at once (Ctrl-C on `nearby publish`): the update it
   /// queued for the hearer is read before its GATT service goes, so the hearer loses the
   /// message at once, not after its lostAfter (30 s here).
-  @Test func anUnpublishJustBeforeShutdownStillReachesTheHearer() async throws {
+  @Test(.requires(.bluezDouble)) func anUnpublishJustBeforeShutdownStillReachesTheHearer()
+    async throws
+  {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     let (alice, aliceResolver) = try await Self.gattManager(
@@ -200,7 +206,9 @@ extension BlueZDoubleTests {
 
   /// bluetoothd restarting forgets every application: the transport registers its service
   /// again once bluetoothd is back.
-  @Test func theServiceIsRegisteredAgainAfterABluetoothdRestart() async throws {
+  @Test(.requires(.bluezDouble)) func theServiceIsRegisteredAgainAfterABluetoothdRestart()
+    async throws
+  {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     let transport = try await BlueZPeerTransport(

@@ -14,7 +14,7 @@ import Tokens
 extension BlueZDoubleTests {
   /// Two managers, each with only a BlueZ medium on its own adapter of the double, and one
   /// in-process resolver: each finds the other's message over BLE.
-  @Test func twoManagersFindEachOtherOverBLE() async throws {
+  @Test(.requires(.bluezDouble)) func twoManagersFindEachOtherOverBLE() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     let resolver = try InProcessResolver(configuration: .init(lostAfter: .seconds(30)))
@@ -68,7 +68,7 @@ extension BlueZDoubleTests {
   }
 
   /// `nearby ble scan --json` prints the advert another medium transmits, with our token.
-  @Test func bleScanPrintsAdvertisements() async throws {
+  @Test(.requires(.bluezDouble)) func bleScanPrintsAdvertisements() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     guard case .address(let address) = control.bus else { return }

@@ -32,7 +32,7 @@ extension BlueZDoubleTests {
 
   /// Refused once: the medium unregisters the app bluetoothd kept, registers again after a
   /// back-off, and hears the peer through the monitor; no discovery session.
-  @Test func aMonitorRefusedOnceIsRegisteredAgain() async throws {
+  @Test(.requires(.bluezDouble)) func aMonitorRefusedOnceIsRegisteredAgain() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     let (listener, speaker, token) = try await refusalSetup(control, fallback: .seconds(60))
@@ -52,7 +52,9 @@ extension BlueZDoubleTests {
 
   /// Refused three times in a row: the medium scans with discovery (and hears the peer) for
   /// `monitorRefusalFallback`, then tries a monitor again, which the adapter now takes.
-  @Test func anAdapterThatKeepsRefusingMonitorsIsScannedWithDiscovery() async throws {
+  @Test(.requires(.bluezDouble)) func anAdapterThatKeepsRefusingMonitorsIsScannedWithDiscovery()
+    async throws
+  {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     let (listener, speaker, token) = try await refusalSetup(control, fallback: .seconds(6))

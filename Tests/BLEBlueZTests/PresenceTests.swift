@@ -18,7 +18,7 @@ extension BlueZDoubleTests {
   /// its 30 s TemporaryTimeout): its sightings go on (RSSI unknown, item 8) long after that
   /// only report, and the watchdog (3 s here) never restarts the scan. Once the peer stops,
   /// the sightings stop.
-  @Test func aStillPeerStaysPresentUnderDiscovery() async throws {
+  @Test(.requires(.bluezDouble)) func aStillPeerStaysPresentUnderDiscovery() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     try await control.call("SetRSSI", [.string("hci0"), .int16(127)])
@@ -59,7 +59,7 @@ extension BlueZDoubleTests {
   /// advertises, and creates it again at the next discovery cycle (2.5 s later here). The
   /// medium bridges the gap: sightings never pause for more than the re-report period, and
   /// the watchdog (3 s) leaves the scan alone.
-  @Test func aStillPeerSurvivesBluetoothdDroppingItsDevice() async throws {
+  @Test(.requires(.bluezDouble)) func aStillPeerSurvivesBluetoothdDroppingItsDevice() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     try await control.call("SetRSSI", [.string("hci0"), .int16(127)])
@@ -100,7 +100,7 @@ extension BlueZDoubleTests {
   /// The same under a quiet pattern monitor: token sightings go on while bluetoothd calls the
   /// monitor's DeviceFound for the peer's reports (our monitor sets no RSSI property, item F),
   /// and the watchdog leaves the monitor alone.
-  @Test func aStillPeerStaysPresentUnderAMonitor() async throws {
+  @Test(.requires(.bluezDouble)) func aStillPeerStaysPresentUnderAMonitor() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     try await control.call("SetMonitorSupport", [.string("hci1"), .boolean(true)])
@@ -128,7 +128,9 @@ extension BlueZDoubleTests {
   /// here), hears it again, and keeps it present well past `monitorLostAfter`; once the peer
   /// stops, its sightings end about `monitorLostAfter` later (docs/bluez-vm-findings.md
   /// item F).
-  @Test func aStillPeerStaysPresentUnderAMonitorThatHearsItOncePerScan() async throws {
+  @Test(.requires(.bluezDouble)) func aStillPeerStaysPresentUnderAMonitorThatHearsItOncePerScan()
+    async throws
+  {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     try await control.call("SetMonitorSupport", [.string("hci1"), .boolean(true)])
@@ -172,7 +174,7 @@ extension BlueZDoubleTests {
   /// A stuck scan among still devices is still restarted: its adapter hears nothing, so
   /// bluetoothd (here with a 1 s TemporaryTimeout) removes the devices, the medium holds
   /// nothing present, and the watchdog (3 s) restarts discovery, which hears the peer again.
-  @Test func aStuckScanAmongStillDevicesIsRestarted() async throws {
+  @Test(.requires(.bluezDouble)) func aStuckScanAmongStillDevicesIsRestarted() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     try await control.call("SetRSSI", [.string("hci0"), .int16(127)])

@@ -78,7 +78,7 @@ extension BlueZDoubleTests {
   /// its InterfacesAdded, and one whose RSSI jitters gets the RSSI alone. Once a client
   /// discovers with the medium's filter (`Transport le`, `DuplicateData true`), every report
   /// re-sends the RSSI and the data of both, changed or not.
-  @Test func repeatsCarryWhatChangedAndWhatTheFilterAsks() async throws {
+  @Test(.requires(.bluezDouble)) func repeatsCarryWhatChangedAndWhatTheFilterAsks() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     let still = try await SimulatedBeacon.start(
@@ -131,7 +131,9 @@ extension BlueZDoubleTests {
   /// Item 11: the end of an adapter's LAST discovery session invalidates each device's RSSI
   /// (PropertiesChanged with RSSI in the invalidated list), removes the devices, then sets
   /// Discovering false; while another client still discovers, the devices stay.
-  @Test func theLastStopDiscoveryInvalidatesRSSIAndRemovesDevices() async throws {
+  @Test(.requires(.bluezDouble)) func theLastStopDiscoveryInvalidatesRSSIAndRemovesDevices()
+    async throws
+  {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     let beacon = try await SimulatedBeacon.start(
@@ -178,7 +180,9 @@ extension BlueZDoubleTests {
   /// bluetoothd removes a temporary device it has not heard for TemporaryTimeout (30 s by
   /// default), so a device stays a while after its advert stops (`SetTemporaryTimeout`; the
   /// double's default removes it at once).
-  @Test func aDeviceStaysForTheTemporaryTimeoutAfterItsAdvertStops() async throws {
+  @Test(.requires(.bluezDouble)) func aDeviceStaysForTheTemporaryTimeoutAfterItsAdvertStops()
+    async throws
+  {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     try await control.call("SetTemporaryTimeout", [.uint32(1500)])
@@ -195,7 +199,7 @@ extension BlueZDoubleTests {
   }
 
   /// Items 2, 4, 7, 14, 15 and 17: objects, properties and errors as bluetoothd 5.66 has them.
-  @Test func objectsAndErrorsAsBluetoothd() async throws {
+  @Test(.requires(.bluezDouble)) func objectsAndErrorsAsBluetoothd() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     let client = try await Client.connect(control)

@@ -13,7 +13,9 @@ import Tokens
 extension BlueZDoubleTests {
   /// A medium that advertises and scans on hci0 warns once when a beacon's advert joins its
   /// own there (ActiveInstances 2), and not before; the warning names the count.
-  @Test func othersAdvertsBesideOursWhileScanningAreWarnedAbout() async throws {
+  @Test(.requires(.bluezDouble)) func othersAdvertsBesideOursWhileScanningAreWarnedAbout()
+    async throws
+  {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     let logs = InMemoryLogHandler.keepingEverything()

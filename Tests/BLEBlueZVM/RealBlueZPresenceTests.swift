@@ -13,7 +13,7 @@ import Tokens
 /// and creates it again at the next discovery cycle), yet the medium keeps a still peer
 /// present well past 30 s under discovery and its watchdog leaves the scan alone. Run by
 /// `Tools/scripts/bluez-vm/conformance.sh`; outside the VM every test fails, naming the rig.
-@Suite(.serialized) struct RealBlueZPresenceTests {
+@Suite(.serialized, .requires(.bluezVM)) struct RealBlueZPresenceTests {
   /// A medium that scans with discovery (every advertisement reported: `nearby ble scan`'s
   /// configuration) and the default watchdog (15 s).
   static func discoveringMedium(_ adapter: String) async throws -> BlueZMedium {

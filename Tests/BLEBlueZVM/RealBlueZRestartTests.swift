@@ -22,7 +22,7 @@ import Tokens
 /// The stack is shared with the other BLEBlueZVM tests: each test shuts its mediums down and
 /// brings the stack back (`control.sh ensure`: bluetoothd running, hci0 and hci1 powered),
 /// even when it fails.
-@Suite(.serialized) struct RealBlueZRestartTests {
+@Suite(.serialized, .requires(.bluezVM)) struct RealBlueZRestartTests {
   /// How long bluetoothd and btvirt may take to come back, and a peer to be heard, under TCG.
   static let comeBack = Duration.seconds(45)
   static let hear = Duration.seconds(25)

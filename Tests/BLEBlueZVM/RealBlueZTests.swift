@@ -18,7 +18,7 @@ import Tokens
 ///
 /// One serialized suite (Swift Testing runs suites in parallel unless told not to): both
 /// adapters and the one bluetoothd are shared by every test.
-@Suite(.serialized) struct RealBlueZTests {
+@Suite(.serialized, .requires(.bluezVM)) struct RealBlueZTests {
   @Test(arguments: MediumConformance.Check.allCases)
   func conformance(_ check: MediumConformance.Check) async throws {
     try RealBlueZ.requireVM()

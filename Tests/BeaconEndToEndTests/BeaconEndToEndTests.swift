@@ -131,7 +131,9 @@ struct BeaconEndToEndTests {
     try await DoubleBus.control(member, arguments)
   }
 
-  @Test("registered attachments are found, filtered by namespace/type and includeIBeacons")
+  @Test(
+    "registered attachments are found, filtered by namespace/type and includeIBeacons",
+    .requires(.bluezDouble))
   func foundAndFiltered() async throws {
     try await control("Reset")
     let world = try await world()
@@ -172,7 +174,9 @@ struct BeaconEndToEndTests {
     await world.stop()
   }
 
-  @Test("another project's public namespace is found by a subscription naming it, nothing else")
+  @Test(
+    "another project's public namespace is found by a subscription naming it, nothing else",
+    .requires(.bluezDouble))
   func publicNamespaceOfAnotherProject() async throws {
     try await control("Reset")
     let world = try await world()
@@ -267,7 +271,9 @@ struct BeaconEndToEndTests {
     await world.stop()
   }
 
-  @Test("a beacon moving away reports growing distances, then is lost when it leaves")
+  @Test(
+    "a beacon moving away reports growing distances, then is lost when it leaves",
+    .requires(.bluezDouble))
   func movingAway() async throws {
     try await control("Reset")
     let world = try await world()

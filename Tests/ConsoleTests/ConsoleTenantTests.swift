@@ -4,6 +4,7 @@ import NIOCore
 import NearbyServer
 import ServerStorage
 import Synchronization
+import TestSupport
 import Testing
 
 /// Issue 29: a console session ends when its operator signs out or leaves it idle; a form
@@ -13,7 +14,7 @@ struct ConsoleTenantTests {
   typealias Engine = ConsoleHarness.Engine
 
   /// Finding 5: after sign-out the old cookie opens nothing, on this instance or another.
-  @Test(arguments: Engine.allCases)
+  @Test(.requires(.postgres), arguments: Engine.allCases)
   func signingOutEndsTheSession(_ engine: Engine) async throws {
     try await ConsoleHarness.with(engine) { server in
       let (cookie, csrf) = try await server.adminSession()
@@ -30,7 +31,7 @@ struct ConsoleTenantTests {
   }
 
   /// Finding 5: a session unused for the idle timeout ends; one in use lives on.
-  @Test(arguments: Engine.allCases)
+  @Test(.requires(.postgres), arguments: Engine.allCases)
   func anIdleSessionEnds(_ engine: Engine) async throws {
     let offset = Mutex<TimeInterval>(0)
     try await ConsoleHarness.with(
@@ -50,7 +51,7 @@ struct ConsoleTenantTests {
   }
 
   /// Finding 8: a form over 64 KiB, signing in or signed in, is a 413, not a 500.
-  @Test(arguments: Engine.allCases)
+  @Test(.requires(.postgres), arguments: Engine.allCases)
   func aFormOverTheLimitIs413(_ engine: Engine) async throws {
     try await ConsoleHarness.with(engine) { server in
       let page = try await server.request(.GET, "/console/sign-in")
@@ -73,7 +74,7 @@ struct ConsoleTenantTests {
   }
 
   /// Finding 4: a session at its cap of live views is refused (429); other views stay open.
-  @Test(arguments: Engine.allCases)
+  @Test(.requires(.postgres), arguments: Engine.allCases)
   func liveViewsAreCappedWithoutClosingOthers(_ engine: Engine) async throws {
     try await ConsoleHarness.with(
       engine,
@@ -103,7 +104,7 @@ struct ConsoleTenantTests {
   }
 
   /// Finding 6: the overview shows the project's own reports, not the server's.
-  @Test(arguments: Engine.allCases)
+  @Test(.requires(.postgres), arguments: Engine.allCases)
   func theOverviewShowsTheProjectsOwnFigures(_ engine: Engine) async throws {
     try await ConsoleHarness.with(engine) { server in
       let other = try await server.storage.transaction { store in

@@ -12,6 +12,7 @@ struct ConsoleTests {
 
   @Test(
     "sign-in: admin key in, client and unknown keys out, the cookie's attributes",
+    .requires(.postgres),
     arguments: Engine.allCases)
   func signIn(_ engine: Engine) async throws {
     let server = try await ConsoleHarness.start(engine)
@@ -47,7 +48,7 @@ struct ConsoleTests {
   }
 
   @Test(
-    "every page answers 200 when signed in, and the API is not opened by it",
+    "every page answers 200 when signed in, and the API is not opened by it", .requires(.postgres),
     arguments: Engine.allCases)
   func pages(_ engine: Engine) async throws {
     let server = try await ConsoleHarness.start(engine)
@@ -70,7 +71,9 @@ struct ConsoleTests {
     }
   }
 
-  @Test("every form refuses a POST without the session's CSRF token", arguments: Engine.allCases)
+  @Test(
+    "every form refuses a POST without the session's CSRF token", .requires(.postgres),
+    arguments: Engine.allCases)
   func csrf(_ engine: Engine) async throws {
     let server = try await ConsoleHarness.start(engine)
     try await withShutdown(server) { server in
@@ -96,6 +99,7 @@ struct ConsoleTests {
 
   @Test(
     "register a beacon and attach data through the forms; the API sees them; text escaped",
+    .requires(.postgres),
     arguments: Engine.allCases)
   func beaconForms(_ engine: Engine) async throws {
     let server = try await ConsoleHarness.start(engine)
@@ -177,7 +181,9 @@ struct ConsoleTests {
     }
   }
 
-  @Test("a namespace's visibility changes through its form", arguments: Engine.allCases)
+  @Test(
+    "a namespace's visibility changes through its form", .requires(.postgres),
+    arguments: Engine.allCases)
   func namespaces(_ engine: Engine) async throws {
     let server = try await ConsoleHarness.start(engine)
     try await withShutdown(server) { server in
@@ -206,7 +212,9 @@ struct ConsoleTests {
     }
   }
 
-  @Test("a key created is shown once; revoking a key ends its sessions", arguments: Engine.allCases)
+  @Test(
+    "a key created is shown once; revoking a key ends its sessions", .requires(.postgres),
+    arguments: Engine.allCases)
   func keys(_ engine: Engine) async throws {
     let server = try await ConsoleHarness.start(engine)
     try await withShutdown(server) { server in
@@ -253,7 +261,9 @@ struct ConsoleTests {
     }
   }
 
-  @Test("the live view streams a found event of the project's devices", arguments: Engine.allCases)
+  @Test(
+    "the live view streams a found event of the project's devices", .requires(.postgres),
+    arguments: Engine.allCases)
   func liveEvents(_ engine: Engine) async throws {
     let server = try await ConsoleHarness.start(engine)
     try await withShutdown(server) { server in
@@ -296,6 +306,7 @@ struct ConsoleTests {
 
   @Test(
     "hostile requests get 4xx pages: a huge form, bad encodings, unknown beacons",
+    .requires(.postgres),
     arguments: Engine.allCases)
   func hostileRequests(_ engine: Engine) async throws {
     let server = try await ConsoleHarness.start(engine)
@@ -340,7 +351,7 @@ struct ConsoleTests {
   }
 
   @Test(
-    "refused sign-ins from an address are limited like refused API keys",
+    "refused sign-ins from an address are limited like refused API keys", .requires(.postgres),
     arguments: Engine.allCases)
   func signInIsRateLimited(_ engine: Engine) async throws {
     let server = try await ConsoleHarness.start(engine) { configuration in
@@ -361,6 +372,7 @@ struct ConsoleTests {
 
   @Test(
     "cookies are Secure behind a trusted TLS proxy; the console can be turned off",
+    .requires(.postgres),
     arguments: Engine.allCases)
   func secureCookiesAndNoConsole(_ engine: Engine) async throws {
     let proxied = try await ConsoleHarness.start(engine) { configuration in
@@ -384,7 +396,9 @@ struct ConsoleTests {
     }
   }
 
-  @Test("pages count against the API's rates per address and per key", arguments: Engine.allCases)
+  @Test(
+    "pages count against the API's rates per address and per key", .requires(.postgres),
+    arguments: Engine.allCases)
   func pagesAreRateLimited(_ engine: Engine) async throws {
     let server = try await ConsoleHarness.start(engine) { configuration in
       configuration.requestsPerSecond = 0.001

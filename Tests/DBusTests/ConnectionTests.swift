@@ -7,7 +7,7 @@ import Testing
 @Suite struct ConnectionTests {
   static let path = try! DBusObjectPath("/org/nearby/test")
 
-  @Test func connectsToBothBuses() async throws {
+  @Test(.requires(.dbus)) func connectsToBothBuses() async throws {
     let system = try await TestBus.connect()
     let session = try await TestBus.connect(try TestBus.session)
     #expect(system.uniqueName.hasPrefix(":"))
@@ -28,7 +28,7 @@ import Testing
     await #expect(throws: DBusError.self) { _ = try await DBusConnection(.address("nonsense")) }
   }
 
-  @Test func callsTheBus() async throws {
+  @Test(.requires(.dbus)) func callsTheBus() async throws {
     let bus = try await TestBus.connect()
     let id = try await bus.call(
       destination: "org.freedesktop.DBus", path: try DBusObjectPath("/org/freedesktop/DBus"),
@@ -36,7 +36,7 @@ import Testing
     #expect(id.count == 1 && (id[0].string?.count ?? 0) == 32)
   }
 
-  @Test func typedErrorsFromTheBus() async throws {
+  @Test(.requires(.dbus)) func typedErrorsFromTheBus() async throws {
     let bus = try await TestBus.connect()
     do {
       _ = try await bus.call(
@@ -48,7 +48,7 @@ import Testing
     #expect(try await bus.nameOwner(of: "org.nearby.test.Nobody") == nil)
   }
 
-  @Test func accessDeniedByPolicy() async throws {
+  @Test(.requires(.dbus)) func accessDeniedByPolicy() async throws {
     let bus = try await TestBus.connect()
     do {
       try await bus.requestName("org.nearby.test.Forbidden")
@@ -59,7 +59,7 @@ import Testing
     }
   }
 
-  @Test func ownsAndReleasesNames() async throws {
+  @Test(.requires(.dbus)) func ownsAndReleasesNames() async throws {
     let a = try await TestBus.connect()
     let b = try await TestBus.connect()
     let name = "org.nearby.test.Owned\(UInt32.random(in: 0...UInt32.max))"
@@ -73,7 +73,7 @@ import Testing
     #expect(try await b.nameOwner(of: name) == nil)
   }
 
-  @Test func callTimesOut() async throws {
+  @Test(.requires(.dbus)) func callTimesOut() async throws {
     let server = try await TestBus.connect()
     let client = try await TestBus.connect()
     try await server.export(
@@ -99,7 +99,7 @@ import Testing
     #expect(waited >= .milliseconds(200) && waited < .seconds(2))
   }
 
-  @Test func cancellingACallEndsIt() async throws {
+  @Test(.requires(.dbus)) func cancellingACallEndsIt() async throws {
     let server = try await TestBus.connect()
     let client = try await TestBus.connect()
     try await server.export(
@@ -123,7 +123,7 @@ import Testing
     if case .failure(let error) = result { #expect((error as? DBusError)?.name == .cancelled) }
   }
 
-  @Test func closingFailsWaitingCallsAndEndsStreams() async throws {
+  @Test(.requires(.dbus)) func closingFailsWaitingCallsAndEndsStreams() async throws {
     let server = try await TestBus.connect()
     let client = try await TestBus.connect()
     try await server.export(
@@ -156,7 +156,7 @@ import Testing
     }
   }
 
-  @Test func deliversMatchingSignalsOnly() async throws {
+  @Test(.requires(.dbus)) func deliversMatchingSignalsOnly() async throws {
     let sender = try await TestBus.connect()
     let receiver = try await TestBus.connect()
     let devices = try await receiver.signals(
@@ -201,7 +201,7 @@ import Testing
     return stats.first?.stringDictionary?["MatchRules"]?.integer
   }
 
-  @Test func endingAStreamRemovesItsMatchRule() async throws {
+  @Test(.requires(.dbus)) func endingAStreamRemovesItsMatchRule() async throws {
     let sender = try await TestBus.connect()
     let receiver = try await TestBus.connect()
     var stream: AsyncStream<DBusMessage>? = try await receiver.signals(
@@ -223,7 +223,7 @@ import Testing
     #expect(await first(of: fresh)?.member == "Ping")
   }
 
-  @Test func refusesAnInvalidRule() async throws {
+  @Test(.requires(.dbus)) func refusesAnInvalidRule() async throws {
     let bus = try await TestBus.connect()
     await #expect(throws: DBusError.self) {
       _ = try await bus.signals(matching: DBusMatchRule(interface: "bad"))

@@ -1,6 +1,7 @@
 import DBus
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 /// Objects exported on one connection, used from another connection and from `gdbus`.
@@ -34,7 +35,7 @@ import Testing
       ])
   }
 
-  @Test func methodsAndErrorsSeenByAnotherConnection() async throws {
+  @Test(.requires(.dbus)) func methodsAndErrorsSeenByAnotherConnection() async throws {
     let server = try await TestBus.connect()
     let client = try await TestBus.connect()
     let released = Counter()
@@ -73,7 +74,7 @@ import Testing
     }
   }
 
-  @Test func propertiesGetGetAllSetAndChanged() async throws {
+  @Test(.requires(.dbus)) func propertiesGetGetAllSetAndChanged() async throws {
     let server = try await TestBus.connect()
     let client = try await TestBus.connect()
     try await server.export(Self.advertInterface {}, at: Self.advert)
@@ -127,7 +128,7 @@ import Testing
     }
   }
 
-  @Test func objectManagerReportsAddedAndRemoved() async throws {
+  @Test(.requires(.dbus)) func objectManagerReportsAddedAndRemoved() async throws {
     let server = try await TestBus.connect()
     let client = try await TestBus.connect()
     await server.addObjectManager(at: Self.root)
@@ -154,7 +155,7 @@ import Testing
     #expect(try removed.arguments("oas")[1] == .strings(["org.bluez.LEAdvertisement1"]))
   }
 
-  @Test func callFilterAnswersInsteadOfTheObject() async throws {
+  @Test(.requires(.dbus)) func callFilterAnswersInsteadOfTheObject() async throws {
     let server = try await TestBus.connect()
     let client = try await TestBus.connect()
     try await server.export(Self.advertInterface {}, at: Self.advert)
@@ -179,7 +180,7 @@ import Testing
   }
 
   /// Another D-Bus implementation (GLib's gdbus) reads and calls our object.
-  @Test func gdbusSeesTheExportedObject() async throws {
+  @Test(.requires(.dbus)) func gdbusSeesTheExportedObject() async throws {
     let bus = try TestBus.system
     guard case .address(let address) = bus else { return }
     let server = try await TestBus.connect(bus)

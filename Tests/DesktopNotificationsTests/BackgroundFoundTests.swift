@@ -14,7 +14,9 @@ import Testing
 /// notification reaches the server double on the private session bus.
 @Suite("Found in background")
 struct BackgroundFoundTests {
-  @Test("a background subscription's found message raises a desktop notification")
+  @Test(
+    "a background subscription's found message raises a desktop notification",
+    .requires(.dbus, .notifications))
   func foundRaisesNotification() async throws {
     let double = try await NotificationDouble.connect()
     let folder = FileManager.default.temporaryDirectory

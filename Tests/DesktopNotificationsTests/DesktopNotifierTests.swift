@@ -13,7 +13,9 @@ struct DesktopNotifierTests {
     Logger(label: "test.notifications") { _ in logs }
   }
 
-  @Test("a notification reaches the notification server with its app name, title and body")
+  @Test(
+    "a notification reaches the notification server with its app name, title and body",
+    .requires(.dbus, .notifications))
   func notifies() async throws {
     let double = try await NotificationDouble.connect()
     let logs = InMemoryLogHandler.keepingEverything()
@@ -30,7 +32,9 @@ struct DesktopNotifierTests {
     await notifier.close()
   }
 
-  @Test("no notification server: no crash, a quick nil, one warning, and later ones tried again")
+  @Test(
+    "no notification server: no crash, a quick nil, one warning, and later ones tried again",
+    .requires(.dbus, .notifications))
   func noServer() async throws {
     let double = try await NotificationDouble.connect()
     let logs = InMemoryLogHandler.keepingEverything()
@@ -53,7 +57,9 @@ struct DesktopNotifierTests {
     await notifier.close()
   }
 
-  @Test("a server that never answers: the call ends after its timeout with a warning")
+  @Test(
+    "a server that never answers: the call ends after its timeout with a warning",
+    .requires(.dbus, .notifications))
   func silentServer() async throws {
     let double = try await NotificationDouble.connect()
     let server = try await DBusConnection(.address(double.address))

@@ -1,5 +1,6 @@
 import BlueZTestSupport
 import Foundation
+import TestSupport
 import Testing
 import Tokens
 
@@ -7,7 +8,8 @@ import Tokens
 /// beacon simulated on another adapter. Serialized: the tests share the double's air.
 @Suite("nearby beacons scan", .serialized)
 struct BeaconsScanTests {
-  @Test("lists a simulated beacon's fields, signal and distance as JSON lines")
+  @Test(
+    "lists a simulated beacon's fields, signal and distance as JSON lines", .requires(.bluezDouble))
   func scansASimulatedBeacon() async throws {
     let address = try DoubleBus.address()
     try await DoubleBus.control("Reset")
@@ -46,7 +48,9 @@ struct BeaconsScanTests {
     #expect((last["accuracy"] as? Double ?? 0) > 0)
   }
 
-  @Test("without --json: a line when a beacon is first heard, the table at the end")
+  @Test(
+    "without --json: a line when a beacon is first heard, the table at the end",
+    .requires(.bluezDouble))
   func readableOutput() async throws {
     let address = try DoubleBus.address()
     let beacon = try await SimulatedBeacon.start(
@@ -70,7 +74,7 @@ struct BeaconsScanTests {
     #expect(lines.last?.contains("m") == true)
   }
 
-  @Test("a clear error when BlueZ is not on the bus")
+  @Test("a clear error when BlueZ is not on the bus", .requires(.bluezDouble))
   func noBlueZ() async throws {
     let (folder, environment, _) = try CLIEnvironment.make()
     defer { try? FileManager.default.removeItem(at: folder) }

@@ -8,12 +8,7 @@ import Testing
 /// `a` and `nearby subscribe` in `b`, over the LAN medium on their `lan0` links. Skipped, with
 /// the reason, where namespaces cannot be made (not root).
 @Suite(
-  "Multi-host over LAN in network namespaces", .serialized,
-  .enabled(
-    if: ProcessInfo.processInfo.environment["NEARBY_TEST_NETNS_SKIP"] == nil,
-    Comment(
-      rawValue: ProcessInfo.processInfo.environment["NEARBY_TEST_NETNS_SKIP"]
-        ?? "network namespaces are available")))
+  "Multi-host over LAN in network namespaces", .serialized, .requires(.networkNamespaces))
 struct MultiHostTests {
   static let lostAfter = 3.0
 

@@ -86,7 +86,7 @@ extension MultiHostTests {
       for process in processes { _ = await process.waitUntilDrained(timeout: .seconds(5)) }
     }
 
-    @Test func foundAndLostAcrossThreeHosts() async throws {
+    @Test(.requires(.networkNamespaces)) func foundAndLostAcrossThreeHosts() async throws {
       let world = try World()
       defer { world.remove() }
       let onB = try world.nearby(in: "b", ["subscribe", "--mode", "scan"])
@@ -138,7 +138,7 @@ extension MultiHostTests {
       #expect(Self.counters(of: onB)["accepted", default: 0] > 0, "\(onB.lines)")
     }
 
-    @Test func aHostOfAnotherProjectSeesNothing() async throws {
+    @Test(.requires(.networkNamespaces)) func aHostOfAnotherProjectSeesNothing() async throws {
       let world = try World()
       defer { world.remove() }
       let member = try world.nearby(in: "b", ["subscribe", "--mode", "scan"])
@@ -182,7 +182,8 @@ extension MultiHostTests {
       return list
     }
 
-    @Test func hostileDatagramsAreDroppedAndTheSubscriberKeepsWorking() async throws {
+    @Test(.requires(.networkNamespaces))
+    func hostileDatagramsAreDroppedAndTheSubscriberKeepsWorking() async throws {
       let world = try World()
       defer { world.remove() }
       let subscriber = try world.nearby(in: "b", ["subscribe", "--mode", "scan"])
@@ -247,16 +248,12 @@ extension MultiHostTests {
       #expect(counters["malformed", default: 0] >= 20, "\(counters)")
     }
 
-    /// The PulseAudio server of the test command, or nil (the test is then skipped, naming
-    /// it).
+    /// The PulseAudio server of the test command, or nil.
     static let pulseServer = ProcessInfo.processInfo.environment["NEARBY_TEST_PULSE_SERVER"]
 
     /// a broadcasts on audio only, b scans audio only: b hears the token through the shared
     /// null sink (no way back), asks for it with a who-has on the LAN, and a answers.
-    @Test(
-      .enabled(
-        if: pulseServer != nil,
-        "NEARBY_TEST_PULSE_SERVER is not set: Tools/scripts/services/pulseaudio.sh starts it"))
+    @Test(.requires(.pulseaudio))
     func aTokenHeardOnAudioIsResolvedOverTheLAN() async throws {
       let world = try World()
       defer { world.remove() }

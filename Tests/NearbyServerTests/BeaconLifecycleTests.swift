@@ -39,7 +39,7 @@ struct BeaconLifecycleTests {
     }
   }
 
-  @Test(arguments: Engine.allCases)
+  @Test(.requires(.postgres), arguments: Engine.allCases)
   func inactiveIsKeptButNotServedAndDecommissionedIsFinal(_ engine: Engine) async throws {
     let server = try await HostileInputTests().start(engine)
     try await withShutdown(server) { server in
@@ -94,7 +94,7 @@ struct BeaconLifecycleTests {
     }
   }
 
-  @Test(arguments: Engine.allCases)
+  @Test(.requires(.postgres), arguments: Engine.allCases)
   func anInactiveEIDBeaconIsNotResolved(_ engine: Engine) async throws {
     let server = try await HostileInputTests().start(engine)
     try await withShutdown(server) { server in
@@ -127,7 +127,7 @@ struct BeaconLifecycleTests {
     }
   }
 
-  @Test(arguments: Engine.allCases)
+  @Test(.requires(.postgres), arguments: Engine.allCases)
   func listingsComeInPagesAndFilter(_ engine: Engine) async throws {
     let server = try await HostileInputTests().start(engine)
     try await withShutdown(server) { server in
@@ -177,7 +177,7 @@ struct BeaconLifecycleTests {
     }
   }
 
-  @Test(arguments: Engine.allCases)
+  @Test(.requires(.postgres), arguments: Engine.allCases)
   func attachmentsAreListedAndDeletedByType(_ engine: Engine) async throws {
     let server = try await HostileInputTests().start(engine)
     try await withShutdown(server) { server in
@@ -217,7 +217,7 @@ struct BeaconLifecycleTests {
     }
   }
 
-  @Test(arguments: Engine.allCases)
+  @Test(.requires(.postgres), arguments: Engine.allCases)
   func anAttachmentsRangeIsKeptServedAndBounded(_ engine: Engine) async throws {
     let server = try await HostileInputTests().start(engine)
     try await withShutdown(server) { server in
@@ -255,7 +255,7 @@ struct BeaconLifecycleTests {
     }
   }
 
-  @Test(arguments: Engine.allCases)
+  @Test(.requires(.postgres), arguments: Engine.allCases)
   func metadataIsBounded(_ engine: Engine) async throws {
     let server = try await HostileInputTests().start(engine)
     try await withShutdown(server) { server in

@@ -110,7 +110,7 @@ struct DiagnosticsTests {
     return names
   }
 
-  @Test(arguments: Engine.allCases)
+  @Test(.requires(.postgres), arguments: Engine.allCases)
   func telemetryForwardedIsKeptAsTheBeaconsLatest(_ engine: Engine) async throws {
     let clock = Clock()
     let server = try await start(engine, clock: clock)
@@ -173,7 +173,7 @@ struct DiagnosticsTests {
     }
   }
 
-  @Test(arguments: Engine.allCases)
+  @Test(.requires(.postgres), arguments: Engine.allCases)
   func anObservationIsWrittenAtMostOnceAMinute(_ engine: Engine) async throws {
     let clock = Clock()
     let server = try await start(engine, clock: clock)
@@ -196,7 +196,7 @@ struct DiagnosticsTests {
     }
   }
 
-  @Test(arguments: Engine.allCases)
+  @Test(.requires(.postgres), arguments: Engine.allCases)
   func lowBatteryByThresholdAndByTrend(_ engine: Engine) async throws {
     let clock = Clock()
     let server = try await start(engine, clock: clock)
@@ -238,7 +238,7 @@ struct DiagnosticsTests {
     }
   }
 
-  @Test(arguments: Engine.allCases)
+  @Test(.requires(.postgres), arguments: Engine.allCases)
   func lowActivityPagingAndTheBeaconsLifecycle(_ engine: Engine) async throws {
     let clock = Clock()
     let server = try await start(engine, clock: clock)

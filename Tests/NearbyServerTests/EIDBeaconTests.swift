@@ -99,7 +99,7 @@ struct EIDBeaconTests {
     }
   }
 
-  @Test(arguments: HostileInputTests.Engine.allCases)
+  @Test(.requires(.postgres), arguments: HostileInputTests.Engine.allCases)
   func aBeaconWhoseClockFellBehindIsFoundAndItsClockLearned(
     _ engine: HostileInputTests.Engine
   ) async throws {

@@ -20,7 +20,7 @@ struct EIDKeyExchangeAPITests {
       method, server.url, path: path, headers: ["X-Nearby-API-Key": server.apiKey], body: body)
   }
 
-  @Test(arguments: Engine.allCases)
+  @Test(.requires(.postgres), arguments: Engine.allCases)
   func aBeaconRegisteredByKeyExchangeResolves(_ engine: Engine) async throws {
     let server = try await HostileInputTests().start(engine)
     try await withShutdown(server) { server in

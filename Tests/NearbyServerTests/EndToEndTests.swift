@@ -142,7 +142,7 @@ struct EndToEndTests {
 /// finds a device on the other, through the shared database alone.
 @Suite("Two server instances")
 struct TwoInstanceTests {
-  @Test func devicesOnTwoInstancesFindEachOther() async throws {
+  @Test(.requires(.postgres)) func devicesOnTwoInstancesFindEachOther() async throws {
     let url = try await TestPostgres.freshDatabase()
     let first = try await ServerHarness.start(storage: try await PostgresStorage(url: url))
     let second = try await ServerHarness.start(storage: try await PostgresStorage(url: url))

@@ -67,7 +67,7 @@ struct HostileInputTests {
 
   /// Fullwidth digits pass `Character.isHexDigit` but not `UInt8(_:radix:)`: the force-unwrap
   /// between them aborted the process.
-  @Test(arguments: Engine.allCases)
+  @Test(.requires(.postgres), arguments: Engine.allCases)
   func fullwidthHexInABeaconRegistrationIs400(_ engine: Engine) async throws {
     let server = try await start(engine)
     try await withShutdown(server) { server in
@@ -85,7 +85,7 @@ struct HostileInputTests {
     }
   }
 
-  @Test(arguments: Engine.allCases)
+  @Test(.requires(.postgres), arguments: Engine.allCases)
   func fullwidthHexInGetForObservedIs400(_ engine: Engine) async throws {
     let server = try await start(engine)
     try await withShutdown(server) { server in
@@ -111,7 +111,7 @@ struct HostileInputTests {
 
   /// PostgreSQL refuses NUL in text (it answered 503), SQLite kept it (404 or stored): both
   /// now answer 400 naming the field before the database sees it.
-  @Test(arguments: Engine.allCases)
+  @Test(.requires(.postgres), arguments: Engine.allCases)
   func controlCharactersInTextFieldsAre400(_ engine: Engine) async throws {
     let server = try await start(engine)
     try await withShutdown(server) { server in
@@ -191,7 +191,7 @@ struct HostileInputTests {
 
   /// One character of a base letter and thousands of combining marks passed the limits that
   /// counted characters: limits count UTF-8 bytes.
-  @Test(arguments: Engine.allCases)
+  @Test(.requires(.postgres), arguments: Engine.allCases)
   func combiningMarkFloodsAre422(_ engine: Engine) async throws {
     let server = try await start(engine)
     try await withShutdown(server) { server in
@@ -233,7 +233,7 @@ struct HostileInputTests {
 
   /// A 4 MiB body carried ~55 000 sightings, each a query: a report's lists are capped, and
   /// one over a cap is refused before any work, naming the list and the limit.
-  @Test(arguments: Engine.allCases)
+  @Test(.requires(.postgres), arguments: Engine.allCases)
   func reportsOverTheirListLimitsAre422(_ engine: Engine) async throws {
     let server = try await start(engine)
     try await withShutdown(server) { server in
@@ -252,7 +252,7 @@ struct HostileInputTests {
     }
   }
 
-  @Test(arguments: Engine.allCases)
+  @Test(.requires(.postgres), arguments: Engine.allCases)
   func nonCanonicalBase64Is400(_ engine: Engine) async throws {
     let server = try await start(engine)
     try await withShutdown(server) { server in
@@ -275,7 +275,7 @@ struct HostileInputTests {
     }
   }
 
-  @Test(arguments: Engine.allCases)
+  @Test(.requires(.postgres), arguments: Engine.allCases)
   func hugeAndOddNumbersAre4xx(_ engine: Engine) async throws {
     let server = try await start(engine)
     try await withShutdown(server) { server in

@@ -73,7 +73,7 @@ struct NamespaceTests {
     }
   }
 
-  @Test(arguments: Engine.allCases)
+  @Test(.requires(.postgres), arguments: Engine.allCases)
   func aPublicNamespaceIsReadByAProjectThatNamesIt(_ engine: Engine) async throws {
     let (server, otherAdmin, otherClient) = try await start(engine)
     try await withShutdown(server) { server in
@@ -129,7 +129,7 @@ struct NamespaceTests {
     }
   }
 
-  @Test(arguments: Engine.allCases)
+  @Test(.requires(.postgres), arguments: Engine.allCases)
   func aProjectNeverWritesInANamespaceItDoesNotOwn(_ engine: Engine) async throws {
     let (server, otherAdmin, otherClient) = try await start(engine)
     try await withShutdown(server) { server in
@@ -175,7 +175,7 @@ struct NamespaceTests {
     }
   }
 
-  @Test(arguments: Engine.allCases)
+  @Test(.requires(.postgres), arguments: Engine.allCases)
   func badNamespaceRequestsAreClientErrors(_ engine: Engine) async throws {
     let (server, _, _) = try await start(engine)
     try await withShutdown(server) { server in

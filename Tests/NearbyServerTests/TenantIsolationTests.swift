@@ -6,6 +6,7 @@ import Resolution
 import ServerStorage
 import Synchronization
 import ServerTestSupport
+import TestSupport
 import Testing
 import Tokens
 
@@ -70,7 +71,7 @@ struct TenantIsolationTests {
 
   // MARK: Finding 2: naming a device is not being it
 
-  @Test(arguments: Engine.allCases)
+  @Test(.requires(.postgres), arguments: Engine.allCases)
   func anotherProjectCannotSpendADevicesBudget(_ engine: Engine) async throws {
     try await withServer(
       engine,
@@ -108,7 +109,7 @@ struct TenantIsolationTests {
 
   /// On PostgreSQL a report locks its device's row: one that does not authenticate must not
   /// (it waited behind a lock held elsewhere, and would hold the device's reports up).
-  @Test func aReportThatDoesNotAuthenticateLocksNothing() async throws {
+  @Test(.requires(.postgres)) func aReportThatDoesNotAuthenticateLocksNothing() async throws {
     try await withServer(Engine.postgres) { server, url in
       let device = try await register(server, key: server.apiKey)
       let other = try await otherProjectKey(server, role: .client)
@@ -126,7 +127,7 @@ struct TenantIsolationTests {
 
   // MARK: Finding 7: ids are the device's own
 
-  @Test(arguments: Engine.allCases)
+  @Test(.requires(.postgres), arguments: Engine.allCases)
   func publicationIDsAreScopedToTheirDevice(_ engine: Engine) async throws {
     try await withServer(engine) { server, _ in
       let other = try await otherProjectKey(server, role: .client)
@@ -164,7 +165,7 @@ struct TenantIsolationTests {
 
   // MARK: Finding 1: an EID identity cannot be twinned in another project
 
-  @Test(arguments: Engine.allCases)
+  @Test(.requires(.postgres), arguments: Engine.allCases)
   func anEIDBeaconCannotBeTwinnedByAnotherProject(_ engine: Engine) async throws {
     try await withServer(engine) { server, _ in
       let other = try await otherProjectKey(server)
@@ -219,7 +220,7 @@ struct TenantIsolationTests {
   }
   // MARK: Finding 9: another project learns nothing that links an EID beacon's ids
 
-  @Test(arguments: Engine.allCases)
+  @Test(.requires(.postgres), arguments: Engine.allCases)
   func anotherProjectSeesAnEIDBeaconByTheIDItObserved(_ engine: Engine) async throws {
     let offset = Mutex<TimeInterval>(0)
     try await withServer(engine, now: { Date().addingTimeInterval(offset.withLock { $0 }) }) {

@@ -7,7 +7,7 @@ import TestSupport
 
 @Suite("Beacons in SQL storage")
 struct BeaconStoreTests {
-  @Test(arguments: StorageKind.allCases)
+  @Test(.requires(.postgres), arguments: StorageKind.allCases)
   func beaconsAndAttachmentsPerProject(_ kind: StorageKind) async throws {
     let storage = try await StorageFixture.make(kind)
     try await withShutdown(storage) { storage in
@@ -33,7 +33,7 @@ struct BeaconStoreTests {
     }
   }
 
-  @Test(arguments: StorageKind.allCases)
+  @Test(.requires(.postgres), arguments: StorageKind.allCases)
   func eidParametersRoundTripAndGoWithTheBeacon(_ kind: StorageKind) async throws {
     let storage = try await StorageFixture.make(kind)
     try await withShutdown(storage) { storage in

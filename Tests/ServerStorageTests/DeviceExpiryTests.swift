@@ -15,7 +15,7 @@ struct DeviceExpiryTests {
   static let configuration = ResolutionConfiguration(
     lostAfter: .seconds(3600), tokenLifetime: .seconds(900), deviceExpiry: .seconds(600))
 
-  @Test(arguments: StorageKind.allCases)
+  @Test(.requires(.postgres), arguments: StorageKind.allCases)
   func aSilentDeviceIsRemovedAndItsMessagesLost(_ kind: StorageKind) async throws {
     let storage = try await StorageFixture.make(kind)
     try await withShutdown(storage) { storage in

@@ -1,6 +1,7 @@
 import Foundation
 import Resolution
 import ServerStorage
+import TestSupport
 import Testing
 import Tokens
 
@@ -49,7 +50,7 @@ struct EIDKeyExchangeTests {
     }
   }
 
-  @Test(arguments: StorageKind.allCases)
+  @Test(.requires(.postgres), arguments: StorageKind.allCases)
   func theServiceKeyIsMadeOnceAndKept(_ kind: StorageKind) async throws {
     let storage = try await StorageFixture.make(kind)
     let first = try await storage.transaction { store in
@@ -66,7 +67,7 @@ struct EIDKeyExchangeTests {
 
   /// Issue 29, finding 1: one pair per project, so a beacon's public key alone derives a
   /// different identity key in each project.
-  @Test(arguments: StorageKind.allCases)
+  @Test(.requires(.postgres), arguments: StorageKind.allCases)
   func eachProjectHasItsOwnServiceKey(_ kind: StorageKind) async throws {
     let storage = try await StorageFixture.make(kind)
     let a = try await storage.transaction { store in

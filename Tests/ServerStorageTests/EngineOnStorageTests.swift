@@ -24,7 +24,7 @@ struct EngineOnStorageTests {
     }
   }
 
-  @Test(arguments: StorageKind.allCases)
+  @Test(.requires(.postgres), arguments: StorageKind.allCases)
   func foundThenLostAcrossTransactions(_ kind: StorageKind) async throws {
     let storage = try await StorageFixture.make(kind)
     try await withShutdown(storage) { storage in
@@ -66,7 +66,7 @@ struct EngineOnStorageTests {
     }
   }
 
-  @Test(arguments: StorageKind.allCases)
+  @Test(.requires(.postgres), arguments: StorageKind.allCases)
   func badCredentialsAndReportsAreRefusedWithNothingApplied(_ kind: StorageKind) async throws {
     let storage = try await StorageFixture.make(kind)
     try await withShutdown(storage) { storage in
@@ -90,7 +90,7 @@ struct EngineOnStorageTests {
     }
   }
 
-  @Test(arguments: StorageKind.allCases)
+  @Test(.requires(.postgres), arguments: StorageKind.allCases)
   func theEventLogReplaysFromASequenceAndIsPruned(_ kind: StorageKind) async throws {
     let storage = try await StorageFixture.make(kind)
     try await withShutdown(storage) { storage in
@@ -117,7 +117,7 @@ struct EngineOnStorageTests {
   }
 
   /// Whoever reads the database (a backup, the file) finds no device secret in it.
-  @Test(arguments: StorageKind.allCases)
+  @Test(.requires(.postgres), arguments: StorageKind.allCases)
   func deviceSecretsAreStoredAsDigests(_ kind: StorageKind) async throws {
     let storage = try await StorageFixture.make(kind)
     try await withShutdown(storage) { storage in
@@ -131,7 +131,7 @@ struct EngineOnStorageTests {
     }
   }
 
-  @Test(arguments: StorageKind.allCases)
+  @Test(.requires(.postgres), arguments: StorageKind.allCases)
   func apiKeysAreStoredHashedAndRevocable(_ kind: StorageKind) async throws {
     let storage = try await StorageFixture.make(kind)
     try await withShutdown(storage) { storage in

@@ -9,7 +9,7 @@ import TestSupport
 /// messages (plus one event), not a number of events of any size (issue 16).
 @Suite("Event pages")
 struct EventPageTests {
-  @Test(arguments: StorageKind.allCases)
+  @Test(.requires(.postgres), arguments: StorageKind.allCases)
   func aPageStopsAtItsByteBudget(_ kind: StorageKind) async throws {
     let storage = try await StorageFixture.make(kind)
     try await withShutdown(storage) { storage in

@@ -8,7 +8,7 @@ import TestSupport
 /// undoes only its own changes.
 @Suite("Group commit")
 struct GroupCommitTests {
-  @Test(arguments: StorageKind.allCases)
+  @Test(.requires(.postgres), arguments: StorageKind.allCases)
   func aFailingTransactionUndoesOnlyItself(_ kind: StorageKind) async throws {
     let storage = try await StorageFixture.make(kind)
     try await withShutdown(storage) { storage in

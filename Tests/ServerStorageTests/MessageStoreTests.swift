@@ -12,7 +12,7 @@ import TestSupport
 struct MessageStoreTests {
   static let t0 = Date(timeIntervalSince1970: 1_800_000_000)
 
-  @Test(arguments: StorageKind.allCases)
+  @Test(.requires(.postgres), arguments: StorageKind.allCases)
   func fiftySubscribersFindingOneMessageStoreItsBodyOnce(_ kind: StorageKind) async throws {
     let storage = try await StorageFixture.make(kind)
     try await withShutdown(storage) { storage in
@@ -48,7 +48,7 @@ struct MessageStoreTests {
     }
   }
 
-  @Test(arguments: StorageKind.allCases)
+  @Test(.requires(.postgres), arguments: StorageKind.allCases)
   func pruningTheLastEventOfAMessageForgetsItsBody(_ kind: StorageKind) async throws {
     let storage = try await StorageFixture.make(kind)
     try await withShutdown(storage) { storage in
@@ -80,7 +80,7 @@ struct MessageStoreTests {
   }
 
   /// A large log is pruned a chunk per transaction; the messages go after the last chunk.
-  @Test(arguments: StorageKind.allCases)
+  @Test(.requires(.postgres), arguments: StorageKind.allCases)
   func theLogIsPrunedInChunks(_ kind: StorageKind) async throws {
     let storage = try await StorageFixture.make(kind)
     try await withShutdown(storage) { storage in
@@ -115,7 +115,7 @@ struct MessageStoreTests {
 
   /// A log written before messages were stored apart (schema 3) holds whole events; they
   /// still read back.
-  @Test(arguments: StorageKind.allCases)
+  @Test(.requires(.postgres), arguments: StorageKind.allCases)
   func eventsLoggedWithTheirWholeMessageStillRead(_ kind: StorageKind) async throws {
     let storage = try await StorageFixture.make(kind)
     try await withShutdown(storage) { storage in
@@ -135,7 +135,7 @@ struct MessageStoreTests {
   /// PostgreSQL: a prune that runs while another transaction appends an event about a
   /// message leaves that message alone (the appender holds it), and neither waits for the
   /// other.
-  @Test func aPruneLeavesAMessageThatAConcurrentAppendHolds() async throws {
+  @Test(.requires(.postgres)) func aPruneLeavesAMessageThatAConcurrentAppendHolds() async throws {
     let storage = try await StorageFixture.make(.postgres)
     try await withShutdown(storage) { storage in
       let message = Message(text: "shared", type: "t")

@@ -3,6 +3,7 @@ import Foundation
 @_spi(Resolver) import ServerStorage
 import Strategy
 import ServerTestSupport
+import TestSupport
 import Testing
 
 @Suite("Schema migrations")
@@ -21,7 +22,7 @@ struct MigrationTests {
     await second.shutdown()
   }
 
-  @Test(arguments: StorageKind.allCases)
+  @Test(.requires(.postgres), arguments: StorageKind.allCases)
   func aVersionTwoDatabaseGainsTheNewTablesAndKeepsItsBeacons(_ kind: StorageKind) async throws {
     // One database opened twice: a SQLite file, or a PostgreSQL database.
     let open: () async throws -> any ResolverStorage
@@ -106,7 +107,7 @@ struct MigrationTests {
     }
   }
 
-  @Test(arguments: StorageKind.allCases)
+  @Test(.requires(.postgres), arguments: StorageKind.allCases)
   func namespacesInUseGoToTheProjectThatAttachedFirst(_ kind: StorageKind) async throws {
     let open: () async throws -> any ResolverStorage
     switch kind {
@@ -191,7 +192,7 @@ struct MigrationTests {
 /// from before keeps the ids it sent (its app knows them, and its handles live on).
 @Suite("Scoped ids across the migration")
 struct ScopedHandleMigrationTests {
-  @Test(arguments: StorageKind.allCases)
+  @Test(.requires(.postgres), arguments: StorageKind.allCases)
   func aDeviceFromBeforeKeepsItsIDsAsSent(_ kind: StorageKind) async throws {
     let open: () async throws -> any ResolverStorage
     switch kind {

@@ -282,7 +282,7 @@ struct PostgresConnectionOptionsTests {
   /// verify-full against the test server's CA connects, by IP address and by name (the
   /// certificate holds both), and the server sees the connection encrypted; the same
   /// database without sslmode is not.
-  @Test(arguments: ["127.0.0.1", "localhost"])
+  @Test(.requires(.postgres), arguments: ["127.0.0.1", "localhost"])
   func verifyFullConnectsEncrypted(host: String) async throws {
     let ca = try TestPostgres.certificateAuthority()
     let (url, _) = try await Self.url(
@@ -301,7 +301,7 @@ struct PostgresConnectionOptionsTests {
   }
 
   /// require encrypts without checking the certificate (libpq's meaning).
-  @Test func requireEncryptsWithoutACertificate() async throws {
+  @Test(.requires(.postgres)) func requireEncryptsWithoutACertificate() async throws {
     _ = try TestPostgres.certificateAuthority()  // the server must have TLS
     let (url, _) = try await Self.url(query: "?sslmode=require")
     let storage = try await PostgresStorage(url: url, environment: [:])
@@ -313,7 +313,7 @@ struct PostgresConnectionOptionsTests {
 
   /// verify-full and verify-ca with a CA that did not sign the server's certificate fail at
   /// once, saying the certificate is not trusted.
-  @Test(arguments: ["verify-full", "verify-ca"])
+  @Test(.requires(.postgres), arguments: ["verify-full", "verify-ca"])
   func anotherCAIsRefused(mode: String) async throws {
     _ = try TestPostgres.certificateAuthority()
     let ca = try Self.file(Self.unrelatedCA, mode: 0o644, name: "ca.crt")
@@ -330,7 +330,7 @@ struct PostgresConnectionOptionsTests {
 
   /// A role that must log in with a password (scram-sha-256) connects with the password from
   /// a password file, and not with a wrong one: the password is sent, and the server checks it.
-  @Test func thePasswordFromAPassfileIsSent() async throws {
+  @Test(.requires(.postgres)) func thePasswordFromAPassfileIsSent() async throws {
     let group = try TestPostgres.passwordGroup()
     let suffix = UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
     let (role, password) = ("p_\(suffix)", "pw-\(UUID().uuidString)")

@@ -19,7 +19,9 @@ struct PreparedStatementTests {
     #expect(!PreparedStatementCache.fits([.integer(1)], types))
   }
 
-  @Test func everyKindOfValueRoundTripsThroughAPreparedStatement() async throws {
+  @Test(.requires(.postgres)) func everyKindOfValueRoundTripsThroughAPreparedStatement()
+    async throws
+  {
     let storage = try await StorageFixture.make(.postgres)
     try await withShutdown(storage) { storage in
       let (rows, preparedCount) = try await storage.transaction { store in
@@ -50,7 +52,7 @@ struct PreparedStatementTests {
 
   /// A parameter PostgreSQL types otherwise than the store binds (here `integer`) runs
   /// unnamed, with the bind's own type, and gives the right answer every time.
-  @Test func aStatementOfOtherParameterTypesRunsUnnamed() async throws {
+  @Test(.requires(.postgres)) func aStatementOfOtherParameterTypesRunsUnnamed() async throws {
     let storage = try await StorageFixture.make(.postgres)
     try await withShutdown(storage) { storage in
       let answers = try await storage.transaction { store in
@@ -64,7 +66,7 @@ struct PreparedStatementTests {
 
   /// `?prepared=off`, for a pooler that does not keep prepared statements: nothing is
   /// prepared, everything still runs; another value is refused with the fix.
-  @Test func theURLCanTurnPreparingOff() async throws {
+  @Test(.requires(.postgres)) func theURLCanTurnPreparingOff() async throws {
     let url = try await TestPostgres.freshDatabase()
     let storage = try await PostgresStorage(url: url + "?prepared=off")
     try await withShutdown(storage) { storage in

@@ -8,7 +8,7 @@ import TestSupport
 /// all of them are divided among them.
 @Suite("Server instances")
 struct ServerInstancesTests {
-  @Test(arguments: StorageKind.allCases)
+  @Test(.requires(.postgres), arguments: StorageKind.allCases)
   func instancesCountEachOtherAndAreForgotten(_ kind: StorageKind) async throws {
     let storage = try await StorageFixture.make(kind)
     try await withShutdown(storage) { storage in

@@ -24,7 +24,7 @@ struct SharedPostgresTests {
     return try await [first, second]
   }
 
-  @Test func concurrentReportsFromTwoInstancesLoseNoUpdate() async throws {
+  @Test(.requires(.postgres)) func concurrentReportsFromTwoInstancesLoseNoUpdate() async throws {
     let instances = try await Self.instances()
     defer { for instance in instances { Task { await instance.shutdown() } } }
     let t0 = Date(timeIntervalSince1970: 1_800_000_000)
@@ -49,7 +49,9 @@ struct SharedPostgresTests {
   /// once, three times over, through both instances; later both instances sweep at once.
   /// Every subscription finds each other device's message exactly once and loses it exactly
   /// once, and every device's event log is numbered 1, 2, 3, … without a gap or a repeat.
-  @Test func concurrentReportsAboutTheSameDevicesFindAndLoseEachMessageOnce() async throws {
+  @Test(.requires(.postgres)) func concurrentReportsAboutTheSameDevicesFindAndLoseEachMessageOnce()
+    async throws
+  {
     let instances = try await Self.instances()
     defer { for instance in instances { Task { await instance.shutdown() } } }
     let configuration = Self.configuration
@@ -136,7 +138,7 @@ struct SharedPostgresTests {
   }
 
   /// Events written through one instance are announced on the other's notifications.
-  @Test func eventsWrittenOnOneInstanceAreNotifiedOnTheOther() async throws {
+  @Test(.requires(.postgres)) func eventsWrittenOnOneInstanceAreNotifiedOnTheOther() async throws {
     let instances = try await Self.instances()
     defer { for instance in instances { Task { await instance.shutdown() } } }
     let configuration = Self.configuration
@@ -176,7 +178,7 @@ struct SharedPostgresTests {
 /// cannot hold up, or be held up by, another project's work.
 @Suite("Projects do not lock each other")
 struct CrossProjectLockTests {
-  @Test func aForeignTokenIsNotWaitedFor() async throws {
+  @Test(.requires(.postgres)) func aForeignTokenIsNotWaitedFor() async throws {
     let instances = try await SharedPostgresTests.instances()
     defer { for instance in instances { Task { await instance.shutdown() } } }
     let configuration = SharedPostgresTests.configuration

@@ -20,7 +20,7 @@ struct StoreContractTests {
       tokenExpiresAt: t0.addingTimeInterval(900))
   }
 
-  @Test(arguments: StorageKind.allCases)
+  @Test(.requires(.postgres), arguments: StorageKind.allCases)
   func devicesRoundTripAndUpdate(_ kind: StorageKind) async throws {
     let storage = try await StorageFixture.make(kind)
     try await withShutdown(storage) { storage in
@@ -50,7 +50,7 @@ struct StoreContractTests {
     }
   }
 
-  @Test(arguments: StorageKind.allCases)
+  @Test(.requires(.postgres), arguments: StorageKind.allCases)
   func tokensResolveUntilTheirBindingRunsOut(_ kind: StorageKind) async throws {
     let storage = try await StorageFixture.make(kind)
     try await withShutdown(storage) { storage in
@@ -72,7 +72,7 @@ struct StoreContractTests {
     }
   }
 
-  @Test(arguments: StorageKind.allCases)
+  @Test(.requires(.postgres), arguments: StorageKind.allCases)
   func handlesAreFoundByDeviceAndFilters(_ kind: StorageKind) async throws {
     let storage = try await StorageFixture.make(kind)
     try await withShutdown(storage) { storage in
@@ -123,7 +123,7 @@ struct StoreContractTests {
     }
   }
 
-  @Test(arguments: StorageKind.allCases)
+  @Test(.requires(.postgres), arguments: StorageKind.allCases)
   func sightingsRememberThePreviousTimeAndBothDirections(_ kind: StorageKind) async throws {
     let storage = try await StorageFixture.make(kind)
     try await withShutdown(storage) { storage in
@@ -146,7 +146,7 @@ struct StoreContractTests {
     }
   }
 
-  @Test(arguments: StorageKind.allCases)
+  @Test(.requires(.postgres), arguments: StorageKind.allCases)
   func aMessageIsFoundOnceAndLostWithItsLastPublication(_ kind: StorageKind) async throws {
     let storage = try await StorageFixture.make(kind)
     try await withShutdown(storage) { storage in
@@ -184,7 +184,7 @@ struct StoreContractTests {
     }
   }
 
-  @Test(arguments: StorageKind.allCases)
+  @Test(.requires(.postgres), arguments: StorageKind.allCases)
   func deadlinesPopInTimeOrder(_ kind: StorageKind) async throws {
     let storage = try await StorageFixture.make(kind)
     try await withShutdown(storage) { storage in
@@ -211,7 +211,7 @@ struct StoreContractTests {
     }
   }
 
-  @Test(arguments: StorageKind.allCases)
+  @Test(.requires(.postgres), arguments: StorageKind.allCases)
   func aFailedTransactionLeavesNothingBehind(_ kind: StorageKind) async throws {
     let storage = try await StorageFixture.make(kind)
     try await withShutdown(storage) { storage in
@@ -230,7 +230,7 @@ struct StoreContractTests {
 
 @Suite("Usage text")
 struct UsageTextTests {
-  @Test(arguments: StorageKind.allCases)
+  @Test(.requires(.postgres), arguments: StorageKind.allCases)
   func usageSurvivesTheDatabaseAndOldJSONStillReads(_ kind: StorageKind) async throws {
     let storage = try await StorageFixture.make(kind)
     try await withShutdown(storage) { storage in
