@@ -1,36 +1,101 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
+// Targets by layer: libraries (Modules/), medium plugins (Plugins/), executables (Tools/), test
+// support (Tests/), tests (Tests/<Target>). Apps depend on the products by name and by version
+// (Examples/NearbyExample): never rename one, and no `unsafeFlags` anywhere.
+
+/// The settings of every target of ours but ResolverAPI (generated code).
 let strictSwift: [SwiftSetting] = [
   .swiftLanguageMode(.v6),
   .enableUpcomingFeature("ExistentialAny"),
   .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
+/// The library products, each made of the one target of the same name.
+let libraryProducts = [
+  "Strategy", "Tokens", "Core", "Resolution", "PeerResolution", "MediumTestKit", "ServerStorage",
+  "ServerResolver", "NearbyServer", "DBus", "BLEBlueZ", "AudioModem", "AudioPulse",
+  "PermissionStore", "BackgroundPersistence", "LANMulticast", "DesktopNotifications",
+]
+
+/// A product of one of our package dependencies.
+func product(_ name: String, in package: String) -> Target.Dependency {
+  .product(name: name, package: package)
+}
+
+// The products of our dependencies that targets use, each named once.
+let logging = product("Logging", in: "swift-log")
+let inMemoryLogging = product("InMemoryLogging", in: "swift-log")
+let argumentParser = product("ArgumentParser", in: "swift-argument-parser")
+let dequeModule = product("DequeModule", in: "swift-collections")
+let heapModule = product("HeapModule", in: "swift-collections")
+let asyncAlgorithms = product("AsyncAlgorithms", in: "swift-async-algorithms")
+let crypto = product("Crypto", in: "swift-crypto")
+let cryptoExtras = product("CryptoExtras", in: "swift-crypto")
+let nioCore = product("NIOCore", in: "swift-nio")
+let nioPosix = product("NIOPosix", in: "swift-nio")
+let nioHTTP1 = product("NIOHTTP1", in: "swift-nio")
+let nioSSL = product("NIOSSL", in: "swift-nio-ssl")
+let nioHTTPTypes = product("NIOHTTPTypes", in: "swift-nio-extras")
+let httpTypes = product("HTTPTypes", in: "swift-http-types")
+let asyncHTTPClient = product("AsyncHTTPClient", in: "async-http-client")
+let grdb = product("GRDB", in: "GRDB.swift")
+let postgresNIO = product("PostgresNIO", in: "postgres-nio")
+let openAPIRuntime = product("OpenAPIRuntime", in: "swift-openapi-runtime")
+let openAPIAsyncHTTPClient = product(
+  "OpenAPIAsyncHTTPClient", in: "swift-openapi-async-http-client")
+let hummingbird = product("Hummingbird", in: "hummingbird")
+let openAPIHummingbird = product("OpenAPIHummingbird", in: "swift-openapi-hummingbird")
+let serviceLifecycle = product("ServiceLifecycle", in: "swift-service-lifecycle")
+let metrics = product("Metrics", in: "swift-metrics")
+let prometheus = product("Prometheus", in: "swift-prometheus")
+let mustache = product("Mustache", in: "swift-mustache")
+
+/// A library target under Modules/<name> (or `path`), with the shared settings.
+func library(_ name: String, dependsOn dependencies: Target.Dependency..., path: String? = nil)
+  -> Target
+{
+  .target(
+    name: name, dependencies: dependencies, path: path ?? "Modules/\(name)",
+    swiftSettings: strictSwift)
+}
+
+/// A medium plugin: a library target under Plugins/<name>, with the shared settings.
+func plugin(_ name: String, dependsOn dependencies: Target.Dependency...) -> Target {
+  .target(
+    name: name, dependencies: dependencies, path: "Plugins/\(name)", swiftSettings: strictSwift)
+}
+
+/// A C library from the system, under Modules/<name>, found with pkg-config.
+func systemLibrary(_ name: String, pkgConfig: String, apt package: String) -> Target {
+  .systemLibrary(
+    name: name, path: "Modules/\(name)", pkgConfig: pkgConfig, providers: [.apt([package])])
+}
+
+/// An executable target under Tools/<name> (or `path`), with the shared settings.
+func executable(_ name: String, dependsOn dependencies: Target.Dependency..., path: String? = nil)
+  -> Target
+{
+  .executableTarget(
+    name: name, dependencies: dependencies, path: path ?? "Tools/\(name)",
+    swiftSettings: strictSwift)
+}
+
+/// A Swift Testing target under Tests/<name>, with the shared settings.
+func tests(_ name: String, dependsOn dependencies: Target.Dependency..., path: String? = nil)
+  -> Target
+{
+  .testTarget(name: name, dependencies: dependencies, path: path, swiftSettings: strictSwift)
+}
+
 let package = Package(
   name: "nearby-linux",
   platforms: [.macOS(.v15)],
-  products: [
-    .library(name: "Strategy", targets: ["Strategy"]),
-    .library(name: "Tokens", targets: ["Tokens"]),
-    .library(name: "Core", targets: ["Core"]),
-    .library(name: "Resolution", targets: ["Resolution"]),
-    .library(name: "PeerResolution", targets: ["PeerResolution"]),
-    .library(name: "MediumTestKit", targets: ["MediumTestKit"]),
-    .library(name: "ServerStorage", targets: ["ServerStorage"]),
-    .library(name: "ServerResolver", targets: ["ServerResolver"]),
-    .library(name: "NearbyServer", targets: ["NearbyServer"]),
-    .library(name: "DBus", targets: ["DBus"]),
-    .library(name: "BLEBlueZ", targets: ["BLEBlueZ"]),
-    .library(name: "AudioModem", targets: ["AudioModem"]),
-    .library(name: "AudioPulse", targets: ["AudioPulse"]),
+  products: libraryProducts.map { .library(name: $0, targets: [$0]) } + [
     .executable(name: "nearby", targets: ["nearby"]),
     .executable(name: "nearby-server", targets: ["nearby-server"]),
     .executable(name: "nearby-restore", targets: ["nearby-restore"]),
-    .library(name: "PermissionStore", targets: ["PermissionStore"]),
-    .library(name: "BackgroundPersistence", targets: ["BackgroundPersistence"]),
-    .library(name: "LANMulticast", targets: ["LANMulticast"]),
-    .library(name: "DesktopNotifications", targets: ["DesktopNotifications"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -59,83 +124,31 @@ let package = Package(
     .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
   ],
   targets: [
-    .target(name: "Strategy", path: "Modules/Strategy", swiftSettings: strictSwift),
-    .target(name: "Tokens", path: "Modules/Tokens", swiftSettings: strictSwift),
-    .target(
-      name: "Core",
-      dependencies: [
-        "Strategy", "Tokens",
-        .product(name: "Logging", package: "swift-log"),
-        .product(name: "DequeModule", package: "swift-collections"),
-      ],
-      path: "Modules/Core",
-      swiftSettings: strictSwift
-    ),
-    .target(
-      name: "Resolution",
-      dependencies: [
-        "Core", "Strategy", "Tokens",
-        .product(name: "Logging", package: "swift-log"),
-        .product(name: "HeapModule", package: "swift-collections"),
-        .product(name: "Crypto", package: "swift-crypto"),
-        .product(name: "CryptoExtras", package: "swift-crypto"),
-      ],
-      path: "Modules/Resolution",
-      swiftSettings: strictSwift
-    ),
-    .target(
-      name: "PeerResolution",
-      dependencies: [
-        "Core", "Resolution", "Strategy", "Tokens",
-        .product(name: "Logging", package: "swift-log"),
-        .product(name: "Crypto", package: "swift-crypto"),
-      ],
-      path: "Modules/PeerResolution",
-      swiftSettings: strictSwift
-    ),
-    .target(
-      name: "MediumTestKit",
-      dependencies: [
-        "TestSupport", "Core", "Strategy", "Tokens",
-        .product(name: "Logging", package: "swift-log"),
-      ],
-      path: "Modules/MediumTestKit",
-      swiftSettings: strictSwift
-    ),
-    .target(
-      name: "AudioModem", dependencies: ["Tokens"], path: "Modules/AudioModem",
-      swiftSettings: strictSwift),
-    .target(
-      name: "AudioModemTestKit", dependencies: ["AudioModem", "Tokens"],
-      path: "Modules/AudioModemTestKit", swiftSettings: strictSwift),
-    .systemLibrary(
-      name: "CPulse", path: "Modules/CPulse", pkgConfig: "libpulse-simple",
-      providers: [.apt(["libpulse-dev"])]),
-    .target(
-      name: "AudioPulse",
-      dependencies: [
-        "CPulse", "AudioModem", "Core", "Strategy", "Tokens",
-        .product(name: "Logging", package: "swift-log"),
-      ],
-      path: "Plugins/AudioPulse", swiftSettings: strictSwift),
-    .target(
-      name: "ServerStorage",
-      dependencies: [
-        "Core", "Resolution", "Strategy", "Tokens",
-        .product(name: "Logging", package: "swift-log"),
-        .product(name: "Crypto", package: "swift-crypto"),
-        .product(name: "GRDB", package: "GRDB.swift"),
-        .product(name: "PostgresNIO", package: "postgres-nio"),
-        .product(name: "NIOCore", package: "swift-nio"),
-        .product(name: "NIOPosix", package: "swift-nio"),
-        .product(name: "NIOSSL", package: "swift-nio-ssl"),
-      ],
-      path: "Modules/ServerStorage",
-      swiftSettings: strictSwift
-    ),
+    // Libraries (Modules/).
+    library("Strategy"),
+    library("Tokens"),
+    library("Core", dependsOn: "Strategy", "Tokens", logging, dequeModule),
+    library(
+      "Resolution", dependsOn: "Core", "Strategy", "Tokens", logging, heapModule, crypto,
+      cryptoExtras),
+    library(
+      "PeerResolution", dependsOn: "Core", "Resolution", "Strategy", "Tokens", logging, crypto),
+    library("MediumTestKit", dependsOn: "TestSupport", "Core", "Strategy", "Tokens", logging),
+    library("PermissionStore", dependsOn: "Core", logging, asyncAlgorithms),
+    library("BackgroundPersistence", dependsOn: "Core", "Strategy", "PermissionStore", logging),
+    library("AudioModem", dependsOn: "Tokens"),
+    library("AudioModemTestKit", dependsOn: "AudioModem", "Tokens"),
+    library("DBus", dependsOn: "CDBus", logging),
+    library("DesktopNotifications", dependsOn: "Core", "DBus", logging),
+    library("Systemd", dependsOn: "CSystemd", logging),
+    library("CommandLineSupport"),
+    systemLibrary("CDBus", pkgConfig: "dbus-1", apt: "libdbus-1-dev"),
+    systemLibrary("CPulse", pkgConfig: "libpulse-simple", apt: "libpulse-dev"),
+    systemLibrary("CSystemd", pkgConfig: "libsystemd", apt: "libsystemd-dev"),
+    // Libraries (Modules/) of the resolver server: its API, its storage, the server, its client.
     .target(
       name: "ResolverAPI",
-      dependencies: [.product(name: "OpenAPIRuntime", package: "swift-openapi-runtime")],
+      dependencies: [openAPIRuntime],
       path: "Modules/ResolverAPI",
       // Generated code, which we cannot edit, in Swift 6 mode. No unsafe flags here (SwiftPM
       // refuses them in a package depended on by version): the generated sources' own warnings
@@ -143,382 +156,123 @@ let package = Package(
       swiftSettings: [.swiftLanguageMode(.v6)],
       plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
     ),
-    .target(
-      name: "ResolverWire",
-      dependencies: [
-        "ResolverAPI", "Core", "Strategy", "Tokens",
-        .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
-      ],
-      path: "Modules/ResolverWire",
-      swiftSettings: strictSwift
-    ),
-    .target(
-      name: "ServerResolver",
-      dependencies: [
-        "ResolverAPI", "ResolverWire", "Core", "Strategy", "Tokens",
-        .product(name: "Logging", package: "swift-log"),
-        .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
-        .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
-        .product(name: "AsyncHTTPClient", package: "async-http-client"),
-        .product(name: "HTTPTypes", package: "swift-http-types"),
-        .product(name: "DequeModule", package: "swift-collections"),
-        .product(name: "NIOCore", package: "swift-nio"),
-      ],
-      path: "Modules/ServerResolver",
-      swiftSettings: strictSwift
-    ),
-    .target(
-      name: "NearbyServer",
-      dependencies: [
-        "ResolverAPI", "ResolverWire", "ServerStorage", "Core", "Resolution", "Strategy", "Tokens",
-        .product(name: "Logging", package: "swift-log"),
-        .product(name: "Hummingbird", package: "hummingbird"),
-        .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
-        .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
-        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-        .product(name: "Metrics", package: "swift-metrics"),
-        .product(name: "Prometheus", package: "swift-prometheus"),
-        .product(name: "NIOCore", package: "swift-nio"),
-        .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
-        .product(name: "HTTPTypes", package: "swift-http-types"),
-        .product(name: "Mustache", package: "swift-mustache"),
-        .product(name: "Crypto", package: "swift-crypto"),
-      ],
-      path: "Modules/NearbyServer",
-      swiftSettings: strictSwift
-    ),
-    .target(
-      name: "PermissionStore",
-      dependencies: [
-        "Core", .product(name: "Logging", package: "swift-log"),
-        .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
-      ],
-      path: "Modules/PermissionStore",
-      swiftSettings: strictSwift
-    ),
-    .target(
-      name: "BackgroundPersistence",
-      dependencies: [
-        "Core", "Strategy", "PermissionStore", .product(name: "Logging", package: "swift-log"),
-      ],
-      path: "Modules/BackgroundPersistence",
-      swiftSettings: strictSwift
-    ),
-    .systemLibrary(
-      name: "CSystemd", path: "Modules/CSystemd", pkgConfig: "libsystemd",
-      providers: [.apt(["libsystemd-dev"])]
-    ),
-    .target(
-      name: "Systemd",
-      dependencies: ["CSystemd", .product(name: "Logging", package: "swift-log")],
-      path: "Modules/Systemd",
-      swiftSettings: strictSwift
-    ),
-    .executableTarget(
-      name: "nearby-restore",
-      dependencies: [
-        "Core", "Resolution", "PermissionStore", "BackgroundPersistence", "Systemd",
-        "DesktopNotifications", "BLEBlueZ", "ServerResolver",
-        .product(name: "ArgumentParser", package: "swift-argument-parser"),
-        .product(name: "Logging", package: "swift-log"),
-        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-      ],
-      path: "Tools/nearby-restore",
-      swiftSettings: strictSwift
-    ),
-    .executableTarget(
-      name: "nearby-store-probe",
-      dependencies: ["PermissionStore"],
-      path: "Tests/Executables/nearby-store-probe",
-      swiftSettings: strictSwift
-    ),
-    .systemLibrary(
-      name: "CDBus", path: "Modules/CDBus", pkgConfig: "dbus-1",
-      providers: [.apt(["libdbus-1-dev"])]
-    ),
-    .target(
-      name: "DBus",
-      dependencies: ["CDBus", .product(name: "Logging", package: "swift-log")],
-      path: "Modules/DBus",
-      swiftSettings: strictSwift
-    ),
-    .target(
-      name: "CommandLineSupport", path: "Modules/CommandLineSupport", swiftSettings: strictSwift),
-    .executableTarget(
-      name: "nearby",
-      dependencies: [
-        "CommandLineSupport", "Core", "Strategy", "Tokens", "PermissionStore",
-        "BackgroundPersistence", "DBus",
-        "BLEBlueZ", "AudioModem", "AudioPulse", "ServerResolver", "LANMulticast", "ResolverAPI",
-        "ResolverWire", "PeerResolution", "Resolution",
-        .product(name: "ArgumentParser", package: "swift-argument-parser"),
-        .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
-        .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
-        .product(name: "HTTPTypes", package: "swift-http-types"),
-        .product(name: "AsyncHTTPClient", package: "async-http-client"),
-        .product(name: "NIOCore", package: "swift-nio"),
-        .product(name: "Logging", package: "swift-log"),
-        .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
-      ],
-      path: "Tools/nearby",
-      swiftSettings: strictSwift
-    ),
-    .executableTarget(
-      name: "nearby-server",
-      dependencies: [
-        "CommandLineSupport", "NearbyServer", "ServerStorage", "Resolution", "ResolverWire",
-        .product(name: "ArgumentParser", package: "swift-argument-parser"),
-        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-        .product(name: "Logging", package: "swift-log"),
-      ],
-      path: "Tools/nearby-server",
-      swiftSettings: strictSwift
-    ),
-    .executableTarget(
-      name: "nearby-bench",
-      dependencies: [
-        "CommandLineSupport", "TestSupport", "Core", "Resolution", "MediumTestKit", "Strategy",
-        "Tokens",
-        "NearbyServer",
-        "ServerStorage", "PermissionStore", "BackgroundPersistence", "DBus", "BLEBlueZ",
-        "AudioModem", "AudioModemTestKit", "AudioPulse", "ServerResolver", "LANMulticast",
-        "ResolverAPI", "ResolverWire", "PeerResolution",
-        .product(name: "ArgumentParser", package: "swift-argument-parser"),
-        .product(name: "AsyncHTTPClient", package: "async-http-client"),
-        .product(name: "NIOCore", package: "swift-nio"),
-        .product(name: "NIOHTTP1", package: "swift-nio"),
-        .product(name: "Logging", package: "swift-log"),
-        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-      ],
-      path: "Tools/nearby-bench",
-      swiftSettings: strictSwift
-    ),
-    .testTarget(
-      name: "PermissionStoreTests",
-      dependencies: [
-        "TestSupport", "PermissionStore", "Core", "MediumTestKit", "Resolution", "Strategy",
-        .product(name: "InMemoryLogging", package: "swift-log"),
-      ],
-      swiftSettings: strictSwift
-    ),
-    .testTarget(
-      name: "BackgroundPersistenceTests",
-      dependencies: [
-        "TestSupport",
-        "BackgroundPersistence", "PermissionStore", "Core", "Strategy", "MediumTestKit",
-        "Resolution", "Tokens",
-      ],
-      swiftSettings: strictSwift
-    ),
-    .testTarget(
-      name: "SystemdTests",
-      dependencies: ["Systemd", .product(name: "Logging", package: "swift-log")],
-      swiftSettings: strictSwift
-    ),
-    .testTarget(
-      name: "NearbyRestoreTests",
-      dependencies: [
-        "TestSupport",
-        "PermissionStore", "BackgroundPersistence", "Core", "Strategy", "MediumTestKit",
-      ],
-      swiftSettings: strictSwift
-    ),
-    .testTarget(name: "StrategyTests", dependencies: ["Strategy"], swiftSettings: strictSwift),
-    .testTarget(name: "TokensTests", dependencies: ["Tokens"], swiftSettings: strictSwift),
-    .testTarget(
-      name: "CoreTests",
-      dependencies: ["TestSupport", "Core", "Strategy", "Tokens", "MediumTestKit", "Resolution"],
-      swiftSettings: strictSwift
-    ),
-    .testTarget(
-      name: "ResolutionTests",
-      dependencies: ["Resolution", "Core", "Strategy", "Tokens", "MediumTestKit"],
-      swiftSettings: strictSwift
-    ),
-    .testTarget(
-      name: "PeerResolutionTests",
-      dependencies: [
-        "TestSupport", "PeerResolution", "Resolution", "Core", "Strategy", "Tokens",
-        "MediumTestKit", .product(name: "Logging", package: "swift-log"),
-      ],
-      swiftSettings: strictSwift
-    ),
-    .testTarget(
-      name: "MediumTestKitTests",
-      dependencies: ["TestSupport", "MediumTestKit", "Core", "Strategy", "Tokens"],
-      swiftSettings: strictSwift
-    ),
-    .target(
-      name: "TestSupport",
-      dependencies: [
-        .product(name: "Logging", package: "swift-log"),
-        .product(name: "InMemoryLogging", package: "swift-log"),
-      ],
-      path: "Tests/TestSupport",
-      swiftSettings: strictSwift
-    ),
-    .target(
-      name: "ServerTestSupport",
-      dependencies: [
-        .product(name: "PostgresNIO", package: "postgres-nio"),
-        .product(name: "Logging", package: "swift-log"),
-      ],
-      path: "Tests/ServerTestSupport",
-      swiftSettings: strictSwift
-    ),
-    .testTarget(
-      name: "ServerStorageTests",
-      dependencies: [
-        "ServerStorage", "ServerTestSupport", "TestSupport", "Resolution", "Core", "Strategy",
-        "Tokens", .product(name: "NIOSSL", package: "swift-nio-ssl"),
-      ],
-      swiftSettings: strictSwift
-    ),
-    .testTarget(
-      name: "ResolverWireTests",
-      dependencies: ["ResolverWire", "ResolverAPI", "Core", "Strategy", "Tokens"],
-      swiftSettings: strictSwift
-    ),
-    .testTarget(
-      name: "NearbyServerTests",
-      dependencies: [
-        "TestSupport",
-        "NearbyServer", "ServerResolver", "ServerStorage", "ServerTestSupport", "Core",
-        "Resolution", "MediumTestKit", "Strategy", "Tokens",
-        .product(name: "AsyncHTTPClient", package: "async-http-client"),
-        .product(name: "Hummingbird", package: "hummingbird"),
-        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-        .product(name: "Logging", package: "swift-log"),
-        .product(name: "NIOCore", package: "swift-nio"),
-        .product(name: "NIOHTTP1", package: "swift-nio"),
-      ],
-      swiftSettings: strictSwift
-    ),
-    .testTarget(
-      name: "ConsoleTests",
-      dependencies: [
-        "TestSupport",
-        "NearbyServer", "ServerStorage", "ServerTestSupport", "Core", "Strategy", "Tokens",
-        .product(name: "AsyncHTTPClient", package: "async-http-client"),
-        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-        .product(name: "Logging", package: "swift-log"),
-        .product(name: "NIOCore", package: "swift-nio"),
-      ],
-      swiftSettings: strictSwift
-    ),
-    .target(
-      name: "LANMulticast",
-      dependencies: [
-        "Core", "Strategy", "Tokens",
-        .product(name: "Logging", package: "swift-log"),
-        .product(name: "Crypto", package: "swift-crypto"),
-      ],
-      path: "Plugins/LANMulticast",
-      swiftSettings: strictSwift
-    ),
-    .testTarget(
-      name: "LANMulticastTests",
-      dependencies: [
-        "TestSupport",
-        "LANMulticast", "MediumTestKit", "Core", "Resolution", "PeerResolution", "Strategy",
-        "Tokens",
-        .product(name: "Logging", package: "swift-log"),
-        .product(name: "Crypto", package: "swift-crypto"),
-      ],
-      swiftSettings: strictSwift
-    ),
-    .testTarget(
-      name: "NearbyCLITests",
-      dependencies: [
-        "TestSupport", "MediumTestKit", "BlueZTestSupport", "DBus", "Tokens", "Resolution",
-        "ServerStorage", "PeerResolution",
-      ],
-      swiftSettings: strictSwift),
-    .testTarget(
-      name: "AudioModemTests", dependencies: ["AudioModem", "AudioModemTestKit", "Tokens"],
-      swiftSettings: strictSwift),
-    .testTarget(
-      name: "AudioPulseTests",
-      dependencies: [
-        "TestSupport",
-        "AudioPulse", "AudioModem", "Core", "MediumTestKit", "Resolution", "Strategy", "Tokens",
-        .product(name: "Logging", package: "swift-log"),
-      ],
-      swiftSettings: strictSwift),
-    .testTarget(
-      name: "IntegrationTests",
-      dependencies: ["TestSupport", "Core", "Resolution", "MediumTestKit", "Strategy", "Tokens"],
-      swiftSettings: strictSwift
-    ),
-    .target(
-      name: "BLEBlueZ",
-      dependencies: [
-        "Core", "DBus", "Strategy", "Tokens", .product(name: "Logging", package: "swift-log"),
-      ],
-      path: "Plugins/BLEBlueZ",
-      swiftSettings: strictSwift
-    ),
-    .executableTarget(
-      name: "bluez-double",
-      dependencies: ["DBus", .product(name: "Logging", package: "swift-log")],
-      path: "Tests/Executables/bluez-double",
-      swiftSettings: strictSwift
-    ),
-    .testTarget(
-      name: "BeaconEndToEndTests",
-      dependencies: [
-        "TestSupport",
-        "BlueZTestSupport", "BLEBlueZ", "DBus", "Core", "MediumTestKit", "NearbyServer",
-        "Resolution", "ServerResolver", "ServerStorage", "Strategy", "Tokens",
-        .product(name: "Logging", package: "swift-log"),
-      ],
-      swiftSettings: strictSwift
-    ),
-    .target(
-      name: "BlueZTestSupport",
-      dependencies: ["DBus", "Tokens", "Core", "BLEBlueZ"],
-      path: "Tests/BlueZTestSupport",
-      swiftSettings: strictSwift
-    ),
-    .testTarget(
-      name: "BLEBlueZTests",
-      dependencies: [
-        "TestSupport", "BlueZTestSupport",
-        "BLEBlueZ", "DBus", "Core", "MediumTestKit", "Resolution", "Strategy", "Tokens",
-        "PeerResolution", .product(name: "InMemoryLogging", package: "swift-log"),
-      ],
-      swiftSettings: strictSwift
-    ),
+    library("ResolverWire", dependsOn: "ResolverAPI", "Core", "Strategy", "Tokens", openAPIRuntime),
+    library(
+      "ServerResolver", dependsOn: "ResolverAPI", "ResolverWire", "Core", "Strategy", "Tokens",
+      logging, openAPIRuntime, openAPIAsyncHTTPClient, asyncHTTPClient, httpTypes, dequeModule,
+      nioCore),
+    library(
+      "ServerStorage", dependsOn: "Core", "Resolution", "Strategy", "Tokens", logging, crypto, grdb,
+      postgresNIO, nioCore, nioPosix, nioSSL),
+    library(
+      "NearbyServer", dependsOn: "ResolverAPI", "ResolverWire", "ServerStorage", "Core",
+      "Resolution", "Strategy", "Tokens", logging, hummingbird, openAPIHummingbird, openAPIRuntime,
+      serviceLifecycle, metrics, prometheus, nioCore, nioHTTPTypes, httpTypes, mustache, crypto),
+
+    // Medium plugins (Plugins/<Name>/): one folder, one target, one medium.
+    plugin("BLEBlueZ", dependsOn: "Core", "DBus", "Strategy", "Tokens", logging),
+    plugin("AudioPulse", dependsOn: "CPulse", "AudioModem", "Core", "Strategy", "Tokens", logging),
+    plugin("LANMulticast", dependsOn: "Core", "Strategy", "Tokens", logging, crypto),
+
+    // Executables (Tools/).
+    executable(
+      "nearby", dependsOn: "CommandLineSupport", "Core", "Strategy", "Tokens", "PermissionStore",
+      "BackgroundPersistence", "DBus", "BLEBlueZ", "AudioModem", "AudioPulse", "ServerResolver",
+      "LANMulticast", "ResolverAPI", "ResolverWire", "PeerResolution", "Resolution", argumentParser,
+      openAPIRuntime, openAPIAsyncHTTPClient, httpTypes, asyncHTTPClient, nioCore, logging,
+      asyncAlgorithms),
+    executable(
+      "nearby-server", dependsOn: "CommandLineSupport", "NearbyServer", "ServerStorage",
+      "Resolution", "ResolverWire", argumentParser, serviceLifecycle, logging),
+    executable(
+      "nearby-restore", dependsOn: "Core", "Resolution", "PermissionStore", "BackgroundPersistence",
+      "Systemd", "DesktopNotifications", "BLEBlueZ", "ServerResolver", argumentParser, logging,
+      serviceLifecycle),
+    executable(
+      "nearby-bench", dependsOn: "CommandLineSupport", "TestSupport", "Core", "Resolution",
+      "MediumTestKit", "Strategy", "Tokens", "NearbyServer", "ServerStorage", "PermissionStore",
+      "BackgroundPersistence", "DBus", "BLEBlueZ", "AudioModem", "AudioModemTestKit", "AudioPulse",
+      "ServerResolver", "LANMulticast", "ResolverAPI", "ResolverWire", "PeerResolution",
+      argumentParser, asyncHTTPClient, nioCore, nioHTTP1, logging, serviceLifecycle),
+
+    // Test support (Tests/): shared by the tests, and programs the tests run.
+    library("TestSupport", dependsOn: logging, inMemoryLogging, path: "Tests/TestSupport"),
+    library("ServerTestSupport", dependsOn: postgresNIO, logging, path: "Tests/ServerTestSupport"),
+    library(
+      "BlueZTestSupport", dependsOn: "DBus", "Tokens", "Core", "BLEBlueZ",
+      path: "Tests/BlueZTestSupport"),
+    executable("bluez-double", dependsOn: "DBus", logging, path: "Tests/Executables/bluez-double"),
+    executable(
+      "nearby-store-probe", dependsOn: "PermissionStore",
+      path: "Tests/Executables/nearby-store-probe"),
+
+    // Tests (Tests/<Target>), Swift Testing.
+    tests("StrategyTests", dependsOn: "Strategy"),
+    tests("TokensTests", dependsOn: "Tokens"),
+    tests(
+      "CoreTests", dependsOn: "TestSupport", "Core", "Strategy", "Tokens", "MediumTestKit",
+      "Resolution"),
+    tests(
+      "ResolutionTests", dependsOn: "Resolution", "Core", "Strategy", "Tokens", "MediumTestKit"),
+    tests(
+      "PeerResolutionTests", dependsOn: "TestSupport", "PeerResolution", "Resolution", "Core",
+      "Strategy", "Tokens", "MediumTestKit", logging),
+    tests(
+      "MediumTestKitTests", dependsOn: "TestSupport", "MediumTestKit", "Core", "Strategy",
+      "Tokens"),
+    tests(
+      "IntegrationTests", dependsOn: "TestSupport", "Core", "Resolution", "MediumTestKit",
+      "Strategy", "Tokens"),
+    tests(
+      "PermissionStoreTests", dependsOn: "TestSupport", "PermissionStore", "Core", "MediumTestKit",
+      "Resolution", "Strategy", inMemoryLogging),
+    tests(
+      "BackgroundPersistenceTests", dependsOn: "TestSupport", "BackgroundPersistence",
+      "PermissionStore", "Core", "Strategy", "MediumTestKit", "Resolution", "Tokens"),
+    tests(
+      "NearbyRestoreTests", dependsOn: "TestSupport", "PermissionStore", "BackgroundPersistence",
+      "Core", "Strategy", "MediumTestKit"),
+    tests("AudioModemTests", dependsOn: "AudioModem", "AudioModemTestKit", "Tokens"),
+    tests("DBusTests", dependsOn: "TestSupport", "DBus"),
+    tests(
+      "DesktopNotificationsTests", dependsOn: "TestSupport", "DesktopNotifications", "DBus", "Core",
+      "BackgroundPersistence", "PermissionStore", "MediumTestKit", "Resolution", "Strategy",
+      logging, inMemoryLogging),
+    tests("SystemdTests", dependsOn: "Systemd", logging),
+    tests(
+      "ResolverWireTests", dependsOn: "ResolverWire", "ResolverAPI", "Core", "Strategy", "Tokens"),
+    tests(
+      "ServerStorageTests", dependsOn: "ServerStorage", "ServerTestSupport", "TestSupport",
+      "Resolution", "Core", "Strategy", "Tokens", nioSSL),
+    tests(
+      "NearbyServerTests", dependsOn: "TestSupport", "NearbyServer", "ServerResolver",
+      "ServerStorage", "ServerTestSupport", "Core", "Resolution", "MediumTestKit", "Strategy",
+      "Tokens", asyncHTTPClient, hummingbird, serviceLifecycle, logging, nioCore, nioHTTP1),
+    tests(
+      "ConsoleTests", dependsOn: "TestSupport", "NearbyServer", "ServerStorage",
+      "ServerTestSupport", "Core", "Strategy", "Tokens", asyncHTTPClient, serviceLifecycle, logging,
+      nioCore),
+    tests(
+      "BLEBlueZTests", dependsOn: "TestSupport", "BlueZTestSupport", "BLEBlueZ", "DBus", "Core",
+      "MediumTestKit", "Resolution", "Strategy", "Tokens", "PeerResolution", inMemoryLogging),
     // MediumConformance against the real bluetoothd, run inside the BlueZ VM only
     // (Tools/scripts/bluez-vm/conformance.sh); the folder's name keeps it out of test.sh's loop.
-    .testTarget(
-      name: "BLEBlueZVM",
-      dependencies: [
-        "TestSupport", "BLEBlueZ", "DBus", "MediumTestKit", "Tokens", "BlueZTestSupport", "Core",
-        "Resolution", "Strategy", "PeerResolution",
-        .product(name: "Logging", package: "swift-log"),
-      ],
-      path: "Tests/BLEBlueZVM",
-      swiftSettings: strictSwift
-    ),
-    .testTarget(
-      name: "DBusTests", dependencies: ["TestSupport", "DBus"],
-      swiftSettings: strictSwift),
-    .target(
-      name: "DesktopNotifications",
-      dependencies: ["Core", "DBus", .product(name: "Logging", package: "swift-log")],
-      path: "Modules/DesktopNotifications",
-      swiftSettings: strictSwift
-    ),
-    .testTarget(
-      name: "DesktopNotificationsTests",
-      dependencies: [
-        "TestSupport",
-        "DesktopNotifications", "DBus", "Core", "BackgroundPersistence", "PermissionStore",
-        "MediumTestKit", "Resolution", "Strategy", .product(name: "Logging", package: "swift-log"),
-        .product(name: "InMemoryLogging", package: "swift-log"),
-      ],
-      swiftSettings: strictSwift
-    ),
+    tests(
+      "BLEBlueZVM", dependsOn: "TestSupport", "BLEBlueZ", "DBus", "MediumTestKit", "Tokens",
+      "BlueZTestSupport", "Core", "Resolution", "Strategy", "PeerResolution", logging,
+      path: "Tests/BLEBlueZVM"),
+    tests(
+      "AudioPulseTests", dependsOn: "TestSupport", "AudioPulse", "AudioModem", "Core",
+      "MediumTestKit", "Resolution", "Strategy", "Tokens", logging),
+    tests(
+      "LANMulticastTests", dependsOn: "TestSupport", "LANMulticast", "MediumTestKit", "Core",
+      "Resolution", "PeerResolution", "Strategy", "Tokens", logging, crypto),
+    tests(
+      "BeaconEndToEndTests", dependsOn: "TestSupport", "BlueZTestSupport", "BLEBlueZ", "DBus",
+      "Core", "MediumTestKit", "NearbyServer", "Resolution", "ServerResolver", "ServerStorage",
+      "Strategy", "Tokens", logging),
+    tests(
+      "NearbyCLITests", dependsOn: "TestSupport", "MediumTestKit", "BlueZTestSupport", "DBus",
+      "Tokens", "Resolution", "ServerStorage", "PeerResolution"),
   ]
 )
