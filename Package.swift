@@ -51,6 +51,7 @@ let serviceLifecycle = product("ServiceLifecycle", in: "swift-service-lifecycle"
 let metrics = product("Metrics", in: "swift-metrics")
 let prometheus = product("Prometheus", in: "swift-prometheus")
 let mustache = product("Mustache", in: "swift-mustache")
+let yams = product("Yams", in: "Yams")
 
 /// A library target under Modules/<name> (or `path`), with the shared settings.
 func library(_ name: String, dependsOn dependencies: Target.Dependency..., path: String? = nil)
@@ -122,6 +123,8 @@ let package = Package(
     .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     .package(url: "https://github.com/apple/swift-async-algorithms", from: "1.1.4"),
     .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
+    // Tests only: ResolverContractTests reads openapi.yaml (the OpenAPI generator uses it too).
+    .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
   ],
   targets: [
     // Libraries (Modules/).
@@ -240,16 +243,18 @@ let package = Package(
       logging, inMemoryLogging),
     tests("SystemdTests", dependsOn: "Systemd", logging),
     tests(
-      "ResolverWireTests", dependsOn: "ResolverWire", "ResolverAPI", "Core", "Strategy", "Tokens"),
+      "ResolverWireTests", dependsOn: "ResolverWire", "ResolverAPI", "Core", "Strategy", "Tokens",
+      yams),
     tests(
       "ServerStorageTests", dependsOn: "ServerStorage", "ServerTestSupport", "TestSupport",
       "Resolution", "Core", "Strategy", "Tokens", nioSSL),
     tests(
       "NearbyServerTests", dependsOn: "TestSupport", "NearbyServer", "ServerResolver",
+      "ResolverWire",
       "ServerStorage", "ServerTestSupport", "Core", "Resolution", "MediumTestKit", "Strategy",
       "Tokens", asyncHTTPClient, hummingbird, serviceLifecycle, logging, nioCore, nioHTTP1),
     tests(
-      "ConsoleTests", dependsOn: "TestSupport", "NearbyServer", "ServerStorage",
+      "ConsoleTests", dependsOn: "TestSupport", "NearbyServer", "ServerStorage", "ResolverWire",
       "ServerTestSupport", "Core", "Strategy", "Tokens", asyncHTTPClient, serviceLifecycle, logging,
       nioCore),
     tests(
@@ -273,6 +278,7 @@ let package = Package(
       "Strategy", "Tokens", logging),
     tests(
       "NearbyCLITests", dependsOn: "TestSupport", "MediumTestKit", "BlueZTestSupport", "DBus",
+      "ResolverWire",
       "Tokens", "Resolution", "ServerStorage", "PeerResolution"),
   ]
 )

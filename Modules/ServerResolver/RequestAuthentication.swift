@@ -1,3 +1,4 @@
+import ResolverWire
 import HTTPTypes
 import OpenAPIRuntime
 import Foundation
@@ -11,8 +12,8 @@ struct RequestAuthentication: Sendable {
 /// Adds its ``RequestAuthentication`` to every request as `X-Nearby-API-Key` and
 /// `X-Nearby-Device-Secret` (the OpenAPI document's security schemes). One is made per call.
 struct AuthenticationMiddleware: ClientMiddleware {
-  static let apiKeyHeader = HTTPField.Name("X-Nearby-API-Key")!
-  static let deviceSecretHeader = HTTPField.Name("X-Nearby-Device-Secret")!
+  static let apiKeyHeader = HTTPField.Name(ResolverContract.apiKeyHeader)!
+  static let deviceSecretHeader = HTTPField.Name(ResolverContract.deviceSecretHeader)!
 
   let authentication: RequestAuthentication
 

@@ -215,7 +215,7 @@ public actor ServerResolver {
   }
 
   /// The most observations `beaconinfo:getforobserved` takes in one request.
-  public static let maximumObservationsPerRequest = 1000
+  public static let maximumObservationsPerRequest = ResolverContract.maximumObservations
 
   private func beaconInfoBatch(
     _ observations: [BeaconObservation], namespacedTypes: [String]

@@ -9,6 +9,7 @@ import ServerTestSupport
 import ServiceLifecycle
 import TestSupport
 import Testing
+import ResolverWire
 
 /// A resolver server with its console on a free loopback port, over SQLite or PostgreSQL, and
 /// a browser-like client (cookies by hand, redirects not followed).
@@ -139,7 +140,7 @@ final class ConsoleHarness: AsyncShutdown {
     _ method: HTTPMethod, _ path: String, json: String? = nil, key: String? = nil,
     headers extra: [String: String] = [:]
   ) async throws -> Answer {
-    var headers = ["X-Nearby-API-Key": key ?? admin].merging(extra) { $1 }
+    var headers = [ResolverContract.apiKeyHeader: key ?? admin].merging(extra) { $1 }
     if json != nil { headers["Content-Type"] = "application/json" }
     var request = HTTPClientRequest(url: base + path)
     request.method = method
@@ -164,7 +165,7 @@ final class ConsoleHarness: AsyncShutdown {
   func report(_ device: (id: String, secret: String), _ json: String) async throws -> Answer {
     let answer = try await api(
       .POST, "/v1/devices/\(device.id)/report", json: json, key: client,
-      headers: ["X-Nearby-Device-Secret": device.secret])
+      headers: [ResolverContract.deviceSecretHeader: device.secret])
     #expect(answer.status == 200, "\(answer.body)")
     return answer
   }

@@ -6,6 +6,7 @@ import ServerStorage
 import Synchronization
 import TestSupport
 import Testing
+import ResolverWire
 
 /// Issue 29: a console session ends when its operator signs out or leaves it idle; a form
 /// too large is a 413; one project's live views and figures are its own.
@@ -119,7 +120,7 @@ struct ConsoleTenantTests {
       for _ in 0..<3 {
         let answer = try await server.api(
           .POST, "/v1/devices/\(id)/report", json: "{}", key: other,
-          headers: ["X-Nearby-Device-Secret": secret])
+          headers: [ResolverContract.deviceSecretHeader: secret])
         #expect(answer.status == 200)
       }
       _ = try await server.report(try await server.device(), "{}")

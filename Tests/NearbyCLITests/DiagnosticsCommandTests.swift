@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Tokens
+import ResolverWire
 
 #if canImport(FoundationNetworking)
   import FoundationNetworking
@@ -19,7 +20,7 @@ struct DiagnosticsCommandTests {
       uptimeDeciseconds: 100)
     var request = URLRequest(url: URL(string: server.url + "/v1/beaconinfo:getforobserved")!)
     request.httpMethod = "POST"
-    request.setValue(server.key, forHTTPHeaderField: "X-Nearby-API-Key")
+    request.setValue(server.key, forHTTPHeaderField: ResolverContract.apiKeyHeader)
     request.setValue("application/json", forHTTPHeaderField: "Content-Type")
     request.httpBody = Data(
       """

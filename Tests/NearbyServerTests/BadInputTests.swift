@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 import TestSupport
+import ResolverWire
 
 /// Every kind of bad input gets its documented status and a message that says what is wrong;
 /// none of them is a 500.
@@ -20,7 +21,8 @@ struct BadInputTests {
     try await rawRequest(
       .POST, server.url, path: "/v1/devices/\(device.id)/report",
       headers: [
-        "X-Nearby-API-Key": server.apiKey, "X-Nearby-Device-Secret": secret ?? device.secret,
+        ResolverContract.apiKeyHeader: server.apiKey,
+        ResolverContract.deviceSecretHeader: secret ?? device.secret,
       ], body: body)
   }
 
@@ -46,9 +48,9 @@ struct BadInputTests {
     try await withShutdown(server) { server in
       let missing = try await rawRequest(.POST, server.url, path: "/v1/devices")
       #expect(missing.status == 401)
-      #expect(missing.json["message"]?.contains("X-Nearby-API-Key") == true)
+      #expect(missing.json["message"]?.contains(ResolverContract.apiKeyHeader) == true)
       let unknown = try await rawRequest(
-        .POST, server.url, path: "/v1/devices", headers: ["X-Nearby-API-Key": "nk_nope"])
+        .POST, server.url, path: "/v1/devices", headers: [ResolverContract.apiKeyHeader: "nk_nope"])
       #expect(unknown.status == 401)
       #expect(unknown.json["message"] == "unknown or revoked API key")
       let key = server.apiKey
@@ -57,7 +59,7 @@ struct BadInputTests {
         try store.revokeAPIKey(id: id ?? "", now: Date())
       }
       let revoked = try await rawRequest(
-        .POST, server.url, path: "/v1/devices", headers: ["X-Nearby-API-Key": key])
+        .POST, server.url, path: "/v1/devices", headers: [ResolverContract.apiKeyHeader: key])
       #expect(revoked.status == 401)
     }
   }
@@ -75,7 +77,7 @@ struct BadInputTests {
           == "device \(device.id) is not registered, or the secret is not its secret")
       let missingSecret = try await rawRequest(
         .POST, server.url, path: "/v1/devices/\(device.id)/report",
-        headers: ["X-Nearby-API-Key": server.apiKey], body: "{}")
+        headers: [ResolverContract.apiKeyHeader: server.apiKey], body: "{}")
       #expect(missingSecret.status == 403)
       let ghost = Device(id: UUID().uuidString, secret: "x")
       let unknown = try await report(server, ghost, body: "{}")
@@ -135,7 +137,8 @@ struct BadInputTests {
       var retryAfter: String?
       for _ in 0..<3 {
         let answer = try await rawRequest(
-          .POST, server.url, path: "/v1/devices", headers: ["X-Nearby-API-Key": server.apiKey])
+          .POST, server.url, path: "/v1/devices",
+          headers: [ResolverContract.apiKeyHeader: server.apiKey])
         statuses.append(answer.status)
         retryAfter = answer.headers["retry-after"] ?? retryAfter
       }
@@ -151,7 +154,8 @@ struct BadInputTests {
       let answer = try await rawRequest(
         .GET, server.url, path: "/v1/devices/\(device.id)/events",
         headers: [
-          "X-Nearby-API-Key": server.apiKey, "X-Nearby-Device-Secret": device.secret,
+          ResolverContract.apiKeyHeader: server.apiKey,
+          ResolverContract.deviceSecretHeader: device.secret,
           "Last-Event-ID": "yesterday",
         ])
       #expect(answer.status == 400)
@@ -169,13 +173,17 @@ struct BadInputTests {
       let stream = Task {
         let ended = try await rawRequest(
           .GET, server.url, path: "/v1/devices/\(device.id)/events",
-          headers: ["X-Nearby-API-Key": server.apiKey, "X-Nearby-Device-Secret": device.secret])
+          headers: [
+            ResolverContract.apiKeyHeader: server.apiKey,
+            ResolverContract.deviceSecretHeader: device.secret,
+          ])
         answer.withLock { $0 = ended }
       }
       defer { stream.cancel() }
       let opened = await eventually {
         let metrics = try? await rawRequest(
-          .GET, server.url, path: "/metrics", headers: ["X-Nearby-API-Key": server.apiKey])
+          .GET, server.url, path: "/metrics",
+          headers: [ResolverContract.apiKeyHeader: server.apiKey])
         return metrics?.body.contains("nearby_event_streams_opened_total 1") == true
       }
       #expect(opened)
@@ -198,7 +206,7 @@ struct BadInputTests {
     #expect(health.json["status"] == "ok")
     #expect(try await rawRequest(.GET, server.url, path: "/metrics").status == 401)
     let metrics = try await rawRequest(
-      .GET, server.url, path: "/metrics", headers: ["X-Nearby-API-Key": server.apiKey])
+      .GET, server.url, path: "/metrics", headers: [ResolverContract.apiKeyHeader: server.apiKey])
     #expect(metrics.status == 200)
     #expect(metrics.body.contains("nearby_http_requests_total"))
     await server.shutdown()

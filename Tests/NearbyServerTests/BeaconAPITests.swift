@@ -3,6 +3,7 @@ import Foundation
 import NIOHTTP1
 import Testing
 import TestSupport
+import ResolverWire
 
 /// Beacons and attachments over HTTP: registration, attachments, getforobserved with its
 /// filters, the limits, and isolation between projects.
@@ -16,7 +17,8 @@ struct BeaconAPITests {
     body: String? = nil
   ) async throws -> RawAnswer {
     try await rawRequest(
-      method, server.url, path: path, headers: ["X-Nearby-API-Key": key ?? server.apiKey],
+      method, server.url, path: path,
+      headers: [ResolverContract.apiKeyHeader: key ?? server.apiKey],
       body: body)
   }
 

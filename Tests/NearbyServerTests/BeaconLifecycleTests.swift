@@ -5,6 +5,7 @@ import ServerStorage
 import Testing
 import TestSupport
 import Tokens
+import ResolverWire
 
 /// The beacon lifecycle and metadata (issue 18): active, inactive and decommissioned beacons,
 /// updates, and listings in pages with filters. On both databases, through HTTP.
@@ -16,7 +17,8 @@ struct BeaconLifecycleTests {
     _ method: HTTPMethod, _ server: ServerHarness, _ path: String, body: String? = nil
   ) async throws -> RawAnswer {
     try await rawRequest(
-      method, server.url, path: path, headers: ["X-Nearby-API-Key": server.apiKey], body: body)
+      method, server.url, path: path, headers: [ResolverContract.apiKeyHeader: server.apiKey],
+      body: body)
   }
 
   func uid(_ index: Int) -> String { "0102030405060708090a" + String(format: "%012x", index) }

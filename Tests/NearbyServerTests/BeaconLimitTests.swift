@@ -4,6 +4,7 @@ import Resolution
 import Testing
 import TestSupport
 import Tokens
+import ResolverWire
 
 /// A project's beacons are bounded: how many, how many Eddystone-EID, how many attachments
 /// each, and how short an EID rotation period may be (each costs entries in the EID index)
@@ -14,7 +15,8 @@ struct BeaconLimitTests {
     async throws -> RawAnswer
   {
     try await rawRequest(
-      method, server.url, path: path, headers: ["X-Nearby-API-Key": server.apiKey], body: body)
+      method, server.url, path: path, headers: [ResolverContract.apiKeyHeader: server.apiKey],
+      body: body)
   }
 
   func uid(_ index: Int) -> String { "0102030405060708090a" + String(format: "%012x", index) }

@@ -7,6 +7,7 @@ import Synchronization
 import Testing
 import TestSupport
 import Tokens
+import ResolverWire
 
 /// Beacon diagnostics (issue 18): telemetry and observations forwarded with `getforobserved`,
 /// kept per beacon, and the low-battery and low-activity alerts. On both databases, through
@@ -37,7 +38,8 @@ struct DiagnosticsTests {
     key: String? = nil
   ) async throws -> RawAnswer {
     try await rawRequest(
-      method, server.url, path: path, headers: ["X-Nearby-API-Key": key ?? server.apiKey],
+      method, server.url, path: path,
+      headers: [ResolverContract.apiKeyHeader: key ?? server.apiKey],
       body: body)
   }
 

@@ -10,6 +10,7 @@ import ServerResolver
 import Testing
 import TestSupport
 import Tokens
+import ResolverWire
 
 /// Eddystone-EID beacons over HTTP: registration checked against the parameters, resolution of
 /// the ids the beacon broadcasts within the tolerance, the identity key never answered, and
@@ -31,7 +32,8 @@ struct EIDBeaconTests {
     async throws -> RawAnswer
   {
     try await rawRequest(
-      method, server.url, path: path, headers: ["X-Nearby-API-Key": server.apiKey], body: body)
+      method, server.url, path: path, headers: [ResolverContract.apiKeyHeader: server.apiKey],
+      body: body)
   }
 
   func object(_ answer: RawAnswer) throws -> [String: Any] {

@@ -5,6 +5,7 @@ import ServerStorage
 import Testing
 import TestSupport
 import Tokens
+import ResolverWire
 
 /// Registering an Eddystone-EID beacon by key exchange over HTTP (issue 18): the beacon's
 /// side derives its identity key from the server's public key (`GET /v1/eidparams`), the
@@ -17,7 +18,8 @@ struct EIDKeyExchangeAPITests {
     _ method: HTTPMethod, _ server: ServerHarness, _ path: String, body: String? = nil
   ) async throws -> RawAnswer {
     try await rawRequest(
-      method, server.url, path: path, headers: ["X-Nearby-API-Key": server.apiKey], body: body)
+      method, server.url, path: path, headers: [ResolverContract.apiKeyHeader: server.apiKey],
+      body: body)
   }
 
   @Test(.requires(.postgres), arguments: Engine.allCases)

@@ -7,6 +7,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import Testing
+import ResolverWire
 
 /// A raw HTTP answer: status, headers, body as text and as JSON.
 struct RawAnswer: Sendable {
@@ -49,7 +50,7 @@ extension ServerHarness {
   /// Registers a device with the harness's key (expecting 201).
   func registerDevice() async throws -> RegisteredDevice {
     let answer = try await rawRequest(
-      .POST, url, path: "/v1/devices", headers: ["X-Nearby-API-Key": apiKey])
+      .POST, url, path: "/v1/devices", headers: [ResolverContract.apiKeyHeader: apiKey])
     #expect(answer.status == 201)
     return RegisteredDevice(
       id: try #require(answer.json["id"]), secret: try #require(answer.json["secret"]))

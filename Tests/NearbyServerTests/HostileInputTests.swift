@@ -5,6 +5,7 @@ import ServerStorage
 import ServerTestSupport
 import Testing
 import TestSupport
+import ResolverWire
 
 /// Input crafted to crash the server or earn a 5xx (issue 13) answers a 4xx naming the field,
 /// on SQLite and on PostgreSQL alike, and the server keeps serving.
@@ -32,7 +33,7 @@ struct HostileInputTests {
   ) async throws -> RawAnswer {
     try await rawRequest(
       method, server.url, path: path,
-      headers: ["X-Nearby-API-Key": server.apiKey].merging(headers) { $1 }, body: body)
+      headers: [ResolverContract.apiKeyHeader: server.apiKey].merging(headers) { $1 }, body: body)
   }
 
   /// A device's report.
@@ -41,7 +42,8 @@ struct HostileInputTests {
     let id = try #require(registered.json["id"])
     let secret = try #require(registered.json["secret"])
     return try await call(
-      .POST, server, "/v1/devices/\(id)/report", headers: ["X-Nearby-Device-Secret": secret],
+      .POST, server, "/v1/devices/\(id)/report",
+      headers: [ResolverContract.deviceSecretHeader: secret],
       body: body)
   }
 
@@ -179,7 +181,7 @@ struct HostileInputTests {
       // A key far longer than any key is no key: 401 without a look-up.
       let key = try await rawRequest(
         .POST, server.url, path: "/v1/devices",
-        headers: ["X-Nearby-API-Key": "nk_" + String(repeating: "k", count: 4000)])
+        headers: [ResolverContract.apiKeyHeader: "nk_" + String(repeating: "k", count: 4000)])
       #expect(key.status == 401)
       try await expectAlive(server)
       // Nothing of the above was stored.
@@ -332,7 +334,7 @@ struct HostileInputTests {
       for lastEventID in ["99999999999999999999", "9223372036854775808", "+5", "-1", "1e3"] {
         let answer = try await call(
           .GET, server, "/v1/devices/\(device)/events",
-          headers: ["X-Nearby-Device-Secret": secret, "Last-Event-ID": lastEventID])
+          headers: [ResolverContract.deviceSecretHeader: secret, "Last-Event-ID": lastEventID])
         expect(answer, 400, naming: "Last-Event-ID")
       }
       try await expectAlive(server)

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import TestSupport
+import ResolverWire
 
 /// A connection that trickles nothing is closed after the idle timeout (slowloris), while an
 /// event stream, an answer being sent, stays open past it.
@@ -60,14 +61,18 @@ struct IdleConnectionTests {
     }
     try await withShutdown(server) { server in
       let registered = try await rawRequest(
-        .POST, server.url, path: "/v1/devices", headers: ["X-Nearby-API-Key": server.apiKey])
+        .POST, server.url, path: "/v1/devices",
+        headers: [ResolverContract.apiKeyHeader: server.apiKey])
       let id = try #require(registered.json["id"])
       let secret = try #require(registered.json["secret"])
       let ended = Mutex(false)
       let stream = Task {
         _ = try? await rawRequest(
           .GET, server.url, path: "/v1/devices/\(id)/events",
-          headers: ["X-Nearby-API-Key": server.apiKey, "X-Nearby-Device-Secret": secret])
+          headers: [
+            ResolverContract.apiKeyHeader: server.apiKey,
+            ResolverContract.deviceSecretHeader: secret,
+          ])
         ended.withLock { $0 = true }
       }
       defer { stream.cancel() }

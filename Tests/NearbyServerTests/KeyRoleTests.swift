@@ -3,6 +3,7 @@ import NIOHTTP1
 import ServerStorage
 import Testing
 import TestSupport
+import ResolverWire
 
 /// A client key (the one every installed app carries) registers devices, reports, reads events
 /// and asks for observed beacons' attachments, and nothing else; an admin key does all of it.
@@ -22,7 +23,7 @@ struct KeyRoleTests {
         async throws -> RawAnswer
       {
         try await rawRequest(
-          method, server.url, path: path, headers: ["X-Nearby-API-Key": key], body: body)
+          method, server.url, path: path, headers: [ResolverContract.apiKeyHeader: key], body: body)
       }
 
       // The client's own work.
@@ -32,7 +33,9 @@ struct KeyRoleTests {
       let secret = try #require(registered.json["secret"])
       let report = try await rawRequest(
         .POST, server.url, path: "/v1/devices/\(device)/report",
-        headers: ["X-Nearby-API-Key": client, "X-Nearby-Device-Secret": secret], body: "{}")
+        headers: [
+          ResolverContract.apiKeyHeader: client, ResolverContract.deviceSecretHeader: secret,
+        ], body: "{}")
       #expect(report.status == 200, "\(report.body)")
       let beaconBody = #"{"advertisedId": {"type": "eddystone", "id": "\#(uid)"}}"#
       let observed = try await call(

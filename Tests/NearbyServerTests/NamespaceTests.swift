@@ -3,6 +3,7 @@ import NIOHTTP1
 import ServerStorage
 import Testing
 import TestSupport
+import ResolverWire
 
 /// Namespaces owned by projects, public or unlisted (issue 18): a project reads another's
 /// public namespace when it names it, never an unlisted one, and never writes in a namespace
@@ -30,7 +31,7 @@ struct NamespaceTests {
     body: String? = nil
   ) async throws -> RawAnswer {
     try await rawRequest(
-      method, server.url, path: path, headers: ["X-Nearby-API-Key": key], body: body)
+      method, server.url, path: path, headers: [ResolverContract.apiKeyHeader: key], body: body)
   }
 
   func register(_ server: ServerHarness, key: String, uid: String, attachments: [String])

@@ -6,6 +6,7 @@ import ServerStorage
 import Testing
 import TestSupport
 import Tokens
+import ResolverWire
 
 /// One project's key (which every installed app carries) cannot fill the database: a project
 /// keeps at most so many devices, and past its stored-bytes quota it may not publish or attach
@@ -19,7 +20,8 @@ struct ProjectQuotaTests {
       for _ in 0..<3 {
         statuses.append(
           try await rawRequest(
-            .POST, server.url, path: "/v1/devices", headers: ["X-Nearby-API-Key": server.apiKey]
+            .POST, server.url, path: "/v1/devices",
+            headers: [ResolverContract.apiKeyHeader: server.apiKey]
           ).status)
       }
       #expect(statuses == [201, 201, 422])
@@ -28,7 +30,7 @@ struct ProjectQuotaTests {
         try store.createAPIKey(project: "other", role: .client, label: "", now: Date())
       }.key
       let elsewhere = try await rawRequest(
-        .POST, server.url, path: "/v1/devices", headers: ["X-Nearby-API-Key": other])
+        .POST, server.url, path: "/v1/devices", headers: [ResolverContract.apiKeyHeader: other])
       #expect(elsewhere.status == 201)
     }
   }
@@ -50,21 +52,22 @@ struct ProjectQuotaTests {
       $0.projectQuotas.maximumStoredBytes = 2048
     }
     try await withShutdown(server) { server in
-      let headers = ["X-Nearby-API-Key": server.apiKey]
+      let headers = [ResolverContract.apiKeyHeader: server.apiKey]
       let registered = try await rawRequest(
         .POST, server.url, path: "/v1/devices", headers: headers)
       let device = try #require(registered.json["id"])
       let secret = try #require(registered.json["secret"])
       let publish = try await rawRequest(
         .POST, server.url, path: "/v1/devices/\(device)/report",
-        headers: headers.merging(["X-Nearby-Device-Secret": secret]) { a, _ in a },
+        headers: headers.merging([ResolverContract.deviceSecretHeader: secret]) { a, _ in a },
         body: #"{"publish":[{"id":"\#(UUID().uuidString)","message":{"content":"aGk="}}]}"#)
       #expect(publish.status == 422)
       #expect(publish.json["message"]?.contains("quota of 2048") == true, "\(publish.body)")
       // Reports that add nothing stored still go through.
       let sightings = try await rawRequest(
         .POST, server.url, path: "/v1/devices/\(device)/report",
-        headers: headers.merging(["X-Nearby-Device-Secret": secret]) { a, _ in a }, body: "{}")
+        headers: headers.merging([ResolverContract.deviceSecretHeader: secret]) { a, _ in a },
+        body: "{}")
       #expect(sightings.status == 200)
       let attach = try await rawRequest(
         .POST, server.url, path: "/v1/beacons/\(id.name)/attachments", headers: headers,

@@ -5,6 +5,7 @@ import Testing
 import TestSupport
 
 @testable import NearbyServer
+import ResolverWire
 
 /// Work a client without a valid key can make the server do, and the rates a client with one
 /// may use (issue 16): the key is checked before the body is read, refused keys are limited
@@ -21,7 +22,7 @@ struct RequestLimitTests {
       // not wait for, or buffer, the body of a caller it does not know).
       connection.send(
         "POST /v1/devices/\(UUID().uuidString)/report HTTP/1.1\r\nHost: x\r\n"
-          + "X-Nearby-API-Key: nk_madeup\r\nContent-Type: application/json\r\n"
+          + "\(ResolverContract.apiKeyHeader): nk_madeup\r\nContent-Type: application/json\r\n"
           + "Transfer-Encoding: chunked\r\n\r\n100\r\n{\"sightings\": [")
       let answer = await connection.receive(within: 5)
       #expect(answer?.hasPrefix("HTTP/1.1 401") == true, "\(answer ?? "nothing within 5 s")")
@@ -35,14 +36,15 @@ struct RequestLimitTests {
       var statuses: [Int] = []
       for index in 0..<25 {
         let answer = try await rawRequest(
-          .POST, server.url, path: "/v1/devices", headers: ["X-Nearby-API-Key": "nk_guess\(index)"])
+          .POST, server.url, path: "/v1/devices",
+          headers: [ResolverContract.apiKeyHeader: "nk_guess\(index)"])
         statuses.append(answer.status)
       }
       // The burst (20) of refusals, then 429 with Retry-After.
       #expect(statuses.prefix(20).allSatisfy { $0 == 401 }, "\(statuses)")
       #expect(statuses.suffix(5).allSatisfy { $0 == 429 }, "\(statuses)")
       let limited = try await rawRequest(
-        .POST, server.url, path: "/v1/devices", headers: ["X-Nearby-API-Key": "nk_more"])
+        .POST, server.url, path: "/v1/devices", headers: [ResolverContract.apiKeyHeader: "nk_more"])
       #expect(limited.headers["retry-after"] != nil)
       #expect(limited.json["message"]?.contains("refused API keys from this address") == true)
     }
@@ -57,7 +59,10 @@ struct RequestLimitTests {
       func guess(from address: String) async throws -> Int {
         try await rawRequest(
           .POST, server.url, path: "/v1/devices",
-          headers: ["X-Nearby-API-Key": "nk_guess", "X-Forwarded-For": "198.51.100.9, \(address)"]
+          headers: [
+            ResolverContract.apiKeyHeader: "nk_guess",
+            "X-Forwarded-For": "198.51.100.9, \(address)",
+          ]
         ).status
       }
       for _ in 0..<20 { #expect(try await guess(from: "203.0.113.1") == 401) }
@@ -83,7 +88,8 @@ struct RequestLimitTests {
     try await withShutdown(server) { server in
       func register() async throws -> (String, String) {
         let answer = try await rawRequest(
-          .POST, server.url, path: "/v1/devices", headers: ["X-Nearby-API-Key": server.apiKey])
+          .POST, server.url, path: "/v1/devices",
+          headers: [ResolverContract.apiKeyHeader: server.apiKey])
         return (try #require(answer.json["id"]), try #require(answer.json["secret"]))
       }
       let (busy, busySecret) = try await register()
@@ -91,7 +97,10 @@ struct RequestLimitTests {
       func report(_ id: String, _ secret: String) async throws -> RawAnswer {
         try await rawRequest(
           .POST, server.url, path: "/v1/devices/\(id)/report",
-          headers: ["X-Nearby-API-Key": server.apiKey, "X-Nearby-Device-Secret": secret],
+          headers: [
+            ResolverContract.apiKeyHeader: server.apiKey,
+            ResolverContract.deviceSecretHeader: secret,
+          ],
           body: "{}")
       }
       var statuses: [Int] = []
@@ -112,7 +121,7 @@ struct RequestLimitTests {
       }.key
       #expect(try await rawRequest(.GET, server.url, path: "/metrics").status == 401)
       let byClient = try await rawRequest(
-        .GET, server.url, path: "/metrics", headers: ["X-Nearby-API-Key": client])
+        .GET, server.url, path: "/metrics", headers: [ResolverContract.apiKeyHeader: client])
       #expect(byClient.status == 403)
       let scraped = try await rawRequest(
         .GET, server.url, path: "/metrics", headers: ["Authorization": "Bearer \(server.apiKey)"])

@@ -2,6 +2,7 @@ import Foundation
 import NIOHTTP1
 import Testing
 import TestSupport
+import ResolverWire
 
 /// Over HTTP, a sighting counts by when it was heard: `sentAt` takes the device's clock out
 /// (a device an hour off still finds), and a sighting heard long before its report is ignored.
@@ -18,7 +19,10 @@ struct SightingTimeTests {
   {
     let answer = try await rawRequest(
       .POST, server.url, path: "/v1/devices/\(device.id)/report",
-      headers: ["X-Nearby-API-Key": server.apiKey, "X-Nearby-Device-Secret": device.secret],
+      headers: [
+        ResolverContract.apiKeyHeader: server.apiKey,
+        ResolverContract.deviceSecretHeader: device.secret,
+      ],
       body: body)
     #expect(answer.status == 200, "\(answer.status) \(answer.body)")
     return try #require(

@@ -5,6 +5,7 @@ import NearbyServer
 import Synchronization
 import Testing
 import TestSupport
+import ResolverWire
 
 /// Issue 29, finding 3: a client that holds no credentials holds nothing open for long, and
 /// nobody holds more than their share of connections and event streams.
@@ -33,8 +34,8 @@ struct SlowClientTests {
       let port = try #require(server.url.port)
       let connection = try #require(RawConnection(port: port))
       connection.send(
-        "POST \(path) HTTP/1.1\r\nHost: x\r\nX-Nearby-API-Key: \(server.apiKey)\r\n"
-          + "X-Nearby-Device-Secret: s\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+        "POST \(path) HTTP/1.1\r\nHost: x\r\n\(ResolverContract.apiKeyHeader): \(server.apiKey)\r\n"
+          + "\(ResolverContract.deviceSecretHeader): s\r\nContent-Type: application/x-www-form-urlencoded\r\n"
           + "Content-Length: 60000\r\n\r\n")
       let start = ContinuousClock.now
       var open = true
@@ -92,12 +93,12 @@ struct SlowClientTests {
       }.key
       func open(_ key: String) async throws -> HTTPClientResponse {
         let device = try await rawRequest(
-          .POST, server.url, path: "/v1/devices", headers: ["X-Nearby-API-Key": key])
+          .POST, server.url, path: "/v1/devices", headers: [ResolverContract.apiKeyHeader: key])
         let id = try #require(device.json["id"])
         let secret = try #require(device.json["secret"])
         var request = HTTPClientRequest(url: server.url.absoluteString + "/v1/devices/\(id)/events")
-        request.headers.add(name: "X-Nearby-API-Key", value: key)
-        request.headers.add(name: "X-Nearby-Device-Secret", value: secret)
+        request.headers.add(name: ResolverContract.apiKeyHeader, value: key)
+        request.headers.add(name: ResolverContract.deviceSecretHeader, value: secret)
         return try await HTTPClient.shared.execute(request, timeout: .seconds(30))
       }
       var streams: [HTTPClientResponse] = []

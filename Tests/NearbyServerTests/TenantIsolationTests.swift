@@ -9,6 +9,7 @@ import ServerTestSupport
 import TestSupport
 import Testing
 import Tokens
+import ResolverWire
 
 /// Issue 29: nothing one project's key can do reaches another project's beacons, devices or
 /// ids, on SQLite and PostgreSQL alike.
@@ -50,7 +51,7 @@ struct TenantIsolationTests {
   ) async throws -> RawAnswer {
     try await rawRequest(
       method, server.url, path: path,
-      headers: ["X-Nearby-API-Key": key].merging(headers) { $1 }, body: body)
+      headers: [ResolverContract.apiKeyHeader: key].merging(headers) { $1 }, body: body)
   }
 
   func register(_ server: ServerHarness, key: String) async throws -> RegisteredDevice {
@@ -66,7 +67,7 @@ struct TenantIsolationTests {
   ) async throws -> RawAnswer {
     try await call(
       .POST, server, "/v1/devices/\(device.id)/report", key: key,
-      headers: ["X-Nearby-Device-Secret": secret ?? device.secret], body: body)
+      headers: [ResolverContract.deviceSecretHeader: secret ?? device.secret], body: body)
   }
 
   // MARK: Finding 2: naming a device is not being it
@@ -94,7 +95,7 @@ struct TenantIsolationTests {
         #expect(guessed.status == 404, "\(guessed.body)")
         let stream = try await call(
           .GET, server, "/v1/devices/\(device.id)/events", key: other,
-          headers: ["X-Nearby-Device-Secret": "wrong"])
+          headers: [ResolverContract.deviceSecretHeader: "wrong"])
         #expect(stream.status == 404, "\(stream.body)")
       }
       // The device's own reports still pass, and its own budget still holds.

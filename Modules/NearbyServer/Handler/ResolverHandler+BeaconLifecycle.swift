@@ -141,7 +141,7 @@ extension ResolverHandler {
   }
 
   /// The most beacons in a listing page.
-  static let maximumBeaconPage = 1000
+  static let maximumBeaconPage = ResolverContract.maximumPageSize
 
   /// Applies what a registration or update gives to `metadata`, checked.
   /// - Throws: 400 or 422 naming the field.

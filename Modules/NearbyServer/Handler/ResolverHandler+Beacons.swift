@@ -296,16 +296,16 @@ extension ResolverHandler {
   // MARK: Limits
 
   /// The longest beacon description, in UTF-8 bytes.
-  static let maximumDescriptionBytes = 256
+  static let maximumDescriptionBytes = ResolverContract.maximumDescriptionBytes
   /// The most attachments one registration carries.
-  static let maximumAttachmentsPerRegistration = 100
+  static let maximumAttachmentsPerRegistration = ResolverContract.maximumAttachmentsPerRegistration
   /// The most observations and namespaced-type filters of one `getforobserved`.
-  static let maximumObservations = 1000
-  static let maximumNamespacedTypes = 100
+  static let maximumObservations = ResolverContract.maximumObservations
+  static let maximumNamespacedTypes = ResolverContract.maximumNamespacedTypes
   /// The most public namespaces of other projects one `getforobserved` reads.
   static let maximumForeignNamespaces = 16
   /// The longest filter: a namespace (64), `/` and a type (32).
-  static let maximumNamespacedTypeBytes = 97
+  static let maximumNamespacedTypeBytes = ResolverContract.maximumNamespacedTypeBytes
   /// The longest name in a path (beacon or attachment).
   static let maximumPathNameBytes = BeaconID.maximumNameBytes
 

@@ -1,3 +1,4 @@
+import ResolverWire
 import Core
 import HTTPTypes
 import OpenAPIRuntime
@@ -14,8 +15,8 @@ import ServerStorage
 /// answered 429 without its keys being looked up, so guessing keys costs the database
 /// nothing beyond a few a second.
 struct APIKeyMiddleware: ServerMiddleware {
-  static let apiKeyHeader = HTTPField.Name("X-Nearby-API-Key")!
-  static let deviceSecretHeader = HTTPField.Name("X-Nearby-Device-Secret")!
+  static let apiKeyHeader = HTTPField.Name(ResolverContract.apiKeyHeader)!
+  static let deviceSecretHeader = HTTPField.Name(ResolverContract.deviceSecretHeader)!
   static let open: Set<String> = ["health", "metrics"]
   /// The operations that manage the project: an admin key's only (every other needs a client
   /// key, which an admin key also is).

@@ -1,3 +1,4 @@
+import ResolverWire
 import CommandLineSupport
 import AsyncHTTPClient
 import Foundation
@@ -113,8 +114,8 @@ struct BenchFleet {
   {
     var request = HTTPClientRequest(url: url)
     request.method = .POST
-    request.headers.add(name: "X-Nearby-API-Key", value: key)
-    if let secret { request.headers.add(name: "X-Nearby-Device-Secret", value: secret) }
+    request.headers.add(name: ResolverContract.apiKeyHeader, value: key)
+    if let secret { request.headers.add(name: ResolverContract.deviceSecretHeader, value: secret) }
     if let body {
       request.headers.add(name: "Content-Type", value: "application/json")
       request.body = .bytes(ByteBuffer(string: body))

@@ -1,3 +1,4 @@
+import ResolverWire
 import AsyncHTTPClient
 import CommandLineSupport
 import Foundation
@@ -120,8 +121,8 @@ enum CrossInstanceLatency {
     -> HTTPClientResponse
   {
     var request = HTTPClientRequest(url: url)
-    request.headers.add(name: "X-Nearby-API-Key", value: key)
-    request.headers.add(name: "X-Nearby-Device-Secret", value: secret)
+    request.headers.add(name: ResolverContract.apiKeyHeader, value: key)
+    request.headers.add(name: ResolverContract.deviceSecretHeader, value: secret)
     request.headers.add(name: "Accept", value: "text/event-stream")
     let response = try await HTTPClient.shared.execute(request, timeout: .hours(24))
     guard response.status.code == 200 else {

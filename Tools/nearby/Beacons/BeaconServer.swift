@@ -93,7 +93,7 @@ private struct APIKeyHeader: ClientMiddleware {
     next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
   ) async throws -> (HTTPResponse, HTTPBody?) {
     var request = request
-    request.headerFields[HTTPField.Name("X-Nearby-API-Key")!] = key
+    request.headerFields[HTTPField.Name(ResolverContract.apiKeyHeader)!] = key
     return try await next(request, body, baseURL)
   }
 }
