@@ -9,6 +9,8 @@ import Tokens
 @Suite("Beacon parsers under random input")
 struct BeaconFuzzTests {
   static let iterations = 40_000
+  /// How many inputs run between two yields.
+  static let slice = 200
 
   /// Every parser entry point on `bytes`; records an issue when a parsed value does not
   /// survive build → parse. Returns how many inputs parsed to at least one beacon.
@@ -83,9 +85,12 @@ struct BeaconFuzzTests {
   }
 
   @Test("random bytes never crash a parser")
-  func randomBytes() {
+  func randomBytes() async {
     var generator = SplitMix64(seed: 0x5eed_0001)
-    for _ in 0..<Self.iterations {
+    for iteration in 0..<Self.iterations {
+      // Seconds of work in a debug build: let the cooperative pool's other tasks (two
+      // threads here, one per core) run between slices, or the tests beside it starve.
+      if iteration % Self.slice == 0 { await Task.yield() }
       let count = Int.random(in: 0...40, using: &generator)
       var bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
       // Half the time, make the first structure look like beacon data so that the inner
@@ -102,11 +107,14 @@ struct BeaconFuzzTests {
   }
 
   @Test("mutations of valid frames never crash a parser, and what parses rebuilds")
-  func mutations() {
+  func mutations() async {
     var generator = SplitMix64(seed: 0x5eed_0002)
     let valid = Self.validAdvertisements(using: &generator)
     var parsed = 0
-    for _ in 0..<Self.iterations {
+    for iteration in 0..<Self.iterations {
+      // Seconds of work in a debug build: let the cooperative pool's other tasks (two
+      // threads here, one per core) run between slices, or the tests beside it starve.
+      if iteration % Self.slice == 0 { await Task.yield() }
       var bytes = valid.randomElement(using: &generator)!
       for _ in 0...Int.random(in: 0...3, using: &generator) {
         let position = Int.random(in: 0..<max(bytes.count, 1), using: &generator)
