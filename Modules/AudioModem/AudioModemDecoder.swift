@@ -2,11 +2,12 @@ import Foundation
 
 /// Finds tokens in a stream of audio samples.
 ///
-/// Feed mono samples in buffers of any size with ``process(_:)``; every token whose frame is
-/// complete comes back with its time offset, an SNR estimate and the frequency offset. Memory
-/// is bounded (about 1.4 s of 3 kHz complex baseband plus a few frame candidates), whatever
-/// is fed; non-finite samples count as silence. A value type: one decoder per stream, used
-/// from one task or thread at a time.
+/// Feed mono samples in buffers of any size with ``process(_:)-([Float])`` (or
+/// ``process(_:)-(UnsafeBufferPointer<Float>)``); every token whose frame is complete comes back
+/// with its time offset, an SNR estimate and the frequency offset. Memory is bounded (about
+/// 1.4 s of 3 kHz complex baseband plus a few frame candidates), whatever is fed; non-finite
+/// samples count as silence. A value type: one decoder per stream, used from one task or thread
+/// at a time.
 ///
 /// How: the band is mixed to complex baseband at 3 kHz; every symbol-long window is dechirped
 /// against the up- and the down-chirp. Five windows agreeing on an up-chirp peak followed by a

@@ -8,7 +8,7 @@ import ResolverAPI
 public import ServerStorage
 public import ServiceLifecycle
 
-/// The resolver server (contract §7): the HTTP API of openapi.yaml over a ``ResolverStorage``,
+/// The resolver server (contract §7): the HTTP API of openapi.yaml over a `ResolverStorage`,
 /// with a sweeper for time-driven events. It holds no state but caches, so several instances
 /// can serve one PostgreSQL database behind a load balancer.
 ///
@@ -21,6 +21,9 @@ public struct ResolverServer: Service {
   let now: @Sendable () -> Date
 
   /// - Parameters:
+  ///   - storage: where everything is kept (ServerStorage's SQLite or PostgreSQL storage).
+  ///   - configuration: address, limits, timeouts and the console.
+  ///   - logger: where the server, its requests and its sweeper log.
   ///   - now: the clock (tests may pass their own).
   public init(
     storage: any ResolverStorage, configuration: ResolverServerConfiguration = .init(),

@@ -13,7 +13,7 @@ import AudioModem
 /// blocking I/O; the async methods only change shared state behind a mutex and wait, bounded,
 /// for the threads to act on it. Before a frame the medium listens: while another frame is
 /// being received it waits (up to 1 s). Its own tokens (current and those of the last 10 s)
-/// are never reported. Errors map to ``MediumStatus``: refused access or no such source →
+/// are never reported. Errors map to Core's `MediumStatus`: refused access or no such source →
 /// `permissionDenied` (cleared once streams open again), no server → `unavailable` with how to
 /// fix it; both threads keep reconnecting, so a restarted server is picked up.
 public final class PulseAudioMedium: Medium {
@@ -47,7 +47,7 @@ public final class PulseAudioMedium: Medium {
   }
 
   /// Makes the medium and starts its two threads.
-  /// - Throws: ``AudioModemError`` when the configured rate or level is out of range.
+  /// - Throws: `AudioModemError` (AudioModem) when the configured rate or level is out of range.
   public init(configuration: PulseAudioConfiguration = .init(), logger: Logger) throws {
     _ = try AudioModemEncoder(
       sampleRate: Double(configuration.sampleRate ?? 48_000), level: configuration.level)

@@ -64,7 +64,7 @@ extension MediumProvider {
   /// Bluetooth LE through BlueZ (bluetoothd over D-Bus): advertises the BLE token frame and
   /// scans for others'. Needs access to bluetoothd on the system bus (root, the `bluetooth`
   /// group, or a D-Bus policy that allows it); without it the medium reports
-  /// ``MediumStatus/permissionDenied(_:)`` with the fix.
+  /// `MediumStatus.permissionDenied(_:)` with the fix.
   public static func bluez(adapter: String? = nil, bus: DBusBus = .system) -> MediumProvider {
     .bluez(BlueZConfiguration(bus: bus, adapter: adapter))
   }

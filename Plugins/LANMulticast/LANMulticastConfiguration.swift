@@ -23,7 +23,8 @@ public struct LANMulticastConfiguration: Sendable, Hashable {
   public var port: UInt16
   /// The network interface to send and receive on (`"eth0"`, `"lo"`); `nil` lets the kernel
   /// choose by its routing table. ``LANMulticastMedium`` itself never reads the environment:
-  /// the ``Core/MediumProvider/lan(_:)`` factory fills this from `NEARBY_LAN_INTERFACE`.
+  /// the ``Core/MediumProvider/lan(_:environment:)`` factory fills this from
+  /// `NEARBY_LAN_INTERFACE`.
   public var interface: String?
   /// How often the current token is announced while transmitting (each announcement is one
   /// datagram of 40 bytes). Default 250 ms; a new token is announced at once.
@@ -51,7 +52,7 @@ public struct LANMulticastConfiguration: Sendable, Hashable {
   public var sharedKey: LANMulticastKey?
   /// The UDP port of this device's ``LANPeerTransport`` (its ``LANPeerTransport/port``), or
   /// `nil` (the default). When set, every announcement carries it, and a medium that hears
-  /// the announcement gives its sighting a ``Core/Sighting/returnPath``: the datagram's
+  /// the announcement gives its sighting a `returnPath` (Core's `Sighting`): the datagram's
   /// source address with this port, where peer resolution asks the token's owner directly.
   public var peerPort: UInt16?
 

@@ -3,7 +3,7 @@ import Foundation
 public import Strategy
 public import Tokens
 
-/// A ``Core/Medium`` over UDP multicast on the local network segment: it announces the
+/// A `Medium` (Core) over UDP multicast on the local network segment: it announces the
 /// current token in a small datagram (see the wire format in `Datagram.swift`) several times
 /// a second, and reports the tokens of peers it hears.
 ///

@@ -14,8 +14,11 @@ extension MediumProvider {
   /// `DiscoveryMediums.default`. Datagrams are authenticated only when
   /// `configuration.sharedKey` is set (the same key on every device of the site).
   /// - Throws (when the manager makes the medium): ``LANMulticastError``.
-  /// - Parameter environment: where to read `NEARBY_LAN_INTERFACE`; `nil` (the default): this
-  ///   process's environment.
+  /// - Parameters:
+  ///   - configuration: the group, port, interface, timing and shared key (the defaults work
+  ///     with nothing set up).
+  ///   - environment: where to read `NEARBY_LAN_INTERFACE`; `nil` (the default): this
+  ///     process's environment.
   public static func lan(
     _ configuration: LANMulticastConfiguration = LANMulticastConfiguration(),
     environment: [String: String]? = nil

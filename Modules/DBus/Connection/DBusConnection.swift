@@ -106,8 +106,10 @@ public final class DBusConnection: Sendable {
   /// Returns once the bus has accepted the match rule, so every matching signal sent after
   /// this returns is delivered. The bus's rule is removed when the stream's consumer stops
   /// (the stream terminates) or the connection closes (the stream finishes).
-  /// - Parameter bufferingPolicy: what to keep when the consumer falls behind; by default the
-  ///   newest 4096 signals.
+  /// - Parameters:
+  ///   - rule: which signals to receive (sender, interface, member, path, arguments).
+  ///   - bufferingPolicy: what to keep when the consumer falls behind; by default the newest
+  ///     4096 signals.
   /// - Throws: ``DBusError``: an invalid rule, the bus's refusal (such as
   ///   `org.freedesktop.DBus.Error.LimitsExceeded`), or a closed connection.
   public func signals(

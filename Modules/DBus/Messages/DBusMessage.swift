@@ -1,10 +1,10 @@
 /// A D-Bus message as a value: its header fields and its body as typed ``DBusValue``s.
 ///
 /// Make one with ``methodCall(destination:path:interface:member:body:)``,
-/// ``signal(path:interface:member:body:)``, or receive one from a ``DBusConnection``. Header
-/// fields and values are checked when the message is encoded (sent or serialized), and a
-/// message that breaks D-Bus's rules is refused with a ``DBusError`` instead of reaching
-/// libdbus (which aborts the process on some invalid input).
+/// ``signal(path:interface:member:destination:body:)``, or receive one from a
+/// ``DBusConnection``. Header fields and values are checked when the message is encoded (sent
+/// or serialized), and a message that breaks D-Bus's rules is refused with a ``DBusError``
+/// instead of reaching libdbus (which aborts the process on some invalid input).
 public struct DBusMessage: Sendable, Hashable {
   /// The four kinds of D-Bus message.
   public enum Kind: Sendable, Hashable {

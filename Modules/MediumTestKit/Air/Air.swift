@@ -48,7 +48,7 @@ public actor Air {
   private struct Node {
     let device: String
     let kind: DiscoveryMediums
-    /// Put in every sighting of this node's token (``Core/Sighting/returnPath``).
+    /// Put in every sighting of this node's token (the sighting's `returnPath`).
     let returnPath: PeerAddress?
     var token: Token?
     var scanning = false

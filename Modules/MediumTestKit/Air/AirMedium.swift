@@ -2,8 +2,9 @@ public import Core
 public import Strategy
 public import Tokens
 
-/// A medium on an ``Air``: transmits and scans in memory. Made by ``Air/makeMedium(device:kind:)``
-/// or the ``Core/MediumProvider/air(_:device:medium:)`` factory.
+/// A medium on an ``Air``: transmits and scans in memory. Made by
+/// ``Air/makeMedium(device:kind:returnPath:)`` or the
+/// ``Core/MediumProvider/air(_:device:medium:returnPath:)`` factory.
 public final class AirMedium: Medium {
   public let kind: DiscoveryMediums
   public let name: String
@@ -41,7 +42,7 @@ public final class AirMedium: Medium {
   public func shutdown() async { await air.detach(node: node) }
 
   /// Hears the air's beacons (BLE mediums only; `lowPower` changes nothing in memory).
-  /// - Throws: ``Core/ManagerError/unsupported(_:)`` for a medium that is not BLE.
+  /// - Throws: `ManagerError.unsupported(_:)` (Core) for a medium that is not BLE.
   public func startBeaconScanning(lowPower: Bool) async throws {
     guard kind == .ble else { throw ManagerError.unsupported("\(name) cannot scan for beacons") }
     await air.startBeaconScanning(node: node)

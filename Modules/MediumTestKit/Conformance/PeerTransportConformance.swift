@@ -1,7 +1,7 @@
 public import Core
 import TestSupport
 
-/// The checks every ``Core/PeerTransport`` must pass, as ``MediumConformance`` for mediums.
+/// The checks every `PeerTransport` (Core) must pass, as ``MediumConformance`` for mediums.
 ///
 /// Give it a factory for two fresh transports of one kind that reach each other, and the
 /// address of each as the other would use it. Each check makes its own pair and shuts it

@@ -5,8 +5,8 @@ import Foundation
 /// tests of peer resolution: unicast to an address, multicast to every other node, partitions,
 /// and a record of the latest datagrams so a test can replay or corrupt one.
 ///
-/// Delivery is immediate (the datagram is in the receiver's ``PeerTransport/incoming``
-/// buffer when ``MemoryPeerTransport/send(_:to:)`` returns); a node's buffer keeps its newest
+/// Delivery is immediate (the datagram is in the receiver's
+/// ``MemoryPeerTransport/incoming`` buffer when ``MemoryPeerTransport/send(_:to:)`` returns); a node's buffer keeps its newest
 /// ``incomingCapacity`` datagrams.
 public actor MemoryPeerNetwork {
   /// The kind of the addresses of this network.

@@ -1,6 +1,6 @@
 public import Core
 
-/// A ``Core/PeerTransport`` on a ``MemoryPeerNetwork``. Made by
+/// A `PeerTransport` (Core) on a ``MemoryPeerNetwork``. Made by
 /// ``MemoryPeerNetwork/makeTransport(name:)``.
 public final class MemoryPeerTransport: PeerTransport {
   public var kind: String { MemoryPeerNetwork.kind }
@@ -8,7 +8,7 @@ public final class MemoryPeerTransport: PeerTransport {
   public var capabilities: PeerTransportCapabilities { .multicast }
   public let maximumDatagramSize: Int
   public let incoming: AsyncStream<PeerDatagram>
-  /// This node's address (what a medium puts in ``Core/Sighting/returnPath``).
+  /// This node's address (what a medium puts in a sighting's `returnPath`).
   public let address: PeerAddress
   private let network: MemoryPeerNetwork
 

@@ -4,7 +4,7 @@ public import Strategy
 import Synchronization
 public import Tokens
 
-/// A medium driven by the test: it hears what the test says it hears (``hear(_:rssi:)``, and
+/// A medium driven by the test: it hears what the test says it hears (``hear(_:rssi:txPower:)``, and
 /// with the `.beacons` capability ``hear(beacon:address:rssi:)``), reports the statuses the
 /// test sets, and remembers what the manager asked of it.
 public final class ScriptedMedium: Medium {
@@ -93,7 +93,7 @@ public final class ScriptedMedium: Medium {
   }
   public func stopScanning() async { state.withLock { $0.scanning = false } }
   /// Scans for beacons when the medium has the `.beacons` capability.
-  /// - Throws: ``Core/ManagerError/unsupported(_:)`` without it.
+  /// - Throws: `ManagerError.unsupported(_:)` (Core) without it.
   public func startBeaconScanning(lowPower: Bool) async throws {
     guard capabilities.contains(.beacons) else {
       throw ManagerError.unsupported("\(name) cannot scan for beacons")

@@ -2,7 +2,8 @@ import Synchronization
 
 /// A clock that moves only when a test tells it to (``advance(by:)``), so that a test waits
 /// on a manager's timers without sleeping: sleepers wake in deadline order as time passes
-/// their deadline. Give it to ``/Core/MessageManager/Configuration/clock``.
+/// their deadline. Give it to the manager's configuration (`clock` of Core's
+/// `MessageManager.Configuration`).
 ///
 /// All methods may be called from any thread; a `Mutex` guards the time and the sleepers.
 public final class ManualClock: Clock, Sendable {

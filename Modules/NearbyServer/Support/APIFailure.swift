@@ -3,7 +3,7 @@ public import HTTPTypes
 public import OpenAPIRuntime
 
 /// An error answer: status, a stable code and a message for people. Handlers and middlewares
-/// throw it; ``ErrorAnswerMiddleware`` turns it (and every other error) into JSON.
+/// throw it; the server's error middleware turns it (and every other error) into JSON.
 public struct APIFailure: Error, Sendable, Hashable, HTTPResponseConvertible {
   public var status: HTTPResponse.Status
   /// A stable code (see openapi.yaml's `Error`).

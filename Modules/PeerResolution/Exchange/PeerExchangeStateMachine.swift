@@ -9,7 +9,7 @@ public import Tokens
 ///
 /// Per (local device, heard token):
 /// - heard for the first time: ask its owner, directly when the sighting gave a way back
-///   (``PeerAddress``), else with a who-has to every device (when a transport can);
+///   (a `PeerAddress`), else with a who-has to every device (when a transport can);
 /// - an owner's `iHave`: ask it directly;
 /// - no answer within ``Configuration/queryTimeout``: ask again, the wait doubling each time,
 ///   up to ``Configuration/maximumAttempts``; then rest for ``Configuration/restAfterFailure``
@@ -150,8 +150,10 @@ public struct PeerExchangeStateMachine: Sendable {
   /// Questions put off by a bound (outstanding questions or the who-has rate), each time.
   public private(set) var deferredQuestions = 0
 
-  /// - Parameter seed: the seed of the query ids, for tests; nil (the default): each id is
-  ///   drawn from the system's generator.
+  /// - Parameters:
+  ///   - configuration: the timeouts, retries, refresh and bounds of the exchange.
+  ///   - seed: the seed of the query ids, for tests; nil (the default): each id is drawn from
+  ///     the system's generator.
   public init(configuration: Configuration = .init(), seed: UInt64? = nil) {
     self.configuration = configuration
     seeded = seed.map { SplitMix64(seed: $0) }

@@ -6,10 +6,10 @@ import Strategy
 import Tokens
 
 /// A resolver that needs no server: the resolution engine runs on this device, and what it
-/// cannot resolve it asks of the token's owner over ``PeerTransport``s (contract §3a).
+/// cannot resolve it asks of the token's owner over `PeerTransport`s (contract §3a).
 ///
 /// A token heard that no local device holds is asked of its owner (directly when the sighting
-/// came with a ``Sighting/returnPath``, else with a who-has to every device). The owner
+/// came with a `returnPath`, else with a who-has to every device). The owner
 /// answers with its publications that may reach the hearer; from the same question it learns
 /// the hearer's publications and subscriptions and the mediums it was heard on. Each side
 /// keeps the other as a *shadow device* in its own engine, so found, lost, expired, event
@@ -91,7 +91,7 @@ public actor PeerResolver {
   ///   - now: the time of every decision (the wall clock by default).
   ///   - clock: what the tick sleeps on.
   ///   - seed: the seed of query ids, for tests; nil (the default): the system generator.
-  /// - Throws: ``Resolution/ResolutionConfigurationError`` for a configuration out of range.
+  /// - Throws: `ResolutionConfigurationError` (Resolution) for a configuration out of range.
   public init(
     transports: [any PeerTransport], configuration: PeerResolverConfiguration = .init(),
     logger: Logger = Logger(label: "nearby.peer"), now: @escaping @Sendable () -> Date = { Date() },

@@ -66,7 +66,7 @@ public struct PeerResolverConfiguration: Sendable, Hashable {
   /// Checks the engine's ranges and the exchange's: positive durations and counts, and a
   /// refresh interval under `lostAfter` (else the owner's side loses a hearer that is still
   /// hearing it, between two refreshes).
-  /// - Throws: ``Resolution/ResolutionConfigurationError`` naming the field.
+  /// - Throws: `ResolutionConfigurationError` (Resolution) naming the field.
   public func validate() throws(ResolutionConfigurationError) {
     try resolution.validate()
     let durations: [(String, Duration)] = [

@@ -17,7 +17,7 @@ extension ResolverChoice {
   ///     in-memory one in tests).
   ///   - configuration: the engine's rules (`lostAfter`, …) and the exchange's timing.
   ///   - logger: where the resolver logs.
-  /// - Throws: ``Resolution/ResolutionConfigurationError`` for a configuration out of range.
+  /// - Throws: `ResolutionConfigurationError` (Resolution) for a configuration out of range.
   public static func peer(
     transports: [any PeerTransport], configuration: PeerResolverConfiguration = .init(),
     logger: Logger = Logger(label: "nearby.peer")

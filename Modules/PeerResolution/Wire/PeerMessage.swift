@@ -102,7 +102,7 @@ public struct PeerHandles: Sendable, Hashable {
 }
 
 /// A publication on the wire: its message, its strategy, and its remaining TTL in the
-/// strategy's ``Strategy/ttl``.
+/// strategy's `ttl`.
 public struct PeerPublication: Sendable, Hashable {
   public var message: Message
   public var strategy: Strategy
@@ -120,7 +120,7 @@ public struct PeerPublication: Sendable, Hashable {
   }
 }
 
-/// A subscription on the wire, with its remaining TTL in the strategy's ``Strategy/ttl``.
+/// A subscription on the wire, with its remaining TTL in the strategy's `ttl`.
 public struct PeerSubscription: Sendable, Hashable {
   public var namespace: String
   public var type: String?

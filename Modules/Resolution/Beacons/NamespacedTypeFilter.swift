@@ -1,5 +1,5 @@
-/// The namespaced-type filters of beacon look-ups (`beaconinfo:getforobserved` and
-/// ``Core/Resolver/beaconInfo(for:namespacedTypes:from:)``): `*` matches every attachment,
+/// The namespaced-type filters of beacon look-ups (`beaconinfo:getforobserved` and the
+/// `Resolver` SPI's `beaconInfo(for:namespacedTypes:from:)`): `*` matches every attachment,
 /// `ns/*` every type of namespace `ns`, `ns/type` one type.
 ///
 /// A request's filters are parsed once into sets, so matching an attachment costs two hash

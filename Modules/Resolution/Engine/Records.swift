@@ -18,7 +18,7 @@ public struct DeviceRecord: Sendable, Hashable, Codable {
   public var tokenExpiresAt: Date
   /// How many of its publications and subscriptions broadcast or scan on each medium.
   public var usage: MediumUsage
-  /// The revision of the last directives answered (see ``Core/Directives/revision``).
+  /// The revision of the last directives answered (see the `revision` of Core's `Directives`).
   public var revision: UInt64 = 0
   /// The sequence number of the last event addressed to it.
   public var lastEventSequence: UInt64 = 0

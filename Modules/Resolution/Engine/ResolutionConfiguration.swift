@@ -30,9 +30,15 @@ public struct ResolutionConfiguration: Sendable, Hashable {
   /// neighbours get `lost`); nil keeps devices until they unregister. Default 30 days.
   public var deviceExpiry: Duration?
 
+  /// Each parameter sets the property of the same name; see there.
   /// - Parameters:
-  ///   - tokenLifetime: default 2 min (see the property).
+  ///   - lostAfter: default 10 s.
+  ///   - tokenLifetime: default 2 min.
   ///   - tokenGrace: default 10 s.
+  ///   - maximumHandlesPerDevice: default 256.
+  ///   - sightingWindow: default 30 s.
+  ///   - maximumNewNeighborsPerMinute: default 256.
+  ///   - deviceExpiry: default 30 days; `nil` keeps devices until they unregister.
   public init(
     lostAfter: Duration = .seconds(10), tokenLifetime: Duration = .seconds(120),
     tokenGrace: Duration = .seconds(10), maximumHandlesPerDevice: Int = 256,

@@ -488,7 +488,7 @@ public final class ResolutionEngine<Store: ResolutionStore> {
 
   // MARK: Time
 
-  /// When ``sweep(now:)`` next has work to do.
+  /// When `sweep(now:)` (of the `Resolver` SPI) next has work to do.
   public func nextDeadline() throws -> Date? { try store.nextDeadline() }
 
   /// Handles everything due by `now`: stale sightings (lost), expired publications (lost for

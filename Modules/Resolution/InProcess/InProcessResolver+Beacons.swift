@@ -11,7 +11,7 @@ extension InProcessResolver {
   /// at least 60 s). It is then found by every id it broadcasts, within that tolerance of its
   /// clock as it runs on from registration.
   /// - Returns: the beacon's name, `kind!hex` of `id`.
-  /// - Throws: ``Core/ResolverError/invalidAPIKey`` for an empty key;
+  /// - Throws: Core's `ResolverError.invalidAPIKey` for an empty key;
   ///   ``BeaconRegistrationError`` for a name the project has already, or EID parameters that
   ///   are missing, misplaced or do not produce `id`.
   @discardableResult

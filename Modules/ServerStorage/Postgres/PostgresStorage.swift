@@ -56,9 +56,11 @@ public final class PostgresStorage: ResolverStorage {
   /// password file (`passfile`, else `PGPASSFILE`, else `~/.pgpass`, in `.pgpass` format) for
   /// this host, port, database and user. ``description`` never holds a password.
   /// - Parameters:
+  ///   - url: the database, as above.
   ///   - connections: the most connections (and blocking threads) transactions use at once,
   ///     when the URL does not say; one more connection listens for event notifications.
   ///   - environment: where `PGPASSWORD`, `PGPASSFILE` and `HOME` are read.
+  ///   - logger: where the storage and the PostgreSQL client log.
   /// - Throws: ``SQLStorageError/badDatabaseURL(_:)`` for a URL it cannot use (an unknown
   ///   `sslmode`, a missing `sslrootcert` file, a password file open to its group or others);
   ///   the database's errors (cannot connect, TLS refused or the certificate not trusted,

@@ -32,7 +32,9 @@ public final class SQLStore: ResolutionStore {
   public let deadlineHint: DeadlineHint?
 
   /// A store over a connection that is inside a transaction.
-  /// - Parameter deadlineHint: the storage's, when it has one writer (see ``DeadlineHint``).
+  /// - Parameters:
+  ///   - sql: the connection, inside its transaction.
+  ///   - deadlineHint: the storage's, when it has one writer (see ``DeadlineHint``).
   public init(_ sql: any SQLConnection, deadlineHint: DeadlineHint? = nil) {
     self.sql = sql
     self.deadlineHint = deadlineHint

@@ -5,8 +5,8 @@ public import Logging
 /// The default storage: one SQLite file (write-ahead log), created with its folders on first
 /// use and migrated on open. Nothing to set up.
 ///
-/// Concurrent transactions are committed together (``TransactionBatcher``), each in its own
-/// savepoint.
+/// Concurrent transactions are committed together (an internal `TransactionBatcher`), each in
+/// its own savepoint.
 ///
 /// Durability: every transaction is committed to the write-ahead log before `transaction`
 /// returns, so a crash of the process loses nothing; `synchronous = NORMAL` means a power

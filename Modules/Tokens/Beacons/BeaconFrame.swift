@@ -147,8 +147,9 @@ extension BeaconFrame {
 
   /// The beacon in a service-data entry as BlueZ reports it (`ServiceData`: UUID → bytes), or
   /// `nil` when the UUID is not Eddystone's (0xFEAA).
-  /// - Parameter uuid: the entry's key: `0000feaa-0000-1000-8000-00805f9b34fb`, `feaa` or
-  ///   `0xFEAA`.
+  /// - Parameters:
+  ///   - serviceData: the entry's bytes, the frame after the UUID.
+  ///   - uuid: the entry's key: `0000feaa-0000-1000-8000-00805f9b34fb`, `feaa` or `0xFEAA`.
   /// - Throws: ``BeaconFrameError/invalidUUID(_:)`` for a key that is no UUID, and the
   ///   Eddystone frame errors for Eddystone data that is malformed.
   @inlinable

@@ -1,6 +1,6 @@
 public import Core
 
-/// The ``Core/PeerAddress`` form of a Bluetooth LE device for peer resolution over GATT: the
+/// The `PeerAddress` (Core) form of a Bluetooth LE device for peer resolution over GATT: the
 /// kind `"ble"` and eight bytes, a role ‖ the device address (six bytes, most significant
 /// first, as written `AA:BB:…`) ‖ its type (0 public, 1 random).
 ///

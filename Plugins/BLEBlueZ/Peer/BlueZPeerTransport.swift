@@ -7,7 +7,7 @@ public import Logging
 /// As an **owner** it serves the GATT service of ``GattPeerProfile`` (registered with
 /// `GattManager1.RegisterApplication` on the adapter): hearers write their datagrams into its
 /// inbox and read the datagrams meant for them from its outbox. As a **hearer** it connects
-/// to the advertiser of a token it heard (``Core/Sighting/returnPath``, filled by
+/// to the advertiser of a token it heard (the sighting's `returnPath`, filled by
 /// ``BlueZMedium``), writes, and reads the owner's answers. Give the medium
 /// ``BlueZConfiguration/connectable`` so its own advert can be connected to.
 ///

@@ -11,8 +11,8 @@
 /// long write). bluetoothd names the calling device's object path in each call, so every
 /// connected hearer has its own outbox and reassembly.
 public enum GattPeerProfile {
-  /// The service's UUID (128-bit, next to the token frame's
-  /// ``Tokens/BLETokenFrame/serviceUUID``).
+  /// The service's UUID (128-bit, next to the token frame's `BLETokenFrame.serviceUUID` in
+  /// Tokens).
   public static let serviceUUID = "ad1cf74e-c1af-499e-bb67-00374f1e8f90"
   /// The characteristic hearers write their datagrams into.
   public static let inboxUUID = "ad1cf74e-c1af-499e-bb67-00374f1e8f91"

@@ -1,7 +1,7 @@
 public import Core
 import Glibc
 
-/// The ``Core/PeerAddress`` form of a LAN (UDP over IPv4) endpoint: the kind `"lan"` and
+/// The `PeerAddress` (Core) form of a LAN (UDP over IPv4) endpoint: the kind `"lan"` and
 /// seven bytes, `4` ‖ the IPv4 address ‖ the port (both in network order).
 public enum LANPeerAddress {
   /// The transport kind of LAN addresses.
