@@ -32,7 +32,7 @@ if grep -E "^(${here}/)?(Modules|Plugins|Tools|Tests)/[^:]+:[0-9]+:[0-9]+: warni
   exit 1
 fi
 
-# The DocC catalogs (Core, PermissionStore, BackgroundPersistence, ServerResolver); a warning fails.
+# The DocC catalogs of the 17 library products; a warning fails.
 Tools/scripts/docs.sh
 
 shopt -s nullglob
