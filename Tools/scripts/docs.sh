@@ -8,7 +8,7 @@
 #   Tools/scripts/docs.sh                 # into .build/docs/<Target>.doccarchive (DOCS_OUTPUT)
 #   Tools/scripts/docs.sh --preview Core  # serve one catalog at http://localhost:8080, live
 # test.sh runs it after the debug build, which it reuses (its symbol graphs come from it).
-# Cost on 2 cores beside other builds (2026-11-27), after that build: 3 min 12-18 s for the 17
+# Cost on 2 cores beside other builds (2026-11-27), after that build: 3 min 12-34 s for the 17
 # (the 4 catalogs before: 35-64 s). Nearly all of it is the plugin extracting each target's
 # symbol graph in a build of its own; each `docc convert` takes 1-3 s.
 set -euo pipefail
