@@ -7,7 +7,9 @@ public struct ResolverServerConfiguration: Sendable {
   public var host = "127.0.0.1"
   /// The TCP port; 0 picks a free one (tests).
   public var port = 7171
-  /// lost-after, token lifetime and grace.
+  /// lost-after, token lifetime and grace, and the limits per device: the default
+  /// `maximumHandlesPerDevice` (`ResolutionConfiguration.defaultMaximumHandlesPerDevice`, 256
+  /// publications and 256 subscriptions) is the server's policy.
   public var resolution = ResolutionConfiguration()
   /// How long the event log keeps events for streams that reconnect.
   public var eventRetention: Duration = .seconds(3600)

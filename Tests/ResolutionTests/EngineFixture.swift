@@ -11,8 +11,9 @@ final class EngineFixture {
 
   init(
     lostAfter: Duration = .seconds(10), tokenLifetime: Duration = .seconds(900),
-    tokenGrace: Duration = .seconds(60), maximumHandlesPerDevice: Int = 256,
-    maximumNewNeighborsPerMinute: Int = 256
+    tokenGrace: Duration = .seconds(60),
+    maximumHandlesPerDevice: Int = ResolutionConfiguration.defaultMaximumHandlesPerDevice,
+    maximumNewNeighborsPerMinute: Int = ResolutionConfiguration.defaultMaximumNewNeighborsPerMinute
   ) {
     engine = ResolutionEngine(
       store: InMemoryResolutionStore(),

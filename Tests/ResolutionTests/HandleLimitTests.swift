@@ -26,6 +26,34 @@ struct HandleLimitTests {
     _ = try fixture.publish("other", on: try fixture.device())
   }
 
+  /// The in-process resolver takes the limit from its configuration: raised, one device keeps
+  /// 300 subscriptions; by default (the server's policy), the 257th is refused.
+  @Test func theInProcessResolversLimitIsConfigurableAndTheDefaultRefusesPast256() async throws {
+    #expect(ResolutionConfiguration().maximumHandlesPerDevice == 256)
+    #expect(ResolutionConfiguration.defaultMaximumHandlesPerDevice == 256)
+    func subscriptions(_ count: Int) -> Report {
+      Report(subscribe: (0..<count).map { SubscriptionSpec(id: .random(), type: "t\($0)") })
+    }
+
+    let raised = try InProcessResolver(
+      configuration: ResolutionConfiguration(maximumHandlesPerDevice: 10_000))
+    let many = try await raised.register(apiKey: "k")
+    _ = try await raised.report(subscriptions(256), from: many)
+    _ = try await raised.report(subscriptions(44), from: many)
+    #expect(await raised.counts().subscriptions == 300)
+
+    let standard = try InProcessResolver()
+    let device = try await standard.register(apiKey: "k")
+    _ = try await standard.report(subscriptions(256), from: device)
+    await #expect {
+      try await standard.report(subscriptions(1), from: device)
+    } throws: { error in
+      guard case ResolverError.invalidReport(let why) = error else { return false }
+      return why.contains("257 subscriptions; the limit is 256")
+    }
+    #expect(await standard.counts().subscriptions == 256)
+  }
+
   @Test func theLimitMustBePositive() {
     #expect(throws: ResolutionConfigurationError.self) {
       try ResolutionConfiguration(maximumHandlesPerDevice: 0).validate()

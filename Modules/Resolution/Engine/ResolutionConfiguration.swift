@@ -15,7 +15,10 @@ public struct ResolutionConfiguration: Sendable, Hashable {
   public var tokenGrace: Duration
   /// The most live publications one device may keep, and the most subscriptions: a report
   /// that would go past either is refused as invalid (one that lowers the count never is).
-  /// Default 256 each: every live handle costs work on each encounter.
+  /// Default ``defaultMaximumHandlesPerDevice`` (256) each: every live handle costs work on
+  /// each encounter. The resolver server keeps the default (its policy for every client); an
+  /// ``InProcessResolver`` that holds many handles on one device (a benchmark, a simulation)
+  /// can raise it.
   public var maximumHandlesPerDevice: Int
   /// How long before its report arrives a sighting may have been heard (its time, on the
   /// resolver's clock: a server report's `sentAt` takes the device's clock out): older
@@ -24,25 +27,28 @@ public struct ResolutionConfiguration: Sendable, Hashable {
   /// client sends what it hears at once.
   public var sightingWindow: Duration
   /// The most devices one device may newly come near in a minute; sightings that would start
-  /// more are ignored. Default 256.
+  /// more are ignored. Default ``defaultMaximumNewNeighborsPerMinute`` (256).
   public var maximumNewNeighborsPerMinute: Int
   /// A device that has not reported for this long is removed with its handles (its
   /// neighbours get `lost`); nil keeps devices until they unregister. Default 30 days.
   public var deviceExpiry: Duration?
 
-  /// Each parameter sets the property of the same name; see there.
+  /// Each parameter sets the property of the same name; ``validate()`` checks their ranges.
   /// - Parameters:
   ///   - lostAfter: default 10 s.
-  ///   - tokenLifetime: default 2 min.
+  ///   - tokenLifetime: default 2 min (see the property).
   ///   - tokenGrace: default 10 s.
-  ///   - maximumHandlesPerDevice: default 256.
+  ///   - maximumHandlesPerDevice: publications, and subscriptions, one device may keep;
+  ///     default ``defaultMaximumHandlesPerDevice``.
   ///   - sightingWindow: default 30 s.
-  ///   - maximumNewNeighborsPerMinute: default 256.
-  ///   - deviceExpiry: default 30 days; `nil` keeps devices until they unregister.
+  ///   - maximumNewNeighborsPerMinute: default ``defaultMaximumNewNeighborsPerMinute``.
+  ///   - deviceExpiry: default 30 days; nil keeps devices until they unregister.
   public init(
     lostAfter: Duration = .seconds(10), tokenLifetime: Duration = .seconds(120),
-    tokenGrace: Duration = .seconds(10), maximumHandlesPerDevice: Int = 256,
-    sightingWindow: Duration = .seconds(30), maximumNewNeighborsPerMinute: Int = 256,
+    tokenGrace: Duration = .seconds(10),
+    maximumHandlesPerDevice: Int = Self.defaultMaximumHandlesPerDevice,
+    sightingWindow: Duration = .seconds(30),
+    maximumNewNeighborsPerMinute: Int = Self.defaultMaximumNewNeighborsPerMinute,
     deviceExpiry: Duration? = .seconds(30 * 86_400)
   ) {
     self.lostAfter = lostAfter
@@ -61,6 +67,11 @@ public struct ResolutionConfiguration: Sendable, Hashable {
 }
 
 extension ResolutionConfiguration {
+  /// The default ``maximumHandlesPerDevice``: 256 publications and 256 subscriptions per
+  /// device, the resolver server's policy.
+  public static let defaultMaximumHandlesPerDevice = 256
+  /// The default ``maximumNewNeighborsPerMinute``: 256.
+  public static let defaultMaximumNewNeighborsPerMinute = 256
   /// The longest token lifetime the contract allows: 15 minutes.
   public static let maximumTokenLifetime = Duration.seconds(15 * 60)
   /// The longest `lostAfter` and `tokenGrace`: one day.

@@ -25,7 +25,9 @@ public actor InProcessResolver {
 
   /// A resolver with its own state.
   /// - Parameters:
-  ///   - configuration: lost-after, token lifetime and grace.
+  ///   - configuration: lost-after, token lifetime and grace, and how many handles one device
+  ///     may keep (``ResolutionConfiguration/maximumHandlesPerDevice``: the server's 256 by
+  ///     default; raise it for a device that holds more, as the dispatch benchmark does).
   ///   - logger: where it logs (debug level for each report).
   ///   - now: the clock; tests pass a manual one and call ``sweep()``.
   /// - Throws: ``ResolutionConfigurationError`` for a configuration out of range.
