@@ -15,7 +15,9 @@ struct AudioBench: AsyncParsableCommand {
       Every trial is one frame at a random offset in 0.1–0.4 s of lead and 0.3 s of tail, \
       through the simulated channel, decoded by a fresh decoder; a trial succeeds when the \
       frame's token is found. A false token is any other token. Noise runs are fed in 1 s \
-      buffers, much faster than real time. CPU is the decoding thread's CPU time only.
+      buffers, much faster than real time. CPU is the decoding thread's CPU time only. Exits \
+      1 when no frame at all is decoded at the strongest C/N0 (the modem or the simulator is \
+      broken), not when a goal is missed.
       """)
 
   @Option(help: "Trials a point.") var trials = 200
@@ -23,7 +25,20 @@ struct AudioBench: AsyncParsableCommand {
   @Option(help: "Hours of white noise and of music-like noise for false tokens.")
   var noiseHours = 1.0
   @Option(help: "Seed of the simulation.") var seed: UInt64 = 1
+  @Flag(
+    help: """
+      A short run for the test command, so the benchmark cannot rot: 10 trials a point, 10 s \
+      of each noise, 20 s of busy stream (replaces --trials and --noise-hours).
+      """)
+  var short = false
   @Flag(help: "Print the results as one JSON object.") var json = false
+
+  /// Trials a point: 10 in a short run.
+  var trialCount: Int { short ? 10 : trials }
+  /// Seconds of each noise for false tokens: 10 in a short run.
+  var noiseSeconds: Int { short ? 10 : Int(noiseHours * 3600) }
+  /// Seconds of the busy stream the CPU is measured on: 20 in a short run.
+  var busySeconds: Int { short ? 20 : 120 }
 
   struct Point: Encodable {
     var condition: String
@@ -66,6 +81,11 @@ struct AudioBench: AsyncParsableCommand {
       progress("white noise at \(cn0) dB-Hz")
       curve.append(try point("white noise", cn0: cn0, encoder: encoder, using: &generator))
     }
+    guard let strongest = curve.last, strongest.decoded > 0 else {
+      throw CommandFailure(
+        "no frame was decoded at \(curve.last?.cn0 ?? 0) dB-Hz in white noise: the modem or "
+          + "the channel simulator is broken")
+    }
     var impairments: [Point] = []
     for offset in [-0.005, 0.005] {
       progress("clock offset \(offset * 100) %")
@@ -101,7 +121,7 @@ struct AudioBench: AsyncParsableCommand {
       })
 
     var noise: [NoiseRun] = []
-    let seconds = Int(noiseHours * 3600)
+    let seconds = noiseSeconds
     if seconds > 0 {
       progress("\(seconds) s of white noise")
       var white = SplitMix64(seed: seed &+ 1)
@@ -124,7 +144,8 @@ struct AudioBench: AsyncParsableCommand {
       return
     }
     print(
-      String(format: "airtime %.3f s at %.0f Hz, %d trials a point", results.airtime, rate, trials))
+      String(
+        format: "airtime %.3f s at %.0f Hz, %d trials a point", results.airtime, rate, trialCount))
     print("C/N0 dB-Hz  decoded   rate     false")
     for point in curve {
       print(
@@ -160,7 +181,7 @@ struct AudioBench: AsyncParsableCommand {
   ) throws -> Point {
     var decoded = 0
     var falseTokens = 0
-    for _ in 0..<trials {
+    for _ in 0..<trialCount {
       let token = Token.random(using: &generator)
       let frame = encoder.samples(for: token)
       let power = Channel.power(of: frame)
@@ -177,8 +198,8 @@ struct AudioBench: AsyncParsableCommand {
       falseTokens += found.filter { $0.token != token && !others.contains($0.token) }.count
     }
     return Point(
-      condition: condition, cn0: cn0, trials: trials, decoded: decoded, falseTokens: falseTokens,
-      rate: Double(decoded) / Double(trials))
+      condition: condition, cn0: cn0, trials: trialCount, decoded: decoded,
+      falseTokens: falseTokens, rate: Double(decoded) / Double(trialCount))
   }
 
   private func noiseRun(_ kind: String, seconds: Int, next: (Int) -> [Float]) throws -> NoiseRun {
@@ -202,7 +223,7 @@ struct AudioBench: AsyncParsableCommand {
   private func busyCPU(encoder: AudioModemEncoder, using generator: inout SplitMix64) throws
     -> Double
   {
-    let seconds = 120
+    let seconds = busySeconds
     var audio = [Float](repeating: 0, count: seconds * Int(rate))
     let frame = encoder.samples(for: .random(using: &generator))
     var position = Int(0.5 * rate)

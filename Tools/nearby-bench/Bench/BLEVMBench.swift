@@ -43,6 +43,13 @@ struct BLEVMBench: AsyncParsableCommand {
   @Option(help: "Seconds a token may take to be heard before it counts as lost.")
   var hold = 5
 
+  @Flag(
+    help: """
+      A short run for the test command (the BlueZ VM stage), so the benchmark cannot rot: 3 \
+      rotations (replaces --rotations).
+      """)
+  var short = false
+
   @Option(help: "How the scanner scans: monitor (the medium's choice where offered) or discovery.")
   var scan = ScanKind.monitor
 
@@ -78,6 +85,7 @@ struct BLEVMBench: AsyncParsableCommand {
   }
 
   func run() async throws {
+    let rotations = short ? 3 : self.rotations
     var logger = Logger(label: "nearby.bench.ble-vm")
     logger.logLevel = .warning
     var speakerConfiguration = BlueZConfiguration(bus: .system, adapter: advertiser)

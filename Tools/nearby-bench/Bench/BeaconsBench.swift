@@ -26,6 +26,13 @@ struct BeaconsBench: ParsableCommand {
   @Option(help: "Seconds per round.")
   var seconds = 2.0
 
+  @Flag(
+    help: """
+      A short run for the test command, so the benchmark cannot rot: one round of 0.2 s per \
+      path (replaces --rounds and --seconds).
+      """)
+  var short = false
+
   @Flag(help: "Print the results as one JSON object.")
   var json = false
 
@@ -50,6 +57,8 @@ struct BeaconsBench: ParsableCommand {
   }
 
   func run() throws {
+    let rounds = short ? 1 : self.rounds
+    let seconds = short ? 0.2 : self.seconds
     var generator = SystemRandomNumberGenerator()
     let workload = BeaconsWorkload(count: set, using: &generator)
     let beacons = workload.run(.frames)

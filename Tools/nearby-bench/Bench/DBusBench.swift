@@ -32,6 +32,14 @@ struct DBusBench: AsyncParsableCommand {
   @Option(help: "Signals per second in the paced bus phase.")
   var rate = 2_000
 
+  @Flag(
+    help: """
+      A short run for the test command, so the benchmark cannot rot: one decode round of \
+      20 000 messages, 1 000 signals in each bus phase (replaces --messages, --rounds and \
+      --signals; --signals 0 still skips the bus).
+      """)
+  var short = false
+
   @Flag(help: "Print the results as one JSON object.")
   var json = false
 
@@ -79,7 +87,16 @@ struct DBusBench: AsyncParsableCommand {
     return (rssi, payload)
   }
 
+  /// Messages decoded in each round: 20 000 in a short run.
+  var messageCount: Int { short ? 20_000 : messages }
+  /// Rounds of the decode phase: one in a short run.
+  var roundCount: Int { short ? 1 : rounds }
+  /// Signals in each bus phase: 1 000 in a short run (none when --signals is 0).
+  var signalCount: Int { short && signals > 0 ? 1_000 : signals }
+
   func run() async throws {
+    let messages = messageCount
+    let rounds = roundCount
     var message = Self.propertiesChanged(sequence: 1, rssi: -60)
     message.serial = 1
     message.sender = ":1.7"
@@ -114,11 +131,12 @@ struct DBusBench: AsyncParsableCommand {
       decodeMessagesPerSecond: rates, decodeNanosecondsPerMessage: 1e9 / sorted[sorted.count / 2],
       decodeMessagesPerCPUSecond: cpuRates, wireMessagesPerSecond: wireRates,
       messageBytes: bytes.count)
-    if signals > 0 { try await runBus(into: &results) }
+    if signalCount > 0 { try await runBus(into: &results) }
     report(results)
   }
 
   private func runBus(into results: inout Results) async throws {
+    let signals = signalCount
     let bus = try PrivateBus()
     defer { bus.stop() }
     let sender = try await DBusConnection(.address(bus.address))

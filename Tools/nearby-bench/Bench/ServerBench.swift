@@ -28,22 +28,37 @@ struct ServerBench: AsyncParsableCommand {
       (built beside nearby-bench) on the one database: report is measured on the first alone, \
       then on all N at once (wrk's connections spread over them), and --samples times a found \
       caused by a report on the first instance reaching an event stream open on the second.
+
+      Exits 1 when a request answers other than 2xx or no found crosses the instances (the \
+      figures would be of failures), not when a goal is missed.
       """)
 
   @Option(
     name: .long, help: "postgres://… to measure PostgreSQL (default: a temporary SQLite file).")
   var database: String?
-  @Option(name: .long, help: "Simulated devices.") var devices = 1000
+  @Option(name: .customLong("devices"), help: "Simulated devices.") var devicesOption = 1000
   @Option(name: .long, help: "Sightings per report.") var sightings = 3
-  @Option(name: .long, help: "wrk connections (and pgbench clients).") var connections = 64
+  @Option(name: .customLong("connections"), help: "wrk connections (and pgbench clients).")
+  var connectionsOption = 64
   @Option(name: .long, help: "wrk threads (and pgbench threads).") var threads = 2
-  @Option(name: .long, help: "Seconds per measurement.") var seconds = 10
+  @Option(name: .customLong("seconds"), help: "Seconds per measurement.") var secondsOption = 10
   @Option(name: .long, help: "Server processes on the one database (PostgreSQL only).")
   var instances = 1
-  @Option(name: .long, help: "Founds timed across instances (with --instances 2 or more).")
-  var samples = 200
-  @Option(name: .long, help: "pgbench's scale factor (100 000 accounts each).")
-  var pgbenchScale = 10
+  @Option(
+    name: .customLong("samples"),
+    help: "Founds timed across instances (with --instances 2 or more).")
+  var samplesOption = 200
+  @Option(
+    name: .customLong("pgbench-scale"), help: "pgbench's scale factor (100 000 accounts each).")
+  var pgbenchScaleOption = 10
+  @Flag(
+    name: .long,
+    help: """
+      A short run for the test command, so the benchmark cannot rot: 50 devices, 8 \
+      connections, 1 s each, 20 founds across instances, pgbench scale 1 (replaces \
+      --devices, --connections, --seconds, --samples and --pgbench-scale).
+      """)
+  var short = false
   @Flag(name: .long, help: "Print one JSON object.") var json = false
 
   var isPostgres: Bool {
@@ -77,6 +92,13 @@ struct ServerBench: AsyncParsableCommand {
     }
   }
 
+  /// The sizes of this run: the options, or the short run's.
+  var devices: Int { short ? 50 : devicesOption }
+  var connections: Int { short ? 8 : connectionsOption }
+  var seconds: Int { short ? 1 : secondsOption }
+  var samples: Int { short ? 20 : samplesOption }
+  var pgbenchScale: Int { short ? 1 : pgbenchScaleOption }
+
   func run() async throws {
     guard let wrk = Self.executable("wrk") else {
       throw CommandFailure("wrk is not installed: apt-get install wrk")
@@ -105,6 +127,8 @@ struct ServerBench: AsyncParsableCommand {
       "instances": instances,
     ]
     var lines: [String] = []
+    // What failed, said after the figures: a run with errors measured the errors.
+    var broken: [String] = []
     let health: WrkRun
     let report: WrkRun
     if instances == 1 {
@@ -124,12 +148,18 @@ struct ServerBench: AsyncParsableCommand {
           wrk, base: servers.bases[0], key: key, folder: folder)
         progress("wrk report on \(instances) instances at once for \(seconds) s")
         let all = try await measureAll(wrk, bases: servers.bases, folder: folder)
+        for (index, run) in all.enumerated() where run.non2xx > 0 || run.requests == 0 {
+          broken.append(run.line("POST report on instance \(index + 1)"))
+        }
         let aggregate = all.map(\.requestsPerSecond).reduce(0, +)
         let worstP99 = all.map(\.p99Milliseconds).max() ?? .nan
         progress("timing \(samples) founds from instance 1 to a stream on instance 2")
         let crossing = try await CrossInstanceLatency.measure(
           reportingBase: servers.bases[0], streamBase: servers.bases[1], key: key,
           samples: samples, timeout: .seconds(5))
+        if crossing.samples.isEmpty {
+          broken.append("no found crossed from instance 1 to instance 2 within 5 s")
+        }
         let scaling = report.requestsPerSecond > 0 ? aggregate / report.requestsPerSecond : 0
         result["report_all_instances"] = [
           "requests_per_second": aggregate, "worst_p99_ms": worstP99,
@@ -154,6 +184,10 @@ struct ServerBench: AsyncParsableCommand {
       await servers.stop()
     }
     if instances == 1 { await storage.shutdown() }
+    for (name, run) in [("GET /healthz", health), ("POST report", report)]
+    where run.non2xx > 0 || run.requests == 0 {
+      broken.append(run.line(name))
+    }
 
     let ratio =
       health.requestsPerSecond > 0 ? report.requestsPerSecond / health.requestsPerSecond : 0
@@ -193,6 +227,9 @@ struct ServerBench: AsyncParsableCommand {
       print(String(decoding: data, as: UTF8.self))
     } else {
       for line in header + lines { print(line) }
+    }
+    if !broken.isEmpty {
+      throw CommandFailure("the benchmark's requests failed:\n" + broken.joined(separator: "\n"))
     }
   }
 

@@ -15,7 +15,9 @@ struct StoreBench: AsyncParsableCommand {
       the most one writer can get from this disk. "sequential": one task awaits each write before the next (the latency of one \
       durable write). "concurrent": --writers tasks write at once; writes queued during an \
       fsync are committed together. "update": read-modify-write increments (the cross-process \
-      counter path). The store file holds --keys keys, so each write rewrites that much JSON.
+      counter path). The store file holds --keys keys, so each write rewrites that much JSON. \
+      At the end the file is read again: every phase's last value must be there (else exit \
+      1); the goal is never a reason to fail.
       """)
 
   @Option(help: "Writes in each phase.")
@@ -30,6 +32,13 @@ struct StoreBench: AsyncParsableCommand {
   @Option(
     help: "Folder for the store file (default: a new folder under the system's temporary folder).")
   var directory: String?
+
+  @Flag(
+    help: """
+      A short run for the test command, so the benchmark cannot rot: 100 writes in each \
+      phase, 4 concurrent writers (replaces --writes and --writers).
+      """)
+  var short = false
 
   @Flag(help: "Print the results as one JSON object.")
   var json = false
@@ -50,6 +59,8 @@ struct StoreBench: AsyncParsableCommand {
   }
 
   func run() async throws {
+    let writes = short ? 100 : self.writes
+    let writers = short ? 4 : self.writers
     let folder = URL(
       fileURLWithPath: directory
         ?? (NSTemporaryDirectory() + "/nearby-bench-store-\(UUID().uuidString)"))
@@ -97,6 +108,19 @@ struct StoreBench: AsyncParsableCommand {
       latencies.append(began.duration(to: .now))
     }
     phases.append(phase("update", writes, start.duration(to: .now), latencies))
+
+    // What the file holds now: the sequential phase's last value plus the increments, and
+    // each concurrent writer's last value.
+    try await store.reload()
+    let counter = store.integer(forKey: "counter")
+    guard counter == 2 * writes - 1 else {
+      throw CommandFailure(
+        "the store file holds counter \(counter.map(String.init) ?? "nothing"), not "
+          + "\(2 * writes - 1) after \(writes) writes and \(writes) increments")
+    }
+    for writer in 0..<writers where store.integer(forKey: "writer\(writer)") != perWriter - 1 {
+      throw CommandFailure("the store file lost concurrent writer \(writer)'s last write")
+    }
     store.close()
 
     if json {
