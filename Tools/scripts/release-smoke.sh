@@ -5,11 +5,10 @@
 #   - two `nearby` processes that find and lose each other over the LAN medium with no server
 #     (peer resolution) and through the local server, and the beacon registration, listing and deletion from the CLI (the
 #     NearbyCLITests suites, pointed at the release binaries with NEARBY_TEST_EXECUTABLES);
-#   - nearby-restore's tests (READY=1, journald, the store) against the release launcher;
-#   - `nearby bench beacon-found` (which runs nearby-bench) once, short: a beacon seen → its attachment found through
-#     the generated OpenAPI client and the server (the path a release build used to crash on);
-#   - `nearby bench lan-peer --short`: LAN publish → found with 2 and 5 devices on loopback,
-#     peer resolution against the server (fails only if the bench fails, not on the goal).
+#   - nearby-restore's tests (READY=1, journald, the store) against the release launcher.
+# The release nearby-bench's subcommands run next, short, in Tools/scripts/bench-smoke.sh
+# (beacon-found among them: the generated OpenAPI client's path a release build used to
+# crash on).
 # Any failure → a non-zero exit with the failing step named.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -35,19 +34,3 @@ NEARBY_TEST_EXECUTABLES="$release" swift test --skip-build \
   --filter '^NearbyCLITests\.(PublishSubscribeTests|BeaconAdminTests)' 2>&1
 NEARBY_TEST_EXECUTABLES="$release" swift test --skip-build --filter '^NearbyRestoreTests\.' 2>&1
 
-echo "== release binaries: nearby bench beacon-found (short)" >&2
-bench=$(mktemp "${NEARBY_TEST_RUNTIME:-/tmp}/beacon-found.XXXXXX")
-if ! timeout 300 "$release/nearby" bench beacon-found --beacons 20 --json >"$bench" 2>&1; then
-  cat "$bench" >&2
-  echo "error: nearby bench beacon-found failed with the release build (above)" >&2
-  exit 1
-fi
-cat "$bench" >&2
-
-echo "== release binaries: nearby bench lan-peer --short (peer resolution against the server)" >&2
-if ! timeout 300 "$release/nearby" bench lan-peer --short --json >"$bench" 2>&1; then
-  cat "$bench" >&2
-  echo "error: nearby bench lan-peer failed with the release build (above)" >&2
-  exit 1
-fi
-cat "$bench" >&2

@@ -87,7 +87,7 @@ fi
 #   - check-nearby-pubsub.sh: `nearby publish` on hci0 and `nearby subscribe` on hci1 over BLE,
 #     each in an empty network namespace, with peer resolution over GATT (no server, no
 #     network): found, then lost after the publisher's Ctrl-C; a 100 KiB message intact;
-#   - the BLE benchmarks once, briefly (`nearby-bench ble-vm`, `gatt-peer --short`).
+#   - the BLE benchmarks once, briefly (`nearby-bench ble-vm --short`, `gatt-peer --short`).
 # It fails if any fails, printing every output; a VM that cannot boot fails the run with its
 # console. Cost: the fresh-clone run of 2026-11-27 04:00 (2 cores, nothing else running) had
 # the VM up and down in 537 s (the check 21 s, the tests 356 s, publish/subscribe over GATT
@@ -113,9 +113,16 @@ Tools/scripts/console-browser.sh
 # The beacon parsers under libFuzzer, a bounded number of inputs each.
 Tools/scripts/fuzz-beacons.sh
 
-# The release build, run: LAN publish/subscribe (peer and local server), beacons, nearby-restore,
-# the beacon-found and lan-peer benches (short).
+# The release build, run: LAN publish/subscribe (peer and local server), beacons, nearby-restore.
 Tools/scripts/release-smoke.sh
+
+# Every nearby-bench subcommand once, short, against that release build, with the services
+# above (issue 31: benchmarks cannot rot); ble-vm and gatt-peer ran in the VM stage. Fails naming
+# each subcommand that broke, never for a goal missed. Cost: 50-61 s (four runs on 2026-11-27,
+# load average 5-8 with another CI run's release build; dispatch 12-21 s of it, lan-peer 12 s,
+# the rest 0.2-6.4 s each; docs/benchmarks.md has each), about 40 s more than the two short
+# benches release-smoke.sh ran before.
+Tools/scripts/bench-smoke.sh
 
 # An app that depends on the library by version (Examples/NearbyExample), built and run
 # against the release `nearby server`.

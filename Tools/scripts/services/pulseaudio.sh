@@ -6,7 +6,8 @@
 #   (two processes), "nearby_managers" (two managers), "nearby_selftest" (nearby audio
 #   selftest), "nearby_quiet" (nobody plays into it), "nearby_44k" and "nearby_16k" (devices
 #   at other rates), "nearby_multihost" (nearby publish/subscribe in two network namespaces;
-#   the socket is a file, so every namespace reaches the server);
+#   the socket is a file, so every namespace reaches the server), "nearby_bench" (the short
+#   run of `nearby-bench audio-pulse`, Tools/scripts/bench-smoke.sh);
 #   mediums play into a sink and record its monitor source ("nearby.monitor", ...).
 # - NEARBY_TEST_PULSE_DENYING_SERVER: TCP on 127.0.0.1 with cookie authentication and a
 #   cookie no client has, so every client gets "Access denied" (the microphone-error path).
@@ -28,6 +29,7 @@ start_pulseaudio() {
     -L "module-null-sink sink_name=nearby_selftest rate=48000 format=float32le channels=1" \
     -L "module-null-sink sink_name=nearby_quiet rate=48000 format=float32le channels=1" \
     -L "module-null-sink sink_name=nearby_multihost rate=48000 format=float32le channels=1" \
+    -L "module-null-sink sink_name=nearby_bench rate=48000 format=float32le channels=1" \
     -L "module-null-sink sink_name=nearby_44k rate=44100 format=float32le channels=1" \
     -L "module-null-sink sink_name=nearby_16k rate=16000 format=s16le channels=1" \
     </dev/null >/dev/null 2>&1 &
