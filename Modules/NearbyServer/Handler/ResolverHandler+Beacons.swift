@@ -162,45 +162,22 @@ extension ResolverHandler {
         "namespacedTypes name \(foreign.count) public namespaces of other projects; the limit "
           + "is \(Self.maximumForeignNamespaces) a request")
     }
-    var shared: [BeaconID: BeaconRecord] = [:]
+    var others: [BeaconVisibility.Foreign] = []
     for (owner, namespaces) in Dictionary(grouping: foreign, by: \.project).sorted(by: {
       $0.key < $1.key
     }) {
-      let names = Set(namespaces.map(\.name))
-      for (id, record) in try await beaconsObserved(observed, project: owner, now: now) {
-        let attachments = record.attachments.filter {
-          names.contains($0.namespace) && filters.matches(namespace: $0.namespace, type: $0.type)
-        }
-        guard !attachments.isEmpty else { continue }
-        if shared[id] == nil {
-          // Another project's beacon: its attachments in the public namespace, nothing else.
-          var theirs = record
-          (theirs.description, theirs.eid, theirs.attachments) = ("", nil, [])
-          shared[id] = theirs
-        }
-        shared[id]?.attachments += attachments
-      }
+      others.append(
+        BeaconVisibility.Foreign(
+          namespaces: Set(namespaces.map(\.name)),
+          beacons: try await beaconsObserved(observed, project: owner, now: now)))
     }
-    let answer = observed.compactMap { id -> Components.Schemas.Beacon? in
-      var wire: Components.Schemas.Beacon
-      if var mine = own[id] {
-        mine.attachments = mine.attachments.filter {
-          filters.matches(namespace: $0.namespace, type: $0.type)
-        }
-        wire = Self.wire(mine)
-      } else if var theirs = shared[id] {
-        (theirs.attachments, theirs.metadata) = ([], BeaconMetadata())
-        wire = Self.wire(theirs)
-        // Named by what was observed: its registered name (for an EID beacon, the id it sent
-        // when it was registered) would link its rotating ids for another project.
-        wire.beaconName = id.name
-        wire.advertisedId = Components.Schemas.AdvertisedID(id)
-      } else {
-        return nil
-      }
+    let answer = BeaconVisibility.visible(
+      observed: observed, own: own, foreign: others, filters: filters
+    ).map { visible in
+      var wire = Self.wire(visible.beacon)
       wire.status = nil
-      wire.attachments += (shared[id]?.attachments ?? []).map { Self.wire($0, shared: true) }
-      wire.observedId = Components.Schemas.AdvertisedID(id)
+      wire.attachments += visible.sharedAttachments.map { Self.wire($0, shared: true) }
+      wire.observedId = Components.Schemas.AdvertisedID(visible.observedID)
       return wire
     }
     return .ok(.init(body: .json(.init(beacons: answer))))
