@@ -13,27 +13,16 @@ import Logging
 ///   the app** registered: every later `RegisterMonitor` from our connection then fails with
 ///   `AlreadyExists`. So a `Release` is always followed by our `UnregisterMonitor`, and an
 ///   `AlreadyExists` by an `UnregisterMonitor` and one more try.
-/// - A monitor released within ``quickRelease`` of its registration, or a registration that
-///   fails, counts as a refusal. Refusals are retried after a growing delay (1 s, 2 s, …), and
-///   after ``refusalsBeforeDiscovery`` in a row the medium scans with discovery instead
-///   (active scanning: more power, the same devices) for
-///   ``BlueZConfiguration/monitorRefusalFallback`` before it tries a monitor again. A monitor
-///   that reports a device, or lives past `quickRelease`, clears the count.
+/// - What counts as a refusal, the delays and the fallback to discovery are decided by
+///   ``MonitorRefusalStateMachine`` (``monitorRefusal``); this extension performs them.
 extension BlueZEngine {
-  /// A `Release` this soon after the registration is the adapter refusing the monitor.
-  static let quickRelease: Duration = .seconds(5)
-  /// Refusals in a row after which the medium falls back to discovery for a while.
-  static let refusalsBeforeDiscovery = 3
-
   static func monitorPath(_ generation: Int) -> DBusObjectPath {
     try! advertRoot.appending("monitor\(generation)")
   }
 
   /// Whether monitors are set aside for now (the adapter refused them, see the extension's
   /// documentation).
-  var monitorsRefused: Bool {
-    monitorsRefusedUntil.map { ContinuousClock.now < $0 } ?? false
-  }
+  var monitorsRefused: Bool { monitorRefusal.monitorsRefused(at: .now) }
 
   /// Exports a monitor with the patterns at a new path, then registers it on the adapter;
   /// an `AlreadyExists` (bluetoothd kept our app after a refusal) is answered by unregistering
@@ -71,10 +60,13 @@ extension BlueZEngine {
         try await register()
       }
     } catch {
-      if problem() == nil { _ = noteMonitorRefused("RegisterMonitor failed: \(error)") }
+      if problem() == nil {
+        logRefusal(
+          monitorRefusal.registrationFailed(at: .now), "RegisterMonitor failed: \(error)")
+      }
       throw error
     }
-    monitorRegisteredAt = .now
+    monitorRefusal.registered(at: .now)
   }
 
   /// `UnregisterMonitor` of our app on the adapter; errors (no such app) are of no interest.
@@ -94,34 +86,24 @@ extension BlueZEngine {
       unlockScan()
       return
     }
-    let quick = ContinuousClock.now - monitorRegisteredAt < Self.quickRelease
-    logger.debug("bluez \(name): BlueZ released our monitor\(quick ? " just registered" : "")")
+    let releasedAt = ContinuousClock.now
+    logger.debug("bluez \(name): BlueZ released our monitor")
     await stopActiveScan()
     unlockScan()
-    let delay: Duration
-    if quick {
-      delay = noteMonitorRefused("released right after its registration")
-    } else {
-      monitorRefusals = 0
-      delay = configuration.retryDelay
-    }
-    try? await Task.sleep(for: delay)
+    let decision = monitorRefusal.released(at: releasedAt)
+    if decision.refused { logRefusal(decision, "released right after its registration") }
+    try? await Task.sleep(for: decision.delay)
     try? await applyScan(throwing: false)
   }
 
-  /// Counts a refusal; after ``refusalsBeforeDiscovery`` in a row sets monitors aside for
-  /// ``BlueZConfiguration/monitorRefusalFallback``. Returns how long to wait before the next
-  /// try: 1 s, doubled with each refusal, at most 8 s.
-  func noteMonitorRefused(_ why: String) -> Duration {
-    monitorRefusals += 1
-    if monitorRefusals >= Self.refusalsBeforeDiscovery {
-      monitorsRefusedUntil = .now + configuration.monitorRefusalFallback
+  /// Says what a refusal led to: monitors set aside for a while, or one more try.
+  func logRefusal(_ decision: MonitorRefusalStateMachine.Decision, _ why: String) {
+    if decision.fallbackUntil != nil {
       logger.warning(
-        "bluez \(name): the adapter refused our pattern monitor \(monitorRefusals) times in a row (\(why)); scanning with discovery for \(configuration.monitorRefusalFallback) before trying a monitor again"
+        "bluez \(name): the adapter refused our pattern monitor \(decision.refusals) times in a row (\(why)); scanning with discovery for \(configuration.monitorRefusalFallback) before trying a monitor again"
       )
     } else {
       logger.info("bluez \(name): pattern monitor refused (\(why)); trying again")
     }
-    return .seconds(1) * (1 << min(monitorRefusals - 1, 3))
   }
 }

@@ -91,7 +91,7 @@ extension BlueZEngine {
     let now = ContinuousClock.now
     let wasPresent = monitorHeard[path].map { now - $0 < configuration.monitorLostAfter } ?? false
     monitorHeard[path] = now
-    monitorRefusals = 0  // a monitor that reports works (BlueZEngine+Monitor.swift)
+    monitorRefusal.reported()  // a monitor that reports works (BlueZEngine+Monitor.swift)
     guard !wasPresent, case .monitor = activeScan, let device = devices[path] else { return }
     if wantBeacons != nil { reportBeacons(device, path) }
     if wantScanning { reportToken(device) }

@@ -43,12 +43,10 @@ actor BlueZEngine {
   /// Where our monitor object is exported (a new path for each registration), `nil` when none
   /// is (see BlueZEngine+Monitor.swift).
   var exportedMonitorPath: DBusObjectPath?
-  /// The registration our exported monitor belongs to, and when it was registered.
+  /// The registration our exported monitor belongs to.
   var monitorGeneration = -1
-  var monitorRegisteredAt = ContinuousClock.now
-  /// Monitor refusals in a row, and until when monitors are set aside after too many.
-  var monitorRefusals = 0
-  var monitorsRefusedUntil: ContinuousClock.Instant?
+  /// Refusals of our monitor by the adapter, and what they lead to (BlueZEngine+Monitor.swift).
+  var monitorRefusal: MonitorRefusalStateMachine
   var lastReport = ContinuousClock.now
   /// The changes running (of our scan, of our advert), and the ones waiting for each (see
   /// BlueZEngine+Gates.swift).
@@ -81,6 +79,9 @@ actor BlueZEngine {
     self.advertisements = advertisements
     self.beaconSightings = beaconSightings
     self.configuration = configuration
+    self.monitorRefusal = MonitorRefusalStateMachine(
+      configuration: .init(
+        fallback: configuration.monitorRefusalFallback, retryDelay: configuration.retryDelay))
     self.connection = connection
     self.logger = logger
     self.sightings = sightings
@@ -133,8 +134,7 @@ actor BlueZEngine {
     advert = nil
     activeScan = nil
     // A new bluetoothd (or adapter set) has not refused anything yet.
-    monitorRefusals = 0
-    monitorsRefusedUntil = nil
+    monitorRefusal.reset()
     do {
       let objects = try await connection.managedObjects(
         of: Self.service, timeout: configuration.callTimeout)

@@ -44,7 +44,7 @@ extension BlueZDoubleTests {
         != nil)
     #expect(try await control.call("Monitors", [.string("hci1")]).first?.elements?.count == 1)
     #expect(try await control.discoveryClients("hci1").isEmpty)
-    #expect(await listener.engine.monitorRefusals == 0)
+    #expect(await listener.engine.monitorRefusal.refusals == 0)
     #expect(await listener.engine.monitorsRefused == false)
     await speaker.shutdown()
     await listener.shutdown()
