@@ -74,10 +74,10 @@ extension MessageManager {
     beaconLookupQueue.append(id)
     guard !isLookingUpBeacons else { return }
     isLookingUpBeacons = true
-    Task { await self.drainBeaconLookups() }
+    chores.lookUpBeacons.yield()
   }
 
-  private func drainBeaconLookups() async {
+  func drainBeaconLookups() async {
     while !beaconLookupQueue.isEmpty, !isShutDown {
       let batch = Array(beaconLookupQueue.prefix(1000))
       beaconLookupQueue.removeFirst(batch.count)

@@ -37,7 +37,7 @@ extension MessageManager {
       logger.debug("subscription expired", metadata: ["subscription": "\(id)"])
       if record.beacons != nil {
         beaconTracker.remove(id)
-        Task { await self.reconcileBeaconScanning() }
+        chores.reconcileBeacons.yield()
       }
       record.expiredHandler?()
       record.continuation.yield(.expired)

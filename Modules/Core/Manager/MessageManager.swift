@@ -72,6 +72,8 @@ public actor MessageManager {
   var publications: [PublicationID: PublicationRecord] = [:]
   var subscriptions: [SubscriptionID: SubscriptionRecord] = [:]
   let inbox = SightingInbox()
+  /// Work asked for where nothing can await it, done by tasks of ours (ManagerChores.swift).
+  let chores = ManagerChores()
   /// The newest directives followed, and their revision.
   var directives: Directives?
   var isReconciling = false
@@ -167,12 +169,10 @@ public actor MessageManager {
       let sightings = medium.sightings
       let statuses = medium.statusUpdates
       let inbox = inbox
+      let flush = chores.flush
       tasks.append(
-        Task { [weak self] in
-          for await sighting in sightings where inbox.append(sighting) {
-            guard let self else { return }
-            Task { await self.flushSightings() }
-          }
+        Task {
+          for await sighting in sightings where inbox.append(sighting) { flush.yield() }
         })
       if medium.capabilities.contains(.beacons) {
         let beacons = medium.beaconSightings
@@ -192,6 +192,7 @@ public actor MessageManager {
           }
         })
     }
+    tasks += choreTasks()
     tasks.append(
       Task { [weak self] in
         for await event in events {
@@ -210,6 +211,7 @@ public actor MessageManager {
 
   deinit {
     for task in tasks { task.cancel() }
+    chores.finish()
     refreshTask?.cancel()
     beaconSweepTask?.cancel()
     for record in subscriptions.values { record.expiryTask?.cancel() }
@@ -238,6 +240,7 @@ public actor MessageManager {
     isShutDown = true
     stopHandles()
     for task in tasks { task.cancel() }
+    chores.finish()
     refreshTask?.cancel()
     beaconSweepTask?.cancel()
     for slot in slots { await slot.medium.shutdown() }

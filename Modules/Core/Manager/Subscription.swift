@@ -71,7 +71,7 @@ public final class Subscription: Sendable {
     let manager = manager
     let id = id
     if cell.status != .inactive {
-      Task { await manager.unsubscribe(id) }
+      manager.chores.release.yield(.subscription(id))
     }
   }
 
