@@ -4,7 +4,8 @@ import Logging
 ///
 /// It reads the dispatch thread's stream of incoming method calls in order. Properties,
 /// ObjectManager, Introspectable and Peer calls are answered on the actor; exported methods run
-/// in their own tasks so that a slow handler does not hold up the others.
+/// in child tasks of ``run()`` so that a slow handler does not hold up the others: when the
+/// connection ends, the handlers still running are cancelled and awaited.
 actor ObjectRegistry {
   static let properties = "org.freedesktop.DBus.Properties"
   static let objectManager = "org.freedesktop.DBus.ObjectManager"
@@ -21,9 +22,15 @@ actor ObjectRegistry {
 
   init(core: ConnectionCore) { self.core = core }
 
-  /// Answers calls until the connection ends.
+  /// Answers calls until the connection ends, then cancels the method handlers still running
+  /// and waits for them.
   func run() async {
-    for await call in core.incomingCalls { handle(call) }
+    await withDiscardingTaskGroup { group in
+      for await call in core.incomingCalls {
+        if let work = handle(call) { group.addTask(operation: work) }
+      }
+      group.cancelAll()
+    }
   }
 
   // MARK: Changes by the owner
@@ -108,19 +115,33 @@ actor ObjectRegistry {
 
   // MARK: Incoming calls
 
-  private func handle(_ call: DBusMessage) {
+  /// Answers `call` now, or returns the work that answers it (an exported method's handler),
+  /// for ``run()`` to run in a child task.
+  private func handle(_ call: DBusMessage) -> (@Sendable () async -> Void)? {
     if let refusal = filter?(call) {
       respond(to: call, with: .failure(refusal))
-      return
+      return nil
     }
     do throws(DBusError) {
-      if let reply = try answer(call) { respond(to: call, with: .success(reply)) }
+      switch try answer(call) {
+      case .now(let reply): respond(to: call, with: .success(reply))
+      case .later(let work): return work
+      }
     } catch {
       respond(to: call, with: .failure(error))
     }
+    return nil
   }
 
-  private func respond(to call: DBusMessage, with result: Result<[DBusValue], DBusError>) {
+  /// How a call is answered: at once, or by work that replies when done.
+  private enum Answer {
+    case now([DBusValue])
+    case later(@Sendable () async -> Void)
+  }
+
+  private nonisolated func respond(
+    to call: DBusMessage, with result: Result<[DBusValue], DBusError>
+  ) {
     guard !call.noReplyExpected else { return }
     let reply =
       switch result {
@@ -134,22 +155,22 @@ actor ObjectRegistry {
     }
   }
 
-  /// The reply's body, or `nil` when a task will reply later.
-  private func answer(_ call: DBusMessage) throws(DBusError) -> [DBusValue]? {
+  /// The reply's body, or the work that replies later (an exported method).
+  private func answer(_ call: DBusMessage) throws(DBusError) -> Answer {
     guard let path = call.path, let member = call.member else {
       throw DBusError(.unknownMethod, "a call without path or member")
     }
     switch call.interface {
-    case Self.properties: return try answerProperties(call, path: path, member: member)
+    case Self.properties: return .now(try answerProperties(call, path: path, member: member))
     case Self.introspectable where member == "Introspect":
       _ = try call.arguments("")
       guard objects[path] != nil || hasChildren(path) else { throw unknownObject(path) }
-      return [.string(introspection(of: path))]
+      return .now([.string(introspection(of: path))])
     case Self.peer where member == "Ping":
-      return []
+      return .now([])
     case Self.objectManager where managers.contains(path) && member == "GetManagedObjects":
       _ = try call.arguments("")
-      return [managedObjects(below: path)]
+      return .now([managedObjects(below: path)])
     default:
       break
     }
@@ -171,7 +192,7 @@ actor ObjectRegistry {
     }
     _ = try call.arguments(method.inputSignature)
     let logger = core.logger
-    Task {
+    return .later {
       let result: Result<[DBusValue], DBusError>
       do {
         let values = try await method.handler(call)
@@ -190,7 +211,6 @@ actor ObjectRegistry {
       }
       self.respond(to: call, with: result)
     }
-    return nil
   }
 
   private func unknownObject(_ path: DBusObjectPath) -> DBusError {
