@@ -125,8 +125,8 @@ public struct ResolverServer: Service {
         group.addTask {
           for await notification in notifications {
             switch notification {
-            case .devices(let devices): await hub.wake(devices)
-            case .resynchronize: await hub.wakeAll()
+            case .devices(let devices): hub.wake(devices)
+            case .resynchronize: hub.wakeAll()
             }
           }
           // Ended by cancellation only; wait for the others rather than end the server.

@@ -101,8 +101,8 @@ public actor ServerResolver {
     flushTask?.cancel()
     streamTask?.cancel()
     eventContinuation?.finish()
-    let http = http
-    Task { try? await http.shutdown() }
+    // The client's own shutdown, which needs no task: it calls back when done (nothing to do).
+    http.shutdown { _ in }
   }
 
   // MARK: Resolver

@@ -9,21 +9,21 @@ struct EventHubTests {
     let hub = EventHub()
     let device = DeviceID.random()
     let other = DeviceID.random()
-    let first = await hub.listen(to: device)
-    let second = await hub.listen(to: device)
-    let elsewhere = await hub.listen(to: other)
-    let third = await hub.listen(to: device)
-    #expect(await hub.openStreams == 3)
+    let first = hub.listen(to: device)
+    let second = hub.listen(to: device)
+    let elsewhere = hub.listen(to: other)
+    let third = hub.listen(to: device)
+    #expect(hub.openStreams == 3)
     var oldest = first.wakeups.makeAsyncIterator()
     #expect(await oldest.next() == nil)  // finished, without a wake-up
-    await hub.wake([device, other])
+    hub.wake([device, other])
     for stream in [second.wakeups, third.wakeups, elsewhere.wakeups] {
       var iterator = stream.makeAsyncIterator()
       #expect(await iterator.next() != nil)
     }
     // Its handler stopping later changes nothing.
-    await hub.stopListening(to: device, id: first.id)
-    #expect(await hub.openStreams == 3)
+    hub.stopListening(to: device, id: first.id)
+    #expect(hub.openStreams == 3)
   }
 
   /// Issue 29, finding 4: live views are capped per project and per session; a project at
@@ -33,21 +33,21 @@ struct EventHubTests {
     let a1 = EventHub.WatcherOwner(project: "a", session: "1")
     let a2 = EventHub.WatcherOwner(project: "a", session: "2")
     let b = EventHub.WatcherOwner(project: "b", session: "3")
-    let theirs = await hub.watch(owner: b, perProject: 3, perSession: 2)
+    let theirs = hub.watch(owner: b, perProject: 3, perSession: 2)
     #expect(theirs != nil)
-    #expect(await hub.watch(owner: a1, perProject: 3, perSession: 2) != nil)
-    #expect(await hub.watch(owner: a1, perProject: 3, perSession: 2) != nil)
+    #expect(hub.watch(owner: a1, perProject: 3, perSession: 2) != nil)
+    #expect(hub.watch(owner: a1, perProject: 3, perSession: 2) != nil)
     // The session's third is refused; another session of a has room for one more.
-    #expect(await hub.watch(owner: a1, perProject: 3, perSession: 2) == nil)
-    let last = await hub.watch(owner: a2, perProject: 3, perSession: 2)
+    #expect(hub.watch(owner: a1, perProject: 3, perSession: 2) == nil)
+    let last = hub.watch(owner: a2, perProject: 3, perSession: 2)
     #expect(last != nil)
-    #expect(await hub.watch(owner: a2, perProject: 3, perSession: 2) == nil)
+    #expect(hub.watch(owner: a2, perProject: 3, perSession: 2) == nil)
     // b's view was not closed: it still wakes.
-    await hub.wake([DeviceID.random()])
+    hub.wake([DeviceID.random()])
     var iterator = theirs?.wakeups.makeAsyncIterator()
     #expect(await iterator?.next() != nil)
     // A view that closes gives its place back.
-    if let last { await hub.stopWatching(id: last.id) }
-    #expect(await hub.watch(owner: a2, perProject: 3, perSession: 2) != nil)
+    if let last { hub.stopWatching(id: last.id) }
+    #expect(hub.watch(owner: a2, perProject: 3, perSession: 2) != nil)
   }
 }

@@ -32,7 +32,7 @@ extension Console {
     let owner = EventHub.WatcherOwner(
       project: session.project, session: ConsoleSessionSigner.sessionID(of: session))
     guard
-      let (watcher, wakeups) = await handler.hub.watch(
+      let (watcher, wakeups) = handler.hub.watch(
         owner: owner, perProject: configuration.console.liveViewsPerProject,
         perSession: configuration.console.liveViewsPerSession)
     else {
@@ -52,13 +52,13 @@ extension Console {
       let ticker = Task {
         while !Task.isCancelled {
           try? await Task.sleep(for: Self.livePollInterval)
-          await hub.nudge(watcher: watcher)
+          hub.nudge(watcher: watcher)
         }
       }
       defer {
         ticker.cancel()
         continuation.finish()
-        Task { await hub.stopWatching(id: watcher) }
+        hub.stopWatching(id: watcher)
       }
       var since = start
       var sentAtSince = Set<String>()

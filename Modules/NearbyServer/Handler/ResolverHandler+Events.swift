@@ -43,7 +43,7 @@ extension ResolverHandler {
     let apiKeyID = try RequestContext.required().apiKeyID
     let lease = try streams.open(
       key: apiKeyID, address: ClientAddress.current.text, project: project)
-    let (listenerID, wakeups) = await hub.listen(to: credentials.id)
+    let (listenerID, wakeups) = hub.listen(to: credentials.id)
     let listener = EventStreamListener(
       hub: hub, device: credentials.id, id: listenerID,
       pollInterval: min(configuration.eventPollInterval, configuration.heartbeat), lease: lease)
@@ -83,7 +83,7 @@ final class EventStreamListener: Sendable {
     ticker = Task {
       while !Task.isCancelled {
         try? await Task.sleep(for: pollInterval)
-        await hub.wake([device])
+        hub.wake([device])
       }
     }
   }
@@ -91,7 +91,7 @@ final class EventStreamListener: Sendable {
   deinit {
     ticker.cancel()
     let (hub, device, id) = (hub, device, id)
-    Task { await hub.stopListening(to: device, id: id) }
+    hub.stopListening(to: device, id: id)
   }
 }
 

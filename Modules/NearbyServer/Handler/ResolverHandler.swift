@@ -62,7 +62,7 @@ struct ResolverHandler: APIProtocol {
         credentials, configuration: resolution, now: now,
         authorize: authorizeDevice(project: project))
     }
-    await hub.wake(Set(events.map(\.device)))
+    hub.wake(Set(events.map(\.device)))
     return .noContent(.init())
   }
 
@@ -90,7 +90,7 @@ struct ResolverHandler: APIProtocol {
     metrics.reports.increment()
     activity.reported(project: project)
     metrics.sightings.increment(by: report.sightings.count)
-    if !others.isEmpty { await hub.wake(Set(others.map(\.device))) }
+    if !others.isEmpty { hub.wake(Set(others.map(\.device))) }
     return .ok(.init(body: .json(.init(answer))))
   }
 

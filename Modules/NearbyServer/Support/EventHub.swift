@@ -1,16 +1,23 @@
 import Core
+import Synchronization
 
 /// Wakes the event streams of this instance when events for their device were written: here
 /// (the handler and the sweeper call ``wake(_:)``), or by another instance sharing the
 /// database (the storage's notifications, see `ResolverServer`). Streams also look on their
 /// own every ``ResolverServerConfiguration/eventPollInterval``, as a safety net.
-actor EventHub {
-  private var listeners: [DeviceID: [Int: AsyncStream<Void>.Continuation]] = [:]
-  private var nextID = 0
-  /// Streams woken by every device's events (the web console's live view), by id, with the
-  /// project and session they belong to.
-  private var watchers: [Int: (owner: WatcherOwner, continuation: AsyncStream<Void>.Continuation)] =
-    [:]
+///
+/// Its methods are synchronous (a mutex guards the state): a stream that ends stops listening
+/// from its `deinit` or `defer`, with no task to hop onto an actor.
+final class EventHub: Sendable {
+  private struct State {
+    var listeners: [DeviceID: [Int: AsyncStream<Void>.Continuation]] = [:]
+    var nextID = 0
+    /// Streams woken by every device's events (the web console's live view), by id, with the
+    /// project and session they belong to.
+    var watchers: [Int: (owner: WatcherOwner, continuation: AsyncStream<Void>.Continuation)] =
+      [:]
+  }
+  private let state = Mutex(State())
 
   /// Whose live view a watcher is: the caps are per project and per console session.
   struct WatcherOwner: Sendable, Hashable {
@@ -31,37 +38,45 @@ actor EventHub {
   func listen(to device: DeviceID) -> (id: Int, wakeups: AsyncStream<Void>) {
     let (stream, continuation) = AsyncStream.makeStream(
       of: Void.self, bufferingPolicy: .bufferingNewest(1))
-    nextID += 1
-    var streams = listeners[device, default: [:]]
-    while streams.count >= Self.streamsPerDevice, let oldest = streams.keys.min() {
-      streams.removeValue(forKey: oldest)?.finish()
+    return state.withLock { state in
+      state.nextID += 1
+      var streams = state.listeners[device, default: [:]]
+      while streams.count >= Self.streamsPerDevice, let oldest = streams.keys.min() {
+        streams.removeValue(forKey: oldest)?.finish()
+      }
+      streams[state.nextID] = continuation
+      state.listeners[device] = streams
+      return (state.nextID, stream)
     }
-    streams[nextID] = continuation
-    listeners[device] = streams
-    return (nextID, stream)
   }
 
   func stopListening(to device: DeviceID, id: Int) {
-    listeners[device]?.removeValue(forKey: id)?.finish()
-    if listeners[device]?.isEmpty == true { listeners[device] = nil }
+    state.withLock { state in
+      state.listeners[device]?.removeValue(forKey: id)?.finish()
+      if state.listeners[device]?.isEmpty == true { state.listeners[device] = nil }
+    }
   }
 
   /// Wakes every stream of these devices, and every watcher.
   func wake<Devices: Sequence<DeviceID>>(_ devices: Devices) {
-    var any = false
-    for device in devices {
-      any = true
-      for continuation in listeners[device, default: [:]].values { continuation.yield() }
+    state.withLock { state in
+      var any = false
+      for device in devices {
+        any = true
+        for continuation in state.listeners[device, default: [:]].values { continuation.yield() }
+      }
+      if any { for watcher in state.watchers.values { watcher.continuation.yield() } }
     }
-    if any { for watcher in watchers.values { watcher.continuation.yield() } }
   }
 
   /// Wakes every stream (notifications may have been missed).
   func wakeAll() {
-    for streams in listeners.values {
-      for continuation in streams.values { continuation.yield() }
+    state.withLock { state in
+      for streams in state.listeners.values {
+        for continuation in streams.values { continuation.yield() }
+      }
+      for watcher in state.watchers.values { watcher.continuation.yield() }
     }
-    for watcher in watchers.values { watcher.continuation.yield() }
   }
 
   /// A stream that yields whenever any device may have new events (newest wake-up only), for
@@ -71,25 +86,31 @@ actor EventHub {
   func watch(owner: WatcherOwner, perProject: Int, perSession: Int) -> (
     id: Int, wakeups: AsyncStream<Void>
   )? {
-    guard watchers.count < Self.maximumWatchers else { return nil }
-    var (project, session) = (0, 0)
-    for watcher in watchers.values where watcher.owner.project == owner.project {
-      project += 1
-      if watcher.owner.session == owner.session { session += 1 }
+    state.withLock { state in
+      guard state.watchers.count < Self.maximumWatchers else { return nil }
+      var (project, session) = (0, 0)
+      for watcher in state.watchers.values where watcher.owner.project == owner.project {
+        project += 1
+        if watcher.owner.session == owner.session { session += 1 }
+      }
+      guard project < perProject, session < perSession else { return nil }
+      let (stream, continuation) = AsyncStream.makeStream(
+        of: Void.self, bufferingPolicy: .bufferingNewest(1))
+      state.nextID += 1
+      state.watchers[state.nextID] = (owner, continuation)
+      return (state.nextID, stream)
     }
-    guard project < perProject, session < perSession else { return nil }
-    let (stream, continuation) = AsyncStream.makeStream(
-      of: Void.self, bufferingPolicy: .bufferingNewest(1))
-    nextID += 1
-    watchers[nextID] = (owner, continuation)
-    return (nextID, stream)
   }
 
   /// Wakes one watcher (its own poll ticker).
-  func nudge(watcher id: Int) { watchers[id]?.continuation.yield() }
+  func nudge(watcher id: Int) {
+    state.withLock { state in _ = state.watchers[id]?.continuation.yield() }
+  }
 
-  func stopWatching(id: Int) { watchers.removeValue(forKey: id)?.continuation.finish() }
+  func stopWatching(id: Int) {
+    state.withLock { state in state.watchers.removeValue(forKey: id)?.continuation.finish() }
+  }
 
   /// How many streams are open (for metrics).
-  var openStreams: Int { listeners.values.reduce(0) { $0 + $1.count } }
+  var openStreams: Int { state.withLock { $0.listeners.values.reduce(0) { $0 + $1.count } } }
 }

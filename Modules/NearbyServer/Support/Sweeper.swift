@@ -91,7 +91,7 @@ struct Sweeper: Sendable {
       metrics.sweeps.increment()
       if !events.isEmpty {
         metrics.sweepEvents.increment(by: events.count)
-        await hub.wake(Set(events.map(\.device)))
+        hub.wake(Set(events.map(\.device)))
       }
       return events
     } catch {
