@@ -220,6 +220,9 @@ public actor MessageManager {
     let resolver = resolver
     let credentials = credentials
     let mediums = slots.map(\.medium)
+    // Unowned on purpose: a manager dropped without shutdown() (a deinit cannot await) still
+    // stops its mediums and unregisters; the task ends when those calls return (each bounded
+    // by its medium's and resolver's timeouts).
     Task {
       for medium in mediums { await medium.shutdown() }
       try? await resolver.unregister(credentials)

@@ -251,6 +251,9 @@ public actor Air {
           hearer.sightings.yield(sighting)
         } else {
           let (continuation, latency) = (hearer.sightings, configuration.latency)
+          // Unowned on purpose (a test kit's simulated latency): it ends by itself after
+          // `latency`; a hearer detached meanwhile has a finished continuation, so the yield
+          // does nothing.
           Task {
             try? await Task.sleep(for: latency)
             continuation.yield(sighting)
