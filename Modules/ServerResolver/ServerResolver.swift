@@ -177,7 +177,7 @@ public actor ServerResolver {
     streamTask?.cancel()
     eventContinuation?.finish()
     eventContinuation = nil
-    defer { Task { [http] in try? await http.shutdown() } }
+    defer { http.shutdown { _ in } }
     try await unregisterOnServer(device)
     await configuration.credentialStore.forget(account)
   }

@@ -3,7 +3,7 @@
 /// into a stream, and a task the manager owns (in `tasks`, cancelled at shutdown) does the
 /// work: no fire-and-forget task per request.
 ///
-/// A flush, a beacon look-up and a beacon-scan reconcile are signals (a burst of requests while
+/// A flush, a request for directives, a beacon look-up and a beacon-scan reconcile are signals (a burst of requests while
 /// one runs leaves one more run); a release names the handle whose last reference went away.
 struct ManagerChores: Sendable {
   /// A handle dropped while active: unpublish or unsubscribe it.
@@ -14,6 +14,8 @@ struct ManagerChores: Sendable {
 
   let flushes: AsyncStream<Void>
   let flush: AsyncStream<Void>.Continuation
+  let directiveRequests: AsyncStream<Void>
+  let requestDirectives: AsyncStream<Void>.Continuation
   let beaconLookups: AsyncStream<Void>
   let lookUpBeacons: AsyncStream<Void>.Continuation
   let beaconReconciles: AsyncStream<Void>
@@ -23,6 +25,8 @@ struct ManagerChores: Sendable {
 
   init() {
     (flushes, flush) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
+    (directiveRequests, requestDirectives) = AsyncStream.makeStream(
+      bufferingPolicy: .bufferingNewest(1))
     (beaconLookups, lookUpBeacons) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
     (beaconReconciles, reconcileBeacons) = AsyncStream.makeStream(
       bufferingPolicy: .bufferingNewest(1))
@@ -33,6 +37,7 @@ struct ManagerChores: Sendable {
   /// Ends every stream (the manager's tasks that read them end).
   func finish() {
     flush.finish()
+    requestDirectives.finish()
     lookUpBeacons.finish()
     reconcileBeacons.finish()
     release.finish()
@@ -47,6 +52,9 @@ extension MessageManager {
     return [
       Task { [weak self] in
         for await _ in chores.flushes { await self?.flushSightings() }
+      },
+      Task { [weak self] in
+        for await _ in chores.directiveRequests { await self?.requestDirectives() }
       },
       Task { [weak self] in
         for await _ in chores.beaconLookups { await self?.drainBeaconLookups() }

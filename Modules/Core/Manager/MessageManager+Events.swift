@@ -18,7 +18,7 @@ extension MessageManager {
       }
     }
     // An expiry changes which mediums must broadcast or scan: ask for new directives.
-    if handlesExpired { Task { await self.requestDirectives() } }
+    if handlesExpired { chores.requestDirectives.yield() }
   }
 
   /// Hands one event to its subscription or publication; true for an expiry.
