@@ -21,7 +21,8 @@ extension Components.Schemas.AdvertisedID {
       let beaconID = BeaconID(kind: kind, bytes: bytes)
     else {
       throw WireError(
-        "\(field).id: a \(_type.rawValue) id is \(kind.byteCount * 2) hex digits, got "
+        "\(field).id: a \(_type.rawValue) id is \(kind.byteCount * 2) hex digits "
+          + "(\(kind.byteCount) bytes), got "
           + "'\(id.unicodeScalars.prefix(64).map { $0.escaped(asASCII: true) }.joined())'")
     }
     return beaconID

@@ -409,8 +409,9 @@ extension ResolverHandler {
   static func advertisedID(_ wire: Components.Schemas.AdvertisedID, field: String) throws
     -> BeaconID
   {
-    do { return try BeaconID(kind: BeaconID.Kind(wire._type), hex: wire.id) } catch {
-      throw APIFailure.badRequest("\(field).id: \(error.description)")
+    // One parser for an advertised id, the wire's (ResolverWire), with its one error.
+    do { return try wire.beaconID(field: field) } catch {
+      throw APIFailure.badRequest(error.description)
     }
   }
 
