@@ -36,4 +36,19 @@ struct GroupCommitTests {
       #expect(!projects.contains("p0") && projects.contains("p1"))
     }
   }
+
+  /// The batcher's writer belongs to the storage: shutdown ends and awaits it, and a
+  /// transaction submitted after that fails at once instead of waiting for a writer gone.
+  @Test func aTransactionAfterShutdownFailsAtOnce() async throws {
+    let folder = FileManager.default.temporaryDirectory
+      .appendingPathComponent("nearby-batcher-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let storage = try SQLiteStorage(path: folder.appendingPathComponent("db.sqlite").path)
+    let before = try await storage.transaction { _ in 1 }
+    #expect(before == 1)
+    await storage.shutdown()
+    await #expect(throws: SQLStorageError.shutDown) {
+      try await storage.transaction { _ in 2 }
+    }
+  }
 }

@@ -6,6 +6,10 @@ import Synchronization
 /// writing the same few pages to the log) into one, and one hop to the writer per batch.
 ///
 /// Nothing waits on purpose: a transaction submitted to an idle batcher starts at once.
+///
+/// The batches are written by ``run()``, which its owner (the storage) runs in a task of its
+/// own until ``finish()``; a transaction submitted after that fails with
+/// ``SQLStorageError/shutDown``.
 final class TransactionBatcher: Sendable {
   typealias Work = @Sendable (SQLStore) throws -> any Sendable
   /// Runs `body` in one database transaction (committed if it returns).
@@ -21,6 +25,7 @@ final class TransactionBatcher: Sendable {
   private struct State {
     var queue: [Item] = []
     var running = false
+    var finished = false
   }
 
   private let state = Mutex(State())
@@ -28,21 +33,47 @@ final class TransactionBatcher: Sendable {
   /// The most transactions committed together.
   let maximumBatch: Int
 
+  /// A batch to write: the submission that finds the batcher idle signals ``run()``.
+  private let signals: AsyncStream<Void>
+  private let signal: AsyncStream<Void>.Continuation
+
   init(maximumBatch: Int = 256, run: @escaping RunTransaction) {
     self.maximumBatch = max(maximumBatch, 1)
     self.run = run
+    (signals, signal) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
+  }
+
+  /// Writes the batches submitted, until ``finish()``; then fails what still waits.
+  func run() async {
+    for await _ in signals { await drain() }
+    let left = state.withLock { state in
+      defer { state.queue.removeAll() }
+      return state.queue
+    }
+    for item in left { item.continuation.resume(throwing: SQLStorageError.shutDown) }
+  }
+
+  /// Ends ``run()`` once the batch being written is done; later submissions fail.
+  func finish() {
+    state.withLock { $0.finished = true }
+    signal.finish()
   }
 
   func submit<T: Sendable>(_ body: @escaping @Sendable (SQLStore) throws -> T) async throws -> T {
     let value = try await withCheckedThrowingContinuation {
       (continuation: CheckedContinuation<any Sendable, any Error>) in
-      let start = state.withLock { state -> Bool in
+      let start = state.withLock { state -> Bool? in
+        guard !state.finished else { return nil }
         state.queue.append(Item(work: { try body($0) }, continuation: continuation))
         guard !state.running else { return false }
         state.running = true
         return true
       }
-      if start { Task { await self.drain() } }
+      switch start {
+      case nil: continuation.resume(throwing: SQLStorageError.shutDown)
+      case true: signal.yield()
+      case false: break
+      }
     }
     // `value` is what `body` returned: a `T` by construction.
     return value as! T

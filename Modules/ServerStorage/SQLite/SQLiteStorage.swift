@@ -17,6 +17,8 @@ public final class SQLiteStorage: ResolverStorage {
   public let path: String
   private let pool: DatabasePool
   private let batcher: TransactionBatcher
+  /// Runs the batcher's writes; ended and awaited by ``shutdown()`` (or ended by `deinit`).
+  private let writer: Task<Void, Never>
 
   /// Opens (creating if needed) the database at `path` and brings its schema up to date.
   ///
@@ -38,9 +40,11 @@ public final class SQLiteStorage: ResolverStorage {
     self.pool = pool
     try pool.write { db in try Schema.migrate(GRDBConnection(db)) }
     let hint = DeadlineHint()
-    batcher = TransactionBatcher { body in
+    let batcher = TransactionBatcher { body in
       try await pool.write { db in try body(SQLStore(GRDBConnection(db), deadlineHint: hint)) }
     }
+    self.batcher = batcher
+    writer = Task { await batcher.run() }
     logger.info("storage ready", metadata: ["sqlite": "\(path)", "schema": "\(Schema.version)"])
   }
 
@@ -81,8 +85,12 @@ public final class SQLiteStorage: ResolverStorage {
   }
 
   public func shutdown() async {
+    batcher.finish()
+    await writer.value
     try? pool.close()
   }
+
+  deinit { batcher.finish() }
 
   /// The default file: `$XDG_DATA_HOME/nearby/resolver.sqlite`, or
   /// `~/.local/share/nearby/resolver.sqlite`.
