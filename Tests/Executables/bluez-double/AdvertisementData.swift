@@ -109,3 +109,17 @@ func fullUUID(_ uuid: String) -> String {
   default: return short
   }
 }
+
+/// The AD structure bluetoothd builds for service data: its AD type and its bytes after the
+/// type (UUID little-endian, then the data).
+func serviceDataStructure(uuid: String, data: [UInt8]) -> (type: UInt8, bytes: [UInt8]) {
+  let hex = shortUUID(uuid).replacingOccurrences(of: "-", with: "")
+  var uuidBytes: [UInt8] = []
+  var index = hex.startIndex
+  while index < hex.endIndex, let next = hex.index(index, offsetBy: 2, limitedBy: hex.endIndex) {
+    uuidBytes.append(UInt8(hex[index..<next], radix: 16) ?? 0)
+    index = next
+  }
+  let type: UInt8 = uuidBytes.count == 2 ? 0x16 : uuidBytes.count == 4 ? 0x20 : 0x21
+  return (type, uuidBytes.reversed() + data)
+}
