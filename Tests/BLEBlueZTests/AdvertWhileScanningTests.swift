@@ -1,4 +1,5 @@
 import BLEBlueZ
+import BlueZTestSupport
 import DBus
 import Testing
 import TestSupport
@@ -17,7 +18,7 @@ extension BlueZDoubleTests {
     defer { control.close() }
     if monitors {
       for adapter in ["hci0", "hci1"] {
-        try await control.call("SetMonitorSupport", [.string(adapter), .boolean(true)])
+        try await control.setMonitorSupport(adapter, true)
       }
     }
     let both = try await control.medium("hci0")
@@ -32,7 +33,7 @@ extension BlueZDoubleTests {
     #expect(await heardByPeer.first(timeout: .seconds(5)) { $0.token == token } != nil)
     // hci0 scans again: with the same plan, and it hears hci1's token.
     if monitors {
-      #expect(try await control.call("Monitors", [.string("hci0")]).first?.elements?.count == 1)
+      #expect(try await control.monitors("hci0").count == 1)
     } else {
       #expect(try await control.discoveryClients("hci0").count == 1)
     }

@@ -62,7 +62,7 @@ extension BlueZDoubleTests {
   @Test(.requires(.bluezDouble)) func lowPowerBeaconScanningUsesAPatternMonitor() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
-    try await control.call("SetMonitorSupport", [.string("hci0"), .boolean(true)])
+    try await control.setMonitorSupport("hci0", true)
     let uid = try await SimulatedBeacon.start(
       SampleBeacons.eddystoneUID, on: "hci1", bus: control.bus)
     let iBeacon = try await SimulatedBeacon.start(
@@ -71,9 +71,9 @@ extension BlueZDoubleTests {
     let heard = StreamRecorder(medium.beaconSightings)
     try await medium.startBeaconScanning(lowPower: true)
     #expect(try await control.discoveryClients("hci0").isEmpty)
-    let monitors = try await control.call("Monitors", [.string("hci0")]).first?.elements
-    #expect(monitors == [.objectPath(try DBusObjectPath("/org/nearby/ble/monitor0"))])
-    let beaconPatterns = try Self.patterns(await control.call("MonitorPatterns", [.string("hci0")]))
+    let monitors = try await control.monitors("hci0")
+    #expect(monitors == [try DBusObjectPath("/org/nearby/ble/monitor0")])
+    let beaconPatterns = try await control.monitorPatterns("hci0")
     #expect(
       beaconPatterns == [
         Pattern(start: 0, type: 0x16, content: [0xaa, 0xfe]),
@@ -84,7 +84,7 @@ extension BlueZDoubleTests {
     #expect(await Self.sighting(of: SampleBeacons.iBeacon, in: heard) != nil)
     // Token scanning joins: the same monitor, now with our token pattern too.
     try await medium.startScanning()
-    let both = try Self.patterns(await control.call("MonitorPatterns", [.string("hci0")]))
+    let both = try await control.monitorPatterns("hci0")
     #expect(both.count == 4)
     #expect(both.first?.type == BLETokenFrame.serviceData128ADType)
     #expect(Array(both.dropFirst()) == beaconPatterns)
@@ -94,11 +94,11 @@ extension BlueZDoubleTests {
     try await medium.startBeaconScanning(lowPower: false)
     #expect(try await control.discoveryClients("hci0").count == 1)
     // One monitor (each registration exports it at a new path: monitor0, monitor1, …).
-    let beside = try await control.call("Monitors", [.string("hci0")]).first?.elements ?? []
+    let beside = try await control.monitors("hci0")
     #expect(beside.count == 1)
-    #expect(beside.first?.objectPath?.description.hasPrefix("/org/nearby/ble/monitor") == true)
+    #expect(beside.first?.description.hasPrefix("/org/nearby/ble/monitor") == true)
     #expect(
-      try Self.patterns(await control.call("MonitorPatterns", [.string("hci0")])).count == 4)
+      try await control.monitorPatterns("hci0").count == 4)
     let switched = ContinuousClock.now
     #expect(await Self.sighting(of: SampleBeacons.eddystoneUID, in: heard, since: switched) != nil)
     await uid.stop()
@@ -114,8 +114,8 @@ extension BlueZDoubleTests {
   @Test(.requires(.bluezDouble)) func aStillBeaconStaysPresentThroughTheMonitor() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
-    try await control.call("SetMonitorSupport", [.string("hci0"), .boolean(true)])
-    try await control.call("SetQuietMonitors", [.boolean(true)])
+    try await control.setMonitorSupport("hci0", true)
+    try await control.setQuietMonitors(true)
     let medium = try await control.medium("hci0")
     let heard = StreamRecorder(medium.beaconSightings)
     try await medium.startBeaconScanning(lowPower: true)
@@ -145,12 +145,12 @@ extension BlueZDoubleTests {
     try await medium.startBeaconScanning(lowPower: false)
     #expect(
       await Self.sighting(of: SampleBeacons.iBeacon, in: heard) { $0.rssi ?? 0 > -60 } != nil)
-    try await control.call("SetRSSI", [.string("hci1"), .int16(-85)])
+    try await control.setRSSI(advertiser: "hci1", rssi: -85)
     let moved = await Self.sighting(of: SampleBeacons.iBeacon, in: heard) {
       (-87 ... -83).contains($0.rssi ?? 0)
     }
     #expect(moved != nil)
-    try await control.call("SetRSSI", [.string("hci1"), .int16(0)])
+    try await control.setRSSI(advertiser: "hci1", rssi: 0)
     #expect(
       await Self.sighting(of: SampleBeacons.iBeacon, in: heard) { $0.rssi ?? 0 > -60 } != nil)
     await beacon.stop()
@@ -200,7 +200,7 @@ extension BlueZDoubleTests {
     let statuses = StreamRecorder(medium.statusUpdates)
     try await medium.startBeaconScanning(lowPower: true)
     #expect(await Self.sighting(of: SampleBeacons.eddystoneEID, in: heard) != nil)
-    try await control.call("Restart", [.uint32(300)])
+    try await control.restart(downFor: .milliseconds(300))
     #expect(
       await eventually {
         statuses.elements.contains { if case .unavailable = $0 { true } else { false } }
@@ -218,20 +218,5 @@ extension BlueZDoubleTests {
     await medium.shutdown()
   }
 
-  struct Pattern: Hashable {
-    var start: UInt8
-    var type: UInt8
-    var content: [UInt8]
-  }
-
-  /// The double's `MonitorPatterns` answer.
-  static func patterns(_ reply: [DBusValue]) throws -> [Pattern] {
-    try (reply.first?.elements ?? []).map { value in
-      guard case .structure(let fields) = value, fields.count == 3,
-        case .byte(let start) = fields[0],
-        case .byte(let type) = fields[1], let content = fields[2].bytes
-      else { throw DBusError(.invalidArgs, "not a pattern: \(value)") }
-      return Pattern(start: start, type: type, content: content)
-    }
-  }
+  typealias Pattern = DoubleControl.MonitorPattern
 }

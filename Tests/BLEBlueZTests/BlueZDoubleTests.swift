@@ -59,7 +59,7 @@ import Tokens
   @Test(.requires(.bluezDouble)) func maximumAdvertisementsIsATypedError() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
-    try await control.call("SetSupportedInstances", [.string("hci0"), .byte(0)])
+    try await control.setSupportedInstances("hci0", 0)
     let medium = try await control.medium("hci0")
     do {
       try await medium.transmit(Token.random())
@@ -90,7 +90,7 @@ import Tokens
   @Test(.requires(.bluezDouble)) func accessDeniedIsAPermissionErrorWithTheFix() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
-    try await control.call("SetAccessDenied", [.boolean(true)])
+    try await control.setAccessDenied(true)
     let medium = try await control.medium("hci0")
     let statuses = StreamRecorder(medium.statusUpdates)
     #expect(
@@ -117,7 +117,7 @@ import Tokens
     #expect(
       await heard.first(since: .now - .seconds(1), timeout: .seconds(5)) { $0.token == token }
         != nil)
-    try await control.call("Restart", [.uint32(300)])
+    try await control.restart(downFor: .milliseconds(300))
     #expect(
       await eventually {
         statuses.elements.contains { if case .unavailable = $0 { true } else { false } }
@@ -138,9 +138,9 @@ import Tokens
     let medium = try await control.medium("hci0")
     let statuses = StreamRecorder(medium.statusUpdates)
     try await medium.transmit(Token.random())
-    try await control.call("RemoveAdapter", [.string("hci0")])
+    try await control.removeAdapter("hci0")
     #expect(await eventually { statuses.elements.last == .poweredOff })
-    try await control.call("AddAdapter", [.string("hci0")])
+    try await control.addAdapter("hci0")
     #expect(await eventually { statuses.elements.last == .ready })
     #expect(await eventually { (try? await control.adverts("hci0").count) == 1 })
     await medium.shutdown()
@@ -161,12 +161,12 @@ import Tokens
     try await listener.startScanning()
     try await speaker.transmit(token)
     #expect(await heard.first(timeout: .seconds(5)) { $0.token == token } != nil)
-    try await control.call("RemoveAdapter", [.string("hci0")])
-    try await control.call("RemoveAdapter", [.string("hci1")])
+    try await control.removeAdapter("hci0")
+    try await control.removeAdapter("hci1")
     #expect(await eventually { speakerStatuses.elements.last == .poweredOff })
     #expect(await eventually { listenerStatuses.elements.last == .poweredOff })
-    try await control.call("AddAdapter", [.string("hci1")])
-    try await control.call("AddAdapter", [.string("hci0")])
+    try await control.addAdapter("hci1")
+    try await control.addAdapter("hci0")
     let back = ContinuousClock.now
     #expect(await eventually { speakerStatuses.elements.last == .ready })
     #expect(await eventually { listenerStatuses.elements.last == .ready })
@@ -200,11 +200,9 @@ import Tokens
   @Test(.requires(.bluezDouble)) func notReadyIsRetried() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
-    try await control.call(
-      "FailNext", [.string("StartDiscovery"), .string("org.bluez.Error.NotReady"), .uint32(2)])
-    try await control.call(
-      "FailNext",
-      [.string("RegisterAdvertisement"), .string("org.bluez.Error.InProgress"), .uint32(2)])
+    try await control.failNext("StartDiscovery", with: "org.bluez.Error.NotReady", count: 2)
+    try await control.failNext(
+      "RegisterAdvertisement", with: "org.bluez.Error.InProgress", count: 2)
     let medium = try await control.medium("hci1")
     try await medium.startScanning()
     try await medium.transmit(Token.random())
@@ -226,7 +224,7 @@ import Tokens
     #expect(
       await heard.first(since: .now - .seconds(1), timeout: .seconds(5)) { $0.token == token }
         != nil)
-    try await control.call("StallDiscovery", [.string("hci1")])
+    try await control.stallDiscovery("hci1")
     try await Task.sleep(for: .milliseconds(300))
     let stalled = ContinuousClock.now
     #expect(await heard.first(since: stalled, timeout: .seconds(10)) { $0.token == token } != nil)
@@ -241,7 +239,7 @@ import Tokens
   func reportingEveryAdvertisementDiscoversEvenWhereMonitorsAreOffered() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
-    try await control.call("SetMonitorSupport", [.string("hci1"), .boolean(true)])
+    try await control.setMonitorSupport("hci1", true)
     let beacon = try await SimulatedBeacon.start(
       SampleBeacons.eddystoneUID, on: "hci0", bus: control.bus)
     var configuration = BlueZConfiguration(bus: control.bus, adapter: "hci1")
@@ -251,7 +249,7 @@ import Tokens
     let heard = StreamRecorder(listener.advertisements)
     try await listener.startScanning()
     #expect(try await control.discoveryClients("hci1").count == 1)
-    #expect(try await control.call("Monitors", [.string("hci1")]).first?.elements?.isEmpty == true)
+    #expect(try await control.monitors("hci1").isEmpty)
     let eddystone = await heard.first(since: .now - .seconds(1), timeout: .seconds(5)) {
       $0.serviceData.keys.contains { $0.hasPrefix("0000feaa") }
     }
@@ -265,7 +263,7 @@ import Tokens
   @Test(.requires(.bluezDouble)) func scansWithAPatternMonitorWhereOffered() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
-    try await control.call("SetMonitorSupport", [.string("hci1"), .boolean(true)])
+    try await control.setMonitorSupport("hci1", true)
     let speaker = try await control.medium("hci0")
     let listener = try await control.medium("hci1")
     let heard = StreamRecorder(listener.sightings)
@@ -276,10 +274,10 @@ import Tokens
       await heard.first(since: .now - .seconds(1), timeout: .seconds(5)) { $0.token == token }
         != nil)
     #expect(try await control.discoveryClients("hci1").isEmpty)
-    let monitors = try await control.call("Monitors", [.string("hci1")]).first?.elements
-    #expect(monitors == [.objectPath(try DBusObjectPath("/org/nearby/ble/monitor0"))])
+    let monitors = try await control.monitors("hci1")
+    #expect(monitors == [try DBusObjectPath("/org/nearby/ble/monitor0")])
     await listener.stopScanning()
-    #expect(try await control.call("Monitors", [.string("hci1")]).first?.elements?.isEmpty == true)
+    #expect(try await control.monitors("hci1").isEmpty)
     await speaker.shutdown()
     await listener.shutdown()
   }

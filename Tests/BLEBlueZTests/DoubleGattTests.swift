@@ -84,8 +84,8 @@ extension BlueZDoubleTests {
       #expect(call.options["type"] == nil)
     }
     #expect(calls.first?.value == written)
-    let stats = try await control.call("GattStats")
-    #expect(stats == [.uint32(1), .uint32(1), .uint32(1)])
+    let stats = try await control.gattStats()
+    #expect(stats == DoubleControl.GattStats(connects: 1, reads: 1, writes: 1))
   }
 
   /// At MTU 23 a 300-byte write is a long write (the app gets it whole, once) and reads are
@@ -95,7 +95,7 @@ extension BlueZDoubleTests {
   {
     let control = try await DoubleControl.connect()
     defer { control.close() }
-    try await control.call("SetGattMTU", [.uint16(23)])
+    try await control.setGattMTU(23)
     let app = try await GattTestApp(bus: control.bus)
     defer { app.close() }
     try await app.register(on: "hci0", advertType: "peripheral")
@@ -136,7 +136,7 @@ extension BlueZDoubleTests {
     try await central.disconnect(Self.peripheralOnHci1)
 
     // A new link negotiates the MTU set now.
-    try await control.call("SetGattMTU", [.uint16(517)])
+    try await control.setGattMTU(517)
     try await central.connect(Self.peripheralOnHci1)
     app.reset(value: long)
     #expect(try await central.read(Self.remoteCharacteristic) == Array(long.prefix(512)))
@@ -204,7 +204,7 @@ extension BlueZDoubleTests {
       try await central.connection.property(
         "Connected", interface: "org.bluez.Device1", of: "org.bluez", at: device)
         == .boolean(false))
-    #expect(try await control.call("GattStats").first == .uint32(0))
+    #expect(try await control.gattStats().connects == 0)
   }
 
   @Test(.requires(.bluezDouble)) func disconnectRemovesTheRemoteObjects() async throws {
@@ -243,13 +243,13 @@ extension BlueZDoubleTests {
     let central = try await GattCentral(bus: control.bus, adapter: "hci1")
     defer { central.close() }
     try await central.connect(Self.peripheralOnHci1)
-    #expect(try await control.call("GattApps", [.string("hci0")]).first?.elements?.count == 1)
+    #expect(try await control.gattApps("hci0").count == 1)
     app.close()
     #expect(
       await eventually {
         (try? await central.objects(below: Self.peripheralOnHci1).isEmpty) == true
       })
-    #expect(try await control.call("GattApps", [.string("hci0")]).first?.elements?.isEmpty == true)
+    #expect(try await control.gattApps("hci0").isEmpty)
   }
 
   /// While connected, the device stays after its advert stops; `Disconnect` then removes it.

@@ -156,8 +156,8 @@ extension BlueZDoubleTests {
     }
     #expect(await eventually(timeout: .seconds(20)) { found.withLock { $0 } == [content] })
     #expect(await bobResolver.counters().dropped == 0)
-    let stats = try await control.call("GattStats")
-    #expect((stats.first?.integer ?? 0) >= 1, "no GATT connection: \(stats)")
+    let stats = try await control.gattStats()
+    #expect(stats.connects >= 1, "no GATT connection: \(stats)")
     await publication.cancel()
     #expect(await eventually(timeout: .seconds(20)) { seen.withLock { $0 } == ["found", "lost"] })
     await subscription.cancel()
@@ -214,11 +214,11 @@ extension BlueZDoubleTests {
     let transport = try await BlueZPeerTransport(
       configuration: .init(bluez: BlueZConfiguration(bus: control.bus, adapter: "hci0")),
       logger: Self.quietLogger("test.gatt.restart"))
-    func apps() async -> [DBusValue] {
-      (try? await control.call("GattApps", [.string("hci0")]).first?.elements) ?? []
+    func apps() async -> [DBusObjectPath] {
+      (try? await control.gattApps("hci0")) ?? []
     }
     #expect(await apps().count == 1)
-    try await control.call("Restart", [.uint32(300)])
+    try await control.restart(downFor: .milliseconds(300))
     // Gone (the double restarts 20 ms after answering), then back with no application.
     let gone = await eventually(timeout: .seconds(5)) {
       (try? await control.connection.nameOwner(of: "org.bluez")) == nil

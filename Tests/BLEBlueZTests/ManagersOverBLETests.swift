@@ -1,4 +1,5 @@
 import BLEBlueZ
+import BlueZTestSupport
 import Core
 import DBus
 import Foundation

@@ -17,7 +17,7 @@ extension BlueZDoubleTests {
   private func refusalSetup(
     _ control: DoubleControl, fallback: Duration
   ) async throws -> (listener: BlueZMedium, speaker: BlueZMedium, token: Token) {
-    try await control.call("SetMonitorSupport", [.string("hci1"), .boolean(true)])
+    try await control.setMonitorSupport("hci1", true)
     let speaker = try await control.medium("hci0")
     var configuration = BlueZConfiguration(bus: control.bus, adapter: "hci1")
     configuration.scanWatchdog = .seconds(3)
@@ -36,13 +36,13 @@ extension BlueZDoubleTests {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     let (listener, speaker, token) = try await refusalSetup(control, fallback: .seconds(60))
-    try await control.call("RefuseMonitors", [.string("hci1"), .uint32(1)])
+    try await control.refuseMonitors(adapter: "hci1", count: 1)
     let heard = StreamRecorder(listener.sightings)
     try await listener.startScanning()
     #expect(
       await heard.first(since: .now - .seconds(1), timeout: .seconds(8)) { $0.token == token }
         != nil)
-    #expect(try await control.call("Monitors", [.string("hci1")]).first?.elements?.count == 1)
+    #expect(try await control.monitors("hci1").count == 1)
     #expect(try await control.discoveryClients("hci1").isEmpty)
     #expect(await listener.engine.monitorRefusal.refusals == 0)
     #expect(await listener.engine.monitorsRefused == false)
@@ -58,7 +58,7 @@ extension BlueZDoubleTests {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     let (listener, speaker, token) = try await refusalSetup(control, fallback: .seconds(6))
-    try await control.call("RefuseMonitors", [.string("hci1"), .uint32(3)])
+    try await control.refuseMonitors(adapter: "hci1", count: 3)
     let heard = StreamRecorder(listener.sightings)
     try await listener.startScanning()
     // Refusals after 0, 1 and 2 s of back-off: discovery within about 4 s.
@@ -67,7 +67,7 @@ extension BlueZDoubleTests {
         (try? await control.discoveryClients("hci1").count) == 1
       })
     #expect(await listener.engine.monitorsRefused)
-    #expect(try await control.call("Monitors", [.string("hci1")]).first?.elements?.isEmpty == true)
+    #expect(try await control.monitors("hci1").isEmpty)
     let underDiscovery = ContinuousClock.now
     #expect(
       await heard.first(since: underDiscovery, timeout: .seconds(5)) { $0.token == token } != nil)
@@ -75,7 +75,7 @@ extension BlueZDoubleTests {
     // discovery stopped, the peer still heard.
     #expect(
       await eventually(timeout: .seconds(15), interval: .milliseconds(100)) {
-        let monitors = try? await control.call("Monitors", [.string("hci1")]).first?.elements
+        let monitors = try? await control.monitors("hci1")
         let discovery = try? await control.discoveryClients("hci1")
         return monitors?.count == 1 && discovery?.isEmpty == true
       })

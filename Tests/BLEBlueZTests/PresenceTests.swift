@@ -21,9 +21,9 @@ extension BlueZDoubleTests {
   @Test(.requires(.bluezDouble)) func aStillPeerStaysPresentUnderDiscovery() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
-    try await control.call("SetRSSI", [.string("hci0"), .int16(127)])
-    try await control.call("SetTemporaryTimeout", [.uint32(30_000)])
-    try await control.call("SetHeardOnce", [.boolean(true), .uint32(2500)])
+    try await control.setRSSI(advertiser: "hci0", rssi: 127)
+    try await control.setTemporaryTimeout(.seconds(30))
+    try await control.setHeardOnce(true, gap: .milliseconds(2500))
     let speaker = try await control.medium("hci0")
     let listener = try await control.medium("hci1")
     let heard = StreamRecorder(listener.sightings)
@@ -44,7 +44,7 @@ extension BlueZDoubleTests {
     #expect(try await control.discoveryClients("hci1").count == 1)
     // The peer stops and bluetoothd lets its device go at once (no 30 s timer here): a
     // removal long before the timer could fire is the device going, and the sightings stop.
-    try await control.call("SetTemporaryTimeout", [.uint32(0)])
+    try await control.setTemporaryTimeout(.zero)
     await speaker.stopTransmitting()
     try await Task.sleep(for: .milliseconds(400))
     let stopped = ContinuousClock.now
@@ -62,9 +62,9 @@ extension BlueZDoubleTests {
   @Test(.requires(.bluezDouble)) func aStillPeerSurvivesBluetoothdDroppingItsDevice() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
-    try await control.call("SetRSSI", [.string("hci0"), .int16(127)])
-    try await control.call("SetTemporaryTimeout", [.uint32(2000)])
-    try await control.call("SetHeardOnce", [.boolean(true), .uint32(2500)])
+    try await control.setRSSI(advertiser: "hci0", rssi: 127)
+    try await control.setTemporaryTimeout(.seconds(2))
+    try await control.setHeardOnce(true, gap: .milliseconds(2500))
     let observer = try await Client.connect(control)
     defer { observer.close() }
     let speaker = try await control.medium("hci0")
@@ -103,8 +103,8 @@ extension BlueZDoubleTests {
   @Test(.requires(.bluezDouble)) func aStillPeerStaysPresentUnderAMonitor() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
-    try await control.call("SetMonitorSupport", [.string("hci1"), .boolean(true)])
-    try await control.call("SetQuietMonitors", [.boolean(true)])
+    try await control.setMonitorSupport("hci1", true)
+    try await control.setQuietMonitors(true)
     let speaker = try await control.medium("hci0")
     let listener = try await control.medium("hci1")
     let heard = StreamRecorder(listener.sightings)
@@ -133,11 +133,11 @@ extension BlueZDoubleTests {
   {
     let control = try await DoubleControl.connect()
     defer { control.close() }
-    try await control.call("SetMonitorSupport", [.string("hci1"), .boolean(true)])
-    try await control.call("SetQuietMonitors", [.boolean(true)])
-    try await control.call("SetRSSI", [.string("hci0"), .int16(127)])
-    try await control.call("SetTemporaryTimeout", [.uint32(3000)])
-    try await control.call("SetHeardOnce", [.boolean(true), .uint32(2500)])
+    try await control.setMonitorSupport("hci1", true)
+    try await control.setQuietMonitors(true)
+    try await control.setRSSI(advertiser: "hci0", rssi: 127)
+    try await control.setTemporaryTimeout(.seconds(3))
+    try await control.setHeardOnce(true, gap: .milliseconds(2500))
     let speaker = try await control.medium("hci0")
     var configuration = BlueZConfiguration(bus: control.bus, adapter: "hci1")
     configuration.scanWatchdog = .seconds(3)
@@ -177,8 +177,8 @@ extension BlueZDoubleTests {
   @Test(.requires(.bluezDouble)) func aStuckScanAmongStillDevicesIsRestarted() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
-    try await control.call("SetRSSI", [.string("hci0"), .int16(127)])
-    try await control.call("SetTemporaryTimeout", [.uint32(1000)])
+    try await control.setRSSI(advertiser: "hci0", rssi: 127)
+    try await control.setTemporaryTimeout(.seconds(1))
     let speaker = try await control.medium("hci0")
     let listener = try await control.medium("hci1")
     let heard = StreamRecorder(listener.sightings)
@@ -188,7 +188,7 @@ extension BlueZDoubleTests {
     #expect(
       await heard.first(since: .now - .seconds(1), timeout: .seconds(5)) { $0.token == token }
         != nil)
-    try await control.call("StallDiscovery", [.string("hci1")])
+    try await control.stallDiscovery("hci1")
     #expect(await eventually(timeout: .seconds(10)) { await listener.engine.watchdogRestarts == 1 })
     let restarted = ContinuousClock.now
     #expect(await heard.first(since: restarted, timeout: .seconds(5)) { $0.token == token } != nil)

@@ -85,7 +85,7 @@ extension BlueZDoubleTests {
       SampleBeacons.eddystoneUID, on: "hci0", bus: control.bus)
     let moving = try await SimulatedBeacon.start(
       SampleBeacons.iBeacon, on: "hci2", bus: control.bus)
-    try await control.call("SetRSSI", [.string("hci0"), .int16(127)])
+    try await control.setRSSI(advertiser: "hci0", rssi: 127)
     let client = try await Client.connect(control)
     defer { client.close() }
     try await client.discover("hci1", filter: nil)
@@ -185,7 +185,7 @@ extension BlueZDoubleTests {
   {
     let control = try await DoubleControl.connect()
     defer { control.close() }
-    try await control.call("SetTemporaryTimeout", [.uint32(1500)])
+    try await control.setTemporaryTimeout(.milliseconds(1500))
     let beacon = try await SimulatedBeacon.start(
       SampleBeacons.eddystoneUID, on: "hci0", bus: control.bus)
     let client = try await Client.connect(control)

@@ -126,16 +126,11 @@ struct BeaconEndToEndTests {
     return try await MessageManager(apiKey: world.key, configuration: configuration)
   }
 
-  /// Steers the double: `Reset`, `SetRSSI`.
-  func control(_ member: String, _ arguments: [DBusValue] = []) async throws {
-    try await DoubleBus.control(member, arguments)
-  }
-
   @Test(
     "registered attachments are found, filtered by namespace/type and includeIBeacons",
     .requires(.bluezDouble))
   func foundAndFiltered() async throws {
-    try await control("Reset")
+    try await DoubleControl.once { try await $0.reset() }
     let world = try await world()
     let manager = try await manager(world)
     let bus = try DoubleBus.bus()
@@ -178,7 +173,7 @@ struct BeaconEndToEndTests {
     "another project's public namespace is found by a subscription naming it, nothing else",
     .requires(.bluezDouble))
   func publicNamespaceOfAnotherProject() async throws {
-    try await control("Reset")
+    try await DoubleControl.once { try await $0.reset() }
     let world = try await world()
     let now = Date()
     // Project "partner" registered the same Eddystone-UID beacon, with a public namespace and
@@ -275,7 +270,7 @@ struct BeaconEndToEndTests {
     "a beacon moving away reports growing distances, then is lost when it leaves",
     .requires(.bluezDouble))
   func movingAway() async throws {
-    try await control("Reset")
+    try await DoubleControl.once { try await $0.reset() }
     let world = try await world()
     let manager = try await manager(world)
     let subscription = try await manager.subscribe(configure: {
@@ -291,7 +286,7 @@ struct BeaconEndToEndTests {
     #expect(near.metres > 0.5 && near.metres < 2, "\(near)")
 
     let moved = ContinuousClock.now
-    try await control("SetRSSI", [.string("hci1"), .int16(-80)])
+    try await DoubleControl.once { try await $0.setRSSI(advertiser: "hci1", rssi: -80) }
     let far = try #require(
       await events.first(since: moved, timeout: .seconds(10)) {
         ($0.distance?.metres ?? 0) > 15
@@ -307,7 +302,8 @@ struct BeaconEndToEndTests {
     await beacon.stop()
     let lost = await events.first(since: left, timeout: .seconds(10)) { $0.lost != nil }
     #expect(lost?.lost == soup.message)
-    try await control("Reset")  // the double's RSSI back to normal for the targets after this
+    // The double's RSSI back to normal for the targets after this.
+    try await DoubleControl.once { try await $0.reset() }
     await manager.shutdown()
     await world.stop()
   }

@@ -17,19 +17,6 @@ public enum DoubleBus {
   /// The private system bus, once the double owns org.bluez on it.
   /// - Throws: ``DoubleMissing`` when the tests run without the services of `test.sh`.
   public static func bus() throws -> DBusBus { .address(try address()) }
-
-  /// Calls a method of the double's control interface (`org.nearby.BlueZDouble1`), such as
-  /// `Reset` (every test that depends on the double's state starts with it) or `SetRSSI`.
-  @discardableResult
-  public static func control(_ member: String, _ arguments: [DBusValue] = []) async throws
-    -> [DBusValue]
-  {
-    let connection = try await DBusConnection(try bus())
-    defer { connection.close() }
-    return try await connection.call(
-      destination: "org.nearby.BlueZDouble", path: try DBusObjectPath("/org/nearby/BlueZDouble"),
-      interface: "org.nearby.BlueZDouble1", member: member, arguments, timeout: .seconds(5))
-  }
 }
 
 /// The tests were run without the BlueZ double (a plain `swift test`).

@@ -12,7 +12,7 @@ struct BeaconsScanTests {
     "lists a simulated beacon's fields, signal and distance as JSON lines", .requires(.bluezDouble))
   func scansASimulatedBeacon() async throws {
     let address = try DoubleBus.address()
-    try await DoubleBus.control("Reset")
+    try await DoubleControl.once { try await $0.reset() }
     let beacon = try await SimulatedBeacon.start(
       SampleBeacons.iBeacon, on: "hci1", bus: .address(address))
     let (folder, environment, _) = try CLIEnvironment.make()
