@@ -5,7 +5,8 @@ import Foundation
 /// `/org/nearby/BlueZDouble`), and the settings its methods change.
 extension BlueZDouble {
   func controlInterface() -> DBusInterface {
-    DBusInterface(
+    let adapters = Set(self.adapters.keys)
+    return DBusInterface(
       Self.controlInterface,
       methods: [
         DBusMethod("Reset") { [weak self] _ in
@@ -13,16 +14,17 @@ extension BlueZDouble {
           return []
         },
         DBusMethod("SetPowered", input: "sb") { [weak self] call in
+          let arguments = ControlArguments(call, adapters: adapters)
           await self?.poweredChanged(
-            call.body[0].string ?? "", call.body[1].bool ?? false, fromPeer: false)
+            try arguments.adapter(0), try arguments.bool(1), fromPeer: false)
           return []
         },
         DBusMethod("SetAccessDenied", input: "b") { [weak self] call in
-          await self?.setDenied(call.body[0].bool ?? false)
+          await self?.setDenied(try ControlArguments(call, adapters: adapters).bool(0))
           return []
         },
         DBusMethod("Restart", input: "u") { [weak self] call in
-          let milliseconds = Int(call.body[0].integer ?? 200)
+          let milliseconds = Int(try ControlArguments(call, adapters: adapters).uint32(0))
           Task { [weak self] in
             try? await Task.sleep(for: .milliseconds(20))
             try? await self?.restart(downFor: .milliseconds(milliseconds))
@@ -30,81 +32,99 @@ extension BlueZDouble {
           return []
         },
         DBusMethod("RemoveAdapter", input: "s") { [weak self] call in
-          await self?.setPresent(call.body[0].string ?? "", false)
+          await self?.setPresent(try ControlArguments(call, adapters: adapters).adapter(0), false)
           return []
         },
         DBusMethod("AddAdapter", input: "s") { [weak self] call in
-          await self?.setPresent(call.body[0].string ?? "", true)
+          await self?.setPresent(try ControlArguments(call, adapters: adapters).adapter(0), true)
           return []
         },
         DBusMethod("SetSupportedInstances", input: "sy") { [weak self] call in
-          guard case .byte(let count) = call.body[1] else { return [] }
-          await self?.setInstances(call.body[0].string ?? "", count)
+          let arguments = ControlArguments(call, adapters: adapters)
+          await self?.setInstances(try arguments.adapter(0), try arguments.byte(1))
           return []
         },
         DBusMethod("FailNext", input: "ssu") { [weak self] call in
-          await self?.failNext(
-            call.body[0].string ?? "", call.body[1].string ?? "", Int(call.body[2].integer ?? 1))
+          let arguments = ControlArguments(call, adapters: adapters)
+          let member = try arguments.string(0)
+          guard Self.failableMembers.contains(member) else {
+            throw DBusError(
+              .invalidArgs,
+              "\(Self.controlInterface).FailNext: the double cannot fail \"\(member)\" (it can "
+                + "fail \(Self.failableMembers.sorted().joined(separator: ", ")))")
+          }
+          await self?.failNext(member, try arguments.string(1), Int(try arguments.uint32(2)))
           return []
         },
         DBusMethod("RefuseMonitors", input: "su") { [weak self] call in
-          await self?.setRefuseMonitors(
-            call.body[0].string ?? "", Int(call.body[1].integer ?? 0))
+          let arguments = ControlArguments(call, adapters: adapters)
+          await self?.setRefuseMonitors(try arguments.adapter(0), Int(try arguments.uint32(1)))
           return []
         },
         DBusMethod("SetMonitorSupport", input: "sb") { [weak self] call in
-          await self?.setMonitorSupport(call.body[0].string ?? "", call.body[1].bool ?? false)
+          let arguments = ControlArguments(call, adapters: adapters)
+          await self?.setMonitorSupport(try arguments.adapter(0), try arguments.bool(1))
           return []
         },
         DBusMethod("Monitors", input: "s", output: "ao") { [weak self] call in
-          [.objectPaths(await self?.monitorPaths(call.body[0].string ?? "") ?? [])]
+          let adapter = try ControlArguments(call, adapters: adapters).adapter(0)
+          return [.objectPaths(await self?.monitorPaths(adapter) ?? [])]
         },
         DBusMethod("SetHeardOnce", input: "bu") { [weak self] call in
+          let arguments = ControlArguments(call, adapters: adapters)
           await self?.setHeardOnce(
-            call.body[0].bool ?? false, gap: .milliseconds(Int(call.body[1].integer ?? 0)))
+            try arguments.bool(0), gap: .milliseconds(Int(try arguments.uint32(1))))
           return []
         },
         DBusMethod("SetTemporaryTimeout", input: "u") { [weak self] call in
-          await self?.setTemporaryTimeout(.milliseconds(Int(call.body[0].integer ?? 0)))
+          await self?.setTemporaryTimeout(
+            .milliseconds(Int(try ControlArguments(call, adapters: adapters).uint32(0))))
           return []
         },
         DBusMethod("SetRSSI", input: "sn") { [weak self] call in
-          await self?.setRSSI(call.body[0].string ?? "", Int(call.body[1].integer ?? 0))
+          let arguments = ControlArguments(call, adapters: adapters)
+          await self?.setRSSI(try arguments.adapter(0), Int(try arguments.int16(1)))
           return []
         },
         DBusMethod("MonitorPatterns", input: "s", output: "a(yyay)") { [weak self] call in
-          [
+          let adapter = try ControlArguments(call, adapters: adapters).adapter(0)
+          return [
             .array(
               .structure([.byte, .byte, .array(.byte)]),
-              (await self?.monitorPatterns(call.body[0].string ?? "") ?? []).map {
+              (await self?.monitorPatterns(adapter) ?? []).map {
                 .structure([.byte($0.start), .byte($0.adType), .bytes($0.content)])
               })
           ]
         },
         DBusMethod("StallDiscovery", input: "s") { [weak self] call in
-          await self?.stall(call.body[0].string ?? "")
+          await self?.stall(try ControlArguments(call, adapters: adapters).adapter(0))
           return []
         },
         DBusMethod("SetQuietMonitors", input: "b") { [weak self] call in
-          await self?.setQuietMonitors(call.body[0].bool ?? false)
+          await self?.setQuietMonitors(try ControlArguments(call, adapters: adapters).bool(0))
           return []
         },
         DBusMethod("SetReportInterval", input: "u") { [weak self] call in
-          await self?.setInterval(.milliseconds(Int(call.body[0].integer ?? 100)))
+          await self?.setInterval(
+            .milliseconds(Int(try ControlArguments(call, adapters: adapters).uint32(0))))
           return []
         },
         DBusMethod("Adverts", input: "s", output: "aa{sv}") { [weak self] call in
-          [
+          let adapter = try ControlArguments(call, adapters: adapters).adapter(0)
+          return [
             .array(
-              .dictionary(key: .string, value: .variant),
-              await self?.advertList(call.body[0].string ?? "") ?? [])
+              .dictionary(key: .string, value: .variant), await self?.advertList(adapter) ?? [])
           ]
         },
         DBusMethod("DiscoveryClients", input: "s", output: "as") { [weak self] call in
-          [.strings(await self?.discoveryClients(call.body[0].string ?? "") ?? [])]
+          let adapter = try ControlArguments(call, adapters: adapters).adapter(0)
+          return [.strings(await self?.discoveryClients(adapter) ?? [])]
         },
       ] + gattControlMethods())
   }
+
+  /// The BlueZ methods `FailNext` can fail (those that call ``scheduledFailure(_:)``).
+  static let failableMembers: Set<String> = ["StartDiscovery", "RegisterAdvertisement"]
 
   func setDenied(_ on: Bool) { denied.value = on }
   func setQuietMonitors(_ on: Bool) { quietMonitors = on }
@@ -206,5 +226,76 @@ extension BlueZDouble {
 
   func discoveryClients(_ name: String) -> [String] {
     adapters[name].map { Array($0.discovery.keys).sorted() } ?? []
+  }
+}
+
+/// A control call's arguments, read by position. The registry has already refused a call whose
+/// arguments do not match the method's declared input signature (InvalidArgs, naming the
+/// member and both signatures) and a member the interface lacks (UnknownMethod), so these reads
+/// cannot fail for a call that got here; they still throw, naming the command, instead of
+/// putting a default value in place of an argument.
+struct ControlArguments {
+  let call: DBusMessage
+  /// The double's adapters, which an argument naming one must be.
+  let adapters: Set<String>
+
+  init(_ call: DBusMessage, adapters: Set<String>) {
+    self.call = call
+    self.adapters = adapters
+  }
+
+  /// A string argument that names one of the double's adapters; any other name is refused
+  /// (InvalidArgs), not ignored.
+  func adapter(_ index: Int) throws(DBusError) -> String {
+    let name = try string(index)
+    guard adapters.contains(name) else {
+      throw DBusError(
+        .invalidArgs,
+        "\(BlueZDouble.controlInterface).\(call.member ?? "?"): no adapter \"\(name)\" (the "
+          + "double has \(adapters.sorted().joined(separator: ", ")))")
+    }
+    return name
+  }
+
+  func string(_ index: Int) throws(DBusError) -> String {
+    guard case .string(let value) = try argument(index, "s") else { throw mismatch(index, "s") }
+    return value
+  }
+
+  func bool(_ index: Int) throws(DBusError) -> Bool {
+    guard case .boolean(let value) = try argument(index, "b") else { throw mismatch(index, "b") }
+    return value
+  }
+
+  func byte(_ index: Int) throws(DBusError) -> UInt8 {
+    guard case .byte(let value) = try argument(index, "y") else { throw mismatch(index, "y") }
+    return value
+  }
+
+  func uint16(_ index: Int) throws(DBusError) -> UInt16 {
+    guard case .uint16(let value) = try argument(index, "q") else { throw mismatch(index, "q") }
+    return value
+  }
+
+  func int16(_ index: Int) throws(DBusError) -> Int16 {
+    guard case .int16(let value) = try argument(index, "n") else { throw mismatch(index, "n") }
+    return value
+  }
+
+  func uint32(_ index: Int) throws(DBusError) -> UInt32 {
+    guard case .uint32(let value) = try argument(index, "u") else { throw mismatch(index, "u") }
+    return value
+  }
+
+  private func argument(_ index: Int, _ expected: String) throws(DBusError) -> DBusValue {
+    guard call.body.indices.contains(index) else { throw mismatch(index, expected) }
+    return call.body[index]
+  }
+
+  private func mismatch(_ index: Int, _ expected: String) -> DBusError {
+    DBusError(
+      .invalidArgs,
+      "\(BlueZDouble.controlInterface).\(call.member ?? "?") expects argument \(index) of type "
+        + "\"\(expected)\", got arguments \"\(call.signature)\"")
   }
 }

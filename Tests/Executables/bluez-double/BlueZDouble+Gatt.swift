@@ -551,9 +551,10 @@ extension BlueZDouble {
 
   /// The control methods of GATT (added to `org.nearby.BlueZDouble1`).
   func gattControlMethods() -> [DBusMethod] {
-    [
+    let adapters = Set(self.adapters.keys)
+    return [
       DBusMethod("SetGattMTU", input: "q") { [weak self] call in
-        guard case .uint16(let mtu) = call.body[0] else { return [] }
+        let mtu = try ControlArguments(call, adapters: adapters).uint16(0)
         try await self?.setGattMTU(mtu)
         return []
       },
@@ -561,7 +562,8 @@ extension BlueZDouble {
         await self?.gattStats() ?? [.uint32(0), .uint32(0), .uint32(0)]
       },
       DBusMethod("GattApps", input: "s", output: "ao") { [weak self] call in
-        [.objectPaths(await self?.gattApps(call.body[0].string ?? "") ?? [])]
+        let adapter = try ControlArguments(call, adapters: adapters).adapter(0)
+        return [.objectPaths(await self?.gattApps(adapter) ?? [])]
       },
     ]
   }
