@@ -3,8 +3,9 @@
 /// into a stream, and a task the manager owns (in `tasks`, cancelled at shutdown) does the
 /// work: no fire-and-forget task per request.
 ///
-/// A flush, a request for directives, a beacon look-up and a beacon-scan reconcile are signals (a burst of requests while
-/// one runs leaves one more run); a release names the handle whose last reference went away.
+/// A flush, a request for directives, a beacon look-up and a beacon-scan reconcile are signals
+/// (a burst of requests while one runs leaves one more run); a release names the handle whose
+/// last reference went away.
 struct ManagerChores: Sendable {
   /// A handle dropped while active: unpublish or unsubscribe it.
   enum Release: Sendable {
