@@ -6,14 +6,32 @@ import Strategy
 import Testing
 import Tokens
 
-/// Beacon subscriptions on the in-memory air: found, distance, signal and lost, read like
-/// timelines. The air re-advertises every 50 ms; a beacon is lost after 1 s of silence.
+/// Beacon subscriptions through a manager on the in-memory air: the wiring of
+/// `BeaconTracking` (whose rules, timing included, BeaconTrackingTests checks on instants) to
+/// the mediums, the resolver and the subscriptions. The air re-advertises every 50 ms; a
+/// beacon is lost after 1 s of silence. Tests wait for events or for frames heard, never for
+/// a fixed time; what must not happen is checked over the whole stream once it is finished.
 @Suite("Beacon subscriptions")
 struct BeaconSubscriptionTests {
   struct Device {
     let air: Air
     let resolver: BeaconResolver
     let manager: MessageManager
+
+    /// Waits until the air has delivered `count` more beacon frames (at most 10 s).
+    func hearMore(_ count: Int) async {
+      let start = await air.delivered
+      #expect(await eventually { await air.delivered >= start + count }, "frames not delivered")
+    }
+
+    /// Shuts the manager down and waits for `streams` to finish: from then on their
+    /// recorded elements are everything they will ever get.
+    func finish<each E>(_ streams: repeat StreamRecorder<each E>) async {
+      await manager.shutdown()
+      for stream in repeat each streams {
+        #expect(await stream.waitUntilFinished(timeout: .seconds(5)))
+      }
+    }
   }
 
   func device(cacheTTL: Duration = .seconds(300)) async throws -> Device {
@@ -62,23 +80,24 @@ struct BeaconSubscriptionTests {
       Set(allEvents.elements.compactMap(\.found)) == [menu.message, price.message, other.message])
     _ = await nsEvents.waitForCount(2)
     #expect(Set(nsEvents.elements.compactMap(\.found)) == [menu.message, price.message])
-    _ = await typeEvents.first { $0.found != nil }
-    try await Task.sleep(for: .milliseconds(200))
-    #expect(typeEvents.elements.compactMap(\.found) == [menu.message])
+    #expect(await typeEvents.first { $0.found != nil }?.found == menu.message)
     // After found: a distance and a signal for the attachment.
     let distance = await typeEvents.first { $0.distance != nil }?.distance
     #expect(distance != nil)
     #expect(await typeEvents.first { $0.signal != nil } != nil)
-    // Found once, however often the beacon is heard.
-    #expect(typeEvents.elements.compactMap(\.found).count == 1)
+    await device.hearMore(10)
 
     await device.air.removeBeacon("b1")
     let lost = await typeEvents.first(timeout: .seconds(5)) { $0.lost != nil }
     #expect(lost?.lost == menu.message)
     _ = await allEvents.first(timeout: .seconds(5)) { $0.lost == other.message }
+    await device.finish(allEvents, nsEvents, typeEvents)
+    // Found once each, however often the beacon was heard; each subscription its share only.
+    #expect(typeEvents.elements.compactMap(\.found) == [menu.message])
+    #expect(nsEvents.elements.compactMap(\.found).count == 2)
+    #expect(allEvents.elements.compactMap(\.found).count == 3)
     #expect(
       Set(allEvents.elements.compactMap(\.lost)) == [menu.message, price.message, other.message])
-    await device.manager.shutdown()
   }
 
   @Test("another project's public namespace reaches only the subscriptions that name it")
@@ -103,8 +122,10 @@ struct BeaconSubscriptionTests {
     #expect(found?.found == shared.message)
     #expect(device.resolver.askedNamespacedTypes.first == ["*"])
     #expect(device.resolver.askedNamespacedTypes.last == ["*", "partner.menus/*"])
-    try await Task.sleep(for: .milliseconds(200))
+    await device.hearMore(10)
+    await device.finish(allEvents, namedEvents)
     #expect(allEvents.elements.compactMap(\.found) == [menu.message])
+    #expect(namedEvents.elements.compactMap(\.found) == [shared.message])
   }
 
   @Test("includeIBeacons false ignores iBeacons; filters narrow to one Eddystone namespace")
@@ -139,10 +160,12 @@ struct BeaconSubscriptionTests {
     _ = await allEvents.first { $0.found == menu.message }
     #expect(
       Set(allEvents.elements.compactMap(\.found)) == [menu.message, price.message, other.message])
-    try await Task.sleep(for: .milliseconds(300))
+    await device.hearMore(30)
+    await device.finish(eddystoneEvents, filteredEvents, allEvents)
     #expect(Set(eddystoneEvents.elements.compactMap(\.found)) == [menu.message, price.message])
+    #expect(eddystoneEvents.elements.compactMap(\.found).count == 2)
     #expect(filteredEvents.elements.compactMap(\.found) == [menu.message])
-    await device.manager.shutdown()
+    #expect(allEvents.elements.compactMap(\.found).count == 3)
   }
 
   @Test("a beacon moving away reports growing distances, then is lost out of range")
@@ -190,13 +213,13 @@ struct BeaconSubscriptionTests {
     await device.air.placeBeacon(
       "stranger", frames: [.eddystoneUID(TestBeacons.otherUID)], at: .init(x: 1))
     _ = await events.first { $0.found != nil }
-    try await Task.sleep(for: .milliseconds(500))  // about 10 advertisements each
+    await device.hearMore(20)  // about 10 advertisements each
+    await device.finish(events)
     // Each id asked for once (maybe in one request), however often it was heard.
     #expect(device.resolver.askedIDs.count == 2)
     #expect(
       Set(device.resolver.askedIDs) == [uid, BeaconID(frame: .eddystoneUID(TestBeacons.otherUID))!])
     #expect(events.elements.compactMap(\.found) == [menu.message])
-    await device.manager.shutdown()
   }
 
   @Test("telemetry heard from a beacon's transmitter goes with its next look-up, latest only")
@@ -236,7 +259,7 @@ struct BeaconSubscriptionTests {
     await device.manager.shutdown()
   }
 
-  @Test("a beacon in range stays found while its expired answer cannot be refreshed")
+  @Test("a failed refresh of an expired answer leaves the beacon found")
   func resolverDownAfterExpiry() async throws {
     let device = try await device(cacheTTL: .milliseconds(200))
     let uid = BeaconID(frame: .eddystoneUID(TestBeacons.uid))!
@@ -248,10 +271,12 @@ struct BeaconSubscriptionTests {
     await device.air.placeBeacon("b1", frames: [.eddystoneUID(TestBeacons.uid)], at: .init(x: 1))
     _ = await events.first { $0.found != nil }
     device.resolver.setUnreachable(true)
-    try await Task.sleep(for: .milliseconds(2500))  // longer than lostAfter (1 s)
+    // It tries to refresh (after 200 ms) and fails; the frames after that still count.
+    #expect(await eventually { device.resolver.lookupCount >= 2 })
+    await device.hearMore(10)
+    await device.finish(events)
     #expect(events.elements.compactMap(\.lost).isEmpty)
-    #expect(device.resolver.lookupCount >= 2)  // it tried to refresh
-    await device.manager.shutdown()
+    #expect(events.elements.compactMap(\.found) == [menu.message])
   }
 
   @Test("ids that no subscription accepts are never sent to the resolver")
@@ -267,7 +292,7 @@ struct BeaconSubscriptionTests {
     await device.air.placeBeacon("ib", frames: [.iBeacon(TestBeacons.iBeacon)], at: .init(x: 1))
     await device.air.placeBeacon("b1", frames: [.eddystoneUID(TestBeacons.uid)], at: .init(x: 1))
     _ = await events.first { $0.found != nil }
-    try await Task.sleep(for: .milliseconds(300))
+    await device.hearMore(10)  // the iBeacon's among them
     #expect(device.resolver.askedIDs == [uid])
     await #expect(throws: ManagerError.self) {
       try await device.manager.subscribe(configure: {
@@ -341,11 +366,12 @@ struct BeaconSubscriptionTests {
     await device.air.placeBeacon("eid", frames: [.eddystoneEID(first)], at: .init(x: 1))
     _ = await events.first { $0.found != nil }
     await device.air.placeBeacon("eid", frames: [.eddystoneEID(second)], at: .init(x: 1))
-    try await Task.sleep(for: .milliseconds(1500))  // longer than lostAfter
+    #expect(await eventually { device.resolver.askedIDs.count == 2 })
+    await device.hearMore(10)
+    await device.finish(events)
     #expect(device.resolver.askedIDs.count == 2)
     #expect(events.elements.compactMap(\.found) == [menu.message])
     #expect(events.elements.compactMap(\.lost).isEmpty)
-    await device.manager.shutdown()
   }
 
   @Test("a beacon subscription pauses in background unless its beacon strategy allows it")

@@ -20,14 +20,14 @@ struct BeaconTrackerTests {
   @Test("an EID rotation keeps the beacon's smoothing window: one outlier does not move it")
   func smoothingAcrossRotation() throws {
     var tracker = BeaconTracker(settings: settings)
-    let start = ContinuousClock.now
+    let start = ManagerClock.Instant(offset: .seconds(100))
     let first = try eid("0102030405060708")
     let second = try eid("1112131415161718")
     var events: [BeaconTracker.Event] = []
     for step in 0..<5 {
       let time = start + .milliseconds(200 * step)
       let recorded = tracker.record(
-        BeaconSighting(address: "A", frame: first, rssi: -60, time: time))
+        BeaconSighting(address: "A", frame: first, rssi: -60), at: time)
       let id = try #require(recorded)
       events += tracker.apply(
         BeaconInfo(observed: id, beaconName: "eid!1", attachments: [attachment]), for: id,
@@ -37,7 +37,7 @@ struct BeaconTrackerTests {
     // The beacon rotates; its first sighting under the new id is an outlier.
     let time = start + .seconds(1)
     let recorded = tracker.record(
-      BeaconSighting(address: "A", frame: second, rssi: -90, time: time))
+      BeaconSighting(address: "A", frame: second, rssi: -90), at: time)
     let id = try #require(recorded)
     let after = tracker.apply(
       BeaconInfo(observed: id, beaconName: "eid!1", attachments: [attachment]), for: id,
@@ -59,14 +59,14 @@ struct BeaconTrackerTests {
       name: "r", namespace: "ns", type: "t", data: Data("near".utf8), maxDistance: 2)
     #expect(ranged.leaveDistance == 3)
     let frame = try eid("0102030405060708")
-    let start = ContinuousClock.now
+    let start = ManagerClock.Instant(offset: .seconds(100))
     // TX power −20 dBm at 0 m: −61 dBm at 1 m; free space: −69 dBm ≈ 2.5 m, −75 dBm ≈ 5 m,
     // −65 dBm ≈ 1.6 m. One sample every 2 s, a 1 s window: each distance is the last sample's.
     var kinds: [String] = []
     for (step, rssi) in [-61, -69, -75, -69, -65].enumerated() {
       let time = start + .seconds(2 * step)
       let recorded = tracker.record(
-        BeaconSighting(address: "A", frame: frame, rssi: rssi, time: time))
+        BeaconSighting(address: "A", frame: frame, rssi: rssi), at: time)
       let id = try #require(recorded)
       let events = tracker.apply(
         BeaconInfo(observed: id, beaconName: "eid!1", attachments: [ranged]), for: id,
@@ -86,7 +86,7 @@ struct BeaconTrackerTests {
     // No distance at all (no RSSI): never found.
     var blind = BeaconTracker(settings: settings)
     let recorded = blind.record(
-      BeaconSighting(address: "B", frame: frame, rssi: nil, time: start))
+      BeaconSighting(address: "B", frame: frame, rssi: nil), at: start)
     let id = try #require(recorded)
     let events = blind.apply(
       BeaconInfo(observed: id, beaconName: "eid!2", attachments: [ranged]), for: id,

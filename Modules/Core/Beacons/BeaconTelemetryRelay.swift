@@ -7,7 +7,7 @@ import Tokens
 ///
 /// A TLM heard before its transmitter's id waits for it. At most ``capacity`` transmitters and
 /// ids are held; past that the held telemetry is dropped (a newer frame comes soon). A value
-/// owned by the manager's actor.
+/// owned by ``BeaconTracking``.
 struct BeaconTelemetryRelay {
   let capacity: Int
   private var idByAddress: [String: BeaconID] = [:]

@@ -31,7 +31,7 @@ struct BeaconInterest: Sendable, Hashable {
 /// ``Settings/lostAfter`` (or the attachment is gone from the resolver's answer), and distance
 /// and signal changes in between.
 ///
-/// A value owned by the manager's actor; every call gets the time from its caller, so that
+/// A value owned by ``BeaconTracking``; every call gets the time from its caller, so that
 /// tests can replay a timeline.
 ///
 /// **Signal.** Each observed id's RSSI goes through an `RSSISmoother` (windowed median,
@@ -54,13 +54,13 @@ struct BeaconTracker {
   }
 
   private struct Signal {
-    var smoother: RSSISmoother<ContinuousClock.Instant>
+    var smoother: RSSISmoother<ManagerClock.Instant>
     var reference: ReferencePower?
-    var lastHeard: ContinuousClock.Instant
+    var lastHeard: ManagerClock.Instant
   }
 
   private struct Heard {
-    var lastHeard: ContinuousClock.Instant
+    var lastHeard: ManagerClock.Instant
     var latestID: BeaconID
   }
 
@@ -98,27 +98,27 @@ struct BeaconTracker {
   /// How many attachments are found, over every subscription (for tests and logs).
   var foundCount: Int { found.values.reduce(0) { $0 + $1.count } }
 
-  /// Notes a beacon frame's signal; returns the id it advertises (`nil` for telemetry and URL
-  /// frames, which identify nothing).
-  mutating func record(_ sighting: BeaconSighting) -> BeaconID? {
+  /// Notes a beacon frame's signal, heard at `time`; returns the id it advertises (`nil` for
+  /// telemetry and URL frames, which identify nothing).
+  mutating func record(_ sighting: BeaconSighting, at time: ManagerClock.Instant) -> BeaconID? {
     guard let id = BeaconID(frame: sighting.frame) else { return nil }
     var signal =
       signals[id]
       ?? Signal(
         smoother: RSSISmoother(window: settings.smoothingWindow), reference: nil,
-        lastHeard: sighting.time)
-    if let rssi = sighting.rssi { signal.smoother.add(rssi: rssi, at: sighting.time) }
+        lastHeard: time)
+    if let rssi = sighting.rssi { signal.smoother.add(rssi: rssi, at: time) }
     signal.reference = sighting.frame.referencePower ?? signal.reference
-    signal.lastHeard = max(signal.lastHeard, sighting.time)
+    signal.lastHeard = max(signal.lastHeard, time)
     signals[id] = signal
     if let name = names[id] {
       if let heard = beacons[name], heard.lastHeard < signal.lastHeard {
         beacons[name] = Heard(lastHeard: signal.lastHeard, latestID: id)
       }
       if var named = beaconSignals[name] {
-        if let rssi = sighting.rssi { named.smoother.add(rssi: rssi, at: sighting.time) }
+        if let rssi = sighting.rssi { named.smoother.add(rssi: rssi, at: time) }
         named.reference = signal.reference
-        named.lastHeard = max(named.lastHeard, sighting.time)
+        named.lastHeard = max(named.lastHeard, time)
         beaconSignals[name] = named
       }
     }
@@ -130,7 +130,7 @@ struct BeaconTracker {
   /// signal changes. `info == nil` (a beacon the resolver does not know) changes nothing.
   mutating func apply(
     _ info: BeaconInfo?, for id: BeaconID, interests: [SubscriptionID: BeaconInterest],
-    now: ContinuousClock.Instant
+    now: ManagerClock.Instant
   ) -> [Event] {
     guard let info, let heard = signals[id]?.lastHeard else { return [] }
     let name = info.beaconName
@@ -184,7 +184,7 @@ struct BeaconTracker {
 
   /// Loses every attachment of the beacons not heard for ``Settings/lostAfter`` before `now`
   /// and forgets their signals.
-  mutating func sweep(now: ContinuousClock.Instant) -> [Event] {
+  mutating func sweep(now: ManagerClock.Instant) -> [Event] {
     let oldest = now.advanced(by: .zero - settings.lostAfter)
     let silent = Set(beacons.filter { $0.value.lastHeard < oldest }.keys)
     signals = signals.filter { $0.value.lastHeard >= oldest }
@@ -215,7 +215,7 @@ struct BeaconTracker {
     signals.isEmpty && beacons.isEmpty && names.isEmpty && beaconSignals.isEmpty
   }
 
-  private func estimate(_ name: String, now: ContinuousClock.Instant) -> (
+  private func estimate(_ name: String, now: ManagerClock.Instant) -> (
     DistanceEstimate?, BeaconSignal?
   ) {
     guard let id = beacons[name]?.latestID, var signal = beaconSignals[name] ?? signals[id],

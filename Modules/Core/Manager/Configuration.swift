@@ -36,11 +36,12 @@ extension MessageManager {
     public var beaconCacheTTL: Duration = .seconds(300)
     /// Turns a beacon's received power into a distance (see Tokens' `PathLossModel`).
     public var pathLossModel = PathLossModel()
-    /// The clock the manager's timers wait on: token rotation, the TTL of beacon
-    /// subscriptions, the beacon lost check and the permission request timeout. Default:
-    /// `ContinuousClock()`. Tests inject a clock they step by hand (MediumTestKit's
-    /// `ManualClock`) instead of sleeping. (Beacon sightings still carry
-    /// `ContinuousClock` instants.)
+    /// The clock the manager's timers wait on and its decisions are timed by: token
+    /// rotation, the TTL of beacon subscriptions, the beacon cache, smoothing and lost check,
+    /// and the permission request timeout. Default: `ContinuousClock()`. Tests inject a clock
+    /// they step by hand (MediumTestKit's `ManualClock`) instead of sleeping. A beacon
+    /// sighting's ``BeaconSighting/time`` is placed on this clock by its age (how long
+    /// before its arrival it was heard).
     public var clock: any Clock<Duration> = ContinuousClock()
 
     public init(

@@ -14,105 +14,70 @@ import Tokens
 /// from a beacon's transmitter go to the resolver with the beacon's next look-up, for its
 /// diagnostics (``BeaconTelemetryRelay``). Beacon events are not numbered by the
 /// resolver; they are delivered in the order the manager makes them.
+///
+/// What to do is decided by ``BeaconTracking`` (a state machine on the manager's clock); this
+/// extension performs it.
 extension MessageManager {
   /// The beacon interests of the subscriptions that run now.
   var beaconInterests: [SubscriptionID: BeaconInterest] {
     subscriptions.compactMapValues { $0.isPaused ? nil : $0.beacons }
   }
 
-  /// A medium heard a beacon frame.
+  /// A medium heard a beacon frame. Its time is mapped onto the manager's clock (the
+  /// sighting's age on the continuous clock, back from now).
   func beaconHeard(_ sighting: BeaconSighting) {
-    let interests = beaconInterests
-    if let telemetry = BeaconTelemetryRelay.telemetry(of: sighting.frame) {
-      // Kept for the resolver's diagnostics, sent with the beacon's next look-up.
-      if !isShutDown, !interests.isEmpty {
-        beaconTelemetry.heardTelemetry(telemetry, from: sighting.address)
+    guard !isShutDown else { return }
+    let age = max(.zero, sighting.time.duration(to: .now))
+    let heardAt = clock.now - age
+    perform(beaconTracking.heard(sighting, interests: beaconInterests, at: heardAt))
+  }
+
+  /// Performs what ``BeaconTracking`` decided.
+  private func perform(_ actions: [BeaconTracking.Action]) {
+    for action in actions {
+      switch action {
+      case .deliver(let events):
+        deliverBeaconEvents(events)
+      case .startLookups:
+        chores.lookUpBeacons.yield()
+      case .startSweeping(let period):
+        startBeaconSweep(every: period)
+      case .stopSweeping:
+        beaconSweepTask?.cancel()
+        beaconSweepTask = nil
       }
-      return
     }
-    // Ids no subscription wants (iBeacons with includeIBeacons false, ids outside the
-    // filters) are neither followed nor sent to the resolver.
-    guard !isShutDown, !interests.isEmpty, let heard = BeaconID(frame: sighting.frame),
-      interests.values.contains(where: { $0.accepts(heard) }),
-      let id = beaconTracker.record(sighting)
-    else { return }
-    beaconTelemetry.heard(id, from: sighting.address)
-    noteBeaconNamespaces(of: interests)
-    let now = ContinuousClock.now
-    switch beaconCache.lookup(id, now: now) {
-    case .answer(let info, let refresh):
-      deliverBeaconEvents(beaconTracker.apply(info, for: id, interests: interests, now: now))
-      if refresh { lookUp(id) }
-    case .pending:
-      break
-    case .miss:
-      lookUp(id)
-    }
-    startBeaconSweepIfNeeded()
   }
 
-  /// The resolver is asked for every type of the project (`*`) and for every namespace a
-  /// subscription names (`ns/*`: another project's public namespace is read only when named).
-  private var beaconNamespacedTypes: [String] {
-    ["*"] + askedBeaconNamespaces.sorted().prefix(99).map { "\($0)/*" }
-  }
-
-  /// Cached answers lack the namespaces no subscription named when they were asked: when a
-  /// subscription names a new one, they are forgotten (asked again when next heard).
-  private func noteBeaconNamespaces(of interests: [SubscriptionID: BeaconInterest]) {
-    let named = Set(interests.values.map(\.namespace).filter { !$0.isEmpty })
-    guard named != askedBeaconNamespaces else { return }
-    let grew = !named.isSubset(of: askedBeaconNamespaces)
-    askedBeaconNamespaces = named
-    if grew { beaconCache.forgetAnswers() }
-  }
-
-  /// Queues `id` for the resolver. One request runs at a time; ids heard meanwhile go
-  /// together in the next one (a room full of beacons costs a few requests, not one each),
-  /// and a lone id is asked at once.
-  private func lookUp(_ id: BeaconID) {
-    beaconLookupQueue.append(id)
-    guard !isLookingUpBeacons else { return }
-    isLookingUpBeacons = true
-    chores.lookUpBeacons.yield()
-  }
-
+  /// The look-up runner (a chore): asks the resolver for each request the tracking makes
+  /// until its queue is empty.
   func drainBeaconLookups() async {
-    while !beaconLookupQueue.isEmpty, !isShutDown {
-      let batch = Array(beaconLookupQueue.prefix(1000))
-      beaconLookupQueue.removeFirst(batch.count)
-      await resolveBeacons(batch)
+    while !isShutDown, let lookup = beaconTracking.nextLookup() {
+      await resolveBeacons(lookup)
     }
-    isLookingUpBeacons = false
   }
 
-  /// Asks the resolver what `ids` are, caches the answers and applies them.
-  private func resolveBeacons(_ ids: [BeaconID]) async {
+  /// Asks the resolver what a look-up's ids are and applies the answers.
+  private func resolveBeacons(_ lookup: BeaconTracking.Lookup) async {
     do {
-      let observations = ids.map { BeaconObservation(id: $0, telemetry: beaconTelemetry.take($0)) }
       let answers = try await resolver.beaconInfo(
-        observations: observations, namespacedTypes: beaconNamespacedTypes, from: credentials)
+        observations: lookup.observations, namespacedTypes: lookup.namespacedTypes,
+        from: credentials)
       guard !isShutDown else { return }
-      let now = ContinuousClock.now
-      let interests = beaconInterests
-      var byID: [BeaconID: BeaconInfo] = [:]
-      for answer in answers { byID[answer.observed] = answer }
-      for id in ids {
-        let info = byID[id]
-        beaconCache.store(info, for: id, now: now)
-        if info == nil {
-          logger.debug("beacon not registered", metadata: ["beacon": "\(id)"])
-        }
-        deliverBeaconEvents(beaconTracker.apply(info, for: id, interests: interests, now: now))
+      for id in Set(lookup.ids).subtracting(answers.map(\.observed)) {
+        logger.debug("beacon not registered", metadata: ["beacon": "\(id)"])
       }
+      perform(
+        beaconTracking.answered(
+          lookup.ids, with: answers, interests: beaconInterests, at: clock.now))
     } catch let error as ResolverError where error.meansDeviceIsGone {
-      for id in ids { beaconCache.failed(id, now: .now) }
+      beaconTracking.lookupFailed(lookup.ids, at: clock.now)
       await resolverDropped(because: "\(error)")
     } catch {
-      for id in ids { beaconCache.failed(id, now: .now) }
+      beaconTracking.lookupFailed(lookup.ids, at: clock.now)
       logger.warning(
-        "resolving beacons failed; retrying when they are heard again after \(beaconCache.retryAfter)",
-        metadata: ["beacons": "\(ids.count)", "error": "\(error)"])
+        "resolving beacons failed; retrying when they are heard again after \(beaconTracking.cache.retryAfter)",
+        metadata: ["beacons": "\(lookup.ids.count)", "error": "\(error)"])
     }
   }
 
@@ -129,26 +94,24 @@ extension MessageManager {
     }
   }
 
-  /// Runs the lost check while beacons are followed: every quarter of `beaconLostAfter`, and
-  /// at least every second.
-  private func startBeaconSweepIfNeeded() {
-    guard beaconSweepTask == nil else { return }
-    let period = max(min(configuration.beaconLostAfter / 4, .seconds(1)), .milliseconds(10))
-    let clock = configuration.clock
+  /// Runs the tracking's sweep every `period` until it says to stop (or the manager shuts
+  /// down: the task is cancelled).
+  private func startBeaconSweep(every period: Duration) {
+    beaconSweepTask?.cancel()
+    let clock = clock
     beaconSweepTask = Task { [weak self] in
       while !Task.isCancelled {
         try? await clock.sleep(for: period)
-        guard let self, await self.sweepBeacons() else { return }
+        guard !Task.isCancelled, let self, await self.sweepBeacons() else { return }
       }
     }
   }
 
-  /// Loses the attachments of silent beacons; false once nothing is followed any more.
+  /// One sweep; false once the tracking stopped sweeping.
   private func sweepBeacons() -> Bool {
-    deliverBeaconEvents(beaconTracker.sweep(now: .now))
-    guard beaconTracker.isIdle || isShutDown else { return true }
-    beaconSweepTask = nil
-    return false
+    guard !isShutDown else { return false }
+    perform(beaconTracking.sweep(at: clock.now))
+    return beaconSweepTask != nil
   }
 
   /// How the mediums should scan for beacons now: `nil` not at all, else whether in low
@@ -212,7 +175,7 @@ extension MessageManager {
   private func expireLocally(_ id: SubscriptionID) async {
     guard let record = subscriptions.removeValue(forKey: id) else { return }
     logger.debug("subscription expired", metadata: ["subscription": "\(id)"])
-    beaconTracker.remove(id)
+    beaconTracking.forget(id)
     record.expiredHandler?()
     record.continuation.yield(.expired)
     record.continuation.finish()

@@ -36,7 +36,7 @@ extension MessageManager {
       guard let record = subscriptions.removeValue(forKey: id) else { return false }
       logger.debug("subscription expired", metadata: ["subscription": "\(id)"])
       if record.beacons != nil {
-        beaconTracker.remove(id)
+        beaconTracking.forget(id)
         chores.reconcileBeacons.yield()
       }
       record.expiredHandler?()

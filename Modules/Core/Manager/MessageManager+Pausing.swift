@@ -52,7 +52,7 @@ extension MessageManager {
       let pause = mustPause(background: record.allowsBackground)
       guard pause != record.isPaused else { continue }
       subscriptions[id]?.isPaused = pause
-      if pause { beaconTracker.remove(id) }
+      if pause { beaconTracking.forget(id) }
       if !record.reportsToResolver {
         // Beacons only: nothing to tell the resolver; the TTL starts anew on resume.
         record.cell.set(pause ? .paused : .active)
@@ -80,7 +80,7 @@ extension MessageManager {
       for spec in report.publish { publications[spec.id]?.isPaused = true }
       for spec in report.subscribe { subscriptions[spec.id]?.isPaused = true }
       if report.subscribe.contains(where: { subscriptions[$0.id]?.beacons != nil }) {
-        for spec in report.subscribe { beaconTracker.remove(spec.id) }
+        for spec in report.subscribe { beaconTracking.forget(spec.id) }
         await reconcileBeaconScanning()
       }
       return

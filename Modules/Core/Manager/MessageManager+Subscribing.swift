@@ -130,7 +130,7 @@ extension MessageManager {
       continuation.finish()
       cell.set(.inactive)
       if wantsBeacons {
-        beaconTracker.remove(spec.id)
+        beaconTracking.forget(spec.id)
         await reconcileBeaconScanning()
       }
       if case ResolverError.unavailable = error {
@@ -160,7 +160,7 @@ extension MessageManager {
     record.continuation.finish()
     record.cell.set(.inactive)
     if record.beacons != nil {
-      beaconTracker.remove(id)
+      beaconTracking.forget(id)
       await reconcileBeaconScanning()
     }
     guard !record.isPaused, record.reportsToResolver else { return }

@@ -92,18 +92,11 @@ public actor MessageManager {
   /// The consent request in progress, shared by concurrent first publishes/subscribes.
   var permissionRequest: Task<Bool, Never>?
   var appState = AppState.foreground
-  /// Beacons heard, found attachments, distances (see BeaconTracker).
-  var beaconTracker: BeaconTracker
-  /// The resolver's answers for observed beacon ids.
-  var beaconCache: BeaconInfoCache
-  /// Telemetry heard, held until its beacon is next asked of the resolver.
-  var beaconTelemetry = BeaconTelemetryRelay()
+  /// The manager's clock (``Configuration/clock``), read as instants its machines keep.
+  let clock: ManagerClock
+  /// What the beacon subscriptions decide: beacons followed, look-ups, losses.
+  var beaconTracking: BeaconTracking
   var beaconSweepTask: Task<Void, Never>?
-  /// Ids waiting for the resolver, and whether a request for them runs.
-  var beaconLookupQueue: [BeaconID] = []
-  /// The namespaces beacon subscriptions have named (see `beaconNamespacedTypes`).
-  var askedBeaconNamespaces: Set<String> = []
-  var isLookingUpBeacons = false
   var isReconcilingBeacons = false
   var beaconReconcileRequested = false
 
@@ -148,11 +141,12 @@ public actor MessageManager {
     self.configuration = configuration
     self.logger = logger
     self.slots = mediums.map { MediumSlot(medium: $0) }
-    self.beaconTracker = BeaconTracker(
+    self.clock = ManagerClock(configuration.clock)
+    self.beaconTracking = BeaconTracking(
       settings: .init(
         lostAfter: configuration.beaconLostAfter,
-        smoothingWindow: configuration.beaconSmoothingWindow, model: configuration.pathLossModel))
-    self.beaconCache = BeaconInfoCache(ttl: configuration.beaconCacheTTL)
+        smoothingWindow: configuration.beaconSmoothingWindow, model: configuration.pathLossModel),
+      cacheTTL: configuration.beaconCacheTTL)
     if let gate = configuration.permission {
       permissionGranted = await gate.answer() == true
       let answers = gate.answers()
