@@ -34,7 +34,9 @@ struct BeaconSubscriptionTests {
     }
   }
 
-  func device(cacheTTL: Duration = .seconds(300)) async throws -> Device {
+  func device(
+    cacheTTL: Duration = .seconds(300), clock: any Clock<Duration> = ContinuousClock()
+  ) async throws -> Device {
     var airConfiguration = Air.Configuration()
     airConfiguration.advertiseInterval = .milliseconds(50)
     airConfiguration.bleRange = 100
@@ -46,6 +48,7 @@ struct BeaconSubscriptionTests {
     configuration.beaconLostAfter = .seconds(1)
     configuration.beaconSmoothingWindow = .milliseconds(500)
     configuration.beaconCacheTTL = cacheTTL
+    configuration.clock = clock
     let manager = try await MessageManager(apiKey: "test", configuration: configuration)
     return Device(air: air, resolver: resolver, manager: manager)
   }
@@ -408,15 +411,22 @@ struct BeaconSubscriptionTests {
     }
     await bare.shutdown()
 
-    let device = try await device()
+    // The TTL runs on the manager's clock: stepped by hand, no waiting.
+    let clock = ManualClock()
+    let device = try await device(clock: clock)
     let expired = Calls<Bool>()
+    let sleepers = clock.sleeperCount
     let subscription = try await device.manager.subscribe(configure: {
       $0.deviceTypes = .bleBeacons
-      $0.strategy.ttl = try TTL(seconds: 0.3)
+      $0.strategy.ttl = try TTL(seconds: 30)
       $0.expiredHandler = { expired.append(true) }
     })
     let events = StreamRecorder(subscription.events)
-    #expect(await events.waitUntilFinished(timeout: .seconds(3)))
+    #expect(await eventually { clock.sleeperCount > sleepers }, "no TTL timer")
+    clock.advance(by: .seconds(29))
+    #expect(subscription.status == .active)
+    clock.advance(by: .seconds(1))
+    #expect(await events.waitUntilFinished(timeout: .seconds(10)))
     #expect(events.elements == [.expired])
     #expect(expired.all == [true])
     #expect(subscription.status == .inactive)
