@@ -2,52 +2,58 @@ extension MessageManager {
   /// Sends a report and follows the answer.
   func send(_ report: Report) async throws {
     let answer = try await resolver.report(report, from: credentials)
-    await apply(answer, rescheduleRefresh: false)
+    await apply(answer, isRefresh: false)
   }
 
-  /// Delivers the answer's events, then follows its directives unless a newer answer was
-  /// already followed (answers to concurrent reports may arrive in any order).
-  func apply(_ answer: ReportAnswer, rescheduleRefresh: Bool) async {
+  /// Delivers the answer's events, then follows its directives as the
+  /// ``DirectivesStateMachine`` decides (only the newest; see there for the refresh rules).
+  func apply(_ answer: ReportAnswer, isRefresh: Bool) async {
     deliver(answer.events)
-    guard !isShutDown, answer.directives.revision > directives?.revision ?? 0 else { return }
-    let tokenChanged = directives?.token != answer.directives.token
-    directives = answer.directives
-    if tokenChanged || rescheduleRefresh || refreshTask == nil {
-      scheduleRefresh(after: answer.directives.refreshDelay)
-    }
-    await reconcileMediums()
+    guard !isShutDown else { return }
+    await perform(directivesMachine.answered(answer.directives, isRefresh: isRefresh))
   }
 
-  /// Asks the resolver for directives again when the token is due to rotate.
-  func scheduleRefresh(after delay: Duration) {
+  /// Performs what the directives machine decided.
+  private func perform(_ actions: [DirectivesStateMachine.Action]) async {
+    for action in actions {
+      switch action {
+      case .scheduleRefresh(let delay, let generation):
+        scheduleRefresh(after: delay, generation: generation)
+      case .reconcileMediums:
+        await reconcileMediums()
+      }
+    }
+  }
+
+  /// Replaces the refresh timer: a task on the manager's clock.
+  private func scheduleRefresh(after delay: Duration, generation: UInt64) {
     refreshTask?.cancel()
-    refreshGeneration &+= 1
-    let generation = refreshGeneration
-    let clock = configuration.clock
+    let clock = clock
     refreshTask = Task { [weak self] in
-      try? await clock.sleep(for: delay + .milliseconds(10))
+      try? await clock.sleep(for: delay)
       guard !Task.isCancelled, let self else { return }
       await self.refreshDirectives(generation)
     }
   }
 
   private func refreshDirectives(_ generation: UInt64) async {
-    guard generation == refreshGeneration, !isShutDown else { return }
+    guard !isShutDown, directivesMachine.refreshDue(generation) else { return }
     // This task is now running the refresh: scheduling the next one must not cancel it.
     refreshTask = nil
     do {
       let answer = try await resolver.report(Report(), from: credentials)
-      refreshBackoff.reset()
-      await apply(answer, rescheduleRefresh: true)
+      await apply(answer, isRefresh: true)
     } catch let error as ResolverError where error.meansDeviceIsGone {
       await resolverDropped(because: "\(error)")
     } catch {
-      // Doubling (1 s to a minute, with jitter): devices that lost the resolver together do
-      // not all come back in the same second.
-      let delay = refreshBackoff.next()
-      logger.warning(
-        "refreshing directives failed; retrying", metadata: ["error": "\(error)", "in": "\(delay)"])
-      if !isShutDown { scheduleRefresh(after: delay) }
+      guard !isShutDown else { return }
+      let retry = directivesMachine.refreshFailed()
+      if case .scheduleRefresh(let delay, _) = retry {
+        logger.warning(
+          "refreshing directives failed; retrying",
+          metadata: ["error": "\(error)", "in": "\(delay)"])
+      }
+      await perform([retry])
     }
   }
 
@@ -70,14 +76,13 @@ extension MessageManager {
     isReconciling = true
     defer { isReconciling = false }
     var changed = true
-    while changed, let directives {
+    while changed, directivesMachine.directives != nil {
       changed = false
       for index in slots.indices {
         guard !isShutDown else { return }
         let medium = slots[index].medium
-        let wantToken =
-          directives.broadcast.contains(medium.kind) && medium.capabilities.contains(.broadcast)
-          ? directives.token : nil
+        let want = directivesMachine.want(kind: medium.kind, capabilities: medium.capabilities)
+        let wantToken = want.token
         if slots[index].transmitting != wantToken {
           if let wantToken {
             do {
@@ -95,7 +100,7 @@ extension MessageManager {
             changed = true
           }
         }
-        let wantScan = directives.scan.contains(medium.kind) && medium.capabilities.contains(.scan)
+        let wantScan = want.scan
         if slots[index].scanning != wantScan, !isShutDown {
           if wantScan {
             do {

@@ -74,14 +74,11 @@ public actor MessageManager {
   let inbox = SightingInbox()
   /// Work asked for where nothing can await it, done by tasks of ours (ManagerChores.swift).
   let chores = ManagerChores()
-  /// The newest directives followed, and their revision.
-  var directives: Directives?
+  /// Which directives are followed and when to ask again (DirectivesStateMachine.swift).
+  var directivesMachine = DirectivesStateMachine()
   var isReconciling = false
+  /// The refresh timer the directives machine armed last.
   var refreshTask: Task<Void, Never>?
-  /// Tells a firing refresh whether it is still the one scheduled.
-  var refreshGeneration: UInt64 = 0
-  /// Delays between failed directive refreshes.
-  var refreshBackoff = Backoff(initial: .seconds(1), maximum: .seconds(60))
   /// The sequence number of the next event to deliver; later ones wait in `heldEvents`.
   var nextEventSequence: UInt64 = 1
   var heldEvents: [UInt64: ResolverEvent] = [:]
@@ -228,7 +225,7 @@ public actor MessageManager {
   /// The subscriptions this manager has running.
   public var subscriptionCount: Int { subscriptions.count }
   /// The token this device transmits now, once the resolver has issued one.
-  public var currentToken: Token? { directives?.token }
+  public var currentToken: Token? { directivesMachine.directives?.token }
 
   /// Stops every publication and subscription, shuts the mediums down and unregisters the
   /// device. Later calls to publish or subscribe throw ``ManagerError/shutDown``.
