@@ -1,22 +1,14 @@
 extension MessageManager {
-  /// Delivers events in the order the resolver numbered them: an event that arrives early (on
-  /// the other channel) waits until those before it have been delivered; one already
-  /// delivered is ignored.
+  /// Delivers events in the order the resolver numbered them (``EventSequencer``).
   func deliver(_ events: [SequencedEvent]) {
-    var handlesExpired = false
-    for item in events {
-      if item.sequence == nextEventSequence, heldEvents.isEmpty {
-        handlesExpired = dispatch(item.event) || handlesExpired
-        nextEventSequence += 1
-        continue
-      }
-      guard item.sequence >= nextEventSequence else { continue }
-      heldEvents[item.sequence] = item.event
-      while let event = heldEvents.removeValue(forKey: nextEventSequence) {
-        handlesExpired = dispatch(event) || handlesExpired
-        nextEventSequence += 1
-      }
+    let (release, skipped) = eventSequencer.receive(events)
+    if skipped > 0 {
+      logger.warning(
+        "events from the resolver missing; delivering the ones after them",
+        metadata: ["missing": "\(skipped)", "held": "\(EventSequencer.holdLimit)"])
     }
+    var handlesExpired = false
+    for event in release { handlesExpired = dispatch(event) || handlesExpired }
     // An expiry changes which mediums must broadcast or scan: ask for new directives.
     if handlesExpired { chores.requestDirectives.yield() }
   }

@@ -79,9 +79,8 @@ public actor MessageManager {
   var isReconciling = false
   /// The refresh timer the directives machine armed last.
   var refreshTask: Task<Void, Never>?
-  /// The sequence number of the next event to deliver; later ones wait in `heldEvents`.
-  var nextEventSequence: UInt64 = 1
-  var heldEvents: [UInt64: ResolverEvent] = [:]
+  /// Puts the resolver's events in order (EventSequencer.swift).
+  var eventSequencer = EventSequencer()
   var tasks: [Task<Void, Never>] = []
   var isShutDown = false
   /// Whether the permission gate (if any) allows discovery now.
