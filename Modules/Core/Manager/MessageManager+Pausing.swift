@@ -10,11 +10,11 @@ extension MessageManager {
   }
 
   /// The app state the manager was last told.
-  public var currentAppState: AppState { appState }
+  public var currentAppState: AppState { pausing.appState }
 
   /// Whether Nearby permission allows discovery now (always true without a permission gate).
   /// While it is false every publication and subscription is ``HandleStatus/paused``.
-  public var isPermissionGranted: Bool { permissionGranted }
+  public var isPermissionGranted: Bool { pausing.permissionGranted }
 
   /// Tells the manager that the app went to background or came back. In background, only
   /// publications and subscriptions whose strategy allows background work
@@ -22,54 +22,60 @@ extension MessageManager {
   /// resolver and show ``HandleStatus/paused`` until the app is in the foreground again.
   /// A resumed handle starts a new TTL, and a resumed subscription finds its messages again.
   public func setAppState(_ state: AppState) async {
-    guard appState != state, !isShutDown else { return }
-    appState = state
+    guard !isShutDown, pausing.setAppState(state) else { return }
     logger.debug("app state changed", metadata: ["state": "\(state.rawValue)"])
     await reconcilePauses()
   }
 
   func mustPause(background allowed: Bool) -> Bool {
-    !permissionGranted || (appState == .background && !allowed)
+    pausing.mustPause(allowsBackground: allowed)
   }
 
   /// Withdraws the handles that must pause and restores those that may run again, in one
   /// report. A restore that fails leaves the handle paused (logged); the next change of
   /// permission or app state tries again.
   func reconcilePauses() async {
+    let plan = pausing.plan(
+      publications: publications.mapValues {
+        .init(allowsBackground: $0.spec.strategy.allowInBackground, isPaused: $0.isPaused)
+      },
+      subscriptions: subscriptions.mapValues {
+        .init(
+          allowsBackground: $0.allowsBackground, isPaused: $0.isPaused,
+          reportsToResolver: $0.reportsToResolver)
+      })
     var report = Report()
-    for (id, record) in publications {
-      let pause = mustPause(background: record.spec.strategy.allowInBackground)
-      guard pause != record.isPaused else { continue }
-      publications[id]?.isPaused = pause
-      if pause {
-        record.cell.set(.paused)
-        report.unpublish.append(id)
-      } else {
-        report.publish.append(record.spec)
-      }
+    for id in plan.pausePublications {
+      publications[id]?.isPaused = true
+      publications[id]?.cell.set(.paused)
+      report.unpublish.append(id)
     }
-    for (id, record) in subscriptions {
-      let pause = mustPause(background: record.allowsBackground)
-      guard pause != record.isPaused else { continue }
-      subscriptions[id]?.isPaused = pause
-      if pause { beaconTracking.forget(id) }
-      if !record.reportsToResolver {
-        // Beacons only: nothing to tell the resolver; the TTL starts anew on resume.
-        record.cell.set(pause ? .paused : .active)
-        if pause {
-          record.expiryTask?.cancel()
-        } else {
-          startLocalExpiry(id, ttl: record.spec.strategy.ttl)
-        }
-      } else if pause {
-        record.cell.set(.paused)
-        report.unsubscribe.append(id)
-      } else {
-        report.subscribe.append(record.spec)
-      }
+    for id in plan.resumePublications {
+      guard let spec = publications[id]?.spec else { continue }
+      publications[id]?.isPaused = false
+      report.publish.append(spec)
+    }
+    for id in plan.pauseSubscriptions + plan.pauseLocalSubscriptions {
+      subscriptions[id]?.isPaused = true
+      subscriptions[id]?.cell.set(.paused)
+      beaconTracking.forget(id)
+    }
+    report.unsubscribe = plan.pauseSubscriptions
+    for id in plan.pauseLocalSubscriptions { subscriptions[id]?.expiryTask?.cancel() }
+    for id in plan.resumeSubscriptions {
+      guard let spec = subscriptions[id]?.spec else { continue }
+      subscriptions[id]?.isPaused = false
+      report.subscribe.append(spec)
+    }
+    for id in plan.resumeLocalSubscriptions {
+      // Beacons only: nothing to tell the resolver; the TTL starts anew.
+      guard let record = subscriptions[id] else { continue }
+      subscriptions[id]?.isPaused = false
+      record.cell.set(.active)
+      startLocalExpiry(id, ttl: record.spec.strategy.ttl)
     }
     await reconcileBeaconScanning()
-    guard report != Report() else { return }
+    guard plan.needsReport else { return }
     do {
       // An app with more handles than one report may carry changes them in several.
       for part in report.parts { try await send(part) }
@@ -101,10 +107,10 @@ extension MessageManager {
     guard let gate = configuration.permission else { return true }
     switch await gate.answer() {
     case true?:
-      permissionGranted = true
+      _ = pausing.setPermission(true)
       return true
     case false?:
-      permissionGranted = false
+      _ = pausing.setPermission(false)
       logDenied(gate, because: "the user denied it")
       return false
     case nil:
@@ -141,7 +147,7 @@ extension MessageManager {
         logger.error("recording the Nearby permission failed", metadata: ["error": "\(error)"])
       }
     }
-    permissionGranted = answer == true
+    _ = pausing.setPermission(answer == true)
     if answer != true { logDenied(gate, because: reason) }
     return answer == true
   }
@@ -200,8 +206,7 @@ extension MessageManager {
   /// The gate reports a new answer (here or in another process).
   func permissionAnswerChanged(_ answer: Bool?) async {
     let granted = answer == true
-    guard granted != permissionGranted, !isShutDown else { return }
-    permissionGranted = granted
+    guard !isShutDown, pausing.setPermission(granted) else { return }
     if granted {
       logger.info("Nearby permission granted: paused publications and subscriptions resume")
     } else {

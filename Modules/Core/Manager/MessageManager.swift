@@ -83,11 +83,10 @@ public actor MessageManager {
   var eventSequencer = EventSequencer()
   var tasks: [Task<Void, Never>] = []
   var isShutDown = false
-  /// Whether the permission gate (if any) allows discovery now.
-  var permissionGranted = true
+  /// Which handles pause, from the permission and the app state (PauseStateMachine.swift).
+  var pausing = PauseStateMachine()
   /// The consent request in progress, shared by concurrent first publishes/subscribes.
   var permissionRequest: Task<Bool, Never>?
-  var appState = AppState.foreground
   /// The manager's clock (``Configuration/clock``), read as instants its machines keep.
   let clock: ManagerClock
   /// What the beacon subscriptions decide: beacons followed, look-ups, losses.
@@ -144,7 +143,7 @@ public actor MessageManager {
         smoothingWindow: configuration.beaconSmoothingWindow, model: configuration.pathLossModel),
       cacheTTL: configuration.beaconCacheTTL)
     if let gate = configuration.permission {
-      permissionGranted = await gate.answer() == true
+      _ = pausing.setPermission(await gate.answer() == true)
       let answers = gate.answers()
       tasks.append(
         Task { [weak self] in
