@@ -8,15 +8,38 @@ import Tokens
 
 /// Beacon subscriptions through a manager on the in-memory air: the wiring of
 /// `BeaconTracking` (whose rules, timing included, BeaconTrackingTests checks on instants) to
-/// the mediums, the resolver and the subscriptions. The air re-advertises every 50 ms; a
-/// beacon is lost after 1 s of silence. Tests wait for events or for frames heard, never for
-/// a fixed time; what must not happen is checked over the whole stream once it is finished.
+/// the mediums, the resolver and the subscriptions. The air re-advertises every 50 ms of real
+/// time; the manager runs on a `ManualClock` that only the test moves, so its decisions (a
+/// beacon lost after 1 s of silence, the cache's TTL) happen when the test says, however
+/// loaded the machine. Tests wait for events or for frames heard, never for a fixed time;
+/// what must not happen is checked over the whole stream once it is finished.
 @Suite("Beacon subscriptions")
 struct BeaconSubscriptionTests {
   struct Device {
     let air: Air
     let resolver: BeaconResolver
     let manager: MessageManager
+    /// The manager's clock.
+    let clock: ManualClock
+
+    /// Moves the manager's time on in steps of `step` until `condition` holds; false if it
+    /// did not within `limit` of the manager's time. `hearing`: a frame is heard between
+    /// steps (the beacon is in range all along).
+    func pass(
+      step: Duration = .milliseconds(100), upTo limit: Duration = .seconds(10),
+      hearing: Bool = true, until condition: () -> Bool
+    ) async -> Bool {
+      var passed = Duration.zero
+      while !condition() {
+        guard passed < limit else { return false }
+        if hearing { await hearMore(1) }
+        clock.advance(by: step)
+        passed += step
+        // Let what woke (a sweep) run before looking again.
+        for _ in 0..<20 { await Task.yield() }
+      }
+      return true
+    }
 
     /// Waits until the air has delivered `count` more beacon frames (at most 10 s).
     func hearMore(_ count: Int) async {
@@ -34,9 +57,8 @@ struct BeaconSubscriptionTests {
     }
   }
 
-  func device(
-    cacheTTL: Duration = .seconds(300), clock: any Clock<Duration> = ContinuousClock()
-  ) async throws -> Device {
+  func device(cacheTTL: Duration = .seconds(300)) async throws -> Device {
+    let clock = ManualClock()
     var airConfiguration = Air.Configuration()
     airConfiguration.advertiseInterval = .milliseconds(50)
     airConfiguration.bleRange = 100
@@ -50,7 +72,7 @@ struct BeaconSubscriptionTests {
     configuration.beaconCacheTTL = cacheTTL
     configuration.clock = clock
     let manager = try await MessageManager(apiKey: "test", configuration: configuration)
-    return Device(air: air, resolver: resolver, manager: manager)
+    return Device(air: air, resolver: resolver, manager: manager, clock: clock)
   }
 
   let menu = TestBeacons.attachment("a1", "com.example", "menu", "soup")
@@ -91,9 +113,11 @@ struct BeaconSubscriptionTests {
     await device.hearMore(10)
 
     await device.air.removeBeacon("b1")
-    let lost = await typeEvents.first(timeout: .seconds(5)) { $0.lost != nil }
-    #expect(lost?.lost == menu.message)
-    _ = await allEvents.first(timeout: .seconds(5)) { $0.lost == other.message }
+    // Silent for lostAfter (1 s) of the manager's time: lost.
+    #expect(
+      await device.pass(hearing: false) { allEvents.elements.contains { $0.lost == other.message } }
+    )
+    #expect(await typeEvents.first(timeout: .seconds(10)) { $0.lost != nil }?.lost == menu.message)
     await device.finish(allEvents, nsEvents, typeEvents)
     // Found once each, however often the beacon was heard; each subscription its share only.
     #expect(typeEvents.elements.compactMap(\.found) == [menu.message])
@@ -197,8 +221,11 @@ struct BeaconSubscriptionTests {
     #expect(signal.txPower == -59)
 
     await device.air.place("b1", at: .init(x: 500))  // out of the air's 100 m range
-    let lost = await events.first(since: moved, timeout: .seconds(5)) { $0.lost != nil }
-    #expect(lost?.lost == menu.message)
+    #expect(
+      await device.pass(hearing: false) {
+        events.elements(since: moved).contains { $0.lost != nil }
+      })
+    #expect(events.elements(since: moved).compactMap(\.lost) == [menu.message])
     await device.manager.shutdown()
   }
 
@@ -252,8 +279,9 @@ struct BeaconSubscriptionTests {
     // A newer frame replaces the held one; it goes with the refresh after the cache's TTL.
     await device.air.placeBeacon(
       "b1", frames: [.eddystoneUID(TestBeacons.uid), .eddystoneTLM(late)], at: .init(x: 1))
+    await device.hearMore(4)
     #expect(
-      await eventually(timeout: .seconds(5)) {
+      await device.pass(step: .milliseconds(50), upTo: .milliseconds(900)) {
         device.resolver.forwardedTelemetry.last?.frame == late.frame
       })
     // Telemetry only travels with look-ups: never more often than the cache refreshes.
@@ -274,9 +302,10 @@ struct BeaconSubscriptionTests {
     await device.air.placeBeacon("b1", frames: [.eddystoneUID(TestBeacons.uid)], at: .init(x: 1))
     _ = await events.first { $0.found != nil }
     device.resolver.setUnreachable(true)
-    // It tries to refresh (after 200 ms) and fails; the frames after that still count.
-    #expect(await eventually { device.resolver.lookupCount >= 2 })
-    await device.hearMore(10)
+    // 2.5 s of the manager's time (longer than lostAfter) with the beacon heard throughout:
+    // the refresh after the 200 ms TTL fails, and the beacon stays found.
+    #expect(await device.pass(upTo: .milliseconds(2500)) { false } == false)
+    #expect(device.resolver.lookupCount >= 2)  // it tried to refresh
     await device.finish(events)
     #expect(events.elements.compactMap(\.lost).isEmpty)
     #expect(events.elements.compactMap(\.found) == [menu.message])
@@ -345,8 +374,9 @@ struct BeaconSubscriptionTests {
     await device.air.placeBeacon("b1", frames: [.eddystoneUID(TestBeacons.uid)], at: .init(x: 1))
     _ = await events.first { $0.found == price.message }
     device.resolver.register(uid, attachments: [menu])
-    let lost = await events.first(timeout: .seconds(3)) { $0.lost != nil }
-    #expect(lost?.lost == price.message)
+    // Asked again once the 300 ms TTL passed on the manager's clock.
+    #expect(await device.pass(upTo: .seconds(1)) { events.elements.contains { $0.lost != nil } })
+    #expect(await events.first { $0.lost != nil }?.lost == price.message)
     #expect(events.elements.compactMap(\.lost) == [price.message])
     await device.manager.shutdown()
   }
@@ -412,8 +442,8 @@ struct BeaconSubscriptionTests {
     await bare.shutdown()
 
     // The TTL runs on the manager's clock: stepped by hand, no waiting.
-    let clock = ManualClock()
-    let device = try await device(clock: clock)
+    let device = try await device()
+    let clock = device.clock
     let expired = Calls<Bool>()
     let sleepers = clock.sleeperCount
     let subscription = try await device.manager.subscribe(configure: {

@@ -152,7 +152,7 @@ struct ManagerTests {
     let device = try await ScriptedDevice(resolver: resolver)
     let publication = try await device.manager.publish(Message(text: "x"))
     let first = try #require(await device.manager.currentToken)
-    #expect(await eventually(timeout: .seconds(5)) { await device.manager.currentToken != first })
+    #expect(await eventually(timeout: .seconds(30)) { await device.manager.currentToken != first })
     let second = try #require(await device.manager.currentToken)
     #expect(await eventually { device.ble.transmittedToken == second })
     await publication.cancel()

@@ -102,16 +102,16 @@ final class PeerNode: Sendable {
     allEvents.compactMap { if case .lost(_, let m) = $0.event { m.text } else { nil } }
   }
 
-  /// Waits (up to 5 s of real time, for a loaded machine) until every question this node
+  /// Waits (up to 30 s of real time: a loaded machine) until every question this node
   /// asked was answered. Time is moved by hand, so nothing times out meanwhile; call it
   /// before ``PeerFixture/advance(_:_:)`` moves past the query timeout.
   func answered() async -> Bool {
-    await eventually(timeout: .seconds(5)) { await resolver.waitingQuestions == 0 }
+    await eventually(timeout: .seconds(30)) { await resolver.waitingQuestions == 0 }
   }
 
-  /// Waits (bounded) until `condition` holds of this node's events.
+  /// Waits (up to 30 s of real time) until `condition` holds of this node's events.
   func waitFor(_ condition: @escaping (PeerNode) -> Bool) async -> Bool {
-    await eventually(timeout: .seconds(5)) { condition(self) }
+    await eventually(timeout: .seconds(30)) { condition(self) }
   }
 }
 

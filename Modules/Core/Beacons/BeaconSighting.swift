@@ -14,8 +14,9 @@ public struct BeaconSighting: Sendable, Hashable {
   public var frame: BeaconFrame
   /// Received signal strength in dBm, when the medium measures it.
   public var rssi: Int?
-  /// When it was heard, on the continuous clock. The manager times the sighting on its own
-  /// clock (``MessageManager/Configuration/clock``) by its age when it arrives.
+  /// When it was heard, on the continuous clock (for the medium's own use and logs: the
+  /// manager times a sighting on its own clock, ``MessageManager/Configuration/clock``, as
+  /// it arrives).
   public var time: ContinuousClock.Instant
 
   public init(

@@ -39,9 +39,8 @@ extension MessageManager {
     /// The clock the manager's timers wait on and its decisions are timed by: token
     /// rotation, the TTL of beacon subscriptions, the beacon cache, smoothing and lost check,
     /// and the permission request timeout. Default: `ContinuousClock()`. Tests inject a clock
-    /// they step by hand (MediumTestKit's `ManualClock`) instead of sleeping. A beacon
-    /// sighting's ``BeaconSighting/time`` is placed on this clock by its age (how long
-    /// before its arrival it was heard).
+    /// they step by hand (MediumTestKit's `ManualClock`) instead of sleeping. Beacon
+    /// sightings are timed on it as they arrive.
     public var clock: any Clock<Duration> = ContinuousClock()
 
     public init(

@@ -23,13 +23,11 @@ extension MessageManager {
     subscriptions.compactMapValues { $0.isPaused ? nil : $0.beacons }
   }
 
-  /// A medium heard a beacon frame. Its time is mapped onto the manager's clock (the
-  /// sighting's age on the continuous clock, back from now).
+  /// A medium heard a beacon frame: timed on the manager's clock as it arrives (mediums
+  /// deliver within milliseconds; a test's hand-moved clock then times every frame).
   func beaconHeard(_ sighting: BeaconSighting) {
     guard !isShutDown else { return }
-    let age = max(.zero, sighting.time.duration(to: .now))
-    let heardAt = clock.now - age
-    perform(beaconTracking.heard(sighting, interests: beaconInterests, at: heardAt))
+    perform(beaconTracking.heard(sighting, interests: beaconInterests, at: clock.now))
   }
 
   /// Performs what ``BeaconTracking`` decided.
