@@ -51,19 +51,19 @@ extension MessageManager {
   func choreTasks() -> [Task<Void, Never>] {
     let chores = chores
     return [
-      Task { [weak self] in
+      ManagerTask.start { [weak self] in
         for await _ in chores.flushes { await self?.flushSightings() }
       },
-      Task { [weak self] in
+      ManagerTask.start { [weak self] in
         for await _ in chores.directiveRequests { await self?.requestDirectives() }
       },
-      Task { [weak self] in
+      ManagerTask.start { [weak self] in
         for await _ in chores.beaconLookups { await self?.drainBeaconLookups() }
       },
-      Task { [weak self] in
+      ManagerTask.start { [weak self] in
         for await _ in chores.beaconReconciles { await self?.reconcileBeaconScanning() }
       },
-      Task { [weak self] in
+      ManagerTask.start { [weak self] in
         for await release in chores.releases {
           switch release {
           case .publication(let id): await self?.unpublish(id)

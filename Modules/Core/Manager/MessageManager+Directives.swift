@@ -29,7 +29,7 @@ extension MessageManager {
   private func scheduleRefresh(after delay: Duration, generation: UInt64) {
     refreshTask?.cancel()
     let clock = clock
-    refreshTask = Task { [weak self] in
+    refreshTask = ManagerTask.start { [weak self] in
       try? await clock.sleep(for: delay)
       guard !Task.isCancelled, let self else { return }
       await self.refreshDirectives(generation)
@@ -39,7 +39,9 @@ extension MessageManager {
   private func refreshDirectives(_ generation: UInt64) async {
     guard !isShutDown, directivesMachine.refreshDue(generation) else { return }
     // This task is now running the refresh: scheduling the next one must not cancel it.
+    runningRefresh = refreshTask
     refreshTask = nil
+    defer { runningRefresh = nil }
     do {
       let answer = try await resolver.report(Report(), from: credentials)
       await apply(answer, isRefresh: true)

@@ -79,6 +79,10 @@ public actor MessageManager {
   var isReconciling = false
   /// The refresh timer the directives machine armed last.
   var refreshTask: Task<Void, Never>?
+  /// The timer task while it runs its refresh (a new timer may be armed meanwhile).
+  var runningRefresh: Task<Void, Never>?
+  /// The tasks cancelled at shutdown, awaited by `shutdown()`.
+  var retiredTasks: [Task<Void, Never>] = []
   /// Puts the resolver's events in order (EventSequencer.swift).
   var eventSequencer = EventSequencer()
   var tasks: [Task<Void, Never>] = []
@@ -146,7 +150,7 @@ public actor MessageManager {
       _ = pausing.setPermission(await gate.answer() == true)
       let answers = gate.answers()
       tasks.append(
-        Task { [weak self] in
+        ManagerTask.start { [weak self] in
           for await answer in answers {
             guard let self else { return }
             await self.permissionAnswerChanged(answer)
@@ -160,13 +164,13 @@ public actor MessageManager {
       let inbox = inbox
       let flush = chores.flush
       tasks.append(
-        Task {
+        ManagerTask.start {
           for await sighting in sightings where inbox.append(sighting) { flush.yield() }
         })
       if medium.capabilities.contains(.beacons) {
         let beacons = medium.beaconSightings
         tasks.append(
-          Task { [weak self] in
+          ManagerTask.start { [weak self] in
             for await sighting in beacons {
               guard let self else { return }
               await self.beaconHeard(sighting)
@@ -174,7 +178,7 @@ public actor MessageManager {
           })
       }
       tasks.append(
-        Task { [weak self] in
+        ManagerTask.start { [weak self] in
           for await status in statuses {
             guard let self else { return }
             await self.mediumStatusChanged(index, status)
@@ -183,7 +187,7 @@ public actor MessageManager {
     }
     tasks += choreTasks()
     tasks.append(
-      Task { [weak self] in
+      ManagerTask.start { [weak self] in
         for await event in events {
           guard let self else { return }
           await self.deliver([event])
@@ -227,22 +231,30 @@ public actor MessageManager {
 
   /// Stops every publication and subscription, shuts the mediums down and unregisters the
   /// device. Later calls to publish or subscribe throw ``ManagerError/shutDown``.
+  ///
+  /// Returns once every task the manager started has ended (a call made from inside one of
+  /// them, when the resolver drops the device, cancels them and returns; a later call
+  /// awaits them).
   public func shutdown() async {
-    guard !isShutDown else { return }
-    isShutDown = true
-    stopHandles()
-    for task in tasks { task.cancel() }
-    chores.finish()
-    refreshTask?.cancel()
-    beaconSweepTask?.cancel()
-    for slot in slots { await slot.medium.shutdown() }
-    do {
-      try await resolver.unregister(credentials)
-    } catch {
-      logger.warning("unregister failed", metadata: ["error": "\(error)"])
+    if !isShutDown {
+      isShutDown = true
+      retiredTasks =
+        tasks + [refreshTask, runningRefresh, beaconSweepTask].compactMap { $0 }
+        + subscriptions.values.compactMap(\.expiryTask)
+      stopHandles()
+      for task in retiredTasks { task.cancel() }
+      chores.finish()
+      for slot in slots { await slot.medium.shutdown() }
+      do {
+        try await resolver.unregister(credentials)
+      } catch {
+        logger.warning("unregister failed", metadata: ["error": "\(error)"])
+      }
+      errorsContinuation.finish()
+      logger.debug("message manager shut down")
     }
-    errorsContinuation.finish()
-    logger.debug("message manager shut down")
+    guard !ManagerTask.isCurrent else { return }
+    for task in retiredTasks { await task.value }
   }
 
   /// Every handle goes inactive and every subscription's stream finishes.
