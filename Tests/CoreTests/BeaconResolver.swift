@@ -14,10 +14,29 @@ final class BeaconResolver: Resolver {
   private let askedTypes = Mutex<[[String]]>([])
   private let telemetry = Mutex<[(BeaconID, [UInt8])]>([])
   private let failing = Mutex(false)
-  private let latency = Mutex(Duration.zero)
+  private let gate = Mutex(Gate())
 
-  /// How long each `beaconInfo` call takes (a network round trip).
-  func setLatency(_ value: Duration) { latency.withLock { $0 = value } }
+  /// Calls held until the test lets them through (a slow network, made deterministic).
+  private struct Gate {
+    var holding = false
+    var waiting: [CheckedContinuation<Void, Never>] = []
+  }
+
+  /// From now on `beaconInfo` calls wait, once counted, until ``release()``.
+  func hold() { gate.withLock { $0.holding = true } }
+
+  /// Lets the held calls through, and the later ones at once.
+  func release() {
+    let waiting = gate.withLock { gate in
+      gate.holding = false
+      defer { gate.waiting = [] }
+      return gate.waiting
+    }
+    for continuation in waiting { continuation.resume() }
+  }
+
+  /// How many calls are held now.
+  var heldCount: Int { gate.withLock { $0.waiting.count } }
 
   /// Makes `beaconInfo` throw `ResolverError.unavailable` (or answer again).
   func setUnreachable(_ on: Bool) { failing.withLock { $0 = on } }
@@ -61,8 +80,13 @@ final class BeaconResolver: Resolver {
     lookups.withLock { $0 += 1 }
     asked.withLock { $0 += observed }
     askedTypes.withLock { $0.append(namespacedTypes) }
-    let delay = latency.withLock { $0 }
-    if delay > .zero { try await Task.sleep(for: delay) }
+    await withCheckedContinuation { continuation in
+      let held = gate.withLock { gate in
+        if gate.holding { gate.waiting.append(continuation) }
+        return gate.holding
+      }
+      if !held { continuation.resume() }
+    }
     if failing.withLock({ $0 }) { throw ResolverError.unavailable("the test made it unreachable") }
     return table.withLock { table in observed.compactMap { table[$0] } }
   }
