@@ -22,6 +22,10 @@ run_exit_commands() {
   rm -rf "$NEARBY_TEST_RUNTIME"
 }
 trap run_exit_commands EXIT
+# Killed or interrupted: exit through the EXIT trap, so the services and namespaces go too
+# (bash runs no EXIT trap when a signal it does not trap ends it).
+trap 'exit 143' TERM
+trap 'exit 130' INT
 
 log="$NEARBY_TEST_RUNTIME/build.log"
 swift build --build-tests 2>&1 | tee "$log"
