@@ -36,7 +36,7 @@ extension BlueZEngine {
   func stopActiveScan() async {
     let active = activeScan
     activeScan = nil
-    vanished = [:]
+    presence.scanStopped()
     guard problem() == nil, let chosen, let active else { return }
     if case .discovery = active {
       _ = try? await bluez(chosen, "org.bluez.Adapter1", "StopDiscovery", [])
@@ -106,7 +106,7 @@ extension BlueZEngine {
 
   /// Restarts a scan that has shown no life for the watchdog period
   /// (``BlueZConfiguration/scanWatchdog``). Life is an advertising report, or a device held
-  /// present (``presentDevices()``, checked every second by ``reportPresent()``): bluetoothd
+  /// present (``presentDevices()``, checked every second by ``presenceTick()``): bluetoothd
   /// is silent about adverts that repeat themselves unchanged, so a healthy scan among still
   /// devices can go without a report for ever. A truly stuck scan still gets restarted: its
   /// controller hears nothing, so bluetoothd removes the devices once unheard for its

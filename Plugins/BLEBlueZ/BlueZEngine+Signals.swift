@@ -33,7 +33,7 @@ extension BlueZEngine {
       bluezPresent = false
       adapters = [:]
       devices = [:]
-      vanished = [:]
+      presence.reset()
       await forgetBlueZSide()
       updateStatus()
     } else {
@@ -136,14 +136,14 @@ extension BlueZEngine {
   /// when they carry an advertising report, report a sighting of its token frame (never our
   /// own token) while scanning for tokens, and a beacon sighting of each beacon frame while
   /// scanning for beacons. bluetoothd sends only the properties whose value changed, so an
-  /// advert that repeats itself unchanged sends nothing: ``reportPresent()`` re-reports those.
+  /// advert that repeats itself unchanged sends nothing: ``presenceTick()`` re-reports those.
   func deviceChanged(
     _ path: DBusObjectPath, _ changed: [String: DBusValue], invalidated: [String] = []
   ) {
     var device = devices[path] ?? DeviceState()
-    vanished[path] = nil
+    presence.deviceChanged(path)
     device.invalidate(invalidated)
-    let report = device.apply(changed)
+    let report = device.apply(changed, at: .now)
     devices[path] = device
     guard report, isOnChosenAdapter(device, path) else { return }
     lastReport = .now
@@ -162,8 +162,7 @@ extension BlueZEngine {
 
   /// Whether the device was heard by the adapter the medium uses.
   func isOnChosenAdapter(_ device: DeviceState, _ path: DBusObjectPath) -> Bool {
-    guard let chosen else { return false }
-    return device.adapter == chosen || path.isDescendant(of: chosen)
+    device.isOn(adapter: chosen, at: path)
   }
 
   /// A sighting of the device's token frame, unless it has none or it is our own token.

@@ -52,16 +52,9 @@ actor BlueZEngine {
   /// BlueZEngine+Gates.swift).
   var busyGates: Set<Gate> = []
   var gateWaiters: [Gate: [CheckedContinuation<Void, Never>]] = [:]
-  /// When our pattern monitor last reported each device (DeviceFound, called for every
-  /// matching advertising report; see BlueZEngine+Presence.swift).
-  var monitorHeard: [DBusObjectPath: ContinuousClock.Instant] = [:]
-  /// When the medium last restarted its monitor to hear silent devices again.
-  var lastMonitorRefresh = ContinuousClock.now
-  /// How many times the monitor was restarted for silent devices (for tests).
-  var monitorRefreshes = 0
-  /// Devices bluetoothd removed while our discovery held them present, and when: present for
-  /// ``rediscoveryGrace`` more (see BlueZEngine+Presence.swift).
-  var vanished: [DBusObjectPath: (device: DeviceState, at: ContinuousClock.Instant)] = [:]
+  /// Which devices are held present although bluetoothd is silent about them, and when to
+  /// restart the monitor for silent ones (see BlueZEngine+Presence.swift).
+  var presence: PresenceStateMachine
   /// Whether we warned that the adapter carries others' adverts while we scan (see
   /// ``noteSharedAdvertising()``).
   var warnedSharedAdvertising = false
@@ -82,6 +75,10 @@ actor BlueZEngine {
     self.monitorRefusal = MonitorRefusalStateMachine(
       configuration: .init(
         fallback: configuration.monitorRefusalFallback, retryDelay: configuration.retryDelay))
+    self.presence = PresenceStateMachine(
+      configuration: .init(
+        monitorLostAfter: configuration.monitorLostAfter,
+        temporaryTimeout: configuration.temporaryTimeout))
     self.connection = connection
     self.logger = logger
     self.sightings = sightings
@@ -110,8 +107,7 @@ actor BlueZEngine {
       Task { [weak self] in
         while !Task.isCancelled {
           try? await Task.sleep(for: .seconds(1))
-          await self?.reportPresent()
-          await self?.refreshMonitorIfSilent()
+          await self?.presenceTick()
         }
       })
     tasks.append(
@@ -129,8 +125,7 @@ actor BlueZEngine {
   func loadObjects() async {
     adapters = [:]
     devices = [:]
-    vanished = [:]
-    monitorHeard = [:]
+    presence.reset()
     advert = nil
     activeScan = nil
     // A new bluetoothd (or adapter set) has not refused anything yet.
@@ -146,7 +141,7 @@ actor BlueZEngine {
         }
         if let properties = interfaces["org.bluez.Device1"] {
           var device = DeviceState()
-          _ = device.apply(properties)
+          _ = device.apply(properties, at: .now)
           devices[path] = device
         }
       }

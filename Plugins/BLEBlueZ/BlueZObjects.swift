@@ -32,7 +32,7 @@ struct AdapterState: Sendable {
 
 /// What the medium keeps of a BlueZ device: enough to make a sighting from a
 /// `PropertiesChanged` that carries only some of the fields.
-struct DeviceState: Sendable {
+struct DeviceState: Sendable, Equatable {
   var adapter: DBusObjectPath?
   var address: String?
   /// Whether the address is a random one (`AddressType` "random"), else public.
@@ -58,9 +58,15 @@ struct DeviceState: Sendable {
   /// The RSSI a controller reports when it has none.
   static let unknownRSSI = 127
 
-  /// Applies Device1 properties; returns whether they carry an advertising report (RSSI or
-  /// data).
-  mutating func apply(_ properties: [String: DBusValue]) -> Bool {
+  /// Whether the device was heard by `adapter` (the one the medium uses; none: no).
+  func isOn(adapter: DBusObjectPath?, at path: DBusObjectPath) -> Bool {
+    guard let adapter else { return false }
+    return self.adapter == adapter || path.isDescendant(of: adapter)
+  }
+
+  /// Applies Device1 properties that arrived at `now`; returns whether they carry an
+  /// advertising report (RSSI or data), which sets ``lastData`` to `now`.
+  mutating func apply(_ properties: [String: DBusValue], at now: ContinuousClock.Instant) -> Bool {
     var report = false
     if let adapter = properties["Adapter"]?.objectPath { self.adapter = adapter }
     if let address = properties["Address"]?.string { self.address = address }
@@ -92,7 +98,7 @@ struct DeviceState: Sendable {
       report = true
     }
     if report {
-      lastData = .now
+      lastData = now
       heard = true
     }
     return report

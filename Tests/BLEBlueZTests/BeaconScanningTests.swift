@@ -1,11 +1,12 @@
-import TestSupport
-import BLEBlueZ
 import BlueZTestSupport
 import Core
 import DBus
 import MediumTestKit
+import TestSupport
 import Testing
 import Tokens
+
+@testable import BLEBlueZ
 
 /// Beacon scanning against simulated beacons: adverts registered on another adapter of the
 /// double, exactly as a Linux box makes itself a beacon. In the serialized double suite.
@@ -122,16 +123,14 @@ extension BlueZDoubleTests {
     let uid = try await SimulatedBeacon.start(
       SampleBeacons.eddystoneUID, on: "hci1", bus: control.bus)
     #expect(await Self.sighting(of: SampleBeacons.eddystoneUID, in: heard) != nil)
+    // Property changes are off: what arrives 1.5 s on comes from the monitor's presence.
     let later = ContinuousClock.now + .milliseconds(1500)
-    try await Task.sleep(until: later)
-    // Property changes are off: what arrives now comes from the monitor's presence.
     #expect(
       await Self.sighting(of: SampleBeacons.eddystoneUID, in: heard, since: later) != nil)
-    await uid.stop()  // its device goes: no more sightings after the next second
-    try await Task.sleep(for: .milliseconds(1200))
+    await uid.stop()  // its device goes: the medium no longer holds it, no more sightings
+    #expect(await eventually(timeout: .seconds(5)) { await medium.engine.presentDevices().isEmpty })
     let gone = ContinuousClock.now
-    try await Task.sleep(for: .milliseconds(1500))
-    #expect(heard.elements(since: gone).isEmpty)
+    #expect(await heard.first(since: gone, timeout: .milliseconds(1500)) == nil)
     await medium.shutdown()
   }
 
@@ -178,8 +177,10 @@ extension BlueZDoubleTests {
     // No beacon frame in the token sightings, no token in the beacon sightings.
     #expect(beacons.elements.allSatisfy { $0.frame == SampleBeacons.eddystoneURL })
     await listener.stopBeaconScanning()
-    // Sightings yielded before the stop may still be on their way to the recorder.
-    try await Task.sleep(for: .milliseconds(200))
+    // Sightings yielded before the stop may still be on their way to the recorders: count from
+    // the first token sighting after it, which the engine yielded after them.
+    let stopping = ContinuousClock.now
+    #expect(await tokens.first(since: stopping, timeout: .seconds(5)) { $0.token == token } != nil)
     let stopped = ContinuousClock.now
     #expect(await tokens.first(since: stopped, timeout: .seconds(5)) { $0.token == token } != nil)
     #expect(beacons.elements(since: stopped).isEmpty)

@@ -12,12 +12,16 @@ import Tokens
 /// (docs/bluez-vm-findings.md item 10), stays present; the watchdog leaves its scan alone but
 /// still restarts a stuck one. In the serialized double suite. The double sends a device at
 /// RSSI 127 (`SetRSSI`, as btvirt's controllers) once, then nothing while it stays unchanged.
+///
+/// The rules (how long, under which scan, the grace, the monitor's restarts) are tested on
+/// instants in PresenceStateMachineTests; these tests check that the engine feeds the machine
+/// bluetoothd's events and performs what it decides, each waiting for what it expects.
 extension BlueZDoubleTests {
   /// A peer at a constant RSSI 127 under discovery, reported once (`SetHeardOnce`: the VM's
   /// kernel passes bluetoothd one report per device object; bluetoothd keeps the object for
   /// its 30 s TemporaryTimeout): its sightings go on (RSSI unknown, item 8) long after that
   /// only report, and the watchdog (3 s here) never restarts the scan. Once the peer stops,
-  /// the sightings stop.
+  /// the medium no longer holds it and the sightings stop.
   @Test(.requires(.bluezDouble)) func aStillPeerStaysPresentUnderDiscovery() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
@@ -36,20 +40,21 @@ extension BlueZDoubleTests {
     #expect(first != nil)
     // RSSI 127 is "not available": the sighting counts, its strength is unknown.
     #expect(first.map { $0.rssi == nil } == true)
-    try await Task.sleep(for: .seconds(4))
-    let late = ContinuousClock.now
-    let again = await heard.first(since: late, timeout: .seconds(3)) { $0.token == token }
-    #expect(again != nil && again?.rssi == nil)
+    // Re-reported every second from the only report on: four more, past the watchdog's 3 s.
+    let from = ContinuousClock.now
+    #expect(
+      await eventually { heard.elements(since: from).filter { $0.token == token }.count >= 4 })
+    #expect(heard.elements(since: from).filter { $0.token == token }.allSatisfy { $0.rssi == nil })
     #expect(await listener.engine.watchdogRestarts == 0)
     #expect(try await control.discoveryClients("hci1").count == 1)
     // The peer stops and bluetoothd lets its device go at once (no 30 s timer here): a
     // removal long before the timer could fire is the device going, and the sightings stop.
     try await control.setTemporaryTimeout(.zero)
     await speaker.stopTransmitting()
-    try await Task.sleep(for: .milliseconds(400))
+    #expect(await eventually { await listener.engine.presentDevices().isEmpty })
     let stopped = ContinuousClock.now
-    try await Task.sleep(for: .milliseconds(1500))
-    #expect(!heard.elements(since: stopped).contains { $0.token == token })
+    #expect(
+      await heard.first(since: stopped, timeout: .milliseconds(1500)) { $0.token == token } == nil)
     await speaker.shutdown()
     await listener.shutdown()
   }
@@ -57,8 +62,8 @@ extension BlueZDoubleTests {
   /// As in the VM's emulated air (`SetHeardOnce`): bluetoothd hears a still peer only when it
   /// creates its device, removes it TemporaryTimeout later (2 s here) although it still
   /// advertises, and creates it again at the next discovery cycle (2.5 s later here). The
-  /// medium bridges the gap: sightings never pause for more than the re-report period, and
-  /// the watchdog (3 s) leaves the scan alone.
+  /// medium bridges the gap: it holds the removed device and reports it before bluetoothd
+  /// creates it again, and the watchdog (3 s) leaves the scan alone.
   @Test(.requires(.bluezDouble)) func aStillPeerSurvivesBluetoothdDroppingItsDevice() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
@@ -82,16 +87,25 @@ extension BlueZDoubleTests {
     #expect(
       await heard.first(since: .now - .seconds(1), timeout: .seconds(5)) { $0.token == token }
         != nil)
-    let from = ContinuousClock.now
-    try await Task.sleep(for: .seconds(8))
-    // The device went and came back meanwhile, with no property change in between.
-    let signals = observer.signals.elements(since: from)
-    #expect(signals.contains { $0.member == "InterfacesRemoved" })
-    #expect(signals.contains { $0.member == "InterfacesAdded" })
-    let times = heard.elements(since: from).filter { $0.token == token }.map(\.time)
-    #expect(times.count >= 6)
-    let longestPause = zip(times, times.dropFirst()).map { $1.timeIntervalSince($0) }.max() ?? 99
-    #expect(longestPause < 2.5)
+    // bluetoothd's timer removes the device 2 s after its only report…
+    let ofListener: @Sendable (DBusMessage) -> Bool = {
+      let signature = $0.member == "InterfacesAdded" ? "oa{sa{sv}}" : "oas"
+      return (try? $0.arguments(signature))?.first?.objectPath?.isDescendant(of: Self.hci1) == true
+    }
+    let removal = await observer.signals.first(timeout: .seconds(5)) {
+      $0.member == "InterfacesRemoved" && ofListener($0)
+    }
+    #expect(removal != nil)
+    let removed = ContinuousClock.now
+    // … the medium holds it, and reports it before the device comes back (2.5 s later) …
+    #expect(
+      await eventually(timeout: .seconds(2)) { await !listener.engine.presence.vanished.isEmpty })
+    #expect(await heard.first(since: removed, timeout: .seconds(2)) { $0.token == token } != nil)
+    // … which bluetoothd creates again, with no property change in between.
+    #expect(
+      await observer.signals.first(since: removed, timeout: .seconds(5)) {
+        $0.member == "InterfacesAdded" && ofListener($0)
+      } != nil)
     #expect(await listener.engine.watchdogRestarts == 0)
     await speaker.shutdown()
     await listener.shutdown()
@@ -114,8 +128,10 @@ extension BlueZDoubleTests {
     #expect(
       await heard.first(since: .now - .seconds(1), timeout: .seconds(5)) { $0.token == token }
         != nil)
-    try await Task.sleep(for: .seconds(4))
-    #expect(await heard.first(since: .now, timeout: .seconds(3)) { $0.token == token } != nil)
+    // Re-reported every second: four more, past the watchdog's 3 s.
+    let from = ContinuousClock.now
+    #expect(
+      await eventually { heard.elements(since: from).filter { $0.token == token }.count >= 4 })
     #expect(await listener.engine.watchdogRestarts == 0)
     await speaker.shutdown()
     await listener.shutdown()
@@ -154,19 +170,19 @@ extension BlueZDoubleTests {
       await heard.first(since: .now - .seconds(1), timeout: .seconds(5)) { $0.token == token }
         != nil)
     let from = ContinuousClock.now
-    try await Task.sleep(for: .seconds(8))
+    // Three restarts (one every 1.2 s at most) bring the peer back each time.
+    #expect(await eventually { await listener.engine.monitorRefreshes >= 3 })
     let times = heard.elements(since: from).filter { $0.token == token }.map(\.time)
-    #expect(times.count >= 6)
+    #expect(times.count >= 3)
     let longestPause = zip(times, times.dropFirst()).map { $1.timeIntervalSince($0) }.max() ?? 99
     #expect(longestPause < 2)
-    #expect(await listener.engine.monitorRefreshes >= 3)
     #expect(try await control.discoveryClients("hci1").isEmpty)
 
     await speaker.stopTransmitting()
-    try await Task.sleep(for: .milliseconds(4500))
+    #expect(await eventually { await listener.engine.presentDevices().isEmpty })
     let quiet = ContinuousClock.now
-    try await Task.sleep(for: .milliseconds(1500))
-    #expect(!heard.elements(since: quiet).contains { $0.token == token })
+    #expect(
+      await heard.first(since: quiet, timeout: .milliseconds(1500)) { $0.token == token } == nil)
     await speaker.shutdown()
     await listener.shutdown()
   }
@@ -200,11 +216,13 @@ extension BlueZDoubleTests {
   /// the last value, and the device no longer counts as heard by discovery.
   @Test func anInvalidatedRSSIIsUnknown() {
     var device = DeviceState()
-    _ = device.apply(["RSSI": .int16(-60), "ServiceData": .vardict([:])])
+    _ = device.apply(["RSSI": .int16(-60), "ServiceData": .vardict([:])], at: .now)
     #expect(device.rssi == -60 && device.heard)
     device.invalidate(["RSSI"])
     #expect(device.rssi == nil && !device.heard)
-    _ = device.apply(["RSSI": .int16(127)])
+    _ = device.apply(["RSSI": .int16(127)], at: .now)
     #expect(device.rssi == nil && device.heard)
   }
+
+  static let hci1 = try! DBusObjectPath("/org/bluez/hci1")
 }

@@ -10,11 +10,11 @@ import Testing
 struct UnknownRSSITests {
   @Test func rssi127IsUnknownButStillAReport() {
     var device = DeviceState()
-    let strong = device.apply(["RSSI": .int16(-60)])
+    let strong = device.apply(["RSSI": .int16(-60)], at: .now)
     #expect(strong && device.rssi == -60)
-    let unknown = device.apply(["RSSI": .int16(127)])
+    let unknown = device.apply(["RSSI": .int16(127)], at: .now)
     #expect(unknown && device.rssi == nil)
-    let weak = device.apply(["RSSI": .int16(126)])
+    let weak = device.apply(["RSSI": .int16(126)], at: .now)
     #expect(weak && device.rssi == 126)
   }
 }

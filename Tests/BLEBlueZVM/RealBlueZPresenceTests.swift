@@ -99,9 +99,9 @@ import Tokens
       } != nil)
     // The medium, holding a known RSSI for that device, reads bluetoothd's own signal.
     var known = DeviceState()
-    _ = known.apply([
-      "RSSI": .int16(-50), "Adapter": .objectPath(try DBusObjectPath("/org/bluez/hci1")),
-    ])
+    _ = known.apply(
+      ["RSSI": .int16(-50), "Adapter": .objectPath(try DBusObjectPath("/org/bluez/hci1"))],
+      at: .now)
     await listener.engine.remember(known, at: path)
     await listener.engine.handle(message)
     let after = await listener.engine.devices[path]
