@@ -104,7 +104,7 @@ extension BlueZEngine {
     for action in actions {
       switch action {
       case .report(let present):
-        lastReport = .now
+        scanPlan.life(at: .now)
         report(present)
       case .restartMonitor:
         await restartMonitorForSilentDevices()

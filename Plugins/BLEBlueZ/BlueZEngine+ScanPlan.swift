@@ -4,33 +4,37 @@ import Logging
 import Strategy
 import Tokens
 
-/// Scanning: which plan (pattern monitor or discovery) the wishes need, applying it one change
-/// at a time, what a monitor reports, and the watchdog that restarts a silent scan.
+/// Scanning: applying the plan the wishes need one change at a time, and the watchdog that
+/// restarts a silent scan. What the plan is, the steps towards it and when the watchdog acts
+/// are decided by ``ScanPlanStateMachine`` (``scanPlan``); this extension performs them.
+///
+/// The plan is a pattern monitor where the adapter offers "or_patterns" monitors and every
+/// wish allows passive scanning, else discovery, with the same pattern monitor beside it where
+/// the adapter offers monitors (with one, the kernel passes bluetoothd the reports it drops at
+/// the start of each discovery cycle: docs/bluez-vm-findings.md item G). Always discovery alone
+/// when every advertisement is to be reported (``BlueZConfiguration/reportsAllAdvertisements``,
+/// `nearby ble scan`): a monitor only hears what its patterns match. Real bluetoothd (5.66,
+/// `--experimental`) offers "or_patterns" monitors, so without this `nearby ble scan` heard only
+/// Nearby tokens there (seen in the BlueZ VM, docs/bluez-vm-findings.md). Discovery alone, too,
+/// while the adapter refuses monitors (``monitorsRefused``, findings item L).
 extension BlueZEngine {
-  /// How BlueZ should scan for the wishes now: `nil` when nothing is wanted. A pattern monitor
-  /// where the adapter offers "or_patterns" monitors and every wish allows passive scanning
-  /// (token scanning always does, beacon scanning when low power is asked); else discovery,
-  /// with the same pattern monitor beside it where the adapter offers monitors (with one, the
-  /// kernel passes bluetoothd the reports it drops at the start of each discovery cycle:
-  /// docs/bluez-vm-findings.md item G). Always discovery alone when every advertisement is to
-  /// be reported (``BlueZConfiguration/reportsAllAdvertisements``, `nearby ble scan`): a
-  /// monitor only hears what its patterns match. Real bluetoothd (5.66, `--experimental`)
-  /// offers "or_patterns" monitors, so without this `nearby ble scan` heard only Nearby tokens
-  /// there (seen in the BlueZ VM, docs/bluez-vm-findings.md). Discovery alone, too, while the
-  /// adapter refuses monitors (``monitorsRefused``, findings item L).
-  var wantedScan: ScanPlan? {
-    guard wantScanning || wantBeacons != nil else { return nil }
-    var patterns: MonitorPatterns = []
-    if wantScanning { patterns.insert(.tokens) }
-    if wantBeacons != nil { patterns.insert(.beacons) }
-    guard let chosen, adapters[chosen]?.canMonitor == true,
-      !configuration.reportsAllAdvertisements, !monitorsRefused
-    else {
-      return .discovery(beside: nil)
-    }
-    guard wantBeacons?.lowPower ?? true else { return .discovery(beside: patterns) }
-    return .monitor(patterns)
+  /// Whether token scanning is wished.
+  var wantScanning: Bool { scanPlan.wantsTokens }
+  /// The beacon-scanning wish: `nil` when off.
+  var wantBeacons: BeaconWish? { scanPlan.wantsBeacons }
+  /// How many times the watchdog restarted the scan (for tests).
+  var watchdogRestarts: Int { scanPlan.watchdogRestarts }
+
+  /// What the chosen adapter offers for scanning, `nil` when it cannot be used now
+  /// (``problem()``).
+  var scanAdapter: ScanPlanStateMachine.Adapter? {
+    guard problem() == nil, let chosen, let adapter = adapters[chosen] else { return nil }
+    return .init(canMonitor: adapter.canMonitor, monitorsRefused: monitorsRefused)
   }
+
+  /// How BlueZ should scan for the wishes now: `nil` when nothing is wanted (see the
+  /// extension's documentation).
+  var wantedScan: ScanPlan? { scanPlan.wanted(on: scanAdapter) }
 
   /// Ends our scan at BlueZ: unregisters the monitor or stops discovery.
   func stopActiveScan() async {
@@ -61,28 +65,30 @@ extension BlueZEngine {
   func unlockScan() { unlock(.scan) }
 
   /// Stops a scan that is no longer wanted or no longer the right kind (monitor or
-  /// discovery, patterns), then starts the wanted one.
+  /// discovery, patterns), then starts the wanted one (the steps ``scanPlan`` gives).
   func applyScanNow(throwing: Bool) async throws {
-    if let active = activeScan, problem() != nil || active != wantedScan { await stopActiveScan() }
-    guard let plan = wantedScan, activeScan == nil else { return }
-    if let problem = problem() {
-      if throwing { throw problem }
-      return
-    }
-    let adapter = chosen!
-    do {
-      if let patterns = plan.monitorPatterns { try await registerMonitor(patterns, on: adapter) }
-      if case .discovery = plan {
-        try await startDiscovery(adapter, besideMonitor: plan.monitorPatterns != nil)
+    if case .stop? = scanPlan.next(active: activeScan, on: scanAdapter) { await stopActiveScan() }
+    switch scanPlan.next(active: activeScan, on: scanAdapter) {
+    case .cannotStart?:
+      if throwing, let problem = problem() { throw problem }
+    case .start(let plan)?:
+      let adapter = chosen!
+      do {
+        if let patterns = plan.monitorPatterns { try await registerMonitor(patterns, on: adapter) }
+        if case .discovery = plan {
+          try await startDiscovery(adapter, besideMonitor: plan.monitorPatterns != nil)
+        }
+        activeScan = plan
+        scanPlan.started(plan, at: .now)
+        logger.debug("bluez \(name): scanning with \(plan)")
+        noteSharedAdvertising()
+      } catch {
+        await noteAccess(error)
+        logger.warning("bluez \(name): cannot scan: \(error)")
+        if throwing { throw BlueZMediumError.bluez(error) }
       }
-      activeScan = plan
-      lastReport = .now
-      logger.debug("bluez \(name): scanning with \(plan)")
-      noteSharedAdvertising()
-    } catch {
-      await noteAccess(error)
-      logger.warning("bluez \(name): cannot scan: \(error)")
-      if throwing { throw BlueZMediumError.bluez(error) }
+    case .stop?, nil:
+      return
     }
   }
 
@@ -115,21 +121,23 @@ extension BlueZEngine {
   /// watchdog fires `scanWatchdog` later; devices bluetoothd keeps for good (paired, bonded,
   /// trusted, connected) count only for 30 s after their last report.
   func checkWatchdog() async {
-    if activeScan != wantedScan, problem() == nil {
+    let anyPresent = !presentDevices().isEmpty
+    switch scanPlan.watchdog(
+      at: .now, active: activeScan, on: scanAdapter, anyPresent: anyPresent)
+    {
+    case .apply?:
       // A start (or a plan change's restart) failed earlier, or the plan changed with time
       // (monitors set aside after refusals, then tried again): apply it.
       try? await applyScan(throwing: false)
+    case .restart?:
+      logger.info(
+        "bluez \(name): no advertising report nor present device for \(configuration.scanWatchdog); restarting the scan"
+      )
+      await stopActiveScan()
+      try? await applyScan(throwing: false)
+    case nil:
       return
     }
-    guard activeScan != nil, problem() == nil,
-      ContinuousClock.now - lastReport > configuration.scanWatchdog, presentDevices().isEmpty
-    else { return }
-    logger.info(
-      "bluez \(name): no advertising report nor present device for \(configuration.scanWatchdog); restarting the scan"
-    )
-    watchdogRestarts += 1
-    await stopActiveScan()
-    try? await applyScan(throwing: false)
   }
 }
 
@@ -137,7 +145,7 @@ extension BlueZEngine {
 enum ScanPlan: Sendable, Hashable, CustomStringConvertible {
   /// `Adapter1.StartDiscovery` with the LE, duplicate-data filter (active scanning), with an
   /// "or_patterns" `AdvertisementMonitor1` with these patterns beside it where the adapter
-  /// offers monitors (see ``BlueZEngine/wantedScan``).
+  /// offers monitors (see ``ScanPlanStateMachine/wanted(on:)``).
   case discovery(beside: MonitorPatterns?)
   /// An "or_patterns" `AdvertisementMonitor1` (passive scanning) with these patterns.
   case monitor(MonitorPatterns)

@@ -146,7 +146,7 @@ extension BlueZEngine {
     let report = device.apply(changed, at: .now)
     devices[path] = device
     guard report, isOnChosenAdapter(device, path) else { return }
-    lastReport = .now
+    scanPlan.life(at: .now)
     guard activeScan != nil else { return }
     if wantBeacons != nil { reportBeacons(device, path) }
     guard wantScanning else { return }

@@ -32,9 +32,8 @@ actor BlueZEngine {
   var status: MediumStatus?
 
   var wantedToken: Token?
-  var wantScanning = false
-  /// The beacon-scanning wish: `nil` when off.
-  var wantBeacons: BeaconWish?
+  /// The scanning wishes, the plan they need and the watchdog (see BlueZEngine+ScanPlan.swift).
+  var scanPlan: ScanPlanStateMachine
   /// The registered advert: its object path and the token it carries.
   var advert: (path: DBusObjectPath, token: Token)?
   var advertCounter = 0
@@ -47,7 +46,6 @@ actor BlueZEngine {
   var monitorGeneration = -1
   /// Refusals of our monitor by the adapter, and what they lead to (BlueZEngine+Monitor.swift).
   var monitorRefusal: MonitorRefusalStateMachine
-  var lastReport = ContinuousClock.now
   /// The changes running (of our scan, of our advert), and the ones waiting for each (see
   /// BlueZEngine+Gates.swift).
   var busyGates: Set<Gate> = []
@@ -58,8 +56,6 @@ actor BlueZEngine {
   /// Whether we warned that the adapter carries others' adverts while we scan (see
   /// ``noteSharedAdvertising()``).
   var warnedSharedAdvertising = false
-  /// How many times the watchdog restarted the scan (for tests).
-  var watchdogRestarts = 0
   var tasks: [Task<Void, Never>] = []
   var isShutDown = false
 
@@ -75,6 +71,11 @@ actor BlueZEngine {
     self.monitorRefusal = MonitorRefusalStateMachine(
       configuration: .init(
         fallback: configuration.monitorRefusalFallback, retryDelay: configuration.retryDelay))
+    self.scanPlan = ScanPlanStateMachine(
+      configuration: .init(
+        scanWatchdog: configuration.scanWatchdog,
+        reportsAllAdvertisements: configuration.reportsAllAdvertisements),
+      at: .now)
     self.presence = PresenceStateMachine(
       configuration: .init(
         monitorLostAfter: configuration.monitorLostAfter,
@@ -186,32 +187,29 @@ actor BlueZEngine {
   }
 
   func startScanning() async throws {
-    wantScanning = true
-    lastReport = .now
+    scanPlan.startTokens(at: .now)
     try await applyScan(throwing: true)
   }
 
   func stopScanning() async {
-    wantScanning = false
+    scanPlan.stopTokens()
     try? await applyScan(throwing: false)
   }
 
   func startBeaconScanning(lowPower: Bool) async throws {
-    if wantBeacons == nil { lastReport = .now }
-    wantBeacons = BeaconWish(lowPower: lowPower)
+    scanPlan.startBeacons(lowPower: lowPower, at: .now)
     try await applyScan(throwing: true)
   }
 
   func stopBeaconScanning() async {
-    wantBeacons = nil
+    scanPlan.stopBeacons()
     try? await applyScan(throwing: false)
   }
 
   func shutdown() async {
     guard !isShutDown else { return }
     wantedToken = nil
-    wantScanning = false
-    wantBeacons = nil
+    scanPlan.stopAll()
     try? await applyAdvert(throwing: false)
     try? await applyScan(throwing: false)
     isShutDown = true
