@@ -5,7 +5,9 @@ import Strategy
 import Tokens
 
 /// Making BlueZ match the wishes: the status, the advert, and the calls to bluetoothd that
-/// every change goes through.
+/// every change goes through. What the problem and the status are, the advert's steps and the
+/// retries of a failed call are decided by ``ReconcileStateMachine`` (``reconciler``); this
+/// extension performs them.
 extension BlueZEngine {
   /// Re-applies the wishes after anything changed; errors are logged and the status tells.
   func reconcile() async {
@@ -14,27 +16,26 @@ extension BlueZEngine {
     try? await applyScan(throwing: false)
   }
 
-  /// Why nothing can be done now, or `nil` when the adapter is usable.
-  func problem() -> BlueZMediumError? {
-    if accessDenied { return .permissionDenied(BlueZFix.permission) }
-    if !bluezPresent { return .bluetoothdUnavailable(BlueZFix.noDaemon) }
-    guard let chosen, let adapter = adapters[chosen] else {
-      return .poweredOff(BlueZFix.noAdapter(configuration.adapter))
-    }
-    if !adapter.powered { return .poweredOff(BlueZFix.off(adapter.name)) }
-    return nil
+  /// Whether the medium shut down.
+  var isShutDown: Bool { reconciler.isShutDown }
+  /// The status last told.
+  var status: MediumStatus? { reconciler.status }
+
+  /// What the engine knows of bluetoothd and the chosen adapter, for ``reconciler``.
+  var facts: ReconcileStateMachine.Facts {
+    ReconcileStateMachine.Facts(
+      accessDenied: accessDenied, bluezPresent: bluezPresent,
+      adapter: chosen.flatMap { adapters[$0] }.map {
+        .init(name: $0.name, powered: $0.powered, hasAdvertising: $0.hasAdvertising)
+      })
   }
 
+  /// Why nothing can be done now, or `nil` when the adapter is usable.
+  func problem() -> BlueZMediumError? { reconciler.problem(facts) }
+
+  /// Tells the status when it changed.
   func updateStatus() {
-    let next: MediumStatus =
-      switch problem() {
-      case nil: .ready
-      case .poweredOff: .poweredOff
-      case .permissionDenied(let fix): .permissionDenied(fix)
-      case let other?: .unavailable(other.description)
-      }
-    guard next != status, !isShutDown else { return }
-    status = next
+    guard let next = reconciler.update(facts) else { return }
     logger.debug("bluez \(name): status \(next)")
     statuses.yield(next)
   }
@@ -49,31 +50,29 @@ extension BlueZEngine {
     try await applyAdvertNow(throwing: throwing)
   }
 
-  /// Unregisters an advert whose token is no longer wanted, then registers the wanted one.
-  /// Runs under the advert gate.
+  /// Unregisters an advert whose token is no longer wanted, then registers the wanted one
+  /// (the steps ``reconciler`` gives). Runs under the advert gate.
   func applyAdvertNow(throwing: Bool) async throws {
-    if let current = advert, current.token != wantedToken || problem() != nil {
+    if case .withdraw(let path, let atBlueZ)? = reconciler.nextAdvertStep(
+      advertised: advert, wanted: wantedToken, facts: facts)
+    {
       advert = nil
-      if problem() == nil {
+      if atBlueZ {
         _ = try? await bluez(
           chosen!, "org.bluez.LEAdvertisingManager1", "UnregisterAdvertisement",
-          [.objectPath(current.path)])
+          [.objectPath(path)])
       }
-      await connection.unexport(at: current.path)
+      await connection.unexport(at: path)
     }
-    guard let token = wantedToken, advert == nil else { return }
-    if let problem = problem() {
-      if throwing { throw problem }
+    let token: Token
+    switch reconciler.nextAdvertStep(advertised: advert, wanted: wantedToken, facts: facts) {
+    case .register(let wanted)?: token = wanted
+    case .cannotAdvertise(let error)?:
+      if throwing { throw error }
       return
+    case .withdraw?, nil: return
     }
     let adapter = chosen!
-    guard adapters[adapter]?.hasAdvertising == true else {
-      if throwing {
-        throw BlueZMediumError.bluez(
-          DBusError(.notSupported, "adapter \(name) cannot advertise (no LEAdvertisingManager1)"))
-      }
-      return
-    }
     advertCounter += 1
     let path = try Self.advertRoot.appending("advert\(advertCounter)")
     let object = AdvertObject(
@@ -94,12 +93,11 @@ extension BlueZEngine {
     }
   }
 
-  /// Calls a BlueZ method, retrying `NotReady` (and `InProgress`, except for StartDiscovery)
-  /// with a doubling delay.
+  /// Calls a BlueZ method, trying it again after the failures ``reconciler`` says to
+  /// (`NotReady`, and `InProgress` except for StartDiscovery, with a doubling delay).
   func bluez(
     _ path: DBusObjectPath, _ interface: String, _ member: String, _ arguments: [DBusValue]
   ) async throws(DBusError) -> [DBusValue] {
-    var delay = configuration.retryDelay
     var attempt = 0
     while true {
       do {
@@ -107,14 +105,11 @@ extension BlueZEngine {
           destination: Self.service, path: path, interface: interface, member: member, arguments,
           timeout: configuration.callTimeout)
       } catch {
-        let retriable =
-          error.name == .bluezNotReady
-          || (error.name == .bluezInProgress && member != "StartDiscovery")
-        guard retriable, attempt < configuration.retries, !isShutDown else { throw error }
+        guard let delay = reconciler.retryDelay(after: error.name, member: member, attempt: attempt)
+        else { throw error }
         attempt += 1
         logger.debug("bluez \(name): \(member) answered \(error.name); retry in \(delay)")
         try? await Task.sleep(for: delay)
-        delay = min(delay * 2, .seconds(2))
       }
     }
   }

@@ -29,7 +29,9 @@ actor BlueZEngine {
   var chosen: DBusObjectPath?
   var bluezPresent = false
   var accessDenied = false
-  var status: MediumStatus?
+  /// The problem, the status told, the advert's steps and the retries of failed calls (see
+  /// BlueZEngine+Reconcile.swift).
+  var reconciler: ReconcileStateMachine
 
   var wantedToken: Token?
   /// The scanning wishes, the plan they need and the watchdog (see BlueZEngine+ScanPlan.swift).
@@ -57,7 +59,6 @@ actor BlueZEngine {
   /// ``noteSharedAdvertising()``).
   var warnedSharedAdvertising = false
   var tasks: [Task<Void, Never>] = []
-  var isShutDown = false
 
   init(
     configuration: BlueZConfiguration, connection: DBusConnection, logger: Logger,
@@ -71,6 +72,10 @@ actor BlueZEngine {
     self.monitorRefusal = MonitorRefusalStateMachine(
       configuration: .init(
         fallback: configuration.monitorRefusalFallback, retryDelay: configuration.retryDelay))
+    self.reconciler = ReconcileStateMachine(
+      configuration: .init(
+        adapter: configuration.adapter, retries: configuration.retries,
+        retryDelay: configuration.retryDelay))
     self.scanPlan = ScanPlanStateMachine(
       configuration: .init(
         scanWatchdog: configuration.scanWatchdog,
@@ -212,7 +217,7 @@ actor BlueZEngine {
     scanPlan.stopAll()
     try? await applyAdvert(throwing: false)
     try? await applyScan(throwing: false)
-    isShutDown = true
+    reconciler.shutDown()
     for task in tasks { task.cancel() }
     tasks = []
     sightings.finish()
