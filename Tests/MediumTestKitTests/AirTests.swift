@@ -1,3 +1,4 @@
+import TestSupport
 import Core
 import Foundation
 import MediumTestKit
@@ -29,9 +30,12 @@ struct Link {
     await heard.first(timeout: timeout) { $0.token == token }
   }
 
-  /// Whether `token` stays unheard for `duration` (many advertising intervals).
-  func staysSilent(about token: Token, for duration: Duration = .milliseconds(300)) async -> Bool {
-    try? await Task.sleep(for: duration)
+  /// Whether `token` stays unheard for `rounds` advertising rounds, made by hand (on its
+  /// manual clock the air makes none of its own). The hearer is the link's one scanner, so once
+  /// its recorder holds every sighting the air delivered, a sighting of `token` would be seen.
+  func staysSilent(about token: Token, rounds: Int = 15) async -> Bool {
+    await air.rounds(rounds)
+    await received(air, by: heard)
     return !heard.elements.contains { $0.token == token }
   }
 
@@ -50,6 +54,7 @@ struct AirTests {
     #expect(configuration.loss == 0)
     #expect(configuration.bleRange == 10)
     #expect(configuration.audioRange == 5)
+    #expect(configuration.clock is ContinuousClock)
   }
 
   @Test func positions() async {
@@ -104,7 +109,8 @@ struct AirTests {
     try await ble.speaker.transmit(bleToken)
     try await audioSpeaker.transmit(audioToken)
     #expect(await ble.sighting(of: bleToken) != nil)
-    try? await Task.sleep(for: .milliseconds(300))
+    await air.rounds(15)
+    await received(air, by: ble.heard, audioHeard)
     #expect(audioHeard.elements.isEmpty)
     #expect(!ble.heard.elements.contains { $0.token == audioToken })
     await ble.shutdown()
@@ -119,9 +125,10 @@ struct AirTests {
     let heard = Recorder(hearer.sightings)
     try await hearer.startScanning()
     try await speaker.transmit(Token.random())
-    try? await Task.sleep(for: .milliseconds(300))
-    #expect(heard.elements.isEmpty)
+    await air.rounds(15)
+    // Nothing delivered at all, so nothing can be on its way to the recorder.
     #expect(await air.delivered == 0)
+    #expect(heard.elements.isEmpty)
     await speaker.shutdown()
     await hearer.shutdown()
   }
@@ -137,7 +144,9 @@ struct AirTests {
     try await sameDevice.startScanning()
     try await transmitter.transmit(Token.random())
     #expect(await !kind.canHear("solo", "solo", on: air))
-    try? await Task.sleep(for: .milliseconds(300))
+    await air.rounds(15)
+    await received(air, by: ownHeard, siblingHeard)
+    #expect(await air.delivered == 0)
     #expect(ownHeard.elements.isEmpty)
     #expect(siblingHeard.elements.isEmpty)
     await transmitter.shutdown()
@@ -159,9 +168,10 @@ struct AirTests {
     #expect(await link.sighting(of: token) != nil)
     // Blocking again silences the pair once in-flight sightings have arrived.
     await link.air.block("speaker", "hearer")
-    try? await Task.sleep(for: .milliseconds(50))
+    await received(link.air, by: link.heard)
     let count = link.heard.elements.count
-    try? await Task.sleep(for: .milliseconds(200))
+    await link.air.rounds(10)
+    await received(link.air, by: link.heard)
     #expect(link.heard.elements.count == count)
     await link.shutdown()
   }
@@ -184,18 +194,22 @@ struct AirTests {
     #expect(await link.staysSilent(about: token))
     #expect(await air.delivered == 0)
     #expect(await air.dropped > 0)
-    // Back to no loss: heard.
+    // Back to no loss: heard in the next round.
     await air.setLoss(0)
+    await air.rounds(1)
     #expect(await link.sighting(of: token) != nil)
     #expect(await air.delivered > 0)
     await link.shutdown()
   }
 
   @Test func noLossDeliversEveryAdvert() async throws {
-    let air = makeAir { $0.loss = 0 }
+    let clock = ManualClock()
+    let air = makeAir(clock: clock) { $0.loss = 0 }
     let link = try await Link.make(.ble, distance: 1, air: air)
     let token = Token.random()
     try await link.speaker.transmit(token)
+    // The round on transmit, and four more on the clock.
+    await clock.elapse(.milliseconds(20) * 4)
     let sightings = await link.heard.waitForCount(5)
     #expect(sightings.count >= 5)
     #expect(sightings.allSatisfy { $0.token == token })
@@ -212,12 +226,12 @@ struct AirTests {
     await link.air.setLoss(7)
     let delivered = await link.air.delivered
     let dropped = await link.air.dropped
-    try? await Task.sleep(for: .milliseconds(200))
+    await link.air.rounds(10)
     #expect(await link.air.delivered == delivered)
     #expect(await link.air.dropped > dropped)
     await link.air.setLoss(-3)  // clamps to 0
     let droppedAtZero = await link.air.dropped
-    try? await Task.sleep(for: .milliseconds(200))
+    await link.air.rounds(10)
     #expect(await link.air.dropped == droppedAtZero)
     #expect(await link.air.delivered > delivered)
     await link.shutdown()
@@ -267,9 +281,12 @@ struct AirTests {
 
     await kind.setStatus(.unavailable("no sink"), on: air, device: "a")
     #expect(await statuses.first { $0 == .unavailable("no sink") } != nil)
-    try? await Task.sleep(for: .milliseconds(50))
-    #expect(otherKindStatuses.elements == [.ready])
-    #expect(otherDeviceStatuses.elements == [.ready])
+    // A status of their own, reported after all the above, reaches the others: once it has,
+    // one of the above would have arrived before it.
+    await (kind == .ble ? Kind.audio : .ble).setStatus(.poweredOff, on: air, device: "a")
+    await kind.setStatus(.poweredOff, on: air, device: "b")
+    #expect(await otherKindStatuses.waitForCount(2) == [.ready, .poweredOff])
+    #expect(await otherDeviceStatuses.waitForCount(2) == [.ready, .poweredOff])
 
     await medium.shutdown()
     #expect(await statuses.waitUntilFinished())
@@ -280,8 +297,9 @@ struct AirTests {
   @Test(arguments: Kind.allCases)
   func latencyDelaysSightings(_ kind: Kind) async throws {
     let latency = Duration.milliseconds(300)
-    // A long interval: only the pulse on transmit is heard during the test.
-    let air = makeAir(interval: .seconds(60)) { $0.latency = latency }
+    // A long interval: only the pulse on transmit is heard during the test. On real time, so
+    // that the sighting's stamp can be compared with the wall clock.
+    let air = makeAir(interval: .seconds(60), clock: ContinuousClock()) { $0.latency = latency }
     let link = try await Link.make(kind, distance: 1, air: air)
     let token = Token.random()
     let start = ContinuousClock.now
@@ -292,6 +310,70 @@ struct AirTests {
     // The sighting is stamped when it was sent, before the latency.
     #expect(Date().timeIntervalSince(sighting.time) >= 0.25)
     await link.shutdown()
+  }
+
+  @Test(arguments: Kind.allCases)
+  func latencyWaitsOnTheClock(_ kind: Kind) async throws {
+    let clock = ManualClock()
+    let air = makeAir(interval: .seconds(60), clock: clock) { $0.latency = .milliseconds(300) }
+    let link = try await Link.make(kind, distance: 1, air: air)
+    let token = Token.random()
+    try await link.speaker.transmit(token)
+    #expect(await air.delivered == 1)
+    // The sighting waits on the clock (the rounds and the courier sleep on it), so it cannot
+    // have been heard; just short of the latency nobody wakes.
+    #expect(await eventually { clock.sleeperCount == 2 })
+    #expect(link.heard.elements.isEmpty)
+    clock.advance(by: .milliseconds(299))
+    #expect(clock.sleeperCount == 2)
+    #expect(link.heard.elements.isEmpty)
+    // At the latency it arrives.
+    clock.advance(by: .milliseconds(1))
+    let sighting = try #require(await link.sighting(of: token))
+    #expect(kind.matches(sighting))
+    #expect(link.heard.elements.count == 1)
+    await link.shutdown()
+  }
+
+  @Test func roundsRunOnTheClock() async throws {
+    let clock = ManualClock()
+    let air = makeAir(interval: .milliseconds(100), clock: clock)
+    let link = try await Link.make(.ble, distance: 1, air: air)
+    try await link.speaker.transmit(Token.random())
+    #expect(await air.delivered == 1)  // the round on transmit
+    // Short of an interval: no round. Then one round at the interval, once the rounds have
+    // gone back to sleep (so the count cannot grow behind the check).
+    clock.advance(by: .milliseconds(99))
+    await clock.elapse(.milliseconds(1))
+    #expect(await air.delivered == 2)
+    // A clock that jumps three intervals gets three rounds.
+    await clock.elapse(.milliseconds(300))
+    #expect(await air.delivered == 5)
+    await received(air, by: link.heard)
+    #expect(link.heard.elements.count == 5)
+    await link.shutdown()
+  }
+
+  @Test func theLastMediumToGoEndsTheAirsTasks() async throws {
+    let clock = ManualClock()
+    let air = makeAir(clock: clock) { $0.latency = .seconds(1) }
+    let link = try await Link.make(.audio, distance: 1, air: air)
+    try await link.speaker.transmit(Token.random())
+    #expect(await eventually { clock.sleeperCount == 2 })  // the rounds and a sighting in flight
+    await link.speaker.shutdown()
+    #expect(clock.sleeperCount == 2)  // a medium is left
+    // Awaited: both tasks have ended when the shutdown returns.
+    await link.hearer.shutdown()
+    #expect(clock.sleeperCount == 0)
+    #expect(link.heard.elements.isEmpty)
+    #expect(await link.heard.waitUntilFinished())
+    // A new medium starts the rounds again; shutting the air down ends them and finishes it.
+    let medium = await air.makeMedium(device: "late", kind: .ble)
+    let statuses = Recorder(medium.statusUpdates)
+    #expect(await eventually { clock.sleeperCount == 1 })
+    await air.shutdown()
+    #expect(clock.sleeperCount == 0)
+    #expect(await statuses.waitUntilFinished())
   }
 
   @Test func withoutLatencySightingsArriveOnTransmit() async throws {

@@ -35,15 +35,45 @@ extension DiscoveryMediums {
   }
 }
 
-/// An air with a short advertising interval, so that tests run fast.
+/// An air with a short advertising interval, on `clock`: by default a `ManualClock` nobody
+/// advances, so the air has only the rounds a test makes (`Air.pulse()`, or a clock it keeps and
+/// advances with `elapse(_:sleepers:)`).
 func makeAir(
-  interval: Duration = .milliseconds(20),
+  interval: Duration = .milliseconds(20), clock: any Clock<Duration> = ManualClock(),
   _ configure: (inout Air.Configuration) -> Void = { _ in }
 ) -> Air {
   var configuration = Air.Configuration()
   configuration.advertiseInterval = interval
+  configuration.clock = clock
   configure(&configuration)
   return Air(configuration: configuration)
+}
+
+extension Air {
+  /// Makes `count` advertising rounds by hand.
+  func rounds(_ count: Int) async {
+    for _ in 0..<count { pulse() }
+  }
+}
+
+extension ManualClock {
+  /// Advances by `duration`, then waits (bounded) until the air on this clock has caught up:
+  /// `sleepers` tasks sleep on it again (its rounds, one; with sightings in flight, two). A
+  /// task woken by the advance has gone back to sleep only after its work.
+  func elapse(_ duration: Duration, sleepers: Int = 1) async {
+    advance(by: duration)
+    let caughtUp = await eventually { sleeperCount == sleepers }
+    #expect(caughtUp, "\(sleeperCount) sleepers on the clock, expected \(sleepers)")
+  }
+}
+
+/// Waits (bounded) until `recorders` together hold every sighting `air` delivered (`Air.delivered`):
+/// once they do, a sighting the air gave any of them has been read, so checking that one was
+/// not heard is not racing the readers. The recorders must be those of every medium that scans.
+func received(_ air: Air, by recorders: Recorder<Sighting>...) async {
+  let delivered = await air.delivered
+  let read = await eventually { recorders.map(\.elements.count).reduce(0, +) >= delivered }
+  #expect(read, "the recorders hold fewer sightings than the \(delivered) delivered")
 }
 
 typealias Recorder = StreamRecorder

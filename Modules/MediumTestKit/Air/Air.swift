@@ -11,6 +11,12 @@ public import Tokens
 /// advert is not lost (probability ``Configuration/loss``). Every
 /// ``Configuration/advertiseInterval`` each transmitter is heard again, after
 /// ``Configuration/latency``. Changes (transmit, scan, move) are heard at once.
+///
+/// Both waits run on ``Configuration/clock``. On a `ManualClock` the air is still until a test
+/// advances the clock: each interval passed is one advertising round, and a sighting under
+/// latency arrives once the clock has passed its latency. A test can also call ``pulse()`` for
+/// one round. The air's tasks (the rounds while a medium is attached, the sightings in flight)
+/// end, awaited, when its last medium shuts down, or with ``shutdown()``.
 public actor Air {
   /// How the air behaves.
   public struct Configuration: Sendable {
@@ -26,6 +32,9 @@ public actor Air {
     public var audioRange: Double = 5
     /// Seed of the generator behind loss, so a run can be repeated.
     public var seed: UInt64 = 0x6e65_6172_6279
+    /// The clock the advertising rounds and the latency wait on. Default `ContinuousClock`;
+    /// a test gives a `ManualClock` and moves time by hand.
+    public var clock: any Clock<Duration> = ContinuousClock()
 
     public init() {}
   }
@@ -76,7 +85,13 @@ public actor Air {
   private var blocked: Set<DevicePair> = []
   private var beacons: [String: Beacon] = [:]
   private var random: SplitMix64
+  private let timeline: Timeline
+  /// The advertising rounds, while a medium is attached.
   private var loop: Task<Void, Never>?
+  /// Sightings waiting out the latency, in due order (the latency is the same for all).
+  private var inFlight: [Delivery] = []
+  /// Delivers ``inFlight`` when due, while there is any.
+  private var courier: Task<Void, Never>?
   private var round = 0
   /// How many adverts were heard and lost so far.
   public private(set) var delivered = 0
@@ -90,9 +105,13 @@ public actor Air {
   public init(configuration: Configuration = Configuration()) {
     self.configuration = configuration
     self.random = SplitMix64(seed: configuration.seed)
+    self.timeline = Timeline(configuration.clock)
   }
 
-  deinit { loop?.cancel() }
+  deinit {
+    loop?.cancel()
+    courier?.cancel()
+  }
 
   // MARK: Topology
 
@@ -124,7 +143,6 @@ public actor Air {
       ?? String(format: "BE:AC:00:00:%02X:%02X", beacons.count >> 8, beacons.count & 0xff)
     beacons[name] = Beacon(frames: frames, address: index)
     positions[name] = position
-    startLoopIfNeeded()
     pulse()
   }
 
@@ -197,25 +215,82 @@ public actor Air {
 
   func stopBeaconScanning(node id: Int) { nodes[id]?.beaconScanning = false }
 
-  func detach(node id: Int) {
+  /// Detaches a medium: its streams finish and its sightings in flight are dropped. The last
+  /// medium to go ends the air's tasks.
+  func detach(node id: Int) async {
     guard let node = nodes.removeValue(forKey: id) else { return }
+    inFlight.removeAll { $0.node == id }
     node.sightings.finish()
     node.beaconSightings.finish()
     node.status.finish()
+    if nodes.isEmpty { await stopTasks() }
+  }
+
+  /// Detaches every medium (their streams finish, as with `AirMedium.shutdown()`) and ends the
+  /// air's tasks, the advertising rounds and the sightings in flight, awaiting them. The air
+  /// keeps its devices, beacons and counts; a medium made afterwards starts the rounds again.
+  public func shutdown() async {
+    for id in nodes.keys.sorted() { await detach(node: id) }
+    await stopTasks()
   }
 
   // MARK: Propagation
 
+  /// Cancels the rounds and the courier and awaits them. A medium made meanwhile (this awaits)
+  /// starts tasks of its own.
+  private func stopTasks() async {
+    let tasks = [loop, courier].compactMap { $0 }
+    loop = nil
+    courier = nil
+    inFlight.removeAll()
+    for task in tasks { task.cancel() }
+    for task in tasks { await task.value }
+  }
+
   private func startLoopIfNeeded() {
     guard loop == nil else { return }
-    let interval = configuration.advertiseInterval
+    let (timeline, interval) = (timeline, configuration.advertiseInterval)
+    // Taken now, not when the task first runs, so that a clock advanced at once still counts.
+    let first = timeline.elapsed() + interval
     loop = Task { [weak self] in
-      while !Task.isCancelled {
-        try? await Task.sleep(for: interval)
+      // One round per interval on the clock, on a fixed schedule: a clock that jumps several
+      // intervals (a manual one) gets one round for each.
+      var next = first
+      while true {
+        do {
+          try await timeline.sleep(until: next)
+        } catch {
+          return  // cancelled by stopTasks()
+        }
         guard let self else { return }
         await self.pulse()
+        next += interval
       }
     }
+  }
+
+  private func startCourierIfNeeded() {
+    guard courier == nil else { return }
+    courier = Task { [weak self] in await self?.deliverInFlight() }
+  }
+
+  /// Sleeps on the clock until the first sighting in flight is due, delivers every one due,
+  /// and so on until none is left.
+  private func deliverInFlight() async {
+    while let first = inFlight.first {
+      do {
+        try await timeline.sleep(until: first.due)
+      } catch {
+        return  // cancelled by stopTasks(), which cleared `courier` already
+      }
+      let now = timeline.elapsed()
+      while let delivery = inFlight.first, delivery.due <= now {
+        inFlight.removeFirst()
+        nodes[delivery.node]?.sightings.yield(delivery.sighting)
+      }
+    }
+    // A cancelled courier was replaced by stopTasks(), which may have started another since.
+    if !Task.isCancelled { courier = nil }
   }
 
   /// One advertising round: every transmitter is heard by every scanner in reach, and every
@@ -224,10 +299,10 @@ public actor Air {
     pulseBeacons()
     let now = Date()
     // In node order, so that a seeded loss pattern repeats from run to run.
-    let ordered = nodes.keys.sorted().compactMap { nodes[$0] }
-    for speaker in ordered {
+    let ordered = nodes.sorted { $0.key < $1.key }
+    for (_, speaker) in ordered {
       guard let token = speaker.token else { continue }
-      for hearer in ordered
+      for (hearerID, hearer) in ordered
       where hearer.scanning && hearer.kind == speaker.kind
         && canHear(hearer.device, speaker.device, on: speaker.kind)
       {
@@ -250,14 +325,10 @@ public actor Air {
         if configuration.latency == .zero {
           hearer.sightings.yield(sighting)
         } else {
-          let (continuation, latency) = (hearer.sightings, configuration.latency)
-          // Unowned on purpose (a test kit's simulated latency): it ends by itself after
-          // `latency`; a hearer detached meanwhile has a finished continuation, so the yield
-          // does nothing.
-          Task {
-            try? await Task.sleep(for: latency)
-            continuation.yield(sighting)
-          }
+          inFlight.append(
+            Delivery(
+              due: timeline.elapsed() + configuration.latency, node: hearerID, sighting: sighting))
+          startCourierIfNeeded()
         }
       }
     }
@@ -265,6 +336,31 @@ public actor Air {
 }
 
 extension Air {
+  /// A sighting waiting out the latency.
+  private struct Delivery {
+    /// When it arrives, as time since the air was made.
+    let due: Duration
+    let node: Int
+    let sighting: Sighting
+  }
+
+  /// The air's clock as time since the air was made, so that the actor need not be generic
+  /// over the clock's instant.
+  private struct Timeline: Sendable {
+    let elapsed: @Sendable () -> Duration
+    private let sleeper: @Sendable (Duration) async throws -> Void
+
+    init<C: Clock<Duration>>(_ clock: C) {
+      let start = clock.now
+      elapsed = { start.duration(to: clock.now) }
+      sleeper = { try await clock.sleep(until: start.advanced(by: $0), tolerance: nil) }
+    }
+
+    /// Returns once `offset` since the start has passed; throws `CancellationError` when the
+    /// task is cancelled first.
+    func sleep(until offset: Duration) async throws { try await sleeper(offset) }
+  }
+
   private func pulseBeacons() {
     guard !beacons.isEmpty else { return }
     let model = PathLossModel()

@@ -45,17 +45,28 @@ public struct MediumConformance: Sendable {
   public struct Pair: Sendable {
     public var first: any Medium
     public var second: any Medium
-    public init(first: any Medium, second: any Medium) {
+    /// Lets time pass for the pair while a check watches for silence (``settle``, then
+    /// ``quiet``). Nil, the default, sleeps for the duration; a pair on simulated time, such as
+    /// two ``AirMedium``s on an ``Air`` on a ``ManualClock``, passes one that moves that time
+    /// and returns once the pair has caught up with it.
+    public var elapse: (@Sendable (Duration) async -> Void)?
+
+    /// A pair of `first` and `second`, on real time unless `elapse` moves the pair's time.
+    public init(
+      first: any Medium, second: any Medium, elapse: (@Sendable (Duration) async -> Void)? = nil
+    ) {
       self.first = first
       self.second = second
+      self.elapse = elapse
     }
   }
 
   /// How long to wait for something that should happen. Default 5 s.
   public var timeout: Duration
-  /// How long sightings already in flight may still arrive after a stop. Default 500 ms.
+  /// How long sightings already in flight may still arrive after a stop. Default 500 ms. Passes
+  /// on the pair's time (``Pair/elapse``).
   public var settle: Duration
-  /// How long to watch for silence. Default 1 s.
+  /// How long to watch for silence. Default 1 s. Passes on the pair's time (``Pair/elapse``).
   public var quiet: Duration
   /// Makes a fresh pair for each check.
   public var makePair: @Sendable () async throws -> Pair
@@ -93,10 +104,11 @@ public struct MediumConformance: Sendable {
     func heard(_ token: Token, since: ContinuousClock.Instant) async -> Bool {
       await sightings.first(since: since, timeout: timeout) { $0.token == token } != nil
     }
+    let elapse = pair.elapse ?? { try? await Task.sleep(for: $0) }
     func silent(of token: Token?, in recorder: StreamRecorder<Sighting>) async -> Bool {
-      try? await Task.sleep(for: settle)
+      await elapse(settle)
       let from = ContinuousClock.now
-      try? await Task.sleep(for: quiet)
+      await elapse(quiet)
       return !recorder.elements(since: from).contains { token == nil || $0.token == token }
     }
     var failure: (any Error)?
