@@ -4,10 +4,35 @@ public func eventually(
   timeout: Duration = .seconds(10), interval: Duration = .milliseconds(10),
   _ condition: () async throws -> Bool
 ) async rethrows -> Bool {
+  try await waitForValue(timeout: timeout, interval: interval) {
+    try await condition() ? true : nil
+  }
+    ?? false
+}
+
+/// Asks `value` every `interval`, for at most `timeout`, until it gives something; returns
+/// that, or `nil` when time ran out (after one last ask). The one polling loop of the tests:
+/// ``eventually(timeout:interval:_:)``, `StreamRecorder` and `RunningProcess` wait with it.
+public func waitForValue<Value>(
+  timeout: Duration, interval: Duration = .milliseconds(10),
+  _ value: () async throws -> Value?
+) async rethrows -> Value? {
   let deadline = ContinuousClock.now + timeout
   while ContinuousClock.now < deadline {
-    if try await condition() { return true }
+    if let found = try await value() { return found }
     try? await Task.sleep(for: interval)
   }
-  return try await condition()
+  return try await value()
+}
+
+/// Returns only when the task is cancelled, by throwing `CancellationError`: what a simulated
+/// slow handler awaits instead of a long sleep, so it holds on exactly until its owner gives up.
+public func untilCancelled() async throws -> Never {
+  let waiter = CancellableWaiter()
+  try await withTaskCancellationHandler {
+    try await withCheckedThrowingContinuation { continuation in waiter.park(continuation) }
+  } onCancel: {
+    waiter.cancel()
+  }
+  preconditionFailure("untilCancelled() resumed without a cancellation")
 }

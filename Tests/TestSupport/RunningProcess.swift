@@ -121,16 +121,15 @@ public final class RunningProcess: Sendable {
   public func waitForEvent(
     timeout: Duration, _ predicate: ([String: Any]) -> Bool
   ) async -> [String: Any]? {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
+    // The outer optional says whether the wait is over: found, or the process exited.
+    let outcome: [String: Any]?? = await waitForValue(timeout: timeout, interval: .milliseconds(20))
+    {
       if let event = events.first(where: predicate) { return event }
-      if status.value.withLock({ $0 }) != nil {
-        _ = await waitUntilDrained(timeout: .seconds(1))
-        return events.first(where: predicate)
-      }
-      try? await Task.sleep(for: .milliseconds(20))
+      guard status.value.withLock({ $0 }) != nil else { return nil }
+      _ = await waitUntilDrained(timeout: .seconds(1))
+      return .some(events.first(where: predicate))
     }
-    return nil
+    return outcome ?? nil
   }
 
   /// Sends `number` (SIGTERM, SIGINT, …) to the process.
@@ -139,12 +138,9 @@ public final class RunningProcess: Sendable {
   /// The exit status (the signal's number when a signal ended it), or `nil` if it still runs
   /// after `timeout`.
   public func exitStatus(timeout: Duration) async -> Int32? {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-      if let status = status.value.withLock({ $0 }) { return status }
-      try? await Task.sleep(for: .milliseconds(20))
+    await waitForValue(timeout: timeout, interval: .milliseconds(20)) {
+      status.value.withLock { $0 }
     }
-    return status.value.withLock { $0 }
   }
 
   /// Waits at most `timeout` until every output pipe reached its end (after the exit, a

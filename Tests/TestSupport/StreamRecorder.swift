@@ -56,12 +56,8 @@ public final class StreamRecorder<Element: Sendable>: Sendable {
     since instant: ContinuousClock.Instant? = nil, timeout: Duration = .seconds(10),
     where predicate: (Element) -> Bool = { _ in true }
   ) async -> Element? {
-    let deadline = ContinuousClock.now + timeout
-    while true {
-      let candidates = instant.map { elements(since: $0) } ?? elements
-      if let found = candidates.first(where: predicate) { return found }
-      if ContinuousClock.now >= deadline { return nil }
-      try? await Task.sleep(for: .milliseconds(5))
+    await waitForValue(timeout: timeout, interval: .milliseconds(5)) {
+      (instant.map { elements(since: $0) } ?? elements).first(where: predicate)
     }
   }
 
