@@ -73,18 +73,24 @@ import Testing
     #expect(try await b.nameOwner(of: name) == nil)
   }
 
+  /// An interface whose one method, `Sleep`, says it was called (on `calls`) and then answers
+  /// nothing until its handler is cancelled (the connection that exports it ends).
+  static func slowInterface(calls: AsyncStream<Void>.Continuation) -> DBusInterface {
+    DBusInterface(
+      "org.nearby.Slow",
+      methods: [
+        DBusMethod("Sleep") { _ in
+          calls.yield()
+          try await untilCancelled()
+        }
+      ])
+  }
+
   @Test(.requires(.dbus)) func callTimesOut() async throws {
     let server = try await TestBus.connect()
     let client = try await TestBus.connect()
-    try await server.export(
-      DBusInterface(
-        "org.nearby.Slow",
-        methods: [
-          DBusMethod("Sleep") { _ in
-            try await Task.sleep(for: .seconds(3))
-            return []
-          }
-        ]), at: Self.path)
+    let (calls, called) = AsyncStream.makeStream(of: Void.self)
+    try await server.export(Self.slowInterface(calls: called), at: Self.path)
     let start = ContinuousClock.now
     do {
       _ = try await client.call(
@@ -97,51 +103,43 @@ import Testing
     }
     let waited = ContinuousClock.now - start
     #expect(waited >= .milliseconds(200) && waited < .seconds(2))
+    // The call did reach the handler, which still holds on: the timeout was the client's.
+    #expect(await first(of: calls) != nil)
+    server.close()
   }
 
   @Test(.requires(.dbus)) func cancellingACallEndsIt() async throws {
     let server = try await TestBus.connect()
     let client = try await TestBus.connect()
-    try await server.export(
-      DBusInterface(
-        "org.nearby.Slow",
-        methods: [
-          DBusMethod("Sleep") { _ in
-            try await Task.sleep(for: .seconds(5)); return []
-          }
-        ]),
-      at: Self.path)
+    let (calls, called) = AsyncStream.makeStream(of: Void.self)
+    try await server.export(Self.slowInterface(calls: called), at: Self.path)
     let name = server.uniqueName
     let task = Task { () async throws -> [DBusValue] in
       try await client.call(
         destination: name, path: Self.path, interface: "org.nearby.Slow", member: "Sleep")
     }
-    try await Task.sleep(for: .milliseconds(100))
+    // Cancelled while the call waits for its answer: the handler has it.
+    #expect(await first(of: calls) != nil)
     task.cancel()
     let result = await task.result
     #expect(throws: DBusError.self) { try result.get() }
     if case .failure(let error) = result { #expect((error as? DBusError)?.name == .cancelled) }
+    server.close()
   }
 
   @Test(.requires(.dbus)) func closingFailsWaitingCallsAndEndsStreams() async throws {
     let server = try await TestBus.connect()
     let client = try await TestBus.connect()
-    try await server.export(
-      DBusInterface(
-        "org.nearby.Slow",
-        methods: [
-          DBusMethod("Sleep") { _ in
-            try await Task.sleep(for: .seconds(5)); return []
-          }
-        ]),
-      at: Self.path)
+    let (calls, called) = AsyncStream.makeStream(of: Void.self)
+    try await server.export(Self.slowInterface(calls: called), at: Self.path)
     let signals = try await client.signals(matching: DBusMatchRule(interface: "org.nearby.None"))
     let name = server.uniqueName
     let call = Task { () async throws -> [DBusValue] in
       try await client.call(
         destination: name, path: Self.path, interface: "org.nearby.Slow", member: "Sleep")
     }
-    try await Task.sleep(for: .milliseconds(100))
+    // Closed while the call waits for its answer: the handler has it.
+    #expect(await first(of: calls) != nil)
     client.close()
     if case .failure(let error) = await call.result {
       #expect((error as? DBusError)?.name == .disconnected)
@@ -154,6 +152,7 @@ import Testing
     #expect(throws: DBusError.self) {
       try client.emit(.signal(path: Self.path, interface: "org.nearby.T", member: "S"))
     }
+    server.close()
   }
 
   @Test(.requires(.dbus)) func deliversMatchingSignalsOnly() async throws {
@@ -163,8 +162,11 @@ import Testing
       matching: DBusMatchRule(
         sender: sender.uniqueName, interface: "org.freedesktop.DBus.Properties",
         member: "PropertiesChanged", arguments: [0: "org.bluez.Device1"]))
+    // Every Properties signal of the sender, whatever its member and arguments (not of every
+    // sender: the suites' tests run at once on this bus, and ExportTests emit some too).
     let all = try await receiver.signals(
-      matching: DBusMatchRule(interface: "org.freedesktop.DBus.Properties"))
+      matching: DBusMatchRule(
+        sender: sender.uniqueName, interface: "org.freedesktop.DBus.Properties"))
     let other = try DBusObjectPath("/org/bluez/hci0")
     let device = try DBusObjectPath("/org/bluez/hci0/dev_00_11_22_33_44_55")
     try sender.emit(
