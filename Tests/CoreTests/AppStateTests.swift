@@ -56,7 +56,10 @@ struct AppStateTests {
     let subscription = try await bob.subscribe(onFound: { found.append($0) }, configure: { _ in })
     await bob.setAppState(.background)
     let publication = try await alice.publish(Message(text: "hello"))
-    try await Task.sleep(for: .milliseconds(200))
+    // Paused, the subscription is withdrawn from the resolver (the report is awaited), so
+    // nothing can match it: the resolver holds alice's publication and no subscription.
+    let counts = await resolver.counts()
+    #expect(counts.subscriptions == 0 && counts.publications == 1)
     #expect(found.all.isEmpty)
     await bob.setAppState(.foreground)
     #expect(await eventually { found.all.contains(Message(text: "hello")) })

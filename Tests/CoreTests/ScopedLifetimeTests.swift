@@ -118,7 +118,11 @@ struct ScopedLifetimeTests {
     do {
       // Only the events are kept, not the handle.
       let events = try await bob.manager.subscribe().events
-      try await Task.sleep(for: .milliseconds(50))
+      // A dropped handle is released by a queue the manager works through in order: once a
+      // publication dropped after it is released, a release of the subscription would have
+      // been done too.
+      let marker = try await bob.manager.publish(Message(text: "marker")).statusUpdates
+      #expect(await StreamRecorder(marker).first(where: { $0 == .inactive }) != nil)
       #expect(await resolver.counts().subscriptions == 1)
       let token = try #require(await alice.manager.currentToken)
       #expect(bob.ble.hear(token))
