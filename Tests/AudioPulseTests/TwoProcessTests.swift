@@ -37,7 +37,8 @@ struct TwoProcessTests {
       "audio", "listen", "--seconds", "5", "--json", "--server", server, "--source",
       "nearby_process.monitor",
     ])
-    try await Task.sleep(for: .milliseconds(500))
+    // The token plays until the medium shuts down, after the listener has ended: however
+    // long the listener takes to start, it has seconds of the token to hear.
     try await medium.transmit(token)
     let result = try await listener
     await medium.shutdown()

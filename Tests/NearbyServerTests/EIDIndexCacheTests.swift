@@ -2,6 +2,7 @@ import Foundation
 import Resolution
 import Synchronization
 import Testing
+import TestSupport
 
 @testable import NearbyServer
 
@@ -13,16 +14,26 @@ struct EIDIndexCacheTests {
     let loads = Mutex(0)
     let registration = try EddystoneEIDRegistration(
       identityKey: Array(0..<16), rotationExponent: 10, clockValue: 0, registeredAt: Date())
+    // The first build holds on until every request has been made, so the others find it
+    // running (a request that came after it would find the index instead: one load either way).
+    let requested = Mutex(0)
+    let request: @Sendable () -> Void = { requested.withLock { $0 += 1 } }
+    let buildMayEnd = Mutex(false)
     let load: EIDIndexCache.Loader = {
       loads.withLock { $0 += 1 }
-      try await Task.sleep(for: .milliseconds(50))
+      _ = await eventually { buildMayEnd.withLock { $0 } }
       return [(name: "eddystone-eid!beacon", registration: registration)]
     }
     let now = Date()
     let counts = try await withThrowingTaskGroup(of: Int.self) { group in
       for _ in 0..<10 {
-        group.addTask { try await cache.index(project: "p", now: now, load: load).count }
+        group.addTask {
+          request()
+          return try await cache.index(project: "p", now: now, load: load).count
+        }
       }
+      #expect(await eventually { loads.withLock { $0 } >= 1 && requested.withLock { $0 } == 10 })
+      buildMayEnd.withLock { $0 = true }
       return try await group.reduce(into: [Int]()) { $0.append($1) }
     }
     #expect(counts.count == 10 && counts.allSatisfy { $0 > 0 })

@@ -29,9 +29,10 @@ struct NearbyPermissionTests {
     }
     let changes = StreamRecorder(permission.changes())
     #expect(!permission.isGranted && !permission.isDetermined)
-    try await Task.sleep(for: .milliseconds(50))
     #expect(seen.all.isEmpty)
 
+    // The handler and the stream report in order: had creation been reported, it would come
+    // before this change.
     try await permission.setGranted(true)
     #expect(permission.isGranted && permission.isDetermined)
     #expect(await eventually { seen.all == [true] && changes.elements == [true] })
@@ -46,8 +47,11 @@ struct NearbyPermissionTests {
     try await other.setGranted(false)  // no change, no call
     try await permission.reset()
     #expect(!permission.isDetermined)
-    try await Task.sleep(for: .milliseconds(50))
-    #expect(seen.all == [true, false])
+    // A change after both: once it is reported, a call for either would have come before it.
+    try await other.setGranted(true)
+    #expect(await eventually { seen.all.count == 3 && changes.elements.count == 3 })
+    #expect(seen.all == [true, false, true])
+    #expect(changes.elements == [true, false, true])
   }
 
   @Test("a manager pauses while denied and resumes when `nearby permission grant` runs elsewhere")
