@@ -40,8 +40,16 @@ struct SeedScenarioTests {
       $0.strategy = Strategy(mediums: .audio, mode: .scan)
     }
     #expect(await eventually { world.found(by: "Box") == ["Play"] })
-    // Give the speaker many advertising rounds; it must hear nothing.
-    try await Task.sleep(for: .milliseconds(600))
+    // Give the speaker many advertising rounds; it must hear nothing. A second subscription
+    // like its first lives 0.6 s (a dozen rounds) and ends with an expiry the resolver numbers
+    // after everything it sent the speaker before: once that is delivered, so is any found.
+    let watch = try await world.subscribe(speaker, as: "Speaker") {
+      $0.strategy = Strategy(mediums: .audio, mode: .scan)
+      $0.strategy.ttl = try TTL(seconds: 0.6)
+    }
+    let watched = StreamRecorder(watch.events)
+    #expect(await watched.first { $0 == .expired } != nil)
+    #expect(watched.elements == [.expired])
     #expect(world.found(by: "Speaker").isEmpty)
     for subscription in [boxSubscription, speakerSubscription] { await subscription.cancel() }
     await publication.cancel()
@@ -65,8 +73,13 @@ struct SeedScenarioTests {
     let everything = try await world.subscribe(guest, as: "cafe") { $0.namespace = "com.cafe" }
     #expect(await eventually { world.found(by: "cafe").sorted() == ["menu", "wifi"] })
     #expect(await eventually { world.found(by: "menus") == ["menu"] })
-    try await Task.sleep(for: .milliseconds(300))
+    // Withdrawing the wifi makes "cafe" lose it: the guest's events come in the resolver's
+    // order, so once that lost is here, anything "menus" was sent for the matches before it
+    // (a found of the wifi or of the other menu) is here too.
+    await publications[1].cancel()
+    #expect(await eventually { world.lost(by: "cafe") == ["wifi"] })
     #expect(world.found(by: "menus") == ["menu"], "lost: \(world.lost(by: "menus"))")
+    #expect(world.lost(by: "menus").isEmpty)
     for publication in publications { await publication.cancel() }
     for subscription in [menus, everything] { await subscription.cancel() }
     await cafe.shutdown()
