@@ -252,7 +252,8 @@ let package = Package(
       "NearbyServerTests", dependsOn: "TestSupport", "NearbyServer", "ServerResolver",
       "ResolverWire",
       "ServerStorage", "ServerTestSupport", "Core", "Resolution", "MediumTestKit", "Strategy",
-      "Tokens", asyncHTTPClient, hummingbird, serviceLifecycle, logging, nioCore, nioHTTP1),
+      "Tokens", asyncHTTPClient, hummingbird, serviceLifecycle, logging, inMemoryLogging, nioCore,
+      nioHTTP1),
     tests(
       "ConsoleTests", dependsOn: "TestSupport", "NearbyServer", "ServerStorage", "ResolverWire",
       "ServerTestSupport", "Core", "Strategy", "Tokens", asyncHTTPClient, serviceLifecycle, logging,

@@ -1,6 +1,8 @@
 import TestSupport
 import Core
 import Foundation
+import InMemoryLogging
+import Logging
 import MediumTestKit
 import ServerResolver
 import Strategy
@@ -22,14 +24,18 @@ struct EndToEndTests {
     }
   }
 
-  func manager(_ name: String, _ server: ServerHarness, _ air: Air, x: Double = 0) async throws
-    -> MessageManager
-  {
+  /// A manager of the device `name` at `x` on `air`, a client of `server`; the client logs to
+  /// `logs` when given.
+  func manager(
+    _ name: String, _ server: ServerHarness, _ air: Air, x: Double = 0,
+    logs: InMemoryLogHandler? = nil
+  ) async throws -> MessageManager {
     await air.place(name, at: Air.Position(x: x))
     var client = ServerResolver.Configuration(
       url: server.url, credentialStore: InMemoryCredentialStore())
     client.initialBackoff = .milliseconds(50)
     client.maximumBackoff = .milliseconds(400)
+    if let logs { client.logger = Logger(label: "test client \(name)") { _ in logs } }
     return try await MessageManager(
       apiKey: server.apiKey,
       configuration: .init(
@@ -108,8 +114,9 @@ struct EndToEndTests {
     let server = try await ServerHarness.start(lostAfter: .seconds(2))
     let air = air()
     let seen = Seen()
-    let alice = try await manager("alice", server, air)
-    let bob = try await manager("bob", server, air, x: 1)
+    let logs = [InMemoryLogHandler.keepingEverything(), InMemoryLogHandler.keepingEverything()]
+    let alice = try await manager("alice", server, air, logs: logs[0])
+    let bob = try await manager("bob", server, air, x: 1, logs: logs[1])
     let name = try await alice.publish(Message(text: "Alice", type: "name"))
     let watch = try await bob.subscribe(
       onFound: { seen.record("bob", "found \($0.text ?? "")") },
@@ -117,8 +124,17 @@ struct EndToEndTests {
     ) { $0.type = "name" }
     try #require(await eventually(timeout: .seconds(15)) { seen.of("bob") == ["found Alice"] })
 
+    func interruptions(_ logs: InMemoryLogHandler) -> Int {
+      logs.messages.filter { $0.1 == "event stream interrupted" }.count
+    }
+    let before = logs.map(interruptions)
     await server.stop()
-    try await Task.sleep(for: .milliseconds(500))
+    // Down until both clients have found it gone: each has seen its event stream fail since
+    // (a reconnection refused), while the air goes on making sightings.
+    #expect(
+      await eventually(timeout: .seconds(10)) {
+        zip(logs, before).allSatisfy { interruptions($0) > $1 }
+      })
     try await server.start()
     // Alice walks away after the restart: the restarted server's sweeper makes the lost, and
     // Bob's reconnected stream (or its replay) delivers it.
