@@ -11,6 +11,7 @@ import Resolution
 import ServerResolver
 import ServerStorage
 import Strategy
+import Synchronization
 import Testing
 import Tokens
 
@@ -134,12 +135,15 @@ struct BeaconEndToEndTests {
     let world = try await world()
     let manager = try await manager(world)
     let bus = try DoubleBus.bus()
-    let menus = try await manager.subscribe(configure: {
-      $0.deviceTypes = .bleBeacons
-      $0.namespace = "com.example"
-      $0.type = "menu"
-      $0.beaconStrategy = BeaconStrategy(includeIBeacons: false)
-    })
+    let menusFound = Founds()
+    let menus = try await manager.subscribe(
+      onFound: { menusFound.append($0) },
+      configure: {
+        $0.deviceTypes = .bleBeacons
+        $0.namespace = "com.example"
+        $0.type = "menu"
+        $0.beaconStrategy = BeaconStrategy(includeIBeacons: false)
+      })
     let everything = try await manager.subscribe(configure: { $0.deviceTypes = .bleBeacons })
     let (menuEvents, allEvents) = (StreamRecorder(menus.events), StreamRecorder(everything.events))
     let beacons = [
@@ -160,7 +164,12 @@ struct BeaconEndToEndTests {
       await eventually(timeout: .seconds(5)) {
         Set(menuEvents.elements.compactMap(\.found)) == [soup.message, eidMenu.message]
       }, "found: \(menuEvents.elements.compactMap(\.found))")
-    try await Task.sleep(for: .milliseconds(500))
+    // What a beacon carries is offered to every subscription in one step on the manager, which
+    // runs the handlers: once "everything" has the iBeacon's menu and that step is over (a call
+    // to the manager waits for it), "menus" has been offered it too.
+    _ = await manager.currentAppState
+    #expect(!menusFound.all.contains(iBeaconMenu.message))
+    #expect(menusFound.all.count == 2)
     #expect(!menuEvents.elements.compactMap(\.found).contains(iBeaconMenu.message))
     #expect(menuEvents.elements.compactMap(\.found).count == 2)
 
@@ -194,11 +203,15 @@ struct BeaconEndToEndTests {
       $0.deviceTypes = .bleBeacons
       $0.namespace = "partner.offers"
     })
-    let hidden = try await manager.subscribe(configure: {
-      $0.deviceTypes = .bleBeacons
-      $0.namespace = "partner.private"
-    })
-    let own = try await manager.subscribe(configure: { $0.deviceTypes = .bleBeacons })
+    let (hiddenFound, ownFound) = (Founds(), Founds())
+    let hidden = try await manager.subscribe(
+      onFound: { hiddenFound.append($0) },
+      configure: {
+        $0.deviceTypes = .bleBeacons
+        $0.namespace = "partner.private"
+      })
+    let own = try await manager.subscribe(
+      onFound: { ownFound.append($0) }, configure: { $0.deviceTypes = .bleBeacons })
     let (offerEvents, hiddenEvents, ownEvents) = (
       StreamRecorder(offers.events), StreamRecorder(hidden.events), StreamRecorder(own.events)
     )
@@ -212,7 +225,12 @@ struct BeaconEndToEndTests {
       await eventually(timeout: .seconds(5)) {
         Set(ownEvents.elements.compactMap(\.found)) == [soup.message, price.message, bread.message]
       }, "found: \(ownEvents.elements.compactMap(\.found))")
-    try await Task.sleep(for: .milliseconds(500))
+    // The beacon's answer is offered to every subscription in one step on the manager, which
+    // runs the handlers: once "offers" has the coupon and that step is over (a call to the
+    // manager waits for it), "hidden" and "own" have been offered it too.
+    _ = await manager.currentAppState
+    #expect(hiddenFound.all.isEmpty)
+    #expect(!ownFound.all.contains(couponMessage))
     #expect(hiddenEvents.elements.compactMap(\.found).isEmpty)
     #expect(!ownEvents.elements.compactMap(\.found).contains(couponMessage))
 
@@ -307,4 +325,12 @@ struct BeaconEndToEndTests {
     await manager.shutdown()
     await world.stop()
   }
+}
+
+/// The messages a subscription's `onFound` was given, kept as it runs (on the manager, in the
+/// step that found them).
+final class Founds: Sendable {
+  private let messages = Mutex<[Message]>([])
+  func append(_ message: Message) { messages.withLock { $0.append(message) } }
+  var all: [Message] { messages.withLock { $0 } }
 }
