@@ -38,21 +38,15 @@ func runCommand(_ executable: String, _ arguments: [String]) async throws -> (In
   return (result.status, result.outText)
 }
 
-/// The first element of a stream, or `nil` after `timeout`.
+/// The first element of a stream, or `nil` after `timeout` or when it finishes first.
 func first<T: Sendable>(of stream: AsyncStream<T>, within timeout: Duration = .seconds(5))
   async -> T?
 {
-  await withTaskGroup(of: T?.self) { group in
-    group.addTask {
-      var iterator = stream.makeAsyncIterator()
-      return await iterator.next()
-    }
-    group.addTask {
-      try? await Task.sleep(for: timeout)
-      return nil
-    }
-    let result = await group.next() ?? nil
-    group.cancelAll()
-    return result
+  let recorder = StreamRecorder(stream)
+  // The outer optional says whether the wait is over: an element came, or the stream finished.
+  let outcome: T?? = await waitForValue(timeout: timeout, interval: .milliseconds(5)) {
+    if let element = recorder.elements.first { return element }
+    return recorder.isFinished ? .some(nil) : nil
   }
+  return outcome ?? nil
 }
