@@ -54,7 +54,7 @@ enum CLIEnvironment {
       throw Failure(description: "nearby \(arguments) did not exit within \(timeout)")
     }
     // The reader threads may still be draining the last bytes.
-    try await Task.sleep(for: .milliseconds(50))
+    _ = await process.waitUntilDrained(timeout: .seconds(5))
     return (status, process.lines.joined(separator: "\n"), process.errors)
   }
 }

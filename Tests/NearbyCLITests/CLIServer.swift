@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// A `nearby server` started for a CLI test, in its own folder, with the admin key it wrote
@@ -20,21 +21,21 @@ struct CLIServer {
       ["server", "--port", "\(port)", "--log-level", "warning"], environment: environment)
     let keyFile = folder.appendingPathComponent("config/nearby/server-api-key").path
     let url = "http://127.0.0.1:\(port)"
-    var key = ""
-    let deadline = ContinuousClock.now + .seconds(30)
-    while ContinuousClock.now < deadline {
-      key =
-        (try? String(contentsOfFile: keyFile, encoding: .utf8))?
+    func writtenKey() -> String {
+      (try? String(contentsOfFile: keyFile, encoding: .utf8))?
         .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
-      if !key.isEmpty,
-        try await CLIEnvironment.run(
-          ["beacons", "list", "--server", url, "--api-key", key], environment: environment
-        ).status == 0
-      {
-        break
-      }
-      try await Task.sleep(for: .milliseconds(200))
     }
+    // The key once the server answers a request made with it (or, after 30 s, whatever the
+    // file holds: the tests then say what went wrong).
+    let answered = try await waitForValue(timeout: .seconds(30), interval: .milliseconds(200)) {
+      () async throws -> String? in
+      let key = writtenKey()
+      guard !key.isEmpty else { return nil }
+      let listing = try await CLIEnvironment.run(
+        ["beacons", "list", "--server", url, "--api-key", key], environment: environment)
+      return listing.status == 0 ? key : nil
+    }
+    let key = answered ?? writtenKey()
     guard !key.isEmpty else {
       process.signal(SIGTERM)
       throw CLIServerError(description: "the server wrote no key: \(process.errors)")

@@ -153,7 +153,7 @@ struct MultiHostTests {
         ["netns", "exec", "\(world.prefix)-b", "/usr/sbin/nft", "list", "table", "inet", table],
         environment: [:], executable: Self.ip)
       _ = await listing.exitStatus(timeout: .seconds(10))
-      try await Task.sleep(for: .milliseconds(50))
+      _ = await listing.waitUntilDrained(timeout: .seconds(5))
       let text = listing.lines.joined(separator: " ")
       guard let range = text.range(of: #"counter packets \d+"#, options: .regularExpression)
       else { return -1 }
