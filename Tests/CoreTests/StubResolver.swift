@@ -48,7 +48,7 @@ actor StubResolver: Resolver {
 
 /// A device's event stream that hands out one event per request of its reader and counts the
 /// requests: the manager asks for the next event only after delivering (or holding) the last,
-/// so a test can wait for that instead of sleeping.
+/// so a test can wait for that, not for a while.
 final class EventFeed: Sendable {
   private struct State {
     var queue: [SequencedEvent] = []

@@ -320,7 +320,7 @@ struct AirTests {
     let token = Token.random()
     try await link.speaker.transmit(token)
     #expect(await air.delivered == 1)
-    // The sighting waits on the clock (the rounds and the courier sleep on it), so it cannot
+    // The sighting waits on the clock (the rounds and the courier wait on it), so it cannot
     // have been heard; just short of the latency nobody wakes.
     #expect(await eventually { clock.sleeperCount == 2 })
     #expect(link.heard.elements.isEmpty)
@@ -342,7 +342,7 @@ struct AirTests {
     try await link.speaker.transmit(Token.random())
     #expect(await air.delivered == 1)  // the round on transmit
     // Short of an interval: no round. Then one round at the interval, once the rounds have
-    // gone back to sleep (so the count cannot grow behind the check).
+    // gone back to waiting (so the count cannot grow behind the check).
     clock.advance(by: .milliseconds(99))
     await clock.elapse(.milliseconds(1))
     #expect(await air.delivered == 2)

@@ -37,7 +37,7 @@ extension DiscoveryMediums {
 
 /// An air with a short advertising interval, on `clock`: by default a `ManualClock` nobody
 /// advances, so the air has only the rounds a test makes (`Air.pulse()`, or a clock it keeps and
-/// advances with `elapse(_:sleepers:)`).
+/// advances with `elapse(_:waiting:)`).
 func makeAir(
   interval: Duration = .milliseconds(20), clock: any Clock<Duration> = ManualClock(),
   _ configure: (inout Air.Configuration) -> Void = { _ in }
@@ -58,12 +58,12 @@ extension Air {
 
 extension ManualClock {
   /// Advances by `duration`, then waits (bounded) until the air on this clock has caught up:
-  /// `sleepers` tasks sleep on it again (its rounds, one; with sightings in flight, two). A
-  /// task woken by the advance has gone back to sleep only after its work.
-  func elapse(_ duration: Duration, sleepers: Int = 1) async {
+  /// `waiting` tasks wait on it again (its rounds, one; with sightings in flight, two). A
+  /// task woken by the advance waits on the clock again only after its work.
+  func elapse(_ duration: Duration, waiting: Int = 1) async {
     advance(by: duration)
-    let caughtUp = await eventually { sleeperCount == sleepers }
-    #expect(caughtUp, "\(sleeperCount) sleepers on the clock, expected \(sleepers)")
+    let caughtUp = await eventually { sleeperCount == waiting }
+    #expect(caughtUp, "\(sleeperCount) tasks wait on the clock, expected \(waiting)")
   }
 }
 

@@ -26,7 +26,7 @@ public func waitForValue<Value>(
 }
 
 /// Returns only when the task is cancelled, by throwing `CancellationError`: what a simulated
-/// slow handler awaits instead of a long sleep, so it holds on exactly until its owner gives up.
+/// slow handler awaits instead of a long wait, so it holds on exactly until its owner gives up.
 public func untilCancelled() async throws -> Never {
   let waiter = CancellableWaiter()
   try await withTaskCancellationHandler {
