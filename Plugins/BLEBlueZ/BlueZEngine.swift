@@ -58,7 +58,12 @@ actor BlueZEngine {
   /// Whether we warned that the adapter carries others' adverts while we scan (see
   /// ``noteSharedAdvertising()``).
   var warnedSharedAdvertising = false
-  var tasks: [Task<Void, Never>] = []
+  /// The engine's running tasks by an id of their own; each removes itself when it ends, and
+  /// ``shutdown()`` cancels and awaits them (see BlueZEngine+Tasks.swift).
+  var tasks: [Int: Task<Void, Never>] = [:]
+  var nextTaskID = 0
+  /// How many of the engine's tasks ended (for tests: once ``shutdown()`` returned, all).
+  var endedTasks = 0
 
   init(
     configuration: BlueZConfiguration, connection: DBusConnection, logger: Logger,
@@ -101,28 +106,28 @@ actor BlueZEngine {
     let signals = try await connection.signals(
       matching: DBusMatchRule(sender: Self.service), bufferingPolicy: .bufferingNewest(65_536))
     let owners = try await connection.nameOwnerChanges(of: Self.service)
-    tasks.append(
-      Task { [weak self] in
-        for await signal in signals { await self?.handle(signal) }
-      })
-    tasks.append(
-      Task { [weak self] in
-        for await change in owners { await self?.ownerChanged(to: change.new) }
-      })
-    tasks.append(
-      Task { [weak self] in
-        while !Task.isCancelled {
-          try? await Task.sleep(for: .seconds(1))
-          await self?.presenceTick()
-        }
-      })
-    tasks.append(
-      Task { [weak self, watchdog = configuration.scanWatchdog] in
-        while !Task.isCancelled {
-          try? await Task.sleep(for: watchdog / 3)
-          await self?.checkWatchdog()
-        }
-      })
+    own { [weak self] in
+      for await signal in signals {
+        guard let self else { return }
+        await self.handle(signal)
+      }
+    }
+    own { [weak self] in
+      for await change in owners {
+        guard let self else { return }
+        await self.ownerChanged(to: change.new)
+      }
+    }
+    own { [weak self] in
+      while (try? await Task.sleep(for: .seconds(1))) != nil, let self {
+        await self.presenceTick()
+      }
+    }
+    own { [weak self, watchdog = configuration.scanWatchdog] in
+      while (try? await Task.sleep(for: watchdog / 3)) != nil, let self {
+        await self.checkWatchdog()
+      }
+    }
     await connection.addObjectManager(at: Self.advertRoot)
     await loadObjects()
   }
@@ -211,15 +216,21 @@ actor BlueZEngine {
     try? await applyScan(throwing: false)
   }
 
+  /// Withdraws the advert and the scan, ends the engine's tasks, finishes the streams and
+  /// closes the connection. Returns once the engine's tasks ended, except when called from
+  /// one of them (it cannot await itself): then it only cancels them, and a later call from
+  /// outside awaits them.
   func shutdown() async {
-    guard !isShutDown else { return }
+    guard !isShutDown else {
+      await endTasks()
+      return
+    }
     wantedToken = nil
     scanPlan.stopAll()
     try? await applyAdvert(throwing: false)
     try? await applyScan(throwing: false)
     reconciler.shutDown()
-    for task in tasks { task.cancel() }
-    tasks = []
+    await endTasks()
     sightings.finish()
     statuses.finish()
     advertisements.finish()
