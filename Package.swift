@@ -202,7 +202,7 @@ let package = Package(
     library("TestSupport", dependsOn: logging, inMemoryLogging, path: "Tests/TestSupport"),
     library("ServerTestSupport", dependsOn: postgresNIO, logging, path: "Tests/ServerTestSupport"),
     library(
-      "BlueZTestSupport", dependsOn: "DBus", "Tokens", "Core", "BLEBlueZ",
+      "BlueZTestSupport", dependsOn: "DBus", "Tokens", "Core", "BLEBlueZ", "TestSupport",
       path: "Tests/BlueZTestSupport"),
     executable("bluez-double", dependsOn: "DBus", logging, path: "Tests/Executables/bluez-double"),
     executable(

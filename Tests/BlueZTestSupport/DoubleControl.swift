@@ -1,6 +1,7 @@
 public import BLEBlueZ
 public import DBus
 import Logging
+import TestSupport
 
 /// The BlueZ double that `Tools/scripts/test.sh` starts on the private system bus
 /// (Tools/scripts/services/double-bluez.sh), steered through its control interface
@@ -50,14 +51,13 @@ public struct DoubleControl: Sendable {
     try await call("Restart", [.uint32(Self.milliseconds(downFor))])
   }
 
-  /// Waits until the double owns org.bluez again (after a restart).
+  /// Waits, for at most 10 s, until the double owns org.bluez again (after a restart);
+  /// returns whether it does.
+  /// - Throws: ``DBus/DBusError`` when the bus cannot be asked.
   public func waitForBlueZ() async throws -> Bool {
-    let deadline = ContinuousClock.now + .seconds(10)
-    while ContinuousClock.now < deadline {
-      if try await connection.nameOwner(of: "org.bluez") != nil { return true }
-      try await Task.sleep(for: .milliseconds(20))
+    try await eventually(timeout: .seconds(10), interval: .milliseconds(20)) {
+      try await connection.nameOwner(of: "org.bluez") != nil
     }
-    return false
   }
 
   // MARK: Adapters and power
