@@ -262,8 +262,15 @@ extension BlueZDoubleTests {
     let central = try await GattCentral(bus: control.bus, adapter: "hci1")
     defer { central.close() }
     try await central.connect(Self.peripheralOnHci1)
+    // A bystander discovering on hci2 hears the same advert, unconnected.
+    let bystander = try await GattCentral(bus: control.bus, adapter: "hci2")
+    defer { bystander.close() }
+    let heardOnHci2 = try await bystander.waitForDevice { _ in true }
     try await app.unregisterAdvert(on: "hci0")
-    try await Task.sleep(for: .milliseconds(300))  // a few of the double's report intervals
+    // The bystander's device goes with the advert: once it went, the double has dropped
+    // what the advert's end drops, and the connected device is still there.
+    #expect(
+      await eventually { (try? await bystander.objects(below: heardOnHci2).isEmpty) == true })
     // The device, its service and its characteristic.
     #expect(try await central.objects(below: Self.peripheralOnHci1).count == 3)
     #expect(try await central.read(Self.remoteCharacteristic) == [])
