@@ -97,9 +97,18 @@ extension BlueZDoubleTests {
     #expect(stillDevice["RSSI"] == .int16(127))
     // Item 9: the advert's AD flags ("BR/EDR not supported" for a broadcast advert).
     #expect(stillDevice["AdvertisingFlags"]?.bytes == [0x04])
-    try await Task.sleep(for: .milliseconds(300))
+    // Signals arrive in the order sent: once a report of the moving device came after the
+    // devices were read, whatever the still device sent while it appeared is behind us.
+    let appeared = ContinuousClock.now
+    #expect(
+      await eventually { client.deviceChanges(since: appeared).contains { $0.path != stillPath } })
+    // Ten reports of the moving device (about a second of them): the double reports every
+    // device in each cycle, so the still device had as many chances to send.
     let from = ContinuousClock.now
-    try await Task.sleep(for: .seconds(1))
+    #expect(
+      await eventually {
+        client.deviceChanges(since: from).filter { $0.path != stillPath }.count >= 10
+      })
     let changes = client.deviceChanges(since: from)
     #expect(!changes.contains { $0.path == stillPath }, "the still device sent \(changes)")
     let moves = changes.filter { $0.path != stillPath }
@@ -112,13 +121,24 @@ extension BlueZDoubleTests {
     // RSSI and data, the still device's included (about 10 reports a second each).
     let filtered = try await Client.connect(control)
     defer { filtered.close() }
+    let filtering = ContinuousClock.now
     try await filtered.discover("hci1")
-    try await Task.sleep(for: .milliseconds(300))
+    // The double takes the filter before it answers StartDiscovery, and the still device was
+    // silent before it: its first change is the first report under the filter, and every
+    // signal after it was sent under the filter too.
+    #expect(
+      await eventually { client.deviceChanges(since: filtering).contains { $0.path == stillPath } }
+    )
     let since = ContinuousClock.now
-    try await Task.sleep(for: .seconds(1))
+    #expect(
+      await eventually {
+        let resent = client.deviceChanges(since: since)
+        return resent.filter { $0.path == stillPath }.count >= 5
+          && resent.filter { $0.path != stillPath }.count >= 5
+      })
     let resent = client.deviceChanges(since: since)
     let stillResent = resent.filter { $0.path == stillPath }
-    #expect(stillResent.count >= 5, "the still device sent \(stillResent.count) changes in 1 s")
+    #expect(stillResent.count >= 5, "the still device sent \(stillResent.count) changes")
     #expect(stillResent.allSatisfy { Set($0.changed.keys) == ["RSSI", "ServiceData"] })
     #expect(stillResent.allSatisfy { $0.changed["RSSI"] == .int16(127) })
     let movesResent = resent.filter { $0.path != stillPath }
@@ -146,10 +166,21 @@ extension BlueZDoubleTests {
     try await second.discover("hci1")
     #expect(await eventually { (try? await first.devices("hci1").count) == 1 })
     let path = try #require(try await first.devices("hci1").keys.first)
+    let firstStopped = ContinuousClock.now
     try await first.call("hci1", "org.bluez.Adapter1", "StopDiscovery")
-    try await Task.sleep(for: .milliseconds(500))
+    // The second client's discovery goes on: a report of the device (its data re-sent, as the
+    // medium's filter asks) comes after anything the first stop sent, so once it arrived, the
+    // stop invalidated and removed nothing.
+    #expect(
+      await eventually {
+        first.deviceChanges(since: firstStopped).contains { $0.path == path && !$0.changed.isEmpty }
+      })
     #expect(try await first.devices("hci1")[path] != nil)
-    #expect(!first.deviceChanges(since: .now - .seconds(1)).contains { !$0.invalidated.isEmpty })
+    #expect(!first.deviceChanges(since: firstStopped).contains { !$0.invalidated.isEmpty })
+    #expect(
+      !first.signals.elements(since: firstStopped).contains {
+        $0.member == "InterfacesRemoved" && (try? $0.arguments("oas"))?.first?.objectPath == path
+      })
     let stopped = ContinuousClock.now
     try await second.call("hci1", "org.bluez.Adapter1", "StopDiscovery")
     #expect(await eventually { (try? await first.devices("hci1").isEmpty) == true })
@@ -193,6 +224,8 @@ extension BlueZDoubleTests {
     try await client.discover("hci1")
     #expect(await eventually { (try? await client.devices("hci1").count) == 1 })
     await beacon.stop()
+    // The lingering itself is what is tested, in the double's real time: no later event
+    // marks "still there 700 ms after the advert stopped" (its reports stopped with it).
     try await Task.sleep(for: .milliseconds(700))
     #expect(try await client.devices("hci1").count == 1)
     #expect(await eventually { (try? await client.devices("hci1").isEmpty) == true })
