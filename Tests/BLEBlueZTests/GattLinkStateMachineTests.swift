@@ -45,9 +45,11 @@ import Testing
     var machine = GattLinkStateMachine(configuration: configuration, now: at(0))
     _ = machine.enqueueing([1], now: at(0))
     _ = machine.next(now: at(0))
+    #expect(!machine.isSlowPolling(at: at(0)))
     machine.connected(mtu: 517, now: at(0))
     _ = machine.next(now: at(0))
     machine.wrote(now: at(0))
+    #expect(!machine.isSlowPolling(at: at(0)))
     let value49 = machine.next(now: at(0))
     #expect(value49 == .read)
     machine.read([], now: at(0))
@@ -65,6 +67,8 @@ import Testing
     let value63 = machine.next(now: at(60))
     #expect(value63 == .read)
     // Past the answer window (3 s after the write), once a second.
+    #expect(!machine.isSlowPolling(at: at(2_999)))
+    #expect(machine.isSlowPolling(at: at(3_000)))
     machine.read([], now: at(3_500))
     let value67 = machine.next(now: at(3_500))
     #expect(value67 == .wait(until: at(4_500)))
@@ -80,6 +84,7 @@ import Testing
     let value78 = machine.next(now: at(10_100))
     #expect(value78 == .idle)
     #expect(!machine.isLinked)
+    #expect(!machine.isSlowPolling(at: at(10_100)))
   }
 
   @Test func aFailedConnectionDropsTheQueueAndRefusesForTheBackoff() {

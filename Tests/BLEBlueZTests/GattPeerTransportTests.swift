@@ -1,4 +1,3 @@
-import BLEBlueZ
 import BlueZTestSupport
 import Core
 import DBus
@@ -12,6 +11,8 @@ import Synchronization
 import Testing
 import TestSupport
 import Tokens
+
+@testable import BLEBlueZ
 
 /// Peer resolution over GATT through the double: the transport's conformance, and two
 /// managers with peer resolvers whose only way to each other is BLE. In the serialized double
@@ -108,6 +109,15 @@ extension BlueZDoubleTests {
   static func gattManager(bus: DBusBus, adapter: String, lostAfter: Duration) async throws -> (
     MessageManager, PeerResolver
   ) {
+    let (manager, resolver, _) = try await gattPeer(
+      bus: bus, adapter: adapter, lostAfter: lostAfter)
+    return (manager, resolver)
+  }
+
+  /// As ``gattManager(bus:adapter:lostAfter:)``, with the manager's GATT transport.
+  static func gattPeer(bus: DBusBus, adapter: String, lostAfter: Duration) async throws -> (
+    MessageManager, PeerResolver, BlueZPeerTransport
+  ) {
     var configuration = BlueZConfiguration(bus: bus, adapter: adapter)
     configuration.connectable = true
     configuration.scanWatchdog = .seconds(5)
@@ -125,7 +135,7 @@ extension BlueZDoubleTests {
       configuration: .init(
         resolver: .peer(resolver), mediums: [.bluez(configuration)],
         logger: quietLogger("test.manager.\(adapter)")))
-    return (manager, resolver)
+    return (manager, resolver, transport)
   }
 
   @Test(.requires(.bluezDouble))
@@ -177,7 +187,7 @@ extension BlueZDoubleTests {
     defer { control.close() }
     let (alice, aliceResolver) = try await Self.gattManager(
       bus: control.bus, adapter: "hci0", lostAfter: .seconds(30))
-    let (bob, bobResolver) = try await Self.gattManager(
+    let (bob, bobResolver, bobTransport) = try await Self.gattPeer(
       bus: control.bus, adapter: "hci1", lostAfter: .seconds(30))
     let events = Mutex<[String]>([])
     let publication = try await alice.publish(Message(text: "going", type: "bye")) {
@@ -191,8 +201,9 @@ extension BlueZDoubleTests {
       $0.strategy = Strategy(mediums: .ble, mode: .scan)
     }
     #expect(await eventually(timeout: .seconds(20)) { events.withLock { $0 } == ["found"] })
-    // Let the hearer's link settle into its slow poll (past the 3 s answer window).
-    try await Task.sleep(for: .seconds(4))
+    // The hearer's link settles into its slow poll (past the 3 s answer window of its last
+    // write): the owner's update then waits for a poll up to a second away.
+    #expect(await eventually { await bobTransport.engine.anyLinkSlowPolling })
     await publication.cancel()
     await alice.shutdown()
     await aliceResolver.shutdown()

@@ -88,6 +88,13 @@ struct GattLinkStateMachine: Sendable {
   /// Whether the link is connected (or connecting) now.
   var isLinked: Bool { state != .disconnected }
 
+  /// Whether the link reads at ``Configuration/slowPoll`` at `now`: it is connected and the
+  /// answer window of its last write (if any) has passed.
+  func isSlowPolling(at now: ContinuousClock.Instant) -> Bool {
+    guard case .connected = state else { return false }
+    return lastWrite.map { now - $0 >= configuration.answerWindow } ?? true
+  }
+
   /// The MTU of the connected link, nil when not connected.
   var mtu: Int? {
     if case .connected(let mtu) = state { return mtu }

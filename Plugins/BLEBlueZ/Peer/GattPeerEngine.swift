@@ -400,6 +400,13 @@ actor GattPeerEngine {
     return Endpoints(inbox: inbox, outbox: outbox, mtu: mtu)
   }
 
+  /// Whether a link to an owner reads at its slow poll now
+  /// (``GattLinkStateMachine/isSlowPolling(at:)``): tests wait for it.
+  var anyLinkSlowPolling: Bool {
+    let now = ContinuousClock.now
+    return links.values.contains { $0.machine.isSlowPolling(at: now) }
+  }
+
   // MARK: Tasks
 
   /// Starts `work` in a task this actor keeps until it ends (or shutdown cancels it).
