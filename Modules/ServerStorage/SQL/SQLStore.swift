@@ -12,8 +12,9 @@ import Strategy
 /// storage's thread; nothing outlives the transaction, so several server processes can share
 /// one PostgreSQL database (see ``PostgresStorage``).
 public final class SQLStore: ResolutionStore {
-  /// The connection, for statements of the server's own (inside the same transaction).
-  public let sql: any SQLConnection
+  /// The connection, for the storage's own statements inside the same transaction (the
+  /// batcher's savepoints, PostgreSQL's advisory lock) and this package's tests; not API.
+  package let sql: any SQLConnection
   private let encoder: JSONEncoder
   private let decoder = JSONDecoder()
   /// Devices read or written in this transaction (`.some(nil)`: known to be absent). A store
