@@ -125,15 +125,21 @@ extension BlueZDouble {
     adapters[device.advertiser]?.adverts[device.advert]
   }
 
-  func deviceInterface(_ device: Device) -> DBusInterface {
-    let advert = advert(of: device)
-    let address = device.path.rawValue.split(separator: "/").last!.dropFirst(4)
-      .replacingOccurrences(of: "_", with: ":")
-    var properties = [
+  /// The address a device object's path names (`…/dev_AA_BB_…` → `AA:BB:…`).
+  static func deviceAddress(_ path: DBusObjectPath) -> String {
+    path.rawValue.split(separator: "/").last!.dropFirst(4).replacingOccurrences(of: "_", with: ":")
+  }
+
+  /// The Device1 properties every device object starts with, as bluetoothd makes them: not
+  /// paired, bonded, trusted, blocked or connected.
+  static func deviceProperties(
+    address: String, random: Bool, adapter: DBusObjectPath, uuids: [String]
+  ) -> [DBusProperty] {
+    [
       DBusProperty("Address", .string(address)),
-      DBusProperty("AddressType", .string(address.hasPrefix("C0:DE:") ? "random" : "public")),
+      DBusProperty("AddressType", .string(random ? "random" : "public")),
       DBusProperty("Alias", .string(address.replacingOccurrences(of: ":", with: "-"))),
-      DBusProperty("Adapter", .objectPath(adapters[device.hearing]!.path)),
+      DBusProperty("Adapter", .objectPath(adapter)),
       DBusProperty("Paired", .boolean(false)),
       DBusProperty("Bonded", .boolean(false)),
       DBusProperty("Trusted", .boolean(false), access: .readWrite),
@@ -141,11 +147,22 @@ extension BlueZDouble {
       DBusProperty("LegacyPairing", .boolean(false)),
       DBusProperty("Connected", .boolean(false)),
       DBusProperty("ServicesResolved", .boolean(false)),
-      DBusProperty("UUIDs", .strings(advert?.serviceUUIDs ?? [])),
-      DBusProperty("RSSI", device.told["RSSI"] ?? .int16(device.rssi), emitsChanged: false),
-      DBusProperty("ServiceData", serviceData(advert), emitsChanged: false),
-      DBusProperty("ManufacturerData", manufacturerData(advert), emitsChanged: false),
+      DBusProperty("UUIDs", .strings(uuids)),
     ]
+  }
+
+  func deviceInterface(_ device: Device) -> DBusInterface {
+    let advert = advert(of: device)
+    let address = Self.deviceAddress(device.path)
+    var properties =
+      Self.deviceProperties(
+        address: address, random: address.hasPrefix("C0:DE:"),
+        adapter: adapters[device.hearing]!.path, uuids: advert?.serviceUUIDs ?? [])
+      + [
+        DBusProperty("RSSI", device.told["RSSI"] ?? .int16(device.rssi), emitsChanged: false),
+        DBusProperty("ServiceData", serviceData(advert), emitsChanged: false),
+        DBusProperty("ManufacturerData", manufacturerData(advert), emitsChanged: false),
+      ]
     if let advert {
       // Real bluetoothd's Device1 carries the advert's AD flags (item 9: `04`, "BR/EDR not
       // supported", for btmgmt's non-connectable advert); a peripheral advert is also "LE

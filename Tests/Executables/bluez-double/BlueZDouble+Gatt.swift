@@ -206,25 +206,11 @@ extension BlueZDouble {
   /// The device object bluetoothd makes on the peripheral for a central that connected from
   /// its public address (no advert heard: no RSSI, no advert data).
   private func peerDeviceInterface(_ path: DBusObjectPath, on adapter: Adapter) -> DBusInterface {
-    let address = path.rawValue.split(separator: "/").last!.dropFirst(4)
-      .replacingOccurrences(of: "_", with: ":")
-    return DBusInterface(
+    DBusInterface(
       "org.bluez.Device1",
       methods: deviceMethods(path),
-      properties: [
-        DBusProperty("Address", .string(address)),
-        DBusProperty("AddressType", .string("public")),
-        DBusProperty("Alias", .string(address.replacingOccurrences(of: ":", with: "-"))),
-        DBusProperty("Adapter", .objectPath(adapter.path)),
-        DBusProperty("Paired", .boolean(false)),
-        DBusProperty("Bonded", .boolean(false)),
-        DBusProperty("Trusted", .boolean(false), access: .readWrite),
-        DBusProperty("Blocked", .boolean(false), access: .readWrite),
-        DBusProperty("LegacyPairing", .boolean(false)),
-        DBusProperty("Connected", .boolean(false)),
-        DBusProperty("ServicesResolved", .boolean(false)),
-        DBusProperty("UUIDs", .strings([])),
-      ])
+      properties: Self.deviceProperties(
+        address: Self.deviceAddress(path), random: false, adapter: adapter.path, uuids: []))
   }
 
   /// `Connect` and `Disconnect` of a device object.
