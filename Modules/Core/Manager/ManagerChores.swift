@@ -51,19 +51,19 @@ extension MessageManager {
   func choreTasks() -> [Task<Void, Never>] {
     let chores = chores
     return [
-      ManagerTask.start { [weak self] in
+      ManagerTask.start(for: self) { [weak self] in
         for await _ in chores.flushes { await self?.flushSightings() }
       },
-      ManagerTask.start { [weak self] in
+      ManagerTask.start(for: self) { [weak self] in
         for await _ in chores.directiveRequests { await self?.requestDirectives() }
       },
-      ManagerTask.start { [weak self] in
+      ManagerTask.start(for: self) { [weak self] in
         for await _ in chores.beaconLookups { await self?.drainBeaconLookups() }
       },
-      ManagerTask.start { [weak self] in
+      ManagerTask.start(for: self) { [weak self] in
         for await _ in chores.beaconReconciles { await self?.reconcileBeaconScanning() }
       },
-      ManagerTask.start { [weak self] in
+      ManagerTask.start(for: self) { [weak self] in
         for await release in chores.releases {
           switch release {
           case .publication(let id): await self?.unpublish(id)

@@ -97,7 +97,7 @@ extension MessageManager {
   private func startBeaconSweep(every period: Duration) {
     beaconSweepTask?.cancel()
     let clock = clock
-    beaconSweepTask = ManagerTask.start { [weak self] in
+    beaconSweepTask = ManagerTask.start(for: self) { [weak self] in
       while !Task.isCancelled {
         try? await clock.sleep(for: period)
         guard !Task.isCancelled, let self, await self.sweepBeacons() else { return }
@@ -163,7 +163,7 @@ extension MessageManager {
     subscriptions[id]?.expiryTask?.cancel()
     guard let seconds = ttl.seconds else { return }
     let clock = configuration.clock
-    subscriptions[id]?.expiryTask = ManagerTask.start { [weak self] in
+    subscriptions[id]?.expiryTask = ManagerTask.start(for: self) { [weak self] in
       try? await clock.sleep(for: .seconds(seconds))
       guard !Task.isCancelled, let self else { return }
       await self.expireLocally(id)

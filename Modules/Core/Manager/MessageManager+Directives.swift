@@ -29,7 +29,7 @@ extension MessageManager {
   private func scheduleRefresh(after delay: Duration, generation: UInt64) {
     refreshTask?.cancel()
     let clock = clock
-    refreshTask = ManagerTask.start { [weak self] in
+    refreshTask = ManagerTask.start(for: self) { [weak self] in
       try? await clock.sleep(for: delay)
       guard !Task.isCancelled, let self else { return }
       await self.refreshDirectives(generation)

@@ -150,7 +150,7 @@ public actor MessageManager {
       _ = pausing.setPermission(await gate.answer() == true)
       let answers = gate.answers()
       tasks.append(
-        ManagerTask.start { [weak self] in
+        ManagerTask.start(for: self) { [weak self] in
           for await answer in answers {
             guard let self else { return }
             await self.permissionAnswerChanged(answer)
@@ -164,13 +164,13 @@ public actor MessageManager {
       let inbox = inbox
       let flush = chores.flush
       tasks.append(
-        ManagerTask.start {
+        ManagerTask.start(for: self) {
           for await sighting in sightings where inbox.append(sighting) { flush.yield() }
         })
       if medium.capabilities.contains(.beacons) {
         let beacons = medium.beaconSightings
         tasks.append(
-          ManagerTask.start { [weak self] in
+          ManagerTask.start(for: self) { [weak self] in
             for await sighting in beacons {
               guard let self else { return }
               await self.beaconHeard(sighting)
@@ -178,7 +178,7 @@ public actor MessageManager {
           })
       }
       tasks.append(
-        ManagerTask.start { [weak self] in
+        ManagerTask.start(for: self) { [weak self] in
           for await status in statuses {
             guard let self else { return }
             await self.mediumStatusChanged(index, status)
@@ -187,7 +187,7 @@ public actor MessageManager {
     }
     tasks += choreTasks()
     tasks.append(
-      ManagerTask.start { [weak self] in
+      ManagerTask.start(for: self) { [weak self] in
         for await event in events {
           guard let self else { return }
           await self.deliver([event])
@@ -253,7 +253,7 @@ public actor MessageManager {
       errorsContinuation.finish()
       logger.debug("message manager shut down")
     }
-    guard !ManagerTask.isCurrent else { return }
+    guard !ManagerTask.isRunning(for: self) else { return }
     for task in retiredTasks { await task.value }
   }
 
