@@ -66,10 +66,12 @@ extension RealBlueZTests {
       let allHeard = ContinuousClock.now - started
       #expect(heard.elements.allSatisfy { Self.frames.contains($0.frame) })
       // Still beacons: each still reported 12 s later (more than beaconLostAfter's 10 s).
+      // The recorder waits for a report that arrives after `later`, so at most 12 + 10 s.
       let later = ContinuousClock.now + .seconds(12)
-      try await Task.sleep(until: later)
       for frame in Self.frames {
-        let again = await heard.first(since: later, timeout: .seconds(10)) { $0.frame == frame }
+        let again = await heard.first(
+          since: later, timeout: later - ContinuousClock.now + .seconds(10)
+        ) { $0.frame == frame }
         #expect(
           again != nil, "\(frame.kind) not reported again while still there (lowPower \(lowPower))")
       }

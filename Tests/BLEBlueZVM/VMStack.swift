@@ -16,7 +16,9 @@ enum VMStack {
     var description: String
   }
 
-  static let btmgmt = URL(fileURLWithPath: "/usr/bin/btmgmt")
+  /// btmgmt runs under coreutils' `timeout`, which ends it (exit 124) if the kernel never
+  /// answers.
+  static let timeout = URL(fileURLWithPath: "/usr/bin/timeout")
 
   /// Runs `btmgmt --index INDEX ARGUMENTS…` (root in the VM) and returns its output.
   ///
@@ -29,8 +31,9 @@ enum VMStack {
     -> String
   {
     let process = Process()
-    process.executableURL = btmgmt
-    process.arguments = ["--index", "\(index)"] + arguments
+    process.executableURL = timeout
+    process.arguments =
+      ["--kill-after=5", "30", "/usr/bin/btmgmt", "--index", "\(index)"] + arguments
     let input = Pipe()
     let output = Pipe()
     process.standardInput = input
@@ -41,13 +44,8 @@ enum VMStack {
     try process.run()
     // Only the child writes to the output pipe: its end of file comes when btmgmt exits.
     try? output.fileHandleForWriting.close()
-    let timeout = Task {
-      try await Task.sleep(for: .seconds(30))
-      process.terminate()
-    }
     var iterator = ended.makeAsyncIterator()
     let status = await iterator.next() ?? -1
-    timeout.cancel()
     try? input.fileHandleForWriting.close()
     let text = String(
       decoding: (try? output.fileHandleForReading.readToEnd()) ?? Data(), as: UTF8.self)

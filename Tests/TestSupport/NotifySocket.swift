@@ -11,6 +11,9 @@ public final class NotifySocket: Sendable {
   private let fd: Int32
   private let messages = Mutex<[(at: ContinuousClock.Instant, text: String)]>([])
   private let stopped = Atomic<Bool>(false)
+  /// Broadcast by the reader after each message, under its lock: what ``arrival(of:since:timeout:)``
+  /// waits on (checking the messages under the same lock, so no message slips between).
+  private let arrived = NSCondition()
 
   /// A socket that could not be made.
   public struct Failure: Error, CustomStringConvertible {
@@ -60,6 +63,9 @@ public final class NotifySocket: Sendable {
         let text = String(decoding: buffer[0..<count], as: UTF8.self)
         let now = ContinuousClock.now
         messages.withLock { $0.append((now, text)) }
+        arrived.lock()
+        arrived.broadcast()
+        arrived.unlock()
       }
     }
     close(fd)
@@ -74,15 +80,21 @@ public final class NotifySocket: Sendable {
   public func arrival(
     of text: String, since instant: ContinuousClock.Instant, timeout: Duration
   ) -> ContinuousClock.Instant? {
-    let deadline = ContinuousClock.now + timeout
+    let deadline = Date(timeIntervalSinceNow: Double(timeout.components.seconds))
+      .addingTimeInterval(Double(timeout.components.attoseconds) / 1e18)
+    arrived.lock()
+    defer { arrived.unlock() }
     while true {
-      let found = messages.withLock { list in
-        list.first { $0.at >= instant && $0.text.contains(text) }?.at
-      }
-      if let found { return found }
-      if ContinuousClock.now >= deadline { return nil }
-      usleep(500)
+      if let found = firstArrival(of: text, since: instant) { return found }
+      // Woken by the reader's broadcast; `false` once the deadline passed.
+      guard arrived.wait(until: deadline) else { return firstArrival(of: text, since: instant) }
     }
+  }
+
+  private func firstArrival(
+    of text: String, since instant: ContinuousClock.Instant
+  ) -> ContinuousClock.Instant? {
+    messages.withLock { list in list.first { $0.at >= instant && $0.text.contains(text) }?.at }
   }
 
   /// Stops reading and removes the socket file.

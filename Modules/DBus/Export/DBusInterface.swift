@@ -61,20 +61,32 @@ public struct DBusMethod: Sendable {
   /// ``DBusError/Name-swift.struct/failed`` with its description. Runs in its own task.
   public typealias Handler = @Sendable (DBusMessage) async throws -> [DBusValue]
 
+  /// Runs once the reply to a call has been queued on the connection (after an error reply
+  /// too), with the call: for what the service does only after it answered, such as a signal or
+  /// a call of its own that the caller must see after the reply (messages leave a connection in
+  /// the order they were queued). Runs in the handler's task: when the connection ends it is
+  /// cancelled and awaited with it, so start work that must outlive the connection in a task of
+  /// your own.
+  public typealias AfterReply = @Sendable (DBusMessage) async -> Void
+
   public var name: String
   /// The arguments' signature, such as `oa{sv}`.
   public var inputSignature: String
   /// The reply's signature.
   public var outputSignature: String
   public var handler: Handler
+  /// What runs after the reply is queued (see ``AfterReply``); `nil` for most methods.
+  public var afterReply: AfterReply?
 
   public init(
-    _ name: String, input: String = "", output: String = "", handler: @escaping Handler
+    _ name: String, input: String = "", output: String = "", handler: @escaping Handler,
+    afterReply: AfterReply? = nil
   ) {
     self.name = name
     self.inputSignature = input
     self.outputSignature = output
     self.handler = handler
+    self.afterReply = afterReply
   }
 }
 

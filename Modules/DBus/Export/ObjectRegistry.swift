@@ -210,6 +210,7 @@ actor ObjectRegistry {
         result = .failure(DBusError(.failed, "\(error)"))
       }
       self.respond(to: call, with: result)
+      await method.afterReply?(call)
     }
   }
 

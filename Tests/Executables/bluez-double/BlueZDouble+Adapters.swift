@@ -98,10 +98,14 @@ extension BlueZDouble {
   }
 
   /// Leaves a method call unanswered, as bluetoothd does in the cases of item 15: the caller's
-  /// timeout ends it. The handler gives up after 10 minutes, longer than any caller waits.
+  /// timeout ends it. The handler holds on until its task is cancelled (the connection ends:
+  /// a restart, or the double stops), then throws.
   static func neverAnswer() async throws -> Never {
-    try await Task.sleep(for: .seconds(600))
-    throw DBusError(BlueZErrors.failed, "no answer (as bluetoothd)")
+    let (never, end) = AsyncStream.makeStream(of: Never.self)
+    // An AsyncStream's iteration ends when its task is cancelled; nothing else ends this one.
+    for await _ in never {}
+    end.finish()
+    throw CancellationError()
   }
 
   func adapter(_ name: String) throws(DBusError) -> Adapter {

@@ -23,14 +23,18 @@ extension BlueZDouble {
           await self?.setDenied(try ControlArguments(call, adapters: adapters).bool(0))
           return []
         },
-        DBusMethod("Restart", input: "u") { [weak self] call in
-          let milliseconds = Int(try ControlArguments(call, adapters: adapters).uint32(0))
-          Task { [weak self] in
-            try? await Task.sleep(for: .milliseconds(20))
-            try? await self?.restart(downFor: .milliseconds(milliseconds))
-          }
-          return []
-        },
+        DBusMethod(
+          "Restart", input: "u",
+          handler: { call in
+            _ = try ControlArguments(call, adapters: adapters).uint32(0)
+            return []
+          },
+          afterReply: { [weak self] call in
+            // Once the caller has its answer: the restart closes the connection this handler
+            // runs on, so it runs in the double's own task, not in the handler's.
+            guard case .uint32(let milliseconds) = call.body.first else { return }
+            await self?.beginRestart(downFor: .milliseconds(Int(milliseconds)))
+          }),
         DBusMethod("RemoveAdapter", input: "s") { [weak self] call in
           await self?.setPresent(try ControlArguments(call, adapters: adapters).adapter(0), false)
           return []

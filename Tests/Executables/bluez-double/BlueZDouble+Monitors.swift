@@ -10,11 +10,17 @@ extension BlueZDouble {
       DBusInterface(
         "org.bluez.AdvertisementMonitorManager1",
         methods: [
-          DBusMethod("RegisterMonitor", input: "o") { [weak self] call in
-            guard let self, let root = call.body[0].objectPath else { return [] }
-            try await self.registerMonitors(name, owner: call.sender ?? "", root: root)
-            return []
-          },
+          DBusMethod(
+            "RegisterMonitor", input: "o",
+            handler: { [weak self] call in
+              guard let self, let root = call.body[0].objectPath else { return [] }
+              try await self.registerMonitors(name, owner: call.sender ?? "", root: root)
+              return []
+            },
+            afterReply: { [weak self] call in
+              guard let root = call.body.first?.objectPath else { return }
+              await self?.releaseRefused(AdvertKey(owner: call.sender ?? "", path: root))
+            }),
           DBusMethod("UnregisterMonitor", input: "o") { [weak self] call in
             guard let self, let root = call.body[0].objectPath else { return [] }
             try await self.unregisterMonitors(name, owner: call.sender ?? "", root: root)
@@ -82,11 +88,8 @@ extension BlueZDouble {
       // The kernel refused the monitor (Busy): bluetoothd has answered RegisterMonitor, then
       // calls Release on the monitors and keeps the app (item L).
       adapters[name]?.refuseMonitors -= 1
-      let refused = dropMonitors(name, owner: owner, root: root)
-      Task { [weak self] in
-        try? await Task.sleep(for: .milliseconds(20))
-        for key in refused { await self?.releaseMonitor(key) }
-      }
+      // The reply goes first: `releaseRefused` calls Release once it is queued.
+      refusedMonitors[app] = dropMonitors(name, owner: owner, root: root)
       return
     }
     stalled.remove(name)
@@ -130,6 +133,12 @@ extension BlueZDouble {
       adapters[name]?.perReportMonitors.remove(key)
     }
     return dropped
+  }
+
+  /// Calls `Release` on the monitors of `app` that `registerMonitors` refused, after the reply
+  /// to its `RegisterMonitor` (as bluetoothd: it answers, then the kernel refuses the monitor).
+  func releaseRefused(_ app: AdvertKey) {
+    for key in refusedMonitors.removeValue(forKey: app) ?? [] { releaseMonitor(key) }
   }
 
   /// Calls `Release` on a client's monitor object (no reply expected).

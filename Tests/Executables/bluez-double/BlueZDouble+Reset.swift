@@ -10,6 +10,7 @@ extension BlueZDouble {
     failures = [:]
     stalled = []
     rssiOverrides = [:]
+    refusedMonitors = [:]
     for name in adapters.keys {
       adapters[name]?.monitors = [:]
       adapters[name]?.monitorApps = []

@@ -124,9 +124,13 @@ actor BlueZDouble {
   var devices: [DBusObjectPath: Device] = [:]
   /// GATT apps and LE links (BlueZDouble+Gatt.swift).
   var gatt = GattState()
+  /// Monitors refused by `RegisterMonitor` (by app), released once its reply is queued.
+  var refusedMonitors: [AdvertKey: [AdvertKey]] = [:]
   var advertSlots: [AdvertKey: Int] = [:]
   var nextSlot = 1
   var tasks: [Task<Void, Never>] = []
+  /// A `Restart` under way (``beginRestart(downFor:)``).
+  var restarting: Task<Void, Never>?
   let denied = Flag()
   /// Errors to answer instead of running a method: member → (error name, how many times).
   var failures: [String: (name: String, count: Int)] = [:]
@@ -223,6 +227,33 @@ actor BlueZDouble {
     logger.info("bluez double up as \(connection.uniqueName) with \(adapters.count) adapters")
   }
 
+  /// Starts ``restart(downFor:)`` in the double's own task (the control call's `Restart`),
+  /// unless a restart is already under way.
+  func beginRestart(downFor: Duration) {
+    guard restarting == nil else { return }
+    restarting = Task { [weak self] in
+      do {
+        try await self?.restart(downFor: downFor)
+      } catch {
+        self?.logger.error("restart failed: \(error)")
+      }
+      await self?.restarted()
+    }
+  }
+
+  private func restarted() { restarting = nil }
+
+  /// Ends the double: cancels and awaits its tasks (a restart under way too), closes the bus
+  /// connection. What `main` does on SIGTERM or SIGINT.
+  func stop() async {
+    let running = tasks + [restarting].compactMap { $0 }
+    tasks = []
+    for task in running { task.cancel() }
+    for task in running { await task.value }
+    connection?.close()
+    connection = nil
+  }
+
   /// Drops the bus connection (names lost) and, after `downFor`, comes back with fresh state:
   /// what a bluetoothd restart looks like to clients.
   func restart(downFor: Duration) async throws {
@@ -240,6 +271,7 @@ actor BlueZDouble {
       adapters[name]?.monitorApps = []
     }
     devices = [:]
+    refusedMonitors = [:]
     // Its apps and links go with it (the objects went with the connection).
     gatt = GattState()
     try await Task.sleep(for: downFor)

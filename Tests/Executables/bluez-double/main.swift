@@ -32,4 +32,21 @@ do {
 if let ready = option("--ready-file") {
   _ = FileManager.default.createFile(atPath: ready, contents: Data("ready\n".utf8))
 }
-while true { try await Task.sleep(for: .seconds(3600)) }
+// Serves until SIGTERM or SIGINT, then ends its tasks and leaves the bus.
+let (signals, received) = AsyncStream.makeStream(of: Int32.self)
+var sources: [any DispatchSourceSignal] = []
+for number in [SIGTERM, SIGINT] {
+  signal(number, SIG_IGN)
+  let source = DispatchSource.makeSignalSource(signal: number)
+  source.setEventHandler { received.yield(number) }
+  source.resume()
+  sources.append(source)
+}
+var number = SIGTERM
+for await first in signals {
+  number = first
+  break
+}
+logger.info("bluez double stopping on signal \(number)")
+await double.stop()
+exit(0)
