@@ -155,6 +155,42 @@ import Testing
     #expect(try removed.arguments("oas")[1] == .strings(["org.bluez.LEAdvertisement1"]))
   }
 
+  /// `afterReply` runs once the reply is queued, after an error reply too: here it waits for a
+  /// gate the test opens only when the caller has its answer (queued after it, the reply would
+  /// never come and the call would time out).
+  @Test(.requires(.dbus)) func afterReplyRunsOnceTheCallerHasItsAnswer() async throws {
+    let server = try await TestBus.connect()
+    let client = try await TestBus.connect()
+    let (gate, open) = AsyncStream.makeStream(of: Void.self)
+    let ran = Counter()
+    let after: DBusMethod.AfterReply = { call in
+      for await _ in gate { break }
+      if call.member == "Fail" || call.body == [.string("x")] { ran.add() }
+    }
+    try await server.export(
+      DBusInterface(
+        "org.nearby.Test1",
+        methods: [
+          DBusMethod("Echo", input: "s", output: "s", handler: { $0.body }, afterReply: after),
+          DBusMethod(
+            "Fail", handler: { _ in throw DBusError(.failed, "no") }, afterReply: after),
+        ]), at: Self.advert)
+    let answer = try await client.call(
+      destination: server.uniqueName, path: Self.advert, interface: "org.nearby.Test1",
+      member: "Echo", [.string("x")], timeout: .seconds(5))
+    #expect(answer == [.string("x")])
+    #expect(ran.value == 0)
+    open.yield()
+    #expect(await eventually { ran.value == 1 })
+    await expectError(DBusError.Name.failed) {
+      _ = try await client.call(
+        destination: server.uniqueName, path: Self.advert, interface: "org.nearby.Test1",
+        member: "Fail", timeout: .seconds(5))
+    }
+    open.yield()
+    #expect(await eventually { ran.value == 2 })
+  }
+
   @Test(.requires(.dbus)) func callFilterAnswersInsteadOfTheObject() async throws {
     let server = try await TestBus.connect()
     let client = try await TestBus.connect()
