@@ -26,6 +26,38 @@ struct HandleLimitTests {
     _ = try fixture.publish("other", on: try fixture.device())
   }
 
+  /// The count after a report: an id withdrawn and made again in one report stays one; an id
+  /// made that the device has already, or withdrawn that it does not have, changes nothing.
+  @Test func aTallyCountsWhatAReportLeaves() {
+    let tally = HandleTally(all: [1, 2, 3], among: [2, 3, 4, 5])
+    #expect(tally == HandleTally(count: 3, present: [2, 3]))
+    #expect(tally.after(removing: [], adding: [4]) == 4)
+    #expect(tally.after(removing: [2], adding: [4, 5]) == 4)
+    #expect(tally.after(removing: [2], adding: [2]) == 3)
+    #expect(tally.after(removing: [5], adding: [3]) == 3)
+    #expect(tally.after(removing: [2, 3, 4], adding: []) == 1)
+  }
+
+  /// The in-memory store counts as it saves and removes, and answers as the list would.
+  @Test func theInMemoryStoresTallyMatchesItsList() throws {
+    let store = InMemoryResolutionStore()
+    let (a, b) = (DeviceID.random(), DeviceID.random())
+    func subscription(_ device: DeviceID) -> SubscriptionRecord {
+      SubscriptionRecord(
+        id: .random(), device: device, project: "p", namespace: "", type: "t",
+        strategy: .default, deviceTypes: .nearbyDevices, expiresAt: nil)
+    }
+    let onA = (0..<5).map { _ in subscription(a) }
+    for record in onA + [subscription(b)] { store.saveSubscription(record) }
+    store.saveSubscription(onA[0])  // saved again: still one
+    _ = store.removeSubscription(onA[1].id)
+    let asked: Set<SubscriptionID> = [onA[0].id, onA[1].id, onA[2].id, .random()]
+    let tally = store.subscriptionTally(on: a, among: asked)
+    #expect(try tally == HandleTally(all: store.subscriptionIDs(on: a), among: asked))
+    #expect(tally == HandleTally(count: 4, present: [onA[0].id, onA[2].id]))
+    #expect(store.subscriptionTally(on: b, among: asked).count == 1)
+  }
+
   /// The in-process resolver takes the limit from its configuration: raised, one device keeps
   /// 300 subscriptions; by default (the server's policy), the 257th is refused.
   @Test func theInProcessResolversLimitIsConfigurableAndTheDefaultRefusesPast256() async throws {

@@ -100,6 +100,8 @@ struct StoreContractTests {
           onA: try store.publications(on: a).count,
           idsOnA: Set(try store.publicationIDs(on: a)),
           subscriptionIDsOnB: Set(try store.subscriptionIDs(on: b)),
+          tallyOnA: try store.publicationTally(on: a, among: [menu.id, .random()]),
+          subscriptionTallyOnB: try store.subscriptionTally(on: b, among: [menusOnly.id]),
           acceptedByMenus: try store.publications(on: a, acceptedBy: menusOnly).map(\.id),
           acceptedByAny: try store.publications(on: a, acceptedBy: anyType).map(\.id),
           accepting: Set(try store.subscriptions(on: b, accepting: menu).map(\.id)),
@@ -113,6 +115,8 @@ struct StoreContractTests {
       #expect(result.onA == 2)
       #expect(result.idsOnA == [menu.id, other.id])
       #expect(result.subscriptionIDsOnB == [anyType.id, menusOnly.id])
+      #expect(result.tallyOnA == HandleTally(count: 2, present: [menu.id]))
+      #expect(result.subscriptionTallyOnB == HandleTally(count: 2, present: [menusOnly.id]))
       #expect(result.acceptedByMenus == [menu.id])
       #expect(result.acceptedByAny == [menu.id])
       #expect(result.accepting == [anyType.id, menusOnly.id])

@@ -258,26 +258,30 @@ public final class ResolutionEngine<Store: ResolutionStore> {
   /// report adds some).
   private func checkHandleLimits(_ report: Report, device: DeviceRecord) throws {
     if !report.publish.isEmpty {
+      let (removed, added) = (Set(report.unpublish), Set(report.publish.map(\.id)))
       try checkLimit(
-        "publish", "publications", existing: try store.publicationIDs(on: device.id),
-        removed: report.unpublish, added: report.publish.map(\.id), hint: "unpublish")
+        "publish", "publications",
+        tally: try store.publicationTally(on: device.id, among: removed.union(added)),
+        removed: removed, added: added, hint: "unpublish")
     }
     if !report.subscribe.isEmpty {
+      let (removed, added) = (Set(report.unsubscribe), Set(report.subscribe.map(\.id)))
       try checkLimit(
-        "subscribe", "subscriptions", existing: try store.subscriptionIDs(on: device.id),
-        removed: report.unsubscribe, added: report.subscribe.map(\.id), hint: "unsubscribe")
+        "subscribe", "subscriptions",
+        tally: try store.subscriptionTally(on: device.id, among: removed.union(added)),
+        removed: removed, added: added, hint: "unsubscribe")
     }
   }
 
   private func checkLimit<ID: Hashable>(
-    _ field: String, _ what: String, existing: [ID], removed: [ID], added: [ID], hint: String
+    _ field: String, _ what: String, tally: HandleTally<ID>, removed: Set<ID>, added: Set<ID>,
+    hint: String
   ) throws {
     let limit = configuration.maximumHandlesPerDevice
-    let before = Set(existing)
-    let after = before.subtracting(removed).union(added)
-    guard after.count <= limit || after.count <= before.count else {
+    let after = tally.after(removing: removed, adding: added)
+    guard after <= limit || after <= tally.count else {
       throw ResolverError.invalidReport(
-        "\(field): the device would keep \(after.count) \(what); the limit is \(limit) "
+        "\(field): the device would keep \(after) \(what); the limit is \(limit) "
           + "(\(hint) some first)")
     }
   }

@@ -16,6 +16,9 @@ public final class InMemoryResolutionStore: ResolutionStore {
   private var publicationIndex: [DeviceID: [String: [String: Set<PublicationID>]]] = [:]
   /// device → namespace → type filter (`nil`: any type) → subscriptions.
   private var subscriptionIndex: [DeviceID: [String: [String?: Set<SubscriptionID>]]] = [:]
+  /// device → how many publications / subscriptions it has (the handle limit's count).
+  private var publicationCounts: [DeviceID: Int] = [:]
+  private var subscriptionCounts: [DeviceID: Int] = [:]
   private var sightings: [ProximityKey: Date] = [:]
   /// device → neighbour → number of remembered sightings between the two.
   private var neighborCounts: [DeviceID: [DeviceID: Int]] = [:]
@@ -57,6 +60,7 @@ public final class InMemoryResolutionStore: ResolutionStore {
   public func savePublication(_ publication: PublicationRecord) {
     if let old = publicationsByID[publication.id] { unindex(old) }
     publicationsByID[publication.id] = publication
+    publicationCounts[publication.device, default: 0] += 1
     publicationIndex[publication.device, default: [:]][
       publication.message.namespace, default: [:]][
         publication.message.type, default: []
@@ -72,6 +76,8 @@ public final class InMemoryResolutionStore: ResolutionStore {
   private func unindex(_ publication: PublicationRecord) {
     let (device, namespace, type) =
       (publication.device, publication.message.namespace, publication.message.type)
+    publicationCounts[device, default: 1] -= 1
+    if publicationCounts[device] == 0 { publicationCounts[device] = nil }
     publicationIndex[device]?[namespace]?[type]?.remove(publication.id)
     if publicationIndex[device]?[namespace]?[type]?.isEmpty == true {
       publicationIndex[device]?[namespace]?[type] = nil
@@ -95,6 +101,14 @@ public final class InMemoryResolutionStore: ResolutionStore {
     return result
   }
 
+  public func publicationTally(on device: DeviceID, among ids: Set<PublicationID>)
+    -> HandleTally<PublicationID>
+  {
+    HandleTally(
+      count: publicationCounts[device] ?? 0,
+      present: ids.filter { publicationsByID[$0]?.device == device })
+  }
+
   public func publications(on device: DeviceID, acceptedBy subscription: SubscriptionRecord)
     -> [PublicationRecord]
   {
@@ -112,6 +126,7 @@ public final class InMemoryResolutionStore: ResolutionStore {
   public func saveSubscription(_ subscription: SubscriptionRecord) {
     if let old = subscriptionsByID[subscription.id] { unindex(old) }
     subscriptionsByID[subscription.id] = subscription
+    subscriptionCounts[subscription.device, default: 0] += 1
     subscriptionIndex[subscription.device, default: [:]][
       subscription.namespace, default: [:]][
         subscription.type, default: []
@@ -126,6 +141,8 @@ public final class InMemoryResolutionStore: ResolutionStore {
 
   private func unindex(_ subscription: SubscriptionRecord) {
     let (device, namespace, type) = (subscription.device, subscription.namespace, subscription.type)
+    subscriptionCounts[device, default: 1] -= 1
+    if subscriptionCounts[device] == 0 { subscriptionCounts[device] = nil }
     subscriptionIndex[device]?[namespace]?[type]?.remove(subscription.id)
     if subscriptionIndex[device]?[namespace]?[type]?.isEmpty == true {
       subscriptionIndex[device]?[namespace]?[type] = nil
@@ -141,6 +158,14 @@ public final class InMemoryResolutionStore: ResolutionStore {
     return namespaces.values.flatMap {
       $0.values.flatMap { $0.compactMap { subscriptionsByID[$0] } }
     }
+  }
+
+  public func subscriptionTally(on device: DeviceID, among ids: Set<SubscriptionID>)
+    -> HandleTally<SubscriptionID>
+  {
+    HandleTally(
+      count: subscriptionCounts[device] ?? 0,
+      present: ids.filter { subscriptionsByID[$0]?.device == device })
   }
 
   public func subscriptions(on device: DeviceID, accepting publication: PublicationRecord)

@@ -35,6 +35,12 @@ public protocol ResolutionStore: AnyObject {
   func publications(on device: DeviceID) throws -> [PublicationRecord]
   /// The ids of the device's publications (a default reads the records).
   func publicationIDs(on device: DeviceID) throws -> [PublicationID]
+  /// How many publications the device has, and which of `ids` are among them: what the
+  /// handle limit asks (a default reads ``publicationIDs(on:)``; a store that counts answers
+  /// in time that does not grow with the device's publications).
+  func publicationTally(on device: DeviceID, among ids: Set<PublicationID>) throws -> HandleTally<
+    PublicationID
+  >
   /// The device's publications whose messages `subscription` accepts.
   func publications(on device: DeviceID, acceptedBy subscription: SubscriptionRecord)
     throws -> [PublicationRecord]
@@ -46,6 +52,10 @@ public protocol ResolutionStore: AnyObject {
   func subscriptions(on device: DeviceID) throws -> [SubscriptionRecord]
   /// The ids of the device's subscriptions (a default reads the records).
   func subscriptionIDs(on device: DeviceID) throws -> [SubscriptionID]
+  /// How many subscriptions the device has, and which of `ids` are among them (see
+  /// ``publicationTally(on:among:)``).
+  func subscriptionTally(on device: DeviceID, among ids: Set<SubscriptionID>) throws
+    -> HandleTally<SubscriptionID>
   /// The device's subscriptions that accept `publication`'s message.
   func subscriptions(on device: DeviceID, accepting publication: PublicationRecord)
     throws -> [SubscriptionRecord]
@@ -92,5 +102,17 @@ extension ResolutionStore {
 
   public func subscriptionIDs(on device: DeviceID) throws -> [SubscriptionID] {
     try subscriptions(on: device).map(\.id)
+  }
+
+  public func publicationTally(on device: DeviceID, among ids: Set<PublicationID>) throws
+    -> HandleTally<PublicationID>
+  {
+    HandleTally(all: try publicationIDs(on: device), among: ids)
+  }
+
+  public func subscriptionTally(on device: DeviceID, among ids: Set<SubscriptionID>) throws
+    -> HandleTally<SubscriptionID>
+  {
+    HandleTally(all: try subscriptionIDs(on: device), among: ids)
   }
 }
