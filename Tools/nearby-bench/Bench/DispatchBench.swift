@@ -66,10 +66,36 @@ struct DispatchBench: AsyncParsableCommand {
     var maxMicroseconds: Double
   }
 
+  /// The issue's goals, with 10 000 subscriptions: every burst round at least this many found
+  /// events a second, every paced round's p99 at most this many microseconds.
+  static let burstGoal = 100_000.0
+  static let pacedP99Goal = 1_000.0
+
   struct Results: Encodable {
     var subscriptions: Int
     var bytesPerSubscription: Double
     var phases: [Phase]
+    /// Whether every burst round reached ``DispatchBench/burstGoal``.
+    var burstGoalMet: Bool {
+      phases.filter { $0.name == "burst" }.allSatisfy { $0.eventsPerSecond >= burstGoal }
+    }
+    /// Whether every paced round's p99 stayed within ``DispatchBench/pacedP99Goal``.
+    var pacedGoalMet: Bool {
+      phases.filter { $0.name == "paced" }.allSatisfy { $0.p99Microseconds <= pacedP99Goal }
+    }
+
+    enum CodingKeys: String, CodingKey {
+      case subscriptions, bytesPerSubscription, phases, burstGoalMet, pacedGoalMet
+    }
+
+    func encode(to encoder: any Encoder) throws {
+      var container = encoder.container(keyedBy: CodingKeys.self)
+      try container.encode(subscriptions, forKey: .subscriptions)
+      try container.encode(bytesPerSubscription, forKey: .bytesPerSubscription)
+      try container.encode(phases, forKey: .phases)
+      try container.encode(burstGoalMet, forKey: .burstGoalMet)
+      try container.encode(pacedGoalMet, forKey: .pacedGoalMet)
+    }
   }
 
   func validate() throws {
@@ -162,6 +188,17 @@ struct DispatchBench: AsyncParsableCommand {
             phase.eventsPerSecond, phase.p50Microseconds, phase.p99Microseconds,
             phase.maxMicroseconds))
       }
+      let bursts = phases.filter { $0.name == "burst" }.map(\.eventsPerSecond)
+      let paced = phases.filter { $0.name == "paced" }.map(\.p99Microseconds)
+      let of = subscriptions == 10_000 ? "" : " (the goals are for 10 000 subscriptions)"
+      print(
+        String(
+          format: "burst: slowest round %.0f events/s (goal ≥ %.0f in every round: %@)%@",
+          bursts.min() ?? 0, Self.burstGoal, results.burstGoalMet ? "met" : "NOT met", of))
+      print(
+        String(
+          format: "paced: worst round p99 %.1f µs (goal ≤ %.0f µs in every round: %@)%@",
+          paced.max() ?? 0, Self.pacedP99Goal, results.pacedGoalMet ? "met" : "NOT met", of))
     }
   }
 
