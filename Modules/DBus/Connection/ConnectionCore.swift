@@ -8,10 +8,10 @@ import Synchronization
 /// of calls waiting for replies and the signal subscriptions.
 ///
 /// The dispatch thread is the only reader of the connection. It routes replies to waiting
-/// calls and signals to subscription streams directly, and feeds incoming method calls to the
-/// connection's object registry (an actor) through an ordered stream. A mutex guards the
-/// tables and the handle's lifetime (see ``ConnectionHandle``); it is never held while user
-/// code runs or while a stream is finished.
+/// calls and signals to subscription streams (or runs a subscription's handler) directly, and
+/// feeds incoming method calls to the connection's object registry (an actor) through an
+/// ordered stream. A mutex guards the tables and the handle's lifetime (see
+/// ``ConnectionHandle``); it is never held while user code runs or while a stream is finished.
 final class ConnectionCore: Sendable {
   struct PendingCall {
     var continuation: CheckedContinuation<Result<DBusMessage, DBusError>, Never>
@@ -19,9 +19,25 @@ final class ConnectionCore: Sendable {
     var what: String
   }
 
+  /// Where a subscription's signals go.
+  enum Delivery {
+    /// Yielded to a stream.
+    case stream(AsyncStream<DBusMessage>.Continuation)
+    /// Passed to a handler on the dispatch thread; `onEnd` runs once, after its last call.
+    case handler(@Sendable (DBusMessage) -> Void, onEnd: @Sendable () -> Void)
+
+    /// Ends the delivery: finishes the stream, or runs the handler's `onEnd`.
+    func end() {
+      switch self {
+      case .stream(let continuation): continuation.finish()
+      case .handler(_, let onEnd): onEnd()
+      }
+    }
+  }
+
   struct Subscription {
     var rule: DBusMatchRule
-    var continuation: AsyncStream<DBusMessage>.Continuation
+    var delivery: Delivery
   }
 
   struct State {
@@ -29,6 +45,9 @@ final class ConnectionCore: Sendable {
     var pending: [UInt32: PendingCall] = [:]
     var subscriptions: [UInt64: Subscription] = [:]
     var nextSubscription: UInt64 = 1
+    /// Handlers removed by ``ConnectionCore/end(_:)`` whose `onEnd` the dispatch
+    /// thread has yet to run (after any call of theirs it had begun).
+    var endedHandlers: [Delivery] = []
   }
 
   let handle: ConnectionHandle
@@ -189,27 +208,54 @@ final class ConnectionCore: Sendable {
   ) -> (id: UInt64, stream: AsyncStream<DBusMessage>)? {
     let (stream, continuation) = AsyncStream.makeStream(
       of: DBusMessage.self, bufferingPolicy: bufferingPolicy)
-    let id = state.withLock { state -> UInt64? in
-      guard state.open else { return nil }
-      let id = state.nextSubscription
-      state.nextSubscription += 1
-      state.subscriptions[id] = Subscription(rule: rule, continuation: continuation)
-      return id
-    }
-    guard let id else { return nil }
+    guard let id = subscribe(rule, .stream(continuation)) else { return nil }
     return (id, stream)
   }
 
-  /// Sets what runs when a subscription's consumer goes away (outside the lock).
-  func setTermination(of id: UInt64, _ action: @escaping @Sendable () -> Void) {
-    let continuation = state.withLock { $0.subscriptions[id]?.continuation }
-    continuation?.onTermination = { _ in action() }
+  /// Adds a local subscription delivered as the caller says; `nil` when the connection is
+  /// closed.
+  func subscribe(_ rule: DBusMatchRule, _ delivery: Delivery) -> UInt64? {
+    state.withLock { state -> UInt64? in
+      guard state.open else { return nil }
+      let id = state.nextSubscription
+      state.nextSubscription += 1
+      state.subscriptions[id] = Subscription(rule: rule, delivery: delivery)
+      return id
+    }
   }
 
-  /// Removes a local subscription; returns its continuation so that the caller can finish it
-  /// outside the lock.
-  func unsubscribe(_ id: UInt64) -> AsyncStream<DBusMessage>.Continuation? {
-    state.withLock { $0.subscriptions.removeValue(forKey: id)?.continuation }
+  /// Sets what runs when a stream subscription's consumer goes away (outside the lock).
+  func setTermination(of id: UInt64, _ action: @escaping @Sendable () -> Void) {
+    let delivery = state.withLock { $0.subscriptions[id]?.delivery }
+    if case .stream(let continuation)? = delivery {
+      continuation.onTermination = { _ in action() }
+    }
+  }
+
+  /// Removes a local subscription; returns its delivery so that the caller can end it outside
+  /// the lock.
+  func unsubscribe(_ id: UInt64) -> Delivery? {
+    state.withLock { $0.subscriptions.removeValue(forKey: id)?.delivery }
+  }
+
+  /// Ends a subscription: a stream finishes at once, a handler's `onEnd` runs on the dispatch
+  /// thread after any call of the handler it had begun. Returns whether it was still
+  /// subscribed.
+  func end(_ id: UInt64) -> Bool {
+    let removed = state.withLock { state -> Delivery? in
+      guard let delivery = state.subscriptions.removeValue(forKey: id)?.delivery else {
+        return nil
+      }
+      if case .handler = delivery {
+        state.endedHandlers.append(delivery)
+        // Under the lock: the dispatch thread releases the wake pipe under it once closed.
+        if state.open { handle.wake() }
+      }
+      return delivery
+    }
+    guard let removed else { return false }
+    if case .stream = removed { removed.end() }
+    return true
   }
 
   // MARK: Closing
@@ -239,9 +285,12 @@ final class ConnectionCore: Sendable {
         route(raw)
         dbus_message_unref(raw)
       }
-      let (open, timeout) = state.withLock { state in
-        (state.open, Self.pollTimeout(state.pending))
+      let (open, timeout, ended) = state.withLock { state in
+        let ended = state.endedHandlers
+        state.endedHandlers = []
+        return (state.open, Self.pollTimeout(state.pending), ended)
       }
+      for delivery in ended { delivery.end() }
       guard open else { break }
       fds[0].events = Int16(POLLIN)
       if dbus_connection_has_messages_to_send(connection) != 0 { fds[0].events |= Int16(POLLOUT) }
@@ -340,7 +389,10 @@ final class ConnectionCore: Sendable {
       return
     }
     for subscription in candidates where subscription.rule.matchesArguments(message.body) {
-      subscription.continuation.yield(message)
+      switch subscription.delivery {
+      case .stream(let continuation): continuation.yield(message)
+      case .handler(let handler, _): handler(message)
+      }
     }
   }
 
@@ -356,11 +408,15 @@ final class ConnectionCore: Sendable {
 
   /// Fails waiting calls, finishes streams, releases the handle (dispatch thread, last).
   private func shutDown(reason: String) {
-    let (pending, subscriptions) = state.withLock { state in
+    let (pending, deliveries) = state.withLock { state in
       state.open = false
-      let taken = (Array(state.pending.values), Array(state.subscriptions.values))
+      let taken = (
+        Array(state.pending.values),
+        state.endedHandlers + state.subscriptions.values.map(\.delivery)
+      )
       state.pending = [:]
       state.subscriptions = [:]
+      state.endedHandlers = []
       handle.release()
       return taken
     }
@@ -369,7 +425,7 @@ final class ConnectionCore: Sendable {
       call.continuation.resume(
         returning: .failure(DBusError(.disconnected, "\(reason) before \(call.what) answered")))
     }
-    for subscription in subscriptions { subscription.continuation.finish() }
+    for delivery in deliveries { delivery.end() }
     incomingCallsContinuation.finish()
   }
 }

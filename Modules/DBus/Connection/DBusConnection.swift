@@ -1,12 +1,14 @@
 public import Logging
 
 /// A connection to a D-Bus message bus: method calls with timeouts, signal subscriptions as
-/// `AsyncStream`s, and objects this process exports.
+/// `AsyncStream`s (or handlers run on the connection's thread), and objects this process
+/// exports.
 ///
 /// Each connection runs one dispatch thread (a Foundation `Thread`, never a Swift concurrency
 /// thread) that alone reads the socket; it resumes waiting calls, yields signals to their
-/// streams and feeds incoming method calls to the actor that serves exported objects. Every
-/// method here may be called from any task; none blocks a Swift concurrency thread.
+/// streams (or runs their handlers, ``handleSignals(matching:onEnd:_:)``) and feeds incoming
+/// method calls to the actor that serves exported objects. Every method here may be called
+/// from any task; none blocks a Swift concurrency thread.
 ///
 /// ```swift
 /// let bus = try await DBusConnection(.system)
@@ -120,22 +122,71 @@ public final class DBusConnection: Sendable {
     guard let (id, stream) = core.subscribe(rule, bufferingPolicy: bufferingPolicy) else {
       throw DBusError(.disconnected, "the connection is closed")
     }
+    try await addMatch(rule, for: id)
     let core = self.core
+    core.setTermination(of: id) {
+      guard core.unsubscribe(id) != nil else { return }
+      Self.removeMatch(rule, on: core)
+    }
+    return stream
+  }
+
+  /// Runs `handler` for each signal matching `rule`, synchronously on the connection's dispatch
+  /// thread, in the order the signals arrive: no stream, no task wake-up between the socket and
+  /// the handler. For the hot paths where that hop costs (the BLE medium's advertising
+  /// reports); ``signals(matching:bufferingPolicy:)`` is the usual way.
+  ///
+  /// The handler runs on the dispatch thread (a Foundation `Thread`, not a Swift concurrency
+  /// thread), and while it runs the connection reads nothing else: no reply, signal or method
+  /// call. So it must be quick and **must never block**: no lock held for long, no waiting for
+  /// anything, above all not for something this connection delivers (a call's reply would never
+  /// come). It may yield to an `AsyncStream`, take a short `Mutex`, or ``send(_:)``. Other
+  /// subscriptions' streams and handlers see the same signals in the same order.
+  ///
+  /// Returns once the bus has accepted the match rule, so every matching signal sent after this
+  /// returns reaches the handler, until ``DBusSignalHandler/cancel()`` or until the connection
+  /// closes; then `onEnd` runs, once, on the dispatch thread, after the handler's last call (it
+  /// runs too when this throws after the subscription was made: the bus refused the rule).
+  /// Releasing the returned ``DBusSignalHandler`` does not end the subscription.
+  /// - Parameters:
+  ///   - rule: which signals to receive (sender, interface, member, path, arguments).
+  ///   - onEnd: runs once when the subscription ends (cancelled, or the connection closed).
+  ///   - handler: runs for each matching signal, on the dispatch thread; must not block.
+  /// - Returns: the subscription, to cancel it.
+  /// - Throws: ``DBusError``: an invalid rule, the bus's refusal (such as
+  ///   `org.freedesktop.DBus.Error.LimitsExceeded`), or a closed connection.
+  @discardableResult
+  public func handleSignals(
+    matching rule: DBusMatchRule, onEnd: @escaping @Sendable () -> Void = {},
+    _ handler: @escaping @Sendable (DBusMessage) -> Void
+  ) async throws(DBusError) -> DBusSignalHandler {
+    try rule.validate()
+    guard let id = core.subscribe(rule, .handler(handler, onEnd: onEnd)) else {
+      throw DBusError(.disconnected, "the connection is closed")
+    }
+    try await addMatch(rule, for: id)
+    return DBusSignalHandler(core: core, id: id, rule: rule)
+  }
+
+  /// Asks the bus for the signals of subscription `id`'s rule; when it refuses, ends the
+  /// subscription (its stream finishes, its handler's `onEnd` runs) and throws.
+  private func addMatch(_ rule: DBusMatchRule, for id: UInt64) async throws(DBusError) {
     do {
       _ = try await callBus("AddMatch", [.string(rule.text)])
     } catch {
-      core.unsubscribe(id)?.finish()
+      _ = core.end(id)
       throw error
     }
-    core.setTermination(of: id) {
-      guard core.unsubscribe(id) != nil, core.isOpen else { return }
-      var removal = DBusMessage.methodCall(
-        destination: "org.freedesktop.DBus", path: Self.busPath,
-        interface: "org.freedesktop.DBus", member: "RemoveMatch", body: [.string(rule.text)])
-      removal.noReplyExpected = true
-      _ = try? core.send(removal)
-    }
-    return stream
+  }
+
+  /// Tells the bus to drop a subscription's rule (no reply awaited); nothing once closed.
+  static func removeMatch(_ rule: DBusMatchRule, on core: ConnectionCore) {
+    guard core.isOpen else { return }
+    var removal = DBusMessage.methodCall(
+      destination: "org.freedesktop.DBus", path: Self.busPath,
+      interface: "org.freedesktop.DBus", member: "RemoveMatch", body: [.string(rule.text)])
+    removal.noReplyExpected = true
+    _ = try? core.send(removal)
   }
 
   static let busPath = DBusObjectPath(unchecked: "/org/freedesktop/DBus")
@@ -147,5 +198,28 @@ public final class DBusConnection: Sendable {
     try await call(
       destination: "org.freedesktop.DBus", path: Self.busPath, interface: "org.freedesktop.DBus",
       member: member, arguments, timeout: timeout)
+  }
+}
+
+/// A subscription made with ``DBusConnection/handleSignals(matching:onEnd:_:)``: its handler
+/// runs on the connection's dispatch thread until ``cancel()`` or until the connection closes.
+public final class DBusSignalHandler: Sendable {
+  let core: ConnectionCore
+  let id: UInt64
+  let rule: DBusMatchRule
+
+  init(core: ConnectionCore, id: UInt64, rule: DBusMatchRule) {
+    self.core = core
+    self.id = id
+    self.rule = rule
+  }
+
+  /// Ends the subscription and removes its match rule at the bus; safe to call twice, and from
+  /// any thread, the handler included. A signal the dispatch thread is handing to the handler
+  /// when this is called still reaches it; the subscription's `onEnd` then runs on the dispatch
+  /// thread, after that last call.
+  public func cancel() {
+    guard core.end(id) else { return }
+    DBusConnection.removeMatch(rule, on: core)
   }
 }
