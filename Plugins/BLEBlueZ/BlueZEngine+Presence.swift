@@ -60,16 +60,17 @@ import Tokens
 /// device is gone. The scan watchdog counts present devices as life (see
 /// ``checkWatchdog()``).
 ///
-/// The rules are decided by ``PresenceStateMachine`` (``presence``), on instants; this
-/// extension feeds it bluetoothd's events and the time and performs what it returns: the
-/// reports and the monitor's restarts.
+/// The rules are decided by ``PresenceStateMachine`` (``presence``), on instants. It lives
+/// in ``reporter``'s state beside the device cache (``DeviceReports``), which feeds it the
+/// device events on the D-Bus connection's dispatch thread; this extension feeds it the rest
+/// (the monitor's reports, the scan's stops, the time) and performs what it returns: the
+/// reports (made by the reporter, under its lock) and the monitor's restarts.
 extension BlueZEngine {
   /// bluetoothd removed a device: forget it, but when its timer did so while our discovery
   /// held the device present, ``presence`` keeps it for a grace (see the extension's
   /// documentation).
   func deviceRemoved(_ path: DBusObjectPath) {
-    guard let device = devices.removeValue(forKey: path) else { return }
-    presence.deviceRemoved(path, device: device, scan: activeScan, adapter: chosen, at: .now)
+    reporter.withState { $0.deviceRemoved(path, at: .now) }
   }
 
   /// Our pattern monitor reported an advertising report of the device (DeviceFound, for every
@@ -77,35 +78,32 @@ extension BlueZEngine {
   /// ``BlueZConfiguration/monitorLostAfter`` from now. A device that was not present is
   /// reported at once.
   func monitorFound(_ path: DBusObjectPath) {
-    let actions = presence.monitorFound(
-      path, device: devices[path], scan: activeScan, at: .now)
+    reporter.monitorFound(path)
     monitorRefusal.reported()  // a monitor that reports works (BlueZEngine+Monitor.swift)
-    for action in actions { if case .report(let present) = action { report(present) } }
   }
 
   /// bluetoothd calls DeviceLost only on monitors with RSSI settings (ours has none); honoured
   /// all the same.
-  func monitorLost(_ path: DBusObjectPath) { presence.monitorLost(path) }
+  func monitorLost(_ path: DBusObjectPath) { reporter.withState { $0.presence.monitorLost(path) } }
 
   /// How many times the monitor was restarted for silent devices (for tests).
-  var monitorRefreshes: Int { presence.monitorRefreshes }
+  var monitorRefreshes: Int { reporter.withState { $0.presence.monitorRefreshes } }
 
   /// The devices held present now, by the rule of the active scan (see the extension's
   /// documentation); none without a scan.
   func presentDevices() -> [PresenceStateMachine.Present] {
-    presence.present(at: .now, scan: activeScan, adapter: chosen, devices: devices)
+    let now = ContinuousClock.now
+    return reporter.withState { $0.present(at: now) }
   }
 
-  /// The periodic presence check (every second): re-reports the devices held present (a
-  /// present device also counts as life for the watchdog), then restarts our monitor when
-  /// ``presence`` asks, to hear silent devices again.
+  /// The periodic presence check (every second): re-reports the devices held present (the
+  /// reporter does, under its lock; a present device also counts as life for the watchdog),
+  /// then restarts our monitor when ``presence`` asks, to hear silent devices again.
   func presenceTick() async {
-    let actions = presence.tick(at: .now, scan: activeScan, adapter: chosen, devices: devices)
-    for action in actions {
+    for action in reporter.tick() {
       switch action {
-      case .report(let present):
+      case .report:
         scanPlan.life(at: .now)
-        report(present)
       case .restartMonitor:
         await restartMonitorForSilentDevices()
       }
@@ -119,22 +117,9 @@ extension BlueZEngine {
     await lockScan()
     defer { unlockScan() }
     guard case .monitor = activeScan else { return }
-    presence.monitorRestarted(at: .now)
+    reporter.withState { $0.presence.monitorRestarted(at: .now) }
     logger.debug("bluez \(name): restarting the monitor to hear silent devices again")
     await stopActiveScan()
     try? await applyScanNow(throwing: false)
-  }
-
-  /// Reports present devices: their token sightings while scanning for tokens (one sighting a
-  /// token: a peer's advert can sit on several device objects at once, a new address while the
-  /// old object is still kept), their beacon sightings while scanning for beacons.
-  func report(_ present: [PresenceStateMachine.Present]) {
-    var tokens: Set<Token> = []
-    for entry in present {
-      if wantBeacons != nil { reportBeacons(entry.device, entry.path) }
-      if wantScanning, let token = entry.device.frame?.token, tokens.insert(token).inserted {
-        reportToken(entry.device)
-      }
-    }
   }
 }

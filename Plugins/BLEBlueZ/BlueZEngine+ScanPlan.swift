@@ -40,7 +40,7 @@ extension BlueZEngine {
   func stopActiveScan() async {
     let active = activeScan
     activeScan = nil
-    presence.scanStopped()
+    reporter.withState { $0.presence.scanStopped() }
     guard problem() == nil, let chosen, let active else { return }
     if case .discovery = active {
       _ = try? await bluez(chosen, "org.bluez.Adapter1", "StopDiscovery", [])
@@ -121,6 +121,8 @@ extension BlueZEngine {
   /// watchdog fires `scanWatchdog` later; devices bluetoothd keeps for good (paired, bonded,
   /// trusted, connected) count only for 30 s after their last report.
   func checkWatchdog() async {
+    // The advertising reports' life, which the reporter keeps (BlueZEngine+Signals.swift).
+    if let lastReport = reporter.withState({ $0.lastReport }) { scanPlan.life(at: lastReport) }
     let anyPresent = !presentDevices().isEmpty
     switch scanPlan.watchdog(
       at: .now, active: activeScan, on: scanAdapter, anyPresent: anyPresent)

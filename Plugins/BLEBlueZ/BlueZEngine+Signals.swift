@@ -6,6 +6,14 @@ import Tokens
 
 /// Events from BlueZ: `Release` calls, bluetoothd leaving and coming back, and the property
 /// changes of adapters and devices that become sightings.
+///
+/// Where they are handled: the D-Bus connection's dispatch thread hands every BlueZ signal to
+/// ``reporter`` (``DeviceReporter/receive(_:)``), which handles a device's (a report becomes a
+/// sighting there, from the device cache it keeps behind its lock: one task wake-up and one
+/// actor hop fewer per report) and passes the others to the engine, in order, with every
+/// signal that arrives while one of them waits: ``handle(_:)`` runs here for those. What
+/// reports depend on that the engine decides (the adapter, our scan, the wishes, our tokens)
+/// it tells the reporter as it changes (its properties' `didSet`).
 extension BlueZEngine {
   func released(_ path: DBusObjectPath) async {
     guard advert?.path == path else { return }
@@ -32,8 +40,7 @@ extension BlueZEngine {
       logger.info("bluez: bluetoothd left the bus")
       bluezPresent = false
       adapters = [:]
-      devices = [:]
-      presence.reset()
+      reporter.withState { $0.reset() }
       await forgetBlueZSide()
       updateStatus()
     } else {
@@ -43,6 +50,8 @@ extension BlueZEngine {
     }
   }
 
+  /// A BlueZ signal the reporter passed on (see the extension's documentation); a device's
+  /// goes back to the reporter, under its lock.
   func handle(_ signal: DBusMessage) async {
     guard let member = signal.member else { return }
     switch (signal.interface, member) {
@@ -132,63 +141,11 @@ extension BlueZEngine {
     }
   }
 
-  /// A device's properties changed: remember them (and forget the `invalidated` ones), and
-  /// when they carry an advertising report, report a sighting of its token frame (never our
-  /// own token) while scanning for tokens, and a beacon sighting of each beacon frame while
-  /// scanning for beacons. bluetoothd sends only the properties whose value changed, so an
-  /// advert that repeats itself unchanged sends nothing: ``presenceTick()`` re-reports those.
+  /// A device's properties changed (a signal passed on to the engine): ``reporter`` remembers
+  /// them and reports them (``DeviceReports/deviceChanged(_:_:invalidated:at:)``).
   func deviceChanged(
     _ path: DBusObjectPath, _ changed: [String: DBusValue], invalidated: [String] = []
   ) {
-    var device = devices[path] ?? DeviceState()
-    presence.deviceChanged(path)
-    device.invalidate(invalidated)
-    let report = device.apply(changed, at: .now)
-    devices[path] = device
-    guard report, isOnChosenAdapter(device, path) else { return }
-    scanPlan.life(at: .now)
-    guard activeScan != nil else { return }
-    if wantBeacons != nil { reportBeacons(device, path) }
-    guard wantScanning else { return }
-    if configuration.reportsAllAdvertisements {
-      advertisements.yield(
-        BlueZAdvertisement(
-          address: device.address ?? path.rawValue, rssi: device.rssi.map(Int.init),
-          txPower: device.txPower.map(Int.init), serviceData: device.serviceData,
-          manufacturerData: device.manufacturerData, token: device.frame?.token))
-    }
-    reportToken(device)
-  }
-
-  /// Whether the device was heard by the adapter the medium uses.
-  func isOnChosenAdapter(_ device: DeviceState, _ path: DBusObjectPath) -> Bool {
-    device.isOn(adapter: chosen, at: path)
-  }
-
-  /// A sighting of the device's token frame, unless it has none or it is our own token.
-  func reportToken(_ device: DeviceState) {
-    guard let frame = device.frame, frame.token != advert?.token, frame.token != wantedToken
-    else { return }
-    sightings.yield(
-      Sighting(
-        token: frame.token, medium: .ble, rssi: device.rssi.map(Double.init),
-        txPower: Int(frame.txPower),
-        returnPath: device.address.flatMap {
-          BLEPeerAddress.make(role: .advertiser, address: $0, isRandom: device.randomAddress)
-        }))
-  }
-
-  /// One beacon sighting for each beacon frame of the device's last data; malformed frames
-  /// are skipped (logged at debug).
-  func reportBeacons(_ device: DeviceState, _ path: DBusObjectPath) {
-    let address = device.address ?? path.rawValue
-    let frames = device.beaconFrames { entry, error in
-      logger.debug("bluez \(name): \(address) sent a malformed beacon in \(entry): \(error)")
-    }
-    let now = ContinuousClock.now
-    for frame in frames {
-      beaconSightings.yield(
-        BeaconSighting(address: address, frame: frame, rssi: device.rssi.map(Int.init), time: now))
-    }
+    reporter.deviceChanged(path, changed, invalidated: invalidated)
   }
 }

@@ -4,8 +4,11 @@ import Logging
 import Strategy
 import Tokens
 
-/// The BlueZ medium's state and its conversation with bluetoothd. An actor: BlueZ signals,
-/// the manager's requests, `Release` calls and the watchdog all arrive here.
+/// The BlueZ medium's state and its conversation with bluetoothd. An actor: BlueZ's signals
+/// about adapters, the manager's requests, `Release` calls and the watchdog all arrive here.
+/// Devices' advertising reports do not: ``reporter`` turns them into sightings on the D-Bus
+/// connection's dispatch thread, from the device cache it keeps behind a lock (see
+/// ``DeviceReports``); the engine tells it what reports depend on as it changes.
 ///
 /// The engine keeps what the manager *wants* (a token to transmit, token scanning on or off,
 /// beacon scanning off or on and whether in low power) apart from what BlueZ *has* (an advert
@@ -23,24 +26,64 @@ actor BlueZEngine {
   let statuses: AsyncStream<MediumStatus>.Continuation
   let advertisements: AsyncStream<BlueZAdvertisement>.Continuation
   let beaconSightings: AsyncStream<BeaconSighting>.Continuation
+  /// The device cache, presence, and the reports of devices, behind a lock (see
+  /// BlueZEngine+Signals.swift). The properties below that reports depend on tell it each
+  /// change (their `didSet`).
+  let reporter: DeviceReporter
 
-  var adapters: [DBusObjectPath: AdapterState] = [:]
-  var devices: [DBusObjectPath: DeviceState] = [:]
-  var chosen: DBusObjectPath?
+  var adapters: [DBusObjectPath: AdapterState] = [:] {
+    didSet {
+      let paths = Set(adapters.keys)
+      guard paths != Set(oldValue.keys) else { return }
+      reporter.withState { $0.scanning.adapters = paths }
+    }
+  }
+  var chosen: DBusObjectPath? {
+    didSet {
+      let chosen = chosen
+      reporter.withState { $0.scanning.adapter = chosen }
+    }
+  }
   var bluezPresent = false
   var accessDenied = false
   /// The problem, the status told, the advert's steps and the retries of failed calls (see
   /// BlueZEngine+Reconcile.swift).
   var reconciler: ReconcileStateMachine
 
-  var wantedToken: Token?
+  var wantedToken: Token? {
+    didSet {
+      let wanted = wantedToken
+      reporter.withState { $0.scanning.wanted = wanted }
+    }
+  }
   /// The scanning wishes, the plan they need and the watchdog (see BlueZEngine+ScanPlan.swift).
-  var scanPlan: ScanPlanStateMachine
+  var scanPlan: ScanPlanStateMachine {
+    didSet {
+      let (tokens, beacons) = (scanPlan.wantsTokens, scanPlan.wantsBeacons != nil)
+      guard tokens != oldValue.wantsTokens || beacons != (oldValue.wantsBeacons != nil) else {
+        return
+      }
+      reporter.withState {
+        $0.scanning.tokens = tokens
+        $0.scanning.beacons = beacons
+      }
+    }
+  }
   /// The registered advert: its object path and the token it carries.
-  var advert: (path: DBusObjectPath, token: Token)?
+  var advert: (path: DBusObjectPath, token: Token)? {
+    didSet {
+      let token = advert?.token
+      reporter.withState { $0.scanning.advertised = token }
+    }
+  }
   var advertCounter = 0
   /// Our scan at BlueZ: a discovery session or a registered monitor, `nil` when none.
-  var activeScan: ScanPlan?
+  var activeScan: ScanPlan? {
+    didSet {
+      let scan = activeScan
+      reporter.withState { $0.scanning.scan = scan }
+    }
+  }
   /// Where our monitor object is exported (a new path for each registration), `nil` when none
   /// is (see BlueZEngine+Monitor.swift).
   var exportedMonitorPath: DBusObjectPath?
@@ -53,8 +96,15 @@ actor BlueZEngine {
   var busyGates: Set<Gate> = []
   var gateWaiters: [Gate: [CheckedContinuation<Void, Never>]] = [:]
   /// Which devices are held present although bluetoothd is silent about them, and when to
-  /// restart the monitor for silent ones (see BlueZEngine+Presence.swift).
-  var presence: PresenceStateMachine
+  /// restart the monitor for silent ones (see BlueZEngine+Presence.swift): kept by
+  /// ``reporter``, which feeds it the device events; a copy, for tests.
+  var presence: PresenceStateMachine { reporter.withState { $0.presence } }
+  /// The device cache: what each `Device1` object last said, kept by ``reporter``. The
+  /// engine's own code changes it under the reporter's lock; the setter is for tests.
+  var devices: [DBusObjectPath: DeviceState] {
+    get { reporter.withState { $0.devices } }
+    set { reporter.withState { $0.devices = newValue } }
+  }
   /// Whether we warned that the adapter carries others' adverts while we scan (see
   /// ``noteSharedAdvertising()``).
   var warnedSharedAdvertising = false
@@ -86,10 +136,14 @@ actor BlueZEngine {
         scanWatchdog: configuration.scanWatchdog,
         reportsAllAdvertisements: configuration.reportsAllAdvertisements),
       at: .now)
-    self.presence = PresenceStateMachine(
-      configuration: .init(
-        monitorLostAfter: configuration.monitorLostAfter,
-        temporaryTimeout: configuration.temporaryTimeout))
+    self.reporter = DeviceReporter(
+      DeviceReports(
+        presence: .init(
+          monitorLostAfter: configuration.monitorLostAfter,
+          temporaryTimeout: configuration.temporaryTimeout),
+        reportsAllAdvertisements: configuration.reportsAllAdvertisements),
+      sightings: sightings, advertisements: advertisements, beaconSightings: beaconSightings,
+      logger: logger)
     self.connection = connection
     self.logger = logger
     self.sightings = sightings
@@ -101,15 +155,27 @@ actor BlueZEngine {
   // MARK: Startup
 
   /// Subscribes to BlueZ's signals first, then reads its objects, as careful clients do (no
-  /// change can fall between the two).
+  /// change can fall between the two). The signals go to ``reporter`` on the D-Bus
+  /// connection's dispatch thread; those it passes on (about adapters, and any behind one)
+  /// come here, in order, through a stream that one of the engine's tasks reads.
   func start() async throws(DBusError) {
-    let signals = try await connection.signals(
-      matching: DBusMatchRule(sender: Self.service), bufferingPolicy: .bufferingNewest(65_536))
+    let (signals, passOn) = AsyncStream.makeStream(
+      of: DBusMessage.self, bufferingPolicy: .bufferingNewest(65_536))
+    let reporter = self.reporter
+    try await connection.handleSignals(
+      matching: DBusMatchRule(sender: Self.service), onEnd: { passOn.finish() }
+    ) { signal in
+      guard !reporter.receive(signal) else { return }
+      // Dropped (the engine is 65 536 signals behind) or shut down: one fewer reaches it.
+      if case .enqueued = passOn.yield(signal) { return }
+      reporter.engineHandled()
+    }
     let owners = try await connection.nameOwnerChanges(of: Self.service)
     own { [weak self] in
       for await signal in signals {
         guard let self else { return }
         await self.handle(signal)
+        reporter.engineHandled()
       }
     }
     own { [weak self] in
@@ -135,8 +201,7 @@ actor BlueZEngine {
   /// Reads BlueZ's objects and picks the adapter; sets the status.
   func loadObjects() async {
     adapters = [:]
-    devices = [:]
-    presence.reset()
+    reporter.withState { $0.reset() }
     advert = nil
     activeScan = nil
     // A new bluetoothd (or adapter set) has not refused anything yet.
@@ -146,6 +211,7 @@ actor BlueZEngine {
         of: Self.service, timeout: configuration.callTimeout)
       bluezPresent = true
       accessDenied = false
+      var loaded: [DBusObjectPath: DeviceState] = [:]
       for (path, interfaces) in objects {
         if interfaces["org.bluez.Adapter1"] != nil {
           adapters[path] = AdapterState(path: path, interfaces: interfaces)
@@ -153,9 +219,10 @@ actor BlueZEngine {
         if let properties = interfaces["org.bluez.Device1"] {
           var device = DeviceState()
           _ = device.apply(properties, at: .now)
-          devices[path] = device
+          loaded[path] = device
         }
       }
+      reporter.withState { $0.devices.merge(loaded) { $1 } }
     } catch {
       bluezPresent = error.name != .serviceUnknown && error.name != .nameHasNoOwner
       accessDenied = error.name == .accessDenied
