@@ -1,3 +1,4 @@
+@_spi(Resolver) public import Core
 import Crypto
 import Foundation
 import Tokens
@@ -20,6 +21,20 @@ extension DeviceRecord {
   public func accepts(secret: String) -> Bool {
     let given = holdsPlainSecret ? secret : Self.digest(ofSecret: secret)
     return Self.constantTimeEqual(Array(secretDigest.utf8), Array(given.utf8))
+  }
+
+  /// `record` if `credentials` are its own: the device `credentials.id` names, found, and
+  /// the secret its own.
+  /// - Throws: `ResolverError.unknownDevice` (Core) when `record` is nil,
+  ///   `ResolverError.wrongSecret` when the secret is not the device's.
+  @_spi(Resolver) public static func authenticated(
+    _ record: DeviceRecord?, as credentials: DeviceCredentials
+  ) throws -> DeviceRecord {
+    guard let record else { throw ResolverError.unknownDevice(credentials.id) }
+    guard record.accepts(secret: credentials.secret) else {
+      throw ResolverError.wrongSecret(credentials.id)
+    }
+    return record
   }
 
   /// Whether the stored value is a secret kept before digests (to be replaced by its

@@ -48,6 +48,16 @@ public struct DeviceRecord: Sendable, Hashable, Codable {
   }
 }
 
+extension DeviceRecord {
+  /// What a report's answer tells the device at `now`: its revision, token and the time
+  /// left on it, and the mediums its handles broadcast and scan on.
+  @_spi(Resolver) public func directives(now: Date) -> Directives {
+    Directives(
+      revision: revision, token: token, tokenExpiresIn: tokenExpiresAt.timeIntervalSince(now),
+      broadcast: usage.broadcast, scan: usage.scan)
+  }
+}
+
 /// How many devices a device came near (a sighting that starts a nearness: none before, or
 /// the last one stale) in the minute that began at ``since``: what bounds a relay that
 /// claims to hear many devices at once.

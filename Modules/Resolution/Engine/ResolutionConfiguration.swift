@@ -64,6 +64,14 @@ public struct ResolutionConfiguration: Sendable, Hashable {
   public func earliestHeard(now: Date) -> Date {
     now.addingTimeInterval(-sightingWindow.seconds)
   }
+
+  /// Whether a sighting heard at `heardAt` counts in a report arriving `now`: heard no
+  /// earlier than ``earliestHeard(now:)`` and no more than ``futureTolerance`` ahead. The
+  /// engine ignores the others (a recording played back, a report kept too long).
+  public func counts(heardAt: Date, now: Date) -> Bool {
+    heardAt >= earliestHeard(now: now)
+      && heardAt.timeIntervalSince(now) <= Self.futureTolerance.seconds
+  }
 }
 
 extension ResolutionConfiguration {

@@ -67,13 +67,7 @@ public final class ResolutionEngine<Store: ResolutionStore> {
   /// - Throws: ``ResolverError/unknownDevice(_:)`` or ``ResolverError/wrongSecret(_:)``.
   @_spi(Resolver) public func authenticate(_ credentials: DeviceCredentials) throws -> DeviceRecord
   {
-    guard let device = try store.device(credentials.id) else {
-      throw ResolverError.unknownDevice(credentials.id)
-    }
-    guard device.accepts(secret: credentials.secret) else {
-      throw ResolverError.wrongSecret(credentials.id)
-    }
-    return device
+    try DeviceRecord.authenticated(try store.device(credentials.id), as: credentials)
   }
 
   /// Removes a device with everything it published and subscribed to; subscribers that had
@@ -176,10 +170,7 @@ public final class ResolutionEngine<Store: ResolutionStore> {
     }
     device.revision += 1
     try store.saveDevice(device)
-    let directives = Directives(
-      revision: device.revision, token: device.token,
-      tokenExpiresIn: device.tokenExpiresAt.timeIntervalSince(now),
-      broadcast: device.usage.broadcast, scan: device.usage.scan)
+    let directives = device.directives(now: now)
     var mine: [SequencedEvent] = []
     var others: [DeviceEvent] = []
     for deviceEvent in try seal(outbox) {
@@ -245,8 +236,7 @@ public final class ResolutionEngine<Store: ResolutionStore> {
       }
     }
     try checkHandleLimits(report, device: device)
-    for sighting in report.sightings
-    where sighting.medium.rawValue.nonzeroBitCount != 1 || !sighting.medium.unknown.isEmpty {
+    for sighting in report.sightings where !sighting.hasOneKnownMedium {
       throw ResolverError.invalidReport(
         "a sighting's medium must be one of \(DiscoveryMediums.named.map(\.name)), "
           + "got \(sighting.medium)")
@@ -387,9 +377,7 @@ public final class ResolutionEngine<Store: ResolutionStore> {
     // Heard too long ago (a recording played back, or a report kept too long), or in the
     // future: ignored.
     let heardAt = sighting.time
-    guard heardAt >= configuration.earliestHeard(now: now),
-      heardAt.timeIntervalSince(now) <= ResolutionConfiguration.futureTolerance.seconds
-    else { return }
+    guard configuration.counts(heardAt: heardAt, now: now) else { return }
     // A token of another project names nothing here: no row about that device is written,
     // and nothing tells the reporter it exists.
     guard let heard = try store.device(heard: sighting.token, at: heardAt), heard != hearer.id,
@@ -569,5 +557,13 @@ public final class ResolutionEngine<Store: ResolutionStore> {
         try undeliver(publication, from: subscription, outbox: &outbox)
       }
     }
+  }
+}
+
+extension Sighting {
+  /// Whether the sighting names a single medium, one the engine knows: a report with any
+  /// other sighting is refused as invalid.
+  public var hasOneKnownMedium: Bool {
+    medium.rawValue.nonzeroBitCount == 1 && medium.unknown.isEmpty
   }
 }
