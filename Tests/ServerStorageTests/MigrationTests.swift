@@ -43,6 +43,7 @@ struct MigrationTests {
       let key = try store.createAPIKey(project: "p", role: .client, label: "", now: Date())
       // Back to version 2: as a database written before EID beacons (stored messages, roles,
       // namespaces and lifecycle).
+      try Self.undoVersion9(store)
       try Self.undoVersion8(store)
       try Self.undoVersion7(store)
       try Self.undoVersion6(store)
@@ -73,11 +74,16 @@ struct MigrationTests {
     #expect(eids.isEmpty)
     // A key from before roles did everything: it stays an admin key.
     #expect(oldKey?.role == .admin)
-    #expect(version == 8)
+    #expect(version == 9)
     await second.shutdown()
   }
 
-  /// Drops what version 7 added (beacon diagnostics, what EID matches taught).
+  /// Drops what version 9 added (issue 32: the refresh report's function, PostgreSQL only).
+  static func undoVersion9(_ store: SQLStore) throws {
+    guard store.sql.dialect == .postgres else { return }
+    try store.sql.execute("DROP FUNCTION nearby_refresh_report")
+  }
+
   /// Drops what version 8 added (issue 29: scoped ids, EID keys per project, sessions).
   static func undoVersion8(_ store: SQLStore) throws {
     try store.sql.execute("ALTER TABLE devices DROP COLUMN scoped_handles")
@@ -86,6 +92,7 @@ struct MigrationTests {
     try store.sql.execute("DROP TABLE console_sessions")
   }
 
+  /// Drops what version 7 added (beacon diagnostics, what EID matches taught).
   static func undoVersion7(_ store: SQLStore) throws {
     try store.sql.execute("DROP TABLE beacon_diagnostics")
     try store.sql.execute("DROP TABLE beacon_battery_samples")
@@ -123,6 +130,7 @@ struct MigrationTests {
     try await first.transaction { store in
       // Version 5 let any project attach in any namespace: "shared.ns" by q at 200 and by p
       // at 100, "q.ns" by q only.
+      try Self.undoVersion9(store)
       try Self.undoVersion8(store)
       try Self.undoVersion7(store)
       try Self.undoVersion6(store)
@@ -207,6 +215,7 @@ struct ScopedHandleMigrationTests {
     let first = try await open()
     let old = try await first.register(project: "p", configuration: .init(), now: Date())
     try await first.transaction { store in
+      try MigrationTests.undoVersion9(store)
       try MigrationTests.undoVersion8(store)
       try store.sql.execute("DELETE FROM schema_migrations WHERE version >= 8")
     }

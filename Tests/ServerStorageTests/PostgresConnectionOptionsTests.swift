@@ -149,6 +149,18 @@ struct PostgresConnectionOptionsTests {
     #expect(weak?.contains("sslrootcert=system needs sslmode=verify-full") == true)
   }
 
+  /// `refresh=off` runs every report through the engine; on by default; another value is
+  /// refused with the fix. libpq's tools get the URL without it.
+  @Test func refreshReportsCanBeTurnedOff() throws {
+    #expect(try Self.options(Self.base).refresh)
+    #expect(try Self.options(Self.base + "?refresh=on").refresh)
+    #expect(try !Self.options(Self.base + "?refresh=off").refresh)
+    let bad = Self.badURLText { _ = try Self.options(Self.base + "?refresh=maybe") }
+    #expect(bad?.contains("refresh must be on or off") == true)
+    #expect(
+      PostgresStorage.nearbyQueryItems.isSuperset(of: ["connections", "prepared", "refresh"]))
+  }
+
   // MARK: passwords
 
   /// libpq's `.pgpass` format: the first matching line wins, `*` alone matches anything,

@@ -23,7 +23,10 @@ extension ResolverStorage {
   /// events. On a storage that ``runsConcurrently`` the report's devices are locked first and
   /// due deadlines are left to ``sweep(configuration:now:limit:)``; on SQLite the report
   /// handles due deadlines, and skips looking when the storage's ``DeadlineHint`` says none
-  /// is due.
+  /// is due. On PostgreSQL a report that only refreshes sightings still fresh (the common
+  /// one) is applied in one statement after one read that authenticates the device; when
+  /// that statement cannot tell it changes nothing, and the report runs as any other, with
+  /// the same outcome.
   /// - Parameter authorize: called with the authenticated device before anything is locked
   ///   or changes; what it throws ends the transaction (the server checks the API key's
   ///   project and takes the device's rate budget).
@@ -36,6 +39,38 @@ extension ResolverStorage {
     _ report: Report, from credentials: DeviceCredentials,
     configuration: ResolutionConfiguration, now: Date,
     authorize: @escaping @Sendable (DeviceRecord) throws -> Void = { _ in }
+  ) async throws -> (answer: ReportAnswer, deviceEvents: [DeviceEvent]) {
+    var authorize = authorize
+    if let refreshing = self as? any RefreshingStorage, refreshing.refreshesReports {
+      switch RefreshReport.route(
+        report, from: credentials.id, configuration: configuration, now: now)
+      {
+      case .general(let detour):
+        refreshing.reportRoutes.note(.general(detour))
+      case .refresh(let refresh):
+        switch try await refreshing.refresh(
+          refresh, credentials: credentials, authorize: authorize)
+        {
+        case .answered(let answer):
+          refreshing.reportRoutes.note(.refreshed)
+          return (answer, [])
+        case .detour(let detour, let authorized):
+          refreshing.reportRoutes.note(.general(detour))
+          // `authorize` ran for this request (it takes the device's rate budget): not again.
+          // It judged the device's id and project, which never change.
+          if authorized { authorize = { _ in } }
+        }
+      }
+    }
+    return try await generalReport(
+      report, from: credentials, configuration: configuration, now: now, authorize: authorize)
+  }
+
+  /// A report run by the engine over a transaction (see ``report(_:from:configuration:now:authorize:)``).
+  private func generalReport(
+    _ report: Report, from credentials: DeviceCredentials,
+    configuration: ResolutionConfiguration, now: Date,
+    authorize: @escaping @Sendable (DeviceRecord) throws -> Void
   ) async throws -> (answer: ReportAnswer, deviceEvents: [DeviceEvent]) {
     let concurrent = runsConcurrently
     let cautious = CautiousFlag()

@@ -34,21 +34,32 @@ public final class PostgresStorage: ResolverStorage {
   public static let maximumAttempts = 5
   /// Connections (and blocking threads) when the URL does not say (`?connections=N`).
   public static let defaultConnections = 16
+  /// The query items of a database URL that nearby reads and libpq does not know (libpq's
+  /// tools, as `psql` or `pgbench`, refuse a URL with them): `connections`, `prepared`,
+  /// `refresh`.
+  public static let nearbyQueryItems: Set<String> = ["connections", "prepared", "refresh"]
 
   public let description: String
-  private let client: PostgresClient
+  let client: PostgresClient
   private let runner: Task<Void, Never>
   private let threads: NIOThreadPool
-  private let logger: Logger
+  let logger: Logger
   /// Nil when the URL says `?prepared=off`.
-  private let prepared: PreparedStatementCache?
+  let prepared: PreparedStatementCache?
+  /// False when the URL says `?refresh=off`: every report runs the engine.
+  let refreshesReports: Bool
+  /// How many reports were applied in one statement, and why the others were not.
+  package let reportRoutes = ReportRoutes()
 
   /// Connects to the database named by `url` (`postgres://user[:password]@host[:port]/database`,
   /// or `postgres://user@/database?host=/run/postgresql` for a Unix socket) and migrates it.
   ///
   /// The URL's query may say: `connections=N`, the pool size; `prepared=off`, every statement
-  /// unnamed; `sslmode=` `disable` (the default), `allow`/`prefer`, `require`, `verify-ca` or
-  /// `verify-full`, as libpq (see `PostgresSSLMode`), ignored for a Unix socket;
+  /// unnamed; `refresh=off`, every report run by the engine over a transaction (by default a
+  /// report that only refreshes fresh sightings is one statement: see
+  /// `ResolverStorage.report`); `sslmode=` `disable` (the default), `allow`/`prefer`,
+  /// `require`, `verify-ca` or `verify-full`, as libpq (see `PostgresSSLMode`), ignored for a
+  /// Unix socket;
   /// `sslrootcert=FILE`, the PEM CA certificates that check the server's (default: the
   /// system's trust store), or `system`; `passfile=PATH`, the password file.
   ///
@@ -74,6 +85,7 @@ public final class PostgresStorage: ResolverStorage {
       from: url, connections: connections, environment: environment)
     let (configuration, pool) = (options.configuration, options.pool)
     prepared = options.prepared ? PreparedStatementCache() : nil
+    refreshesReports = options.refresh
     self.logger = logger
     description = Self.redacted(url)
     // One connection first, on its own: the pool would retry a failing one for a minute and
@@ -245,6 +257,8 @@ public final class PostgresStorage: ResolverStorage {
     var tls: PostgresTLSSetting
     var pool: Int
     var prepared: Bool
+    /// Whether refresh reports are applied in one statement (`refresh=off` says not).
+    var refresh = true
   }
 
   /// Reads a postgres:// URL; the password not in it comes from `environment` (`PGPASSWORD`,
@@ -323,10 +337,18 @@ public final class PostgresStorage: ResolverStorage {
       }
       prepared = value
     }
+    var refresh = true
+    if let given = query("refresh") {
+      guard let value = ["on": true, "off": false][given] else {
+        throw SQLStorageError.badDatabaseURL("'\(redacted(text))': refresh must be on or off")
+      }
+      refresh = value
+    }
     configuration.options.maximumConnections = pool + 1
     configuration.options.minimumConnections = 0
     return URLOptions(
-      endpoint: endpoint, configuration: configuration, tls: tls, pool: pool, prepared: prepared)
+      endpoint: endpoint, configuration: configuration, tls: tls, pool: pool, prepared: prepared,
+      refresh: refresh)
   }
 
   /// Opens and closes one connection as `options` say.

@@ -123,9 +123,7 @@ extension SQLStore {
       }
     }
     let unlocked = heard.subtracting(locked)
-    // Fresh as the engine judges it, with a millisecond to spare: a sighting on the edge is
-    // treated as new (its device locked), never the other way round.
-    let freshFor = Self.seconds(lostAfter) - 0.001
+    let freshFor = Self.freshFor(lostAfter)
     var needed: Set<DeviceID> = []
     for sighting in report.sightings {
       guard let other = heardBy[sighting.token.value], unlocked.contains(other) else { continue }
@@ -139,6 +137,17 @@ extension SQLStore {
       devices[other] = readRows[other] ?? .some(nil)
     }
   }
+
+  /// How close to a boundary the engine decides on times (a sighting's freshness, a
+  /// binding's end, a token's expiry) that a judgement made ahead of it, in another
+  /// arithmetic (seconds since 1970 in SQL, `Date` in the engine), is not trusted: one
+  /// millisecond. Within it a sighting counts as new and a report takes the general path.
+  static let timeMargin = 0.001
+
+  /// How old a sighting may be to count as fresh when judged ahead of the engine: its
+  /// `lostAfter` less ``timeMargin``, so a sighting on the edge is treated as new (its device
+  /// locked, its report run by the engine), never the other way round.
+  static func freshFor(_ lostAfter: Duration) -> Double { seconds(lostAfter) - timeMargin }
 
   static func seconds(_ duration: Duration) -> Double {
     Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18

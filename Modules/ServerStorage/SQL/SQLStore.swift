@@ -130,7 +130,10 @@ public final class SQLStore: ResolutionStore {
     ).map { try identifier($0.text(0)) }
   }
 
-  func deviceRecord(_ row: SQLRow) throws -> DeviceRecord {
+  func deviceRecord(_ row: SQLRow) throws -> DeviceRecord { try Self.deviceRecord(from: row) }
+
+  /// The device in a row of ``deviceColumns(prefix:)``.
+  static func deviceRecord(from row: SQLRow) throws -> DeviceRecord {
     var record = DeviceRecord(
       id: try identifier(row.text(0)), project: try row.text(1), secretDigest: try row.text(2),
       token: Token(value: UInt64(bitPattern: try row.integer(3))),

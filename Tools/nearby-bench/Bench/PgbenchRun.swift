@@ -1,5 +1,6 @@
 import CommandLineSupport
 import Foundation
+import ServerStorage
 import TestSupport
 
 /// pgbench's built-in TPC-B-like transaction against the PostgreSQL the server uses: the
@@ -51,12 +52,12 @@ struct PgbenchRun {
     return run
   }
 
-  /// The URL without the query items only nearby reads (`connections`, `prepared`), which
-  /// libpq refuses.
+  /// The URL without the query items only nearby reads (`PostgresStorage.nearbyQueryItems`),
+  /// which libpq refuses.
   static func libpqURL(_ text: String) -> String {
     guard var components = URLComponents(string: text), let items = components.queryItems
     else { return text }
-    let kept = items.filter { $0.name != "connections" && $0.name != "prepared" }
+    let kept = items.filter { !PostgresStorage.nearbyQueryItems.contains($0.name) }
     components.queryItems = kept.isEmpty ? nil : kept
     return components.string ?? text
   }
