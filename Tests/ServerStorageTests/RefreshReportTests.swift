@@ -533,6 +533,68 @@ struct RefreshReportTests {
     }
   }
 
+  /// The row an instance keeps of a device that authenticated (so its next refresh is one
+  /// round trip) is never the authority: a secret not the device's is refused whatever is
+  /// kept; a device whose stored secret changed, or that was removed, through another
+  /// instance is refused as the engine refuses it; a token rotated through another instance
+  /// sends one report the engine's way, and the next refreshes again.
+  @Test func aKeptRowIsCheckedByTheStatement() async throws {
+    try await Self.withTwoInstances { instances in
+      let fleet = try await Self.fleet(instances[0])
+      let (first, second) = (instances[0], instances[1])
+      let configuration = Self.configuration
+      let t = { (seconds: Double) in Self.t0.addingTimeInterval(seconds) }
+      for device in [fleet.alice, fleet.bob, fleet.carol] {
+        _ = try await first.report(Report(), from: device, configuration: configuration, now: t(1))
+      }
+      #expect(first.reportRoutes.count(.refreshed) == 3)
+      #expect(first.authenticatedDevices.count == 3)
+
+      await #expect(throws: ResolverError.wrongSecret(fleet.bob.id)) {
+        _ = try await first.report(
+          Report(), from: DeviceCredentials(id: fleet.bob.id, secret: "x"),
+          configuration: configuration, now: t(2))
+      }
+      // Bob's stored secret changes through the second instance: the first still keeps the
+      // old one, and the statement refuses it.
+      try await second.transaction { store in
+        try store.sql.execute(
+          "UPDATE devices SET secret = ? WHERE id = ?",
+          [.text(DeviceRecord.digest(ofSecret: "new")), .text(fleet.bob.id.description)])
+      }
+      await #expect(throws: ResolverError.wrongSecret(fleet.bob.id)) {
+        _ = try await first.report(
+          Report(), from: fleet.bob, configuration: configuration, now: t(2))
+      }
+      #expect(first.reportRoutes.count(.general(.deviceChanged)) == 1)
+      let renewed = DeviceCredentials(id: fleet.bob.id, secret: "new")
+      _ = try await first.report(Report(), from: renewed, configuration: configuration, now: t(3))
+      #expect(first.reportRoutes.count(.refreshed) == 4)
+
+      // Carol is unregistered through the second instance.
+      _ = try await second.unregister(fleet.carol, configuration: configuration, now: t(3))
+      await #expect(throws: ResolverError.unknownDevice(fleet.carol.id)) {
+        _ = try await first.report(
+          Report(), from: fleet.carol, configuration: configuration, now: t(4))
+      }
+      #expect(first.reportRoutes.count(.general(.deviceChanged)) == 2)
+
+      // Alice's token rotates through the second instance.
+      let rotated = try await second.report(
+        Report(), from: fleet.alice, configuration: configuration, now: t(900)
+      ).answer.directives
+      #expect(rotated.token != fleet.token(fleet.alice))
+      let late = try await first.report(
+        Report(), from: fleet.alice, configuration: configuration, now: t(901)
+      ).answer.directives
+      #expect(first.reportRoutes.count(.general(.tokenDue)) == 1)
+      #expect(late.token == rotated.token && late.tokenExpiresIn == 899)
+      _ = try await first.report(
+        Report(), from: fleet.alice, configuration: configuration, now: t(902))
+      #expect(first.reportRoutes.count(.refreshed) == 5)
+    }
+  }
+
   /// Two instances, four devices that keep hearing each other, round after round, each
   /// reporting through both instances at once, and one of them changing its handles every
   /// time (the engine's path, which locks its neighbours): every report raises its device's

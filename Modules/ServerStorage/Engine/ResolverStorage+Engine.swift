@@ -24,9 +24,10 @@ extension ResolverStorage {
   /// due deadlines are left to ``sweep(configuration:now:limit:)``; on SQLite the report
   /// handles due deadlines, and skips looking when the storage's ``DeadlineHint`` says none
   /// is due. On PostgreSQL a report that only refreshes sightings still fresh (the common
-  /// one) is applied in one statement after one read that authenticates the device; when
-  /// that statement cannot tell it changes nothing, and the report runs as any other, with
-  /// the same outcome.
+  /// one) is applied in one statement, the device authenticated first against its row as
+  /// this instance kept it from its last report (or as read, one round trip more); when that
+  /// statement cannot tell it changes nothing, and the report runs as any other, with the
+  /// same outcome.
   /// - Parameter authorize: called with the authenticated device before anything is locked
   ///   or changes; what it throws ends the transaction (the server checks the API key's
   ///   project and takes the device's rate budget).

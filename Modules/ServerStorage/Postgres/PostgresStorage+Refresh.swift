@@ -5,28 +5,37 @@ import PostgresNIO
 @_spi(Resolver) import Resolution
 import Tokens
 
-/// A refresh report in two round trips on one connection, each its own transaction, awaited
-/// on the request's task (no blocking thread): the device's row read to authenticate it, then
-/// `nearby_refresh_report` (schema version 9), which locks the device, checks that nothing
-/// it cannot decide is asked of it, and writes the sightings' times and the device's row; or
-/// changes nothing and says why (see ``RefreshReport``).
+/// A refresh report in one round trip, its own transaction, awaited on the request's task (no
+/// blocking thread): `nearby_refresh_report` (schema version 9), which locks the device,
+/// checks that nothing it cannot decide is asked of it, and writes the sightings' times and
+/// the device's row; or changes nothing and says why (see ``RefreshReport``). Before it the
+/// device is authenticated against the row this instance kept from its last report
+/// (``AuthenticatedDevices``), or against its row read from the database (one more round
+/// trip) when none is kept.
 extension PostgresStorage: RefreshingStorage {
   func refresh(
     _ refresh: RefreshReport, credentials: DeviceCredentials,
     authorize: @escaping @Sendable (DeviceRecord) throws -> Void
   ) async throws -> RefreshResult {
-    let (logger, prepared) = (self.logger, self.prepared != nil)
+    let (logger, prepared, known) = (self.logger, self.prepared != nil, authenticatedDevices)
     do {
       return try await client.withConnection { connection -> RefreshResult in
-        let rows = try await Self.run(
-          DeviceStatement(id: credentials.id.description), on: connection, prepared: prepared,
-          logger: logger)
         // Authenticated and authorized before anything is locked or changes, as the engine's
         // path does.
-        let device = try DeviceRecord.authenticated(
-          try rows.first.map { try SQLStore.deviceRecord(from: $0) }, as: credentials)
+        let device: DeviceRecord
+        if let kept = known.device(credentials) {
+          device = kept
+        } else {
+          let rows = try await Self.run(
+            DeviceStatement(id: credentials.id.description), on: connection, prepared: prepared,
+            logger: logger)
+          device = try DeviceRecord.authenticated(
+            try rows.first.map { try SQLStore.deviceRecord(from: $0) }, as: credentials)
+          known.keep(device)
+        }
         try authorize(device)
         if let detour = refresh.detour(for: device) {
+          known.forget(device.id)
           return .detour(detour, authorized: true)
         }
         let outcome = try await Self.run(
@@ -34,8 +43,11 @@ extension PostgresStorage: RefreshingStorage {
           prepared: prepared, logger: logger
         ).first.map { try RefreshStatement.outcome($0, device: device) }
         switch outcome {
-        case .refreshed(let updated)?: return .answered(refresh.answer(updated))
+        case .refreshed(let updated)?:
+          known.keep(updated)
+          return .answered(refresh.answer(updated))
         case .detour(let detour)?:
+          known.forget(device.id)
           logger.trace(
             "refresh report goes the general way",
             metadata: ["device": "\(credentials.id)", "why": "\(detour)"])

@@ -50,6 +50,8 @@ public final class PostgresStorage: ResolverStorage {
   let refreshesReports: Bool
   /// How many reports were applied in one statement, and why the others were not.
   package let reportRoutes = ReportRoutes()
+  /// The devices that authenticated through this instance, for their next refresh report.
+  package let authenticatedDevices = AuthenticatedDevices()
 
   /// Connects to the database named by `url` (`postgres://user[:password]@host[:port]/database`,
   /// or `postgres://user@/database?host=/run/postgresql` for a Unix socket) and migrates it.
