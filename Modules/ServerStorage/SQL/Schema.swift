@@ -344,7 +344,9 @@ enum Schema {
   /// time. Then each counted sighting's time becomes `now` (its row alone is written: no other
   /// device is locked) and the device's last report time and revision are set. The function
   /// is `VOLATILE`: each statement in it sees what committed before it, including the work
-  /// of a transaction its lock waited for.
+  /// of a transaction its lock waited for. Its statements keep one generic plan each
+  /// (`plan_cache_mode`, PostgreSQL 12 on): planned anew on every call they were a quarter of
+  /// PostgreSQL's work for a report (docs/benchmarks.md).
   static let refreshReportFunction = """
     CREATE OR REPLACE FUNCTION nearby_refresh_report(
       p_device TEXT, p_secret TEXT, p_now DOUBLE PRECISION, p_margin DOUBLE PRECISION,
@@ -352,7 +354,7 @@ enum Schema {
       p_mediums BIGINT[],
       OUT outcome TEXT, OUT new_revision BIGINT, OUT current_token BIGINT,
       OUT current_token_expires_at DOUBLE PRECISION, OUT current_usage TEXT)
-    LANGUAGE plpgsql VOLATILE AS $refresh$
+    LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $refresh$
     DECLARE
       reporter devices%ROWTYPE;
       heard_devices TEXT[];
