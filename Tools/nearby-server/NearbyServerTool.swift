@@ -42,7 +42,7 @@ struct DatabaseOptions: ParsableArguments {
         prefer, require (encrypted, certificate not checked), verify-ca or verify-full \
         (certificate checked against sslrootcert, and its host name by verify-full); \
         sslrootcert=FILE (PEM CA certificates; default: the system's); passfile=PATH; \
-        connections=N; prepared=off. Keep the password off the command line: it is read, \
+        connections=N; prepared=off; refresh=off. Keep the password off the command line: it is read, \
         as libpq does, from PGPASSWORD or a password file (passfile, $PGPASSFILE or \
         ~/.pgpass: host:port:database:user:password lines, mode 0600).
         """))
