@@ -34,19 +34,15 @@ if let ready = option("--ready-file") {
 }
 // Serves until SIGTERM or SIGINT, then ends its tasks and leaves the bus.
 let (signals, received) = AsyncStream.makeStream(of: Int32.self)
-var sources: [any DispatchSourceSignal] = []
-for number in [SIGTERM, SIGINT] {
+let sources = [SIGTERM, SIGINT].map { number -> any DispatchSourceSignal in
   signal(number, SIG_IGN)
   let source = DispatchSource.makeSignalSource(signal: number)
   source.setEventHandler { received.yield(number) }
   source.resume()
-  sources.append(source)
+  return source
 }
-var number = SIGTERM
-for await first in signals {
-  number = first
-  break
-}
+let number = await signals.first { _ in true } ?? SIGTERM
 logger.info("bluez double stopping on signal \(number)")
 await double.stop()
+withExtendedLifetime(sources) {}
 exit(0)
