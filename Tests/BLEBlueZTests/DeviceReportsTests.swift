@@ -8,14 +8,8 @@ import Tokens
 /// on the dispatch thread and which wait for the engine, in order; which advertising reports
 /// become sightings. No bus, no double, no sleeping.
 @Suite("Device reports, decided on instants")
-struct DeviceReportsTests {
+struct DeviceReportsTests: DecidedOnInstants {
   let start = ContinuousClock.now
-  func at(_ seconds: Double) -> ContinuousClock.Instant { start + .seconds(seconds) }
-
-  static let adapter = try! DBusObjectPath("/org/bluez/hci1")
-  static let path = try! DBusObjectPath("/org/bluez/hci1/dev_C0_DE_00_00_00_01")
-  static let other = try! DBusObjectPath("/org/bluez/hci1/dev_C0_DE_00_00_00_02")
-  static let elsewhere = try! DBusObjectPath("/org/bluez/hci0/dev_C0_DE_00_00_00_03")
   static let token = Token(value: 0x0102_0304_0506_0708)
   static let frame = BLETokenFrame(token: token, txPower: -20)
 

@@ -7,15 +7,9 @@ import Testing
 /// bluetoothd and our monitor report at `start + n` seconds and checks which devices the
 /// medium holds present and what it does.
 @Suite("Presence, decided on instants")
-struct PresenceStateMachineTests {
+struct PresenceStateMachineTests: DecidedOnInstants {
   typealias Machine = PresenceStateMachine
   let start = ContinuousClock.now
-  func at(_ seconds: Double) -> ContinuousClock.Instant { start + .seconds(seconds) }
-
-  static let adapter = try! DBusObjectPath("/org/bluez/hci1")
-  static let path = try! DBusObjectPath("/org/bluez/hci1/dev_C0_DE_00_00_00_01")
-  static let other = try! DBusObjectPath("/org/bluez/hci1/dev_C0_DE_00_00_00_02")
-  static let elsewhere = try! DBusObjectPath("/org/bluez/hci0/dev_C0_DE_00_00_00_03")
 
   static let monitor = ScanPlan.monitor(.tokens)
   static let beside = ScanPlan.discovery(beside: .tokens)

@@ -460,29 +460,14 @@ struct RefreshReportTests {
         Report(sightings: [
           Sighting(token: fleet.token(fleet.alice), medium: .ble, time: Self.t0)
         ]), from: fleet.bob, configuration: Self.configuration, now: Self.t0)
-      // The other instance holds alice's row until told to let go (at most 10 s: a refresh
-      // that waits for it shows as a failure, not a hang).
-      let holding = AsyncStream.makeStream(of: Void.self)
-      let release = DispatchSemaphore(value: 0)
-      let released = Mutex(false)
-      let holder = Task {
-        try await instances[1].transaction { store in
-          _ = try store.sql.query(
-            "SELECT id FROM devices WHERE id = ? FOR UPDATE", [.text(fleet.alice.id.description)])
-          holding.continuation.yield()
-          _ = release.wait(timeout: .now() + 10)
-          released.withLock { $0 = true }
-        }
-      }
-      var started = holding.stream.makeAsyncIterator()
-      _ = await started.next()
+      // The other instance holds alice's row until told to let go.
+      let lock = await DeviceRowLock.hold(fleet.alice.id, on: instances[1])
       let later = Self.t0.addingTimeInterval(2)
       let answer = try await instances[0].report(
         Report(sightings: [Sighting(token: fleet.token(fleet.alice), medium: .ble, time: later)]),
         from: fleet.bob, configuration: Self.configuration, now: later)
-      #expect(!released.withLock { $0 }, "the refresh waited for the heard device")
-      release.signal()
-      try await holder.value
+      #expect(!lock.released, "the refresh waited for the heard device")
+      try await lock.end()
       #expect(answer.answer.events.isEmpty)
       #expect(instances[0].reportRoutes.count(.refreshed) == 1)
     }
@@ -494,21 +479,11 @@ struct RefreshReportTests {
   @Test func aRefreshWaitsForItsDevice() async throws {
     try await Self.withTwoInstances { instances in
       let fleet = try await Self.fleet(instances[0])
-      let holding = AsyncStream.makeStream(of: Void.self)
-      let release = DispatchSemaphore(value: 0)
-      let holder = Task {
-        try await instances[1].transaction { store in
-          _ = try store.sql.query(
-            "SELECT id FROM devices WHERE id = ? FOR UPDATE", [.text(fleet.bob.id.description)])
-          try store.sql.execute(
-            "UPDATE devices SET revision = revision + 10 WHERE id = ?",
-            [.text(fleet.bob.id.description)])
-          holding.continuation.yield()
-          _ = release.wait(timeout: .now() + 10)
-        }
+      let lock = await DeviceRowLock.hold(fleet.bob.id, on: instances[1]) { store in
+        try store.sql.execute(
+          "UPDATE devices SET revision = revision + 10 WHERE id = ?",
+          [.text(fleet.bob.id.description)])
       }
-      var started = holding.stream.makeAsyncIterator()
-      _ = await started.next()
       let report = Task {
         try await instances[0].report(
           Report(), from: fleet.bob, configuration: Self.configuration, now: Self.t0)
@@ -525,8 +500,7 @@ struct RefreshReportTests {
         return waiters == 1
       }
       #expect(waiting)
-      release.signal()
-      try await holder.value
+      try await lock.end()
       let answer = try await report.value.answer
       #expect(answer.directives.revision == 1 + 10 + 1)
       #expect(instances[0].reportRoutes.count(.refreshed) == 1)

@@ -191,28 +191,13 @@ struct CrossProjectLockTests {
       Report(), from: foreign, configuration: configuration, now: t0
     ).answer.directives.token
     // Another instance holds the foreign device's row until told to let go.
-    // (At most 10 s: a report that waits for it shows as a failure, not a hang.)
-    let holding = AsyncStream.makeStream(of: Void.self)
-    let release = DispatchSemaphore(value: 0)
-    let released = Mutex(false)
-    let holder = Task {
-      try await instances[1].transaction { store in
-        _ = try store.sql.query(
-          "SELECT id FROM devices WHERE id = ? FOR UPDATE", [.text(foreign.id.description)])
-        holding.continuation.yield()
-        _ = release.wait(timeout: .now() + 10)
-        released.withLock { $0 = true }
-      }
-    }
-    var started = holding.stream.makeAsyncIterator()
-    _ = await started.next()
+    let lock = await DeviceRowLock.hold(foreign.id, on: instances[1])
     // The report goes through while the row is held (it would wait for it otherwise).
     let answer = try await instances[0].report(
       Report(sightings: [Sighting(token: token, medium: .ble, time: t0)]), from: reporter,
       configuration: configuration, now: t0)
-    #expect(!released.withLock { $0 }, "the report waited for another project's device")
-    release.signal()
-    try await holder.value
+    #expect(!lock.released, "the report waited for another project's device")
+    try await lock.end()
     #expect(answer.answer.events.isEmpty)
   }
 }
