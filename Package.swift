@@ -188,7 +188,8 @@ let package = Package(
       "nearby-server", dependsOn: "CommandLineSupport", "NearbyServer", "ServerStorage",
       "Resolution", "ResolverWire", argumentParser, serviceLifecycle, logging),
     executable(
-      "nearby-restore", dependsOn: "Core", "Resolution", "PermissionStore", "BackgroundPersistence",
+      "nearby-restore", dependsOn: "CommandLineSupport", "Core", "Resolution", "PermissionStore",
+      "BackgroundPersistence",
       "Systemd", "DesktopNotifications", "BLEBlueZ", "ServerResolver", argumentParser, logging,
       serviceLifecycle),
     executable(
@@ -211,6 +212,7 @@ let package = Package(
 
     // Tests (Tests/<Target>), Swift Testing.
     tests("StrategyTests", dependsOn: "Strategy"),
+    tests("CommandLineSupportTests", dependsOn: "CommandLineSupport"),
     tests("TokensTests", dependsOn: "Tokens"),
     tests(
       "CoreTests", dependsOn: "TestSupport", "Core", "Strategy", "Tokens", "MediumTestKit",
@@ -278,7 +280,8 @@ let package = Package(
       "Core", "MediumTestKit", "NearbyServer", "Resolution", "ServerResolver", "ServerStorage",
       "Strategy", "Tokens", logging),
     tests(
-      "NearbyCLITests", dependsOn: "TestSupport", "MediumTestKit", "BlueZTestSupport", "DBus",
+      "NearbyCLITests", dependsOn: "TestSupport", "CommandLineSupport", "MediumTestKit",
+      "BlueZTestSupport", "DBus",
       "ResolverWire",
       "Tokens", "Resolution", "ServerStorage", "PeerResolution"),
   ]

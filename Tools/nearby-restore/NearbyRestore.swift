@@ -1,4 +1,5 @@
 import ArgumentParser
+import CommandLineSupport
 import DesktopNotifications
 import Foundation
 import Logging
@@ -22,7 +23,8 @@ struct NearbyRestore: AsyncParsableCommand {
 
       Exit codes: 0 stopped by a signal, or --once finished, or background mode is off; \
       1 the store could not be read or the manager not started; 64 bad arguments.
-      """)
+      """,
+    version: NearbyVersion.current)
 
   @Option(help: "The app id whose store to restore (its file is <app>.json).")
   var app: String

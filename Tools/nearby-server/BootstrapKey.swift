@@ -5,17 +5,17 @@ import Logging
 import ServerStorage
 
 /// The key a fresh server makes so that it works with nothing set up: an admin key of project
-/// "default", written (mode 0600) to `$XDG_CONFIG_HOME/nearby/server-api-key` for local tools.
+/// "default", written (mode 0600) to `--bootstrap-key-file`, by default
+/// `$XDG_CONFIG_HOME/nearby/server-api-key` where local tools look for it.
 enum BootstrapKey {
-  /// Creates the key when the database has none.
-  static func ensure(in storage: any ResolverStorage, logger: Logger) async throws {
+  /// Creates the key when the database has none, and writes it to `file` (mode 0600).
+  static func ensure(in storage: any ResolverStorage, file: String, logger: Logger) async throws {
     let created = try await storage.transaction { store -> NewAPIKey? in
       guard try store.apiKeys().isEmpty else { return nil }
       return try store.createAPIKey(
         project: "default", role: .admin, label: "bootstrap", now: Date())
     }
     guard let created else { return }
-    let file = LocalServer.apiKeyFile
     do {
       try FileManager.default.createDirectory(
         atPath: (file as NSString).deletingLastPathComponent, withIntermediateDirectories: true)

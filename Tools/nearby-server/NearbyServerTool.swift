@@ -16,7 +16,9 @@ struct NearbyServerTool: AsyncParsableCommand {
     discussion: """
       With no arguments it serves the API on 127.0.0.1:7171 with a SQLite file under \
       $XDG_DATA_HOME/nearby/ (nothing to set up). On first start with no API keys it creates \
-      an admin key for project "default" and writes it to $XDG_CONFIG_HOME/nearby/server-api-key.
+      an admin key for project "default" and writes it to $XDG_CONFIG_HOME/nearby/server-api-key \
+      (or --bootstrap-key-file). Settings may also come from a file (--config; as root \
+      /etc/nearby/server.conf, which the Debian package's service reads).
       SIGTERM or SIGINT stops it gracefully. `nearby server …` runs this tool.
 
       Examples:
@@ -24,8 +26,42 @@ struct NearbyServerTool: AsyncParsableCommand {
         nearby-server --host 0.0.0.0 --port 8080 --database postgres://nearby@db/nearby
         nearby-server keys create --project cafe --role client --label kiosk
       """,
+    version: NearbyVersion.current,
     subcommands: [ServeCommand.self, KeysCommand.self],
     defaultSubcommand: ServeCommand.self)
+
+  /// Reads the settings file (``ServerArguments``) into the arguments, then parses and runs as
+  /// ArgumentParser's `main` does. A parse error after settings were read also names the file.
+  static func main() async {
+    let expanded: (arguments: [String], file: SettingsFile?)
+    do {
+      expanded = try ServerArguments.expand(
+        Array(CommandLine.arguments.dropFirst()), isRoot: getuid() == 0)
+    } catch {
+      exit(withError: CommandFailure("\(error)"))
+    }
+    let command: any ParsableCommand
+    do {
+      command = try await asyncParseAsRoot(expanded.arguments)
+    } catch {
+      if let file = expanded.file, exitCode(for: error) != .success {
+        FileHandle.standardError.write(
+          Data(
+            "(options read from \(file.path): \(file.arguments().joined(separator: " ")))\n".utf8))
+      }
+      exit(withError: error)
+    }
+    do {
+      if var asyncCommand = command as? any AsyncParsableCommand {
+        try await asyncCommand.run()
+      } else {
+        var command = command
+        try command.run()
+      }
+    } catch {
+      exit(withError: error)
+    }
+  }
 }
 
 /// `--database`, shared by the server and its key commands.
@@ -47,6 +83,19 @@ struct DatabaseOptions: ParsableArguments {
         ~/.pgpass: host:port:database:user:password lines, mode 0600).
         """))
   var database: String?
+
+  @Option(
+    name: .long,
+    help: ArgumentHelp(
+      "A settings file: one option a line, `name = value` (default: none, or as root /etc/nearby/server.conf if it exists).",
+      discussion: """
+        Names are the long options without --; `true` sets a flag. Options given on the \
+        command line win. The keys commands read only `database` from it.
+        """))
+  var config: String?  // read before parsing, by ServerArguments
+
+  @Flag(name: .long, help: "Read no settings file, not even /etc/nearby/server.conf.")
+  var noConfig = false  // read before parsing, by ServerArguments
 
   var location: StorageLocation { StorageLocation(database) }
 }
@@ -83,6 +132,14 @@ struct ServeCommand: AsyncParsableCommand {
 
   @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
   var logLevel = "info"
+
+  @Option(
+    name: .long,
+    help: """
+      Where the first start writes the admin key it makes, mode 0600 (default: \
+      $XDG_CONFIG_HOME/nearby/server-api-key, where `nearby` looks for it).
+      """)
+  var bootstrapKeyFile: String?
 
   @Option(name: .long, help: "Requests a second per API key on average (over it: 429).")
   var requestsPerSecond: Double = ResolverServerConfiguration().requestsPerSecond
@@ -235,7 +292,8 @@ struct ServeCommand: AsyncParsableCommand {
     } catch {
       throw CommandFailure("cannot open \(database.location): \(error)")
     }
-    try await BootstrapKey.ensure(in: storage, logger: logger)
+    try await BootstrapKey.ensure(
+      in: storage, file: bootstrapKeyFile ?? LocalServer.apiKeyFile, logger: logger)
     var configuration = ResolverServerConfiguration()
     configuration.host = host
     configuration.port = port

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CommandLineSupport
 
 @main
 struct Nearby: AsyncParsableCommand {
@@ -19,6 +20,7 @@ struct Nearby: AsyncParsableCommand {
         nearby audio encode --token 0123456789abcdef --out t.wav && nearby audio decode t.wav
         nearby audio selftest       does this speaker → microphone path carry 18.5–20 kHz?
       """,
+    version: NearbyVersion.current,
     subcommands: [
       DemoAlias.self, BenchAlias.self, ServerAlias.self, PublishCommand.self,
       SubscribeCommand.self, PermissionCommand.self, BackgroundCommand.self, BLECommand.self,

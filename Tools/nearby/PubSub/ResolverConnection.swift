@@ -114,7 +114,11 @@ struct ResolverConnection {
     posix_spawnattr_setsigdefault(&attributes, &defaults)
 
     let tool = try SiblingTool.server.path()
-    let arguments = ["nearby-server", "--host", "127.0.0.1", "--port", "\(localPort)"]
+    // --no-config: the user's own server, never the system one's settings (run as root, the
+    // server would otherwise read /etc/nearby/server.conf).
+    let arguments = [
+      "nearby-server", "--no-config", "--host", "127.0.0.1", "--port", "\(localPort)",
+    ]
     var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
     defer { for pointer in argv { free(pointer) } }
     var pid: pid_t = 0
