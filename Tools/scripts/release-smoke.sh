@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The release build as people install it: builds `nearby`, `nearby-server`, `nearby-restore` and
-# the development tool `nearby-bench` with -c release,
+# the development tool `nearby-bench` with -c release --static-swift-stdlib (the Swift runtime
+# linked in, as the Debian packages ship them: Tools/scripts/package-deb.sh reuses this build),
 # then runs with those binaries (test.sh runs this after the debug tests, with the services up):
 #   - two `nearby` processes that find and lose each other over the LAN medium with no server
 #     (peer resolution) and through the local server, and the beacon registration, listing and deletion from the CLI (the
@@ -13,10 +14,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-echo "== swift build -c release (nearby, nearby-server, nearby-restore, nearby-bench)" >&2
+echo "== swift build -c release --static-swift-stdlib (nearby, nearby-server, nearby-restore, nearby-bench)" >&2
 log=$(mktemp "${NEARBY_TEST_RUNTIME:-/tmp}/release-build.XXXXXX")
 for product in nearby nearby-server nearby-restore nearby-bench; do
-  if ! swift build -c release --product "$product" >>"$log" 2>&1; then
+  if ! swift build -c release --static-swift-stdlib --product "$product" >>"$log" 2>&1; then
     cat "$log" >&2
     echo "error: the release build of $product failed (above)" >&2
     exit 1
@@ -27,7 +28,7 @@ if grep -E "^(${here}/)?(Modules|Plugins|Tools|Tests)/[^:]+:[0-9]+:[0-9]+: warni
   echo "error: the release build has warnings in our code (above); fix them." >&2
   exit 1
 fi
-release=$(swift build -c release --show-bin-path)
+release=$(swift build -c release --static-swift-stdlib --show-bin-path)
 
 echo "== release binaries: publish/subscribe over LAN, beacon administration, nearby-restore" >&2
 NEARBY_TEST_EXECUTABLES="$release" swift test --skip-build \
