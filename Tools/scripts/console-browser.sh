@@ -5,7 +5,8 @@
 # a beacon, attaches data, makes a namespace public, creates and revokes a key, and sees a
 # found event arrive live. A screenshot of each page at 1280 and 360 px wide is kept under
 # $NEARBY_TEST_RUNTIME/console-screenshots/ (a test artifact). Needs a built
-# .build/debug/nearby-server and Tools/scripts/install-deps.sh; a missing browser is an error.
+# .build/debug/nearby-server and Tools/scripts/install-deps.sh build test; a missing browser is
+# an error.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 here=$(pwd)
@@ -13,13 +14,13 @@ nearby_server=.build/debug/nearby-server
 python=.venv/bin/python
 for tool in "$nearby_server" "$python"; do
   if [ ! -x "$tool" ]; then
-    echo "error: $tool is missing (swift build --product nearby-server; Tools/scripts/install-deps.sh)" >&2
+    echo "error: $tool is missing (swift build --product nearby-server; Tools/scripts/install-deps.sh build test)" >&2
     exit 1
   fi
 done
 for tool in chromium chromedriver; do
   if ! command -v "$tool" >/dev/null 2>&1; then
-    echo "error: $tool is missing: Tools/scripts/install-deps.sh installs chromium and chromium-driver" >&2
+    echo "error: $tool is missing: Tools/scripts/install-deps.sh build test installs chromium and chromium-driver" >&2
     exit 1
   fi
 done

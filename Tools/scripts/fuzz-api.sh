@@ -14,7 +14,7 @@
 # registry of issue 18; 150 s was set for 12, and a loaded machine took 149 s on PostgreSQL). Any failure → the
 # reproduction (curl) printed by schemathesis and a non-zero exit. The servers are stopped on
 # exit. Needs a built .build/debug/nearby-server (swift build --product nearby-server) and .venv
-# (Tools/scripts/install-deps.sh).
+# (Tools/scripts/install-deps.sh build test).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 here=$(pwd)
@@ -25,7 +25,7 @@ nearby_server=.build/debug/nearby-server
 schemathesis=.venv/bin/schemathesis
 for tool in "$nearby_server" "$schemathesis"; do
   if [ ! -x "$tool" ]; then
-    echo "error: $tool is missing (swift build --product nearby-server; Tools/scripts/install-deps.sh)" >&2
+    echo "error: $tool is missing (swift build --product nearby-server; Tools/scripts/install-deps.sh build test)" >&2
     exit 1
   fi
 done

@@ -3,7 +3,8 @@
 # real services the tests need (Tools/scripts/services/) started here and stopped on exit.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-Tools/scripts/install-deps.sh
+# The build and test sets (Tools/scripts/deps/): the services, the VM, Chromium, PostgreSQL...
+Tools/scripts/install-deps.sh build test
 
 echo "== swift format lint --strict" >&2
 swift format lint --strict --recursive Package.swift Modules Plugins Tools Tests Examples

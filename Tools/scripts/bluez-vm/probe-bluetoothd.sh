@@ -3,7 +3,7 @@
 # properties, signals, timing) for docs/bluez-vm-findings.md. Run it in the VM:
 #   Tools/scripts/bluez-vm/run.sh /tmp/bluez-probe Tools/scripts/bluez-vm/probe-bluetoothd.sh
 # Its output is printed; the signals bluetoothd sent are in /tmp/bluez-probe/monitor.txt.
-# Uses Debian's python3 with dbus-python (python3-dbus, deps/apt-notify.txt).
+# Uses Debian's python3 with dbus-python (python3-dbus, deps/test/apt-notify.txt).
 set -euo pipefail
 out=${NEARBY_BLUEZ_VM_RESULTS:?run this through Tools/scripts/bluez-vm/run.sh}
 dbus-monitor --system "type='signal',sender='org.bluez'" >"$out/monitor.txt" 2>&1 &

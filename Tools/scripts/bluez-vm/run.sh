@@ -24,7 +24,7 @@ for need in "$vng" /usr/bin/qemu-system-x86_64 /usr/bin/btvirt /usr/libexec/blue
   /usr/bin/busybox "$kernel"; do
   if [ -z "$need" ] || [ ! -e "$need" ]; then
     echo "error: the BlueZ VM rig needs ${need:-a kernel in /boot/vmlinuz-*-amd64}: run" \
-      "Tools/scripts/install-deps.sh (deps/apt-bluez-vm.txt, deps/requirements-bluez-vm.txt)" >&2
+      "Tools/scripts/install-deps.sh build test (deps/test/apt-bluez-vm.txt, requirements-bluez-vm.txt)" >&2
     exit 1
   fi
 done

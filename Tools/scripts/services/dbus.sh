@@ -35,7 +35,7 @@ start_nearby_dbus() { # name type
   if ! dbus-daemon --config-file="$dir/$name.conf" --fork --nosyslog \
     --print-address=3 --print-pid=4 3>"$dir/$name.address" 4>"$dir/$name.pid"; then
     echo "error: dbus-daemon did not start the private $name bus (config $dir/$name.conf);" \
-      "is the dbus-daemon package installed (Tools/scripts/install-deps.sh)?" >&2
+      "is the dbus-daemon package installed (Tools/scripts/install-deps.sh build test)?" >&2
     exit 1
   fi
   on_exit "kill \$(cat \"$dir/$name.pid\")"
@@ -43,7 +43,7 @@ start_nearby_dbus() { # name type
 }
 
 if ! command -v dbus-daemon >/dev/null 2>&1; then
-  echo "error: dbus-daemon is missing; run Tools/scripts/install-deps.sh (apt-ble.txt)" >&2
+  echo "error: dbus-daemon is missing; run Tools/scripts/install-deps.sh build test (deps/test/apt-ble.txt)" >&2
   exit 1
 fi
 start_nearby_dbus system system

@@ -7,7 +7,7 @@ start_netns() {
   if [ "$(id -u)" -ne 0 ]; then
     reason="network namespaces need root (CI runs as root)"
   elif ! command -v ip >/dev/null 2>&1 || ! command -v nft >/dev/null 2>&1; then
-    reason="ip (iproute2) or nft (nftables) is missing; run Tools/scripts/install-deps.sh"
+    reason="ip (iproute2) or nft (nftables) is missing; run Tools/scripts/install-deps.sh build test"
   elif ! ip netns add "$prefix-probe" 2>/dev/null; then
     reason="ip netns add failed: this machine does not allow creating network namespaces"
   else

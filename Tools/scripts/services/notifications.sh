@@ -8,7 +8,7 @@
 start_nearby_notifications() {
   local log="$NEARBY_TEST_RUNTIME/notifications.log" pid="$NEARBY_TEST_RUNTIME/notifications.pid"
   if ! /usr/bin/python3 -c 'import dbusmock' 2>/dev/null; then
-    echo "error: python3-dbusmock is missing; run Tools/scripts/install-deps.sh (apt-notify.txt)" >&2
+    echo "error: python3-dbusmock is missing; run Tools/scripts/install-deps.sh build test (deps/test/apt-notify.txt)" >&2
     exit 1
   fi
   DBUS_SESSION_BUS_ADDRESS="$NEARBY_TEST_DBUS_SESSION_ADDRESS" /usr/bin/python3 -m dbusmock \

@@ -15,7 +15,7 @@
 # skips the default configuration (no hardware, no D-Bus modules), the modules are given here.
 start_pulseaudio() {
   if ! command -v pulseaudio >/dev/null 2>&1; then
-    echo "error: pulseaudio is not installed; run Tools/scripts/install-deps.sh" >&2
+    echo "error: pulseaudio is not installed; run Tools/scripts/install-deps.sh build test" >&2
     exit 1
   fi
   local dir="$NEARBY_TEST_RUNTIME/pulse"
