@@ -64,6 +64,14 @@ if ! command -v swift >/dev/null 2>&1; then
   echo "then 'swiftly init'), or put an unpacked toolchain's usr/bin on PATH, and run this again." >&2
   exit 1
 fi
+# On PATH is not enough: an unpacked toolchain without its own system packages is there but
+# cannot run (in a fresh debootstrap of bookworm: libncurses.so.6 missing).
+if ! swift --version >/dev/null 2>&1; then
+  echo "error: 'swift --version' fails: $(swift --version 2>&1 | head -n1)" >&2
+  echo "The toolchain's own system packages are missing: 'swiftly init' installs them; for an" >&2
+  echo "unpacked toolchain, swift.org lists them (https://www.swift.org/install/linux/)." >&2
+  exit 1
+fi
 
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
