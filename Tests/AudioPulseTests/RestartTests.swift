@@ -18,7 +18,7 @@ struct RestartTests {
       let executable = try #require(
         ["/usr/bin/pulseaudio", "/bin/pulseaudio"].first {
           FileManager.default.isExecutableFile(atPath: $0)
-        }, "pulseaudio is not installed: run Tools/scripts/install-deps.sh")
+        }, "pulseaudio is not installed: run Tools/scripts/install-deps.sh build test")
       let socket = directory.appendingPathComponent("native").path
       try FileManager.default.createDirectory(
         at: directory.appendingPathComponent("home"), withIntermediateDirectories: true)
