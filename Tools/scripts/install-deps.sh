@@ -10,7 +10,9 @@
 #   demo   what `nearby demo` and `nearby publish`/`nearby subscribe` need beyond build
 #   test   what the test command needs beyond build: the services it starts, the BlueZ VM,
 #          Chromium, PostgreSQL, wrk, the Python test doubles
-# demo.sh installs build and demo; test.sh build and test. The sets are split so that a
+#   package  what Tools/scripts/package-deb.sh and package-check.sh need: dpkg-dev, binutils,
+#          lintian, systemd-analyze, man
+# demo.sh installs build and demo; test.sh build, test and package. The sets are split so that a
 # newcomer's first command does not wait for qemu, a kernel and Chromium (issue 33).
 # --list prints the sets' packages ("apt NAME", "pip REQUIREMENT"), installed or not, and exits.
 set -euo pipefail

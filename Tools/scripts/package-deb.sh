@@ -19,8 +19,8 @@
 #   It reuses the release build in .build/release when it was made with the same options
 #   (test.sh's release stage makes it so), else builds it (about 25 minutes on 2 cores).
 #   --json prints {"version":…, "packages":[paths]} on stdout at the end.
-# Needs: the build dependencies (Tools/scripts/install-deps.sh), and dpkg-dev, fakeroot-free
-# dpkg-deb --root-owner-group, lintian, binutils (install-deps.sh package installs them).
+# Needs: the build set and the package set of Tools/scripts/install-deps.sh (dpkg-dev, binutils,
+# lintian: `Tools/scripts/install-deps.sh build package`).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
@@ -38,7 +38,7 @@ done
 [ -n "$out" ] || { echo "usage: $0 OUT [--json]" >&2; exit 64; }
 for tool in dpkg-deb dpkg-shlibdeps lintian objcopy strip gzip; do
   command -v "$tool" >/dev/null || {
-    echo "error: $tool is missing: run Tools/scripts/install-deps.sh package" >&2; exit 1; }
+    echo "error: $tool is missing: run Tools/scripts/install-deps.sh build package" >&2; exit 1; }
 done
 mkdir -p "$out"
 out=$(cd "$out" && pwd)

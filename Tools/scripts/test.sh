@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 # The build and test sets (Tools/scripts/deps/): the services, the VM, Chromium, PostgreSQL...
-Tools/scripts/install-deps.sh build test
+Tools/scripts/install-deps.sh build test package
 
 echo "== swift format lint --strict" >&2
 swift format lint --strict --recursive Package.swift Modules Plugins Tools Tests Examples
