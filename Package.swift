@@ -108,6 +108,8 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
     .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+    // Only for its command plugin (Tools/scripts/openapi-generate.sh), which no target uses and
+    // an app that depends on us never builds.
     .package(url: "https://github.com/apple/swift-openapi-generator", from: "1.14.3"),
     .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
     .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
@@ -123,7 +125,7 @@ let package = Package(
     .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     .package(url: "https://github.com/apple/swift-async-algorithms", from: "1.1.4"),
     .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
-    // Tests only: ResolverContractTests reads openapi.yaml (the OpenAPI generator uses it too).
+    // Tests only: ResolverContractTests reads openapi.yaml (the OpenAPI generator reads it too).
     .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
   ],
   targets: [
@@ -153,11 +155,17 @@ let package = Package(
       name: "ResolverAPI",
       dependencies: [openAPIRuntime],
       path: "Modules/ResolverAPI",
-      // Generated code, which we cannot edit, in Swift 6 mode. No unsafe flags here (SwiftPM
-      // refuses them in a package depended on by version): the generated sources' own warnings
-      // live under .build, which the test command's no-warnings check does not read.
-      swiftSettings: [.swiftLanguageMode(.v6)],
-      plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
+      // Generated code (GeneratedSources/, committed, made from openapi.yaml ahead of time by
+      // Tools/scripts/openapi-generate.sh), which we do not edit, in Swift 6 mode. No build
+      // plugin: an app that depends on us would compile the generator (OpenAPIKit, Yams...).
+      // No unsafe flags here (SwiftPM refuses them in a package depended on by version).
+      // The document and the generator's configuration are inputs of the generator, not of the
+      // build: excluded (or SwiftPM warns of 2 unhandled files, apps' builds too), but for the
+      // command plugin, which finds them among the target's files
+      // (Tools/scripts/openapi-generate.sh sets NEARBY_OPENAPI_GENERATE).
+      exclude: Context.environment["NEARBY_OPENAPI_GENERATE"] == nil
+        ? ["openapi.yaml", "openapi-generator-config.yaml"] : [],
+      swiftSettings: [.swiftLanguageMode(.v6)]
     ),
     library("ResolverWire", dependsOn: "ResolverAPI", "Core", "Strategy", "Tokens", openAPIRuntime),
     library(
