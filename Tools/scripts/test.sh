@@ -11,6 +11,8 @@ swift format lint --strict --recursive Package.swift Modules Plugins Tools Tests
 
 echo "== OpenAPI document" >&2
 .venv/bin/openapi-spec-validator Modules/ResolverAPI/openapi.yaml
+# The committed generated code (ResolverAPI/GeneratedSources) must be what openapi.yaml makes.
+Tools/scripts/openapi-generate.sh --check
 
 echo "== swift build --build-tests" >&2
 NEARBY_TEST_RUNTIME=$(mktemp -d /tmp/nearby-test.XXXXXX)
@@ -31,8 +33,10 @@ trap 'exit 130' INT
 log="$NEARBY_TEST_RUNTIME/build.log"
 swift build --build-tests 2>&1 | tee "$log"
 here=$(pwd)
+# Not Modules/ResolverAPI/GeneratedSources: swift-openapi-generator's code, which we do not edit,
+# warns of unused public imports under Swift 6.3 (its fix needs `#if compiler(>=6.4)`).
 if grep -E "^(${here}/)?(Modules|Plugins|Tools|Tests)/[^:]+:[0-9]+:[0-9]+: warning:" "$log" \
-  | grep -v "/.build" >&2; then
+  | grep -vE -e "/.build" -e "^(${here}/)?Modules/ResolverAPI/GeneratedSources/" >&2; then
   echo "error: the build has warnings in our code (above); fix them." >&2
   exit 1
 fi
