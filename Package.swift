@@ -108,8 +108,8 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
     .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
-    // Only for its command plugin (Tools/scripts/openapi-generate.sh), which no target uses and
-    // an app that depends on us never builds.
+    // Only for its command plugin (Tools/scripts/openapi-generate.sh): no target uses it, so an
+    // app that depends on us neither fetches nor builds it (nor OpenAPIKit, Yams...).
     .package(url: "https://github.com/apple/swift-openapi-generator", from: "1.14.3"),
     .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
     .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),

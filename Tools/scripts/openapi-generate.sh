@@ -8,7 +8,7 @@
 #   Tools/scripts/openapi-generate.sh           # write the files; commit what changed
 #   Tools/scripts/openapi-generate.sh --check   # regenerate, fail if the files were stale (CI)
 # The folder is emptied first, so a file the generator no longer writes goes too. The first run
-# builds the generator (a few minutes on 2 cores); later runs reuse .build.
+# builds the generator (about 2 min on 2 cores); later runs reuse .build (about 25 s).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -26,8 +26,8 @@ if [ -d "$folder" ]; then cp -a "$folder/." "$before/"; fi
 
 rm -rf "$folder"
 # No prompt (stdin may be closed, as in CI): the permission to write is given here. The
-# variable makes openapi.yaml and its configuration files of the target, where the plugin looks
-# for them (Package.swift excludes them otherwise).
+# variable keeps openapi.yaml and its configuration among the target's files, where the plugin
+# looks for them (Package.swift excludes them otherwise).
 if ! NEARBY_OPENAPI_GENERATE=1 swift package --allow-writing-to-package-directory \
   generate-code-from-openapi --target ResolverAPI </dev/null; then
   rm -rf "$folder"
