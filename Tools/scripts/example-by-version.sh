@@ -42,8 +42,10 @@ git -C "$work/nearby-linux.git" tag 0.1.0 main
 
 # The example in a folder of its own (its Package.resolved and mirror settings stay out of the
 # repository). It builds in this package's own build folder: the dependencies it shares with
-# us (NIO, AsyncHTTPClient, the OpenAPI generator...) are already compiled there by test.sh's
-# debug build and are reused as they are (80 s instead of 16 min on 2 cores); our modules are
+# us (NIO, AsyncHTTPClient, swift-crypto...) are already compiled there by test.sh's debug
+# build and are reused as they are (80 s instead of 170 s standalone on 2 quiet cores, 444 s
+# under load average 8: measured 2026-11-27, with the generated OpenAPI code committed and no
+# build plugin, so no OpenAPI generator, OpenAPIKit or Yams in the build); our modules are
 # compiled again from the tagged snapshot. SwiftPM's checks on a versioned dependency (no
 # unsafe flags, products only) apply all the same: they are made when the manifest of the
 # dependency is loaded, whatever the build folder. The next `swift build` here compiles our
