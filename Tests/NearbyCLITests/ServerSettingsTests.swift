@@ -43,6 +43,25 @@ struct ServerSettingsTests {
     #expect(!elsewhere.out.contains("cafe"), "\(elsewhere.out)")
   }
 
+  @Test func helpAndTheVersionNeedNoSettingsWhereverConfigStands() async throws {
+    let (folder, environment, _) = try CLIEnvironment.make()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let settings = folder.appendingPathComponent("server.conf")
+    try Data("port = 7199\n".utf8).write(to: settings)
+    for (arguments, overview) in [
+      (["--config", settings.path, "--help"], "The resolver server of Nearby for Linux"),
+      (["--config", settings.path, "keys", "--help"], "Create, list and revoke"),
+      (["keys", "list", "--help", "--config", settings.path], "List keys"),
+    ] {
+      let result = try await CLIEnvironment.run(["server"] + arguments, environment: environment)
+      #expect(result.status == 0, "\(arguments): \(result.err)")
+      #expect(result.out.contains(overview), "\(arguments): \(result.out)")
+    }
+    let version = try await CLIEnvironment.run(
+      ["server", "--config", settings.path, "--version"], environment: environment)
+    #expect(version.out.trimmingCharacters(in: .whitespacesAndNewlines) == NearbyVersion.current)
+  }
+
   @Test func aBadSettingIsNamedWithItsFile() async throws {
     let (folder, environment, _) = try CLIEnvironment.make()
     defer { try? FileManager.default.removeItem(at: folder) }

@@ -7,7 +7,9 @@ import Foundation
 ///
 /// The file is `--config FILE`; with neither `--config` nor `--no-config`, `/etc/nearby/server.conf`
 /// when the tool runs as root and that file exists (the package's service reads it, and so do
-/// `sudo nearby-server keys …`). The `keys` commands take only `database` from it.
+/// `sudo nearby-server keys …`). The `keys` commands take only `database` from it. `--config`
+/// and `--no-config` are taken out of the arguments here, wherever they stand; ArgumentParser
+/// declares them only for the help.
 enum ServerArguments {
   /// The settings file the Debian package installs (and its service names).
   static let systemSettingsFile = "/etc/nearby/server.conf"
@@ -21,34 +23,73 @@ enum ServerArguments {
   static func expand(_ arguments: [String], isRoot: Bool) throws -> (
     arguments: [String], file: SettingsFile?
   ) {
-    guard let path = settingsPath(in: arguments, isRoot: isRoot) else { return (arguments, nil) }
-    let file = try read(path)
-    // The subcommand's path: `serve`, `keys`, `keys create|list|revoke`, or none (serve, the
-    // default subcommand).
-    var pathLength = 0
-    if arguments.first == "serve" {
-      pathLength = 1
-    } else if arguments.first == "keys" {
-      pathLength = arguments.count > 1 && !arguments[1].hasPrefix("-") ? 2 : 1
+    let (rest, choice) = takeSettingsChoice(from: arguments)
+    let path: String?
+    switch choice {
+    case .none: path = nil
+    case .file(let file): path = file
+    case .default:
+      path =
+        isRoot && FileManager.default.fileExists(atPath: systemSettingsFile)
+        ? systemSettingsFile : nil
     }
-    let keep: Set<String>? = arguments.first == "keys" ? ["database"] : nil
-    let inserted = file.arguments(keeping: keep)
-    return (Array(arguments[..<pathLength]) + inserted + arguments[pathLength...], file)
+    guard let path else { return (rest, nil) }
+    let file = try read(path)
+    // Help and the version need no settings (and options put before them would turn
+    // `nearby-server --help` into the default subcommand's help).
+    let asksForHelp = rest.contains { ["-h", "--help", "--version", "help"].contains($0) }
+    // The subcommand's path: `serve`, `keys create|list|revoke`, or none (serve, the default
+    // subcommand). `keys` alone has no options to take.
+    let pathLength: Int
+    let keep: Set<String>?
+    switch rest.first {
+    case "serve": (pathLength, keep) = (1, nil)
+    case "keys":
+      guard rest.count > 1, !rest[1].hasPrefix("-") else { return (rest, file) }
+      (pathLength, keep) = (2, ["database"])
+    default: (pathLength, keep) = (0, nil)
+    }
+    if asksForHelp { return (rest, file) }
+    return (Array(rest[..<pathLength]) + file.arguments(keeping: keep) + rest[pathLength...], file)
   }
 
-  /// The settings file named by the arguments, or the default.
-  static func settingsPath(in arguments: [String], isRoot: Bool) -> String? {
+  /// Which settings file the arguments ask for.
+  enum SettingsChoice: Equatable {
+    /// Neither `--config` nor `--no-config`: the system file for root.
+    case `default`
+    /// `--no-config`.
+    case none
+    /// `--config FILE`.
+    case file(String)
+  }
+
+  /// The arguments without `--config FILE`, `--config=FILE` and `--no-config` (read here, not
+  /// by ArgumentParser, wherever they stand before `--`), and what they asked for.
+  static func takeSettingsChoice(from arguments: [String]) -> (
+    rest: [String], choice: SettingsChoice
+  ) {
+    var rest: [String] = []
+    var choice = SettingsChoice.default
     var index = arguments.startIndex
     while index < arguments.endIndex {
       let argument = arguments[index]
-      if argument == "--" { break }
-      if argument == "--no-config" { return nil }
-      if argument == "--config", index + 1 < arguments.endIndex { return arguments[index + 1] }
-      if argument.hasPrefix("--config=") { return String(argument.dropFirst("--config=".count)) }
+      if argument == "--" {
+        rest += arguments[index...]
+        break
+      }
+      if argument == "--no-config" {
+        choice = .none
+      } else if argument == "--config", index + 1 < arguments.endIndex {
+        choice = .file(arguments[index + 1])
+        index += 1
+      } else if argument.hasPrefix("--config=") {
+        choice = .file(String(argument.dropFirst("--config=".count)))
+      } else {
+        rest.append(argument)
+      }
       index += 1
     }
-    guard isRoot, FileManager.default.fileExists(atPath: systemSettingsFile) else { return nil }
-    return systemSettingsFile
+    return (rest, choice)
   }
 
   private static func read(_ path: String) throws -> SettingsFile {
