@@ -1,5 +1,11 @@
 import Foundation
-public import Testing
+
+// The trait needs Swift Testing, which the toolchain ships as a dynamic library only: a build
+// with --static-swift-stdlib (the release build, which nearby-bench shares; issue 33) has no
+// `Testing` module, and nearby-bench uses TestSupport but not the trait.
+#if canImport(Testing)
+  public import Testing
+#endif
 
 /// A real service some tests need, which `Tools/scripts/test.sh` starts (each with a script in
 /// `Tools/scripts/services/`) and announces with an environment variable.
@@ -77,14 +83,16 @@ public enum TestService: String, CaseIterable, Sendable {
   }
 }
 
-extension Trait where Self == ConditionTrait {
-  /// Runs the test only where `services` run, else skips it naming them and the scripts that
-  /// start them; under `NEARBY_TEST_REQUIRE_SERVICES=1` (the test command) it always runs, so
-  /// a missing service fails it instead.
-  public static func requires(_ services: TestService...) -> Self {
-    let missing = services.filter { !$0.isAvailable }
-    return .enabled(
-      if: missing.isEmpty || TestService.skipsAreFailures,
-      Comment(rawValue: missing.map(\.skipReason).joined(separator: "; ")))
+#if canImport(Testing)
+  extension Trait where Self == ConditionTrait {
+    /// Runs the test only where `services` run, else skips it naming them and the scripts that
+    /// start them; under `NEARBY_TEST_REQUIRE_SERVICES=1` (the test command) it always runs, so
+    /// a missing service fails it instead.
+    public static func requires(_ services: TestService...) -> Self {
+      let missing = services.filter { !$0.isAvailable }
+      return .enabled(
+        if: missing.isEmpty || TestService.skipsAreFailures,
+        Comment(rawValue: missing.map(\.skipReason).joined(separator: "; ")))
+    }
   }
-}
+#endif
