@@ -1,39 +1,55 @@
 import Crypto
 import Tokens
 
-/// The LAN medium's wire format: one 40-byte UDP datagram per announcement.
+/// The LAN medium's wire format: one UDP datagram per announcement, in one of two forms.
 ///
+/// Without a site key (version 2, 40 bytes):
 /// ```
 /// offset  size  field
 ///      0     4  magic "NBYL"
 ///      4     1  version (2)
-///      5     1  flags: bit 0 set = "keyed" (the check is a tag under the site key); others 0
+///      5     1  flags: 0
 ///      6     2  peer port: the UDP port of the sender's LANPeerTransport, big-endian; 0 for
-///                 none (version 2 receivers before peer resolution ignore it)
+///                 none
 ///      8     8  token
 ///     16     8  sent at: milliseconds since 1970-01-01 UTC, big-endian
 ///     24     4  sender: random, drawn again for every new token (to ignore our own datagrams)
 ///     28     4  counter: per sender, from 1, incremented per datagram, big-endian
-///     32     8  check, over bytes 0..<32, first 8 bytes of:
-///                 keyed:   HMAC-SHA256 under the site key (LANMulticastConfiguration.sharedKey)
-///                 unkeyed: SHA-256
+///     32     8  check: the first 8 bytes of SHA-256 over bytes 0..<32
 /// ```
-/// What the check proves depends on the key. With a site key it authenticates: only a holder
-/// of the key can make a datagram that a keyed receiver accepts. Without one it is a
-/// checksum of public bytes that anyone can compute, so it catches corruption and nothing
-/// more: unkeyed datagrams are *not* authenticated, and any host on the segment can announce
-/// any token it heard. (The resolver server judges the sightings either way.)
+/// The check is a checksum of public bytes that anyone can compute, so it catches corruption
+/// and nothing more: these datagrams are *not* authenticated, and any host on the segment can
+/// announce any token, with any way back. (The resolver judges the sightings either way, and
+/// peer resolution only probes a way back before it trusts it.)
 ///
-/// Version 1 (issue 16) keyed an HMAC by the token, which travels in the clear: anyone who
-/// heard one datagram could make more, so it was a checksum that claimed to authenticate.
-/// Version 2 adds the flags byte, the optional site key, and a new sender id per token.
-/// Receivers drop versions other than 2.
+/// With a site key (version 3, 64 bytes), everything but the format is sealed:
+/// ```
+/// offset  size  field
+///      0     4  magic "NBYL"
+///      4     1  version (3)
+///      5     1  flags: bit 0 set ("sealed"); others 0
+///      6     2  reserved (0)
+///      8    12  nonce (random per datagram)
+///     20    28  sealed with ChaCha20-Poly1305 under the site key (bytes 0..<20 authenticated):
+///                 peer port u16 ‖ token 8 ‖ sent at u64 ‖ sender u32 ‖ counter u32 ‖ 0 0
+///     48    16  Poly1305 tag
+/// ```
+/// Only a holder of the key can make a datagram a keyed receiver accepts, and a listener
+/// without it learns that somebody on the segment runs nearby and nothing else: not the token,
+/// not the send time (a clock's skew links a device's datagrams across rotations), not the
+/// peer port. In peer mode the key is derived from the project key, so every device of a
+/// project has it. Receivers drop other versions, and a keyed receiver drops version 2.
 struct Datagram: Sendable, Hashable {
   static let magic: [UInt8] = Array("NBYL".utf8)
+  /// The unkeyed form's version.
   static let version: UInt8 = 2
+  /// The unkeyed form's size.
   static let size = 40
   static let checkSize = 8
-  /// Flag bit 0: the check is an HMAC under the site key.
+  /// The sealed form's version and size.
+  static let sealedVersion: UInt8 = 3
+  static let sealedSize = 64
+  /// Flag bit 0: sealed under the site key.
   static let keyedFlag: UInt8 = 0x01
 
   var token: Token
@@ -44,18 +60,27 @@ struct Datagram: Sendable, Hashable {
   /// Where the sender's peer transport receives, on the datagram's source address (0: none).
   var peerPort: UInt16 = 0
 
-  /// The datagram's bytes, check included: an HMAC tag under `key`, or without one a plain
-  /// SHA-256 checksum.
+  /// The datagram's bytes: sealed under `key` (version 3), or without one with a plain
+  /// SHA-256 checksum (version 2).
   func encoded(key: SymmetricKey?) -> [UInt8] {
-    var bytes =
-      Self.magic + [
-        Self.version, key == nil ? 0 : Self.keyedFlag, UInt8(peerPort >> 8), UInt8(peerPort & 0xff),
-      ]
-    bytes += token.bytes
-    bytes += Self.bigEndian(sentAt)
-    bytes += Self.bigEndian(UInt64(sender) << 32 | UInt64(counter))
-    bytes += Self.check(of: bytes, key: key)
-    return bytes
+    guard let key else {
+      var bytes =
+        Self.magic + [Self.version, 0, UInt8(peerPort >> 8), UInt8(peerPort & 0xff)]
+      bytes += token.bytes
+      bytes += Self.bigEndian(sentAt)
+      bytes += Self.bigEndian(UInt64(sender) << 32 | UInt64(counter))
+      bytes += Self.check(of: bytes)
+      return bytes
+    }
+    let nonce = ChaChaPoly.Nonce()
+    let header = Self.magic + [Self.sealedVersion, Self.keyedFlag, 0, 0] + Array(nonce)
+    var plaintext = [UInt8(peerPort >> 8), UInt8(peerPort & 0xff)] + token.bytes
+    plaintext += Self.bigEndian(sentAt)
+    plaintext += Self.bigEndian(UInt64(sender) << 32 | UInt64(counter))
+    plaintext += [0, 0]
+    // A 32-byte key and a 12-byte nonce: sealing cannot fail.
+    let box = try! ChaChaPoly.seal(plaintext, using: key, nonce: nonce, authenticating: header)
+    return header + Array(box.ciphertext) + Array(box.tag)
   }
 
   /// Why received bytes are not a datagram we accept.
@@ -65,41 +90,68 @@ struct Datagram: Sendable, Hashable {
     case unknownVersion(UInt8)
     /// Unkeyed, and the checksum does not match: corrupted.
     case badChecksum
-    /// Keyed, and the tag is not the one the site key gives: forged, altered, or made under
+    /// Sealed, and the seal does not open under the site key: forged, altered, or made under
     /// another key.
     case badTag
-    /// Unkeyed, but this receiver has a site key: every datagram must carry a tag.
+    /// Not sealed, but this receiver has a site key: every datagram must be sealed under it.
     case missingTag
-    /// Keyed, but this receiver has no site key to check it with.
+    /// Sealed, but this receiver has no site key to open it with.
     case keyedElsewhere
   }
 
-  /// Parses and checks `bytes`; with `key`, accepts only datagrams with a valid tag under it,
-  /// without one only unkeyed datagrams with a valid checksum.
+  /// Parses and checks `bytes`; with `key`, accepts only datagrams sealed under it (version
+  /// 3), without one only unkeyed datagrams with a valid checksum (version 2).
   /// - Throws: ``Rejection`` saying why they are refused.
   init(checking bytes: some Collection<UInt8>, key: SymmetricKey?) throws(Rejection) {
     let bytes = Array(bytes)
-    guard bytes.count == Self.size else { throw .wrongSize(bytes.count) }
-    guard Array(bytes[0..<4]) == Self.magic else { throw .notOurs }
-    guard bytes[4] == Self.version else { throw .unknownVersion(bytes[4]) }
-    let keyed = bytes[5] & Self.keyedFlag != 0
-    switch (keyed, key) {
-    case (false, .some): throw .missingTag
-    case (true, .none): throw .keyedElsewhere
-    default: break
+    guard bytes.count == Self.size || bytes.count == Self.sealedSize else {
+      throw .wrongSize(bytes.count)
     }
-    let expected = Self.check(of: bytes[0..<32], key: key)
-    // Constant time: every byte is compared whatever the first difference.
-    var difference: UInt8 = 0
-    for (index, byte) in expected.enumerated() { difference |= byte ^ bytes[32 + index] }
-    guard difference == 0 else { throw keyed ? .badTag : .badChecksum }
-    guard let token = try? Token(bytes: bytes[8..<16]) else { throw .notOurs }
-    self.token = token
-    sentAt = Self.integer(bytes[16..<24])
-    let tail = Self.integer(bytes[24..<32])
+    guard Array(bytes[0..<4]) == Self.magic else { throw .notOurs }
+    let version = bytes[4]
+    guard version == Self.version || version == Self.sealedVersion else {
+      throw .unknownVersion(version)
+    }
+    let sealed = version == Self.sealedVersion
+    guard bytes.count == (sealed ? Self.sealedSize : Self.size) else {
+      throw .wrongSize(bytes.count)
+    }
+    guard let key else {
+      guard !sealed else { throw .keyedElsewhere }
+      guard bytes[5] == 0 else { throw .keyedElsewhere }
+      // Constant time: every byte is compared whatever the first difference.
+      var difference: UInt8 = 0
+      for (index, byte) in Self.check(of: bytes[0..<32]).enumerated() {
+        difference |= byte ^ bytes[32 + index]
+      }
+      guard difference == 0 else { throw .badChecksum }
+      self.init(fields: bytes[6..<32])
+      return
+    }
+    guard sealed else { throw .missingTag }
+    guard bytes[5] == Self.keyedFlag, bytes[6] == 0, bytes[7] == 0 else { throw .badTag }
+    let plaintext: [UInt8]
+    do {
+      let box = try ChaChaPoly.SealedBox(
+        nonce: ChaChaPoly.Nonce(data: bytes[8..<20]), ciphertext: bytes[20..<48],
+        tag: bytes[48..<64])
+      plaintext = Array(try ChaChaPoly.open(box, using: key, authenticating: bytes[0..<20]))
+    } catch {
+      throw .badTag
+    }
+    self.init(fields: plaintext[0..<26])
+  }
+
+  /// The fields both forms carry in this order: peer port 2 ‖ token 8 ‖ sent at 8 ‖
+  /// sender 4 ‖ counter 4.
+  private init(fields: ArraySlice<UInt8>) {
+    let start = fields.startIndex
+    peerPort = UInt16(fields[start]) << 8 | UInt16(fields[start + 1])
+    token = Token(value: Self.integer(fields[(start + 2)..<(start + 10)]))
+    sentAt = Self.integer(fields[(start + 10)..<(start + 18)])
+    let tail = Self.integer(fields[(start + 18)..<(start + 26)])
     sender = UInt32(truncatingIfNeeded: tail >> 32)
     counter = UInt32(truncatingIfNeeded: tail)
-    peerPort = UInt16(bytes[6]) << 8 | UInt16(bytes[7])
   }
 
   init(token: Token, sentAt: UInt64, sender: UInt32, counter: UInt32, peerPort: UInt16 = 0) {
@@ -110,15 +162,9 @@ struct Datagram: Sendable, Hashable {
     self.peerPort = peerPort
   }
 
-  /// The first ``checkSize`` bytes of HMAC-SHA256 under `key`, or of SHA-256 without one.
-  static func check(of bytes: some Collection<UInt8>, key: SymmetricKey?) -> [UInt8] {
-    let digest: [UInt8]
-    if let key {
-      digest = Array(HMAC<SHA256>.authenticationCode(for: Array(bytes), using: key))
-    } else {
-      digest = Array(SHA256.hash(data: Array(bytes)))
-    }
-    return Array(digest.prefix(checkSize))
+  /// The first ``checkSize`` bytes of SHA-256 over `bytes`.
+  static func check(of bytes: some Collection<UInt8>) -> [UInt8] {
+    Array(SHA256.hash(data: Array(bytes)).prefix(checkSize))
   }
 
   private static func bigEndian(_ value: UInt64) -> [UInt8] {

@@ -29,7 +29,8 @@ final class IOThread: Sendable {
   private let wakeRead: Int32
   private let wakeWrite: Int32
   private let configuration: LANMulticastConfiguration
-  /// The site key's HMAC key, or `nil`: datagrams carry a checksum only.
+  /// The key that seals datagrams (derived from the site key), or `nil`: they carry a
+  /// checksum only.
   private let key: SymmetricKey?
   private let name: String
   private let sightings: AsyncStream<Sighting>.Continuation

@@ -38,11 +38,14 @@ public struct LANMulticastConfiguration: Sendable, Hashable {
   /// The secret shared by the deployment's devices that authenticates datagrams, or `nil`
   /// (the default): datagrams are then **not** authenticated.
   ///
-  /// With a key, every datagram carries an HMAC-SHA256 tag under it (8 bytes), and a datagram
-  /// without a valid tag is dropped: one made by someone who does not hold the key (even for
-  /// a token they heard), altered, or sent by a medium with no key or another key. Every peer
-  /// of a deployment needs the same key: a medium with a key and one without do not hear
-  /// each other.
+  /// With a key, every datagram is sealed (ChaCha20-Poly1305, 64 bytes) under a key derived
+  /// from it, and one that does not open is dropped: one made by someone who does not hold
+  /// the key (even for a token they heard), altered, or sent by a medium with no key or
+  /// another key. A listener without the key learns that somebody runs nearby and nothing
+  /// else (not the token, the send time or the peer port). Every peer of a deployment needs
+  /// the same key: a medium with a key and one without do not hear each other. In peer mode
+  /// give it the project's (`PeerKeys.announcementKey`), so that only the project's devices
+  /// can announce a token or name a way back.
   ///
   /// Without a key, datagrams carry a SHA-256 checksum of their public bytes, which catches
   /// corruption but not forgery: any host on the segment can announce a token it heard (or

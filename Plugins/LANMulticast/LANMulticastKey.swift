@@ -6,8 +6,8 @@ import Tokens
 /// authenticates the LAN medium's datagrams.
 ///
 /// Set it as ``LANMulticastConfiguration/sharedKey`` on every device of the deployment: each
-/// datagram then carries an HMAC-SHA256 tag under this key, and a medium with a key drops
-/// every datagram without a valid tag. Someone on the network segment who does not hold the
+/// datagram is then sealed (ChaCha20-Poly1305) under a key derived from it, and a medium with
+/// a key drops every datagram that does not open. Someone on the network segment who does not hold the
 /// key cannot make a datagram those devices accept, even for a token they heard. Anyone
 /// who holds it can, so give it only to the deployment's devices, and store it as a secret
 /// (a file readable by the app's user only).
@@ -74,6 +74,11 @@ public struct LANMulticastKey: Sendable, Hashable, CustomStringConvertible {
   /// Hashes the size only, so that no hash table learns anything of the bytes.
   public func hash(into hasher: inout Hasher) { hasher.combine(bytes.count) }
 
-  /// The key for swift-crypto's HMAC.
-  var symmetricKey: SymmetricKey { SymmetricKey(data: bytes) }
+  /// The key that seals the medium's datagrams: HKDF-SHA256 of the key's bytes (256 bits
+  /// whatever their number).
+  var symmetricKey: SymmetricKey {
+    HKDF<SHA256>.deriveKey(
+      inputKeyMaterial: SymmetricKey(data: bytes), salt: Array("nearby-lan-v3".utf8),
+      info: Array("announcement seal".utf8), outputByteCount: 32)
+  }
 }

@@ -8,8 +8,8 @@ public import Tokens
 /// a second, and reports the tokens of peers it hears.
 ///
 /// Datagrams are authenticated only when the deployment sets a
-/// ``LANMulticastConfiguration/sharedKey``: each then carries an HMAC-SHA256 tag under that
-/// key, and one without a valid tag is dropped. Without a key they carry a checksum that
+/// ``LANMulticastConfiguration/sharedKey``: each is then sealed under that key, and one that
+/// does not open is dropped. Without a key they carry a checksum that
 /// anyone can compute: corrupted datagrams are dropped, but any host on the segment can
 /// announce any token (one it heard, typically), and the resolver server judges the
 /// sightings. Either way, datagrams older than ``LANMulticastConfiguration/maximumClockSkew``

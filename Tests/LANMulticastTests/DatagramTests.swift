@@ -12,13 +12,14 @@ struct DatagramTests {
   @Test(arguments: [false, true])
   func roundTrips(keyed: Bool) throws {
     let key = keyed ? siteKey : nil
-    let datagram = Datagram(token: token, sentAt: 1_700_000_000_123, sender: 7, counter: 42)
+    let datagram = Datagram(
+      token: token, sentAt: 1_700_000_000_123, sender: 7, counter: 42, peerPort: 0x1c05)
     let bytes = datagram.encoded(key: key)
-    #expect(bytes.count == Datagram.size)
+    #expect(bytes.count == (keyed ? Datagram.sealedSize : Datagram.size))
     #expect(Array(bytes[0..<4]) == Array("NBYL".utf8))
-    #expect(bytes[4] == 2)
+    #expect(bytes[4] == (keyed ? 3 : 2))
     #expect(bytes[5] == (keyed ? 1 : 0))
-    #expect(Array(bytes[8..<16]) == token.bytes)
+    #expect(bytes.contains(subsequence: token.bytes) == !keyed)
     #expect(try Datagram(checking: bytes, key: key) == datagram)
   }
 
@@ -26,43 +27,59 @@ struct DatagramTests {
   func anyAlteredByteIsRefused(keyed: Bool) {
     let key = keyed ? siteKey : nil
     let good = Datagram(token: token, sentAt: 99, sender: 3, counter: 4).encoded(key: key)
-    for index in 0..<Datagram.size {
+    for index in 0..<good.count {
       var bytes = good
       bytes[index] ^= 0x80
       #expect(throws: Datagram.Rejection.self) { try Datagram(checking: bytes, key: key) }
     }
     var swapped = good
-    swapped[15] ^= 0x01
+    swapped[keyed ? 30 : 15] ^= 0x01
     #expect(throws: keyed ? Datagram.Rejection.badTag : .badChecksum) {
       try Datagram(checking: swapped, key: key)
     }
   }
 
+  /// Issue 39: with a key, a listener learns that somebody runs nearby and nothing that links
+  /// two announcements: not the token, the send time (a clock's skew), the peer port, nor
+  /// anything constant but the format (version 2 showed them all, and the check was an HMAC
+  /// of bytes in the clear).
+  @Test func aSealedAnnouncementShowsNothingButTheFormat() throws {
+    let sentAt: UInt64 = 1_700_000_000_123
+    let first = Datagram(token: token, sentAt: sentAt, sender: 7, counter: 1, peerPort: 0x1c05)
+      .encoded(key: siteKey)
+    let next = Datagram(
+      token: Token(value: 0x1112_1314_1516_1718), sentAt: sentAt + 250, sender: 9, counter: 1,
+      peerPort: 0x1c05
+    ).encoded(key: siteKey)
+    let time = (0..<8).map { UInt8(truncatingIfNeeded: sentAt >> (56 - 8 * $0)) }
+    #expect(!first.contains(subsequence: Array(time.prefix(5))))
+    #expect(!first.contains(subsequence: [0x1c, 0x05]) || first[6..<8] != [0x1c, 0x05])
+    #expect(first[0..<8] == next[0..<8])
+    let runs = Set((8...(first.count - 4)).map { Array(first[$0..<$0 + 4]) })
+    #expect(!(8...(next.count - 4)).contains { runs.contains(Array(next[$0..<$0 + 4])) })
+  }
+
   /// Issue 16: version 1 keyed its MAC by the token, which travels in the clear, so whoever
   /// heard one datagram could make more that every receiver accepted. With a site key, a
-  /// hearer who does not hold it cannot: not with a checksum, not with the version 1 rule
-  /// (HMAC keyed by the token), not under a key of its own, not by reusing a heard tag.
+  /// hearer who does not hold it cannot: not with a checksum, not under a key of its own,
+  /// not by reusing a heard seal.
   @Test func aHearerWithoutTheSiteKeyCannotForge() {
     let heard = Datagram(token: token, sentAt: 1000, sender: 5, counter: 1).encoded(key: siteKey)
     let forged = Datagram(token: token, sentAt: 1250, sender: 5, counter: 2)
     #expect(throws: Datagram.Rejection.missingTag) {
       try Datagram(checking: forged.encoded(key: nil), key: siteKey)
     }
-    var tokenKeyed = forged.encoded(key: siteKey)
-    tokenKeyed.replaceSubrange(
-      32..<40,
-      with: Array(
-        HMAC<SHA256>.authenticationCode(
-          for: Array(tokenKeyed[0..<32]), using: SymmetricKey(data: token.bytes))
-      ).prefix(8))
-    #expect(throws: Datagram.Rejection.badTag) { try Datagram(checking: tokenKeyed, key: siteKey) }
     let otherKey = LANMulticastKey.random().symmetricKey
     #expect(throws: Datagram.Rejection.badTag) {
       try Datagram(checking: forged.encoded(key: otherKey), key: siteKey)
     }
     var reused = forged.encoded(key: siteKey)
-    reused.replaceSubrange(32..<40, with: heard[32..<40])
+    reused.replaceSubrange(48..<64, with: heard[48..<64])
     #expect(throws: Datagram.Rejection.badTag) { try Datagram(checking: reused, key: siteKey) }
+    // The heard datagram's header on another body, and its seal on another header.
+    var spliced = heard
+    spliced[6] = 1
+    #expect(throws: Datagram.Rejection.badTag) { try Datagram(checking: spliced, key: siteKey) }
   }
 
   /// Without a site key the check is a checksum, not authentication: anyone who heard a token
@@ -192,5 +209,14 @@ struct ReplayFilterTests {
     // reported again.
     #expect(filter.judge(datagram(total - 1, counter: 2), now: now) == .recent)
     #expect(filter.judge(datagram(0, counter: 2), now: now) == .report)
+  }
+}
+
+extension Array where Element == UInt8 {
+  fileprivate func contains(subsequence: [UInt8]) -> Bool {
+    guard subsequence.count <= count else { return false }
+    return (0...(count - subsequence.count)).contains {
+      Array(self[$0..<$0 + subsequence.count]) == subsequence
+    }
   }
 }

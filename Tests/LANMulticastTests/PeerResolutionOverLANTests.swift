@@ -61,6 +61,8 @@ struct PeerResolutionOverLANTests {
       configuration: LANPeerConfiguration(groupPort: groupPort, interface: "lo"))
     var medium = Loopback.configuration(port: mediumPort)
     medium.peerPort = transport.port
+    // As `nearby` does in peer mode: announcements sealed under the project's key.
+    medium.sharedKey = try LANMulticastKey(bytes: PeerKeys(apiKey: "lan-peer-test").announcementKey)
     let resolver = try PeerResolver(
       transports: [transport],
       configuration: PeerResolverConfiguration(

@@ -15,10 +15,16 @@ struct PeerExchangeStateMachineTests {
 
   var key: PeerExchangeStateMachine.Key { .init(local: local, token: token) }
 
-  func machine(_ change: (inout PeerExchangeStateMachine.Configuration) -> Void = { _ in })
+  /// A machine whose test addresses ("memory") cannot be forged, so a way back is queried at
+  /// once, unless `probing`: then it is probed first, as a LAN announcement's is.
+  func machine(
+    probing: Bool = false,
+    _ change: (inout PeerExchangeStateMachine.Configuration) -> Void = { _ in }
+  )
     -> PeerExchangeStateMachine
   {
     var configuration = PeerExchangeStateMachine.Configuration()
+    if !probing { configuration.verifiedTransports = ["memory"] }
     change(&configuration)
     return PeerExchangeStateMachine(configuration: configuration, seed: 7)
   }
@@ -52,8 +58,66 @@ struct PeerExchangeStateMachineTests {
     #expect(
       m.ownerFound(queryID: queryID, at: lan, now: at(0.2))
         == [.sendQuery(queryID: queryID, key: key, mediums: .audio, to: lan)])
-    // A second iHave (another device claiming the token) changes nothing.
-    #expect(m.ownerFound(queryID: queryID, at: lan, now: at(0.3)).isEmpty)
+    // A second iHave for the query (its owner refusing the cookie it carried) sends it once
+    // more; a third, or one from another address, changes nothing.
+    #expect(
+      m.ownerFound(queryID: queryID, at: lan, now: at(0.3))
+        == [.sendQuery(queryID: queryID, key: key, mediums: .audio, to: lan)])
+    #expect(m.ownerFound(queryID: queryID, at: lan, now: at(0.4)).isEmpty)
+    #expect(m.outstandingCount == 1)
+  }
+
+  /// Issue 39: a LAN announcement's way back is unauthenticated when the medium has no key;
+  /// a query there carried the hearer's publications to whatever address it named.
+  @Test("a way back not vouched for gets a probe (a who-has there), then the query")
+  func aWayBackIsProbedFirst() throws {
+    var m = machine(probing: true)
+    let actions = m.heard(key, on: .lan, returnPath: lan, at: at(0))
+    guard case .probe(let queryID, key, lan) = try #require(actions.first) else {
+      Issue.record("expected a probe of \(lan), got \(actions)")
+      return
+    }
+    #expect(
+      m.ownerFound(queryID: queryID, at: lan, now: at(0.1))
+        == [.sendQuery(queryID: queryID, key: key, mediums: .lan, to: lan)])
+    #expect(m.answered(queryID: queryID, sender: owner, from: lan, now: at(0.2)) != nil)
+    // Answered: refreshes are queries to that address, no probe.
+    let refresh = m.heard(key, on: .lan, returnPath: lan, at: at(3.5))
+    #expect(refresh.contains { if case .sendQuery(_, _, _, lan) = $0 { true } else { false } })
+  }
+
+  /// Issue 39: a keyless forger announcing a real owner's token with its own address kept a
+  /// listening newcomer from ever finding (its questions all went to the forger).
+  @Test("a probe unanswered: everyone is asked at once, and that address is never probed again")
+  func aFailedProbeFallsBackToEveryone() throws {
+    var m = machine(probing: true)
+    let forged = PeerAddress(transport: "memory", bytes: [0x66])!
+    let first = m.heard(key, on: .lan, returnPath: forged, at: at(0))
+    #expect(
+      first.count == 1 && { if case .probe(_, _, forged) = first[0] { true } else { false } }())
+    // The forger keeps announcing: nothing more while the probe waits.
+    #expect(m.heard(key, on: .lan, returnPath: forged, at: at(0.5)).isEmpty)
+    let fallback = m.tick(now: at(1))
+    guard case .sendWhoHas(let whoHas, key) = try #require(fallback.first), fallback.count == 1
+    else {
+      Issue.record("expected a who-has to everyone, got \(fallback)")
+      return
+    }
+    #expect(m.heard(key, on: .lan, returnPath: forged, at: at(1.1)).isEmpty)
+    #expect(
+      m.ownerFound(queryID: whoHas, at: lan, now: at(1.2))
+        == [.sendQuery(queryID: whoHas, key: key, mediums: .lan, to: lan)])
+    #expect(m.answered(queryID: whoHas, sender: owner, from: lan, now: at(1.3)) != nil)
+    // The owner stops answering there: the forged address is still never probed again.
+    _ = m.heard(key, on: .lan, returnPath: forged, at: at(4.5))
+    var later: [PeerExchangeStateMachine.Action] = []
+    for step in 0..<60 {
+      later += m.tick(now: at(4.5 + Double(step) * 0.5))
+      later += m.heard(key, on: .lan, returnPath: forged, at: at(4.6 + Double(step) * 0.5))
+    }
+    #expect(!later.contains { if case .probe(_, _, forged) = $0 { true } else { false } })
+    #expect(!later.contains { if case .sendQuery(_, _, _, forged) = $0 { true } else { false } })
+    #expect(later.contains { if case .sendWhoHas = $0 { true } else { false } })
   }
 
   @Test("with no transport that reaches everyone and no way back, nothing is asked")
@@ -352,7 +416,7 @@ extension PeerExchangeStateMachine.Action {
 private func firstQueryID(_ actions: [PeerExchangeStateMachine.Action]) -> UInt64? {
   for action in actions {
     switch action {
-    case .sendQuery(let id, _, _, _), .sendWhoHas(let id, _): return id
+    case .sendQuery(let id, _, _, _), .sendWhoHas(let id, _), .probe(let id, _, _): return id
     case .forget: continue
     }
   }

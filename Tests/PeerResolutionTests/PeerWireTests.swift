@@ -33,7 +33,7 @@ struct PeerWireTests {
     "every kind survives sealing and opening unchanged",
     arguments: [
       PeerMessage.whoHas(queryID: 1, token: Token(value: 7)),
-      .iHave(queryID: 2, token: Token(value: 8)),
+      .iHave(queryID: 2, token: Token(value: 8), cookie: 0xfeed),
       sampleQuery,
       .answer(
         PeerAnswer(
@@ -57,18 +57,61 @@ struct PeerWireTests {
   func keyDerivation() throws {
     let again = PeerKeys(apiKey: "project-key")
     let other = PeerKeys(apiKey: "project-keY")
-    #expect(again.projectTag == keys.projectTag)
-    #expect(other.projectTag != keys.projectTag)
+    #expect(again.sameProject(as: keys) && !other.sameProject(as: keys))
+    #expect(again.announcementKey == keys.announcementKey)
+    #expect(other.announcementKey != keys.announcementKey)
+    let nonce = [UInt8](repeating: 7, count: 12)
+    #expect(again.tag(nonce: nonce) == keys.tag(nonce: nonce))
+    #expect(other.tag(nonce: nonce) != keys.tag(nonce: nonce))
     let datagram = try PeerSealer(keys: keys).seal(
       kind: .whoHas, body: PeerMessage.whoHas(queryID: 1, token: Token(value: 1)).body, now: now)
     // The API key is nowhere in the datagram, and another project cannot open it.
     #expect(!datagram.contains(subsequence: Array("project-key".utf8)))
     #expect(throws: PeerWireError.otherProject) { try PeerSealer(keys: other).open(datagram) }
-    // Another key that happens to share the tag still cannot open it.
+    // Another project's tag made right for this nonce still cannot open it.
     var forgedTag = datagram
-    let tag = withUnsafeBytes(of: other.projectTag.bigEndian) { Array($0) }
-    forgedTag.replaceSubrange(8..<16, with: tag)
+    forgedTag.replaceSubrange(20..<28, with: other.tag(nonce: Array(datagram[8..<20])))
     #expect(throws: PeerWireError.unauthenticated) { try PeerSealer(keys: other).open(forgedTag) }
+  }
+
+  /// Issue 39: the project tag was the same 8 bytes in every header of a project, and bodies
+  /// were not padded: a listener without the key linked a project's devices across token
+  /// rotations and networks by the tag, and told messages apart by their exact lengths.
+  @Test("nothing in the clear is constant beyond the format: tags per nonce, padded lengths")
+  func nothingConstantInTheClear() throws {
+    let sealer = PeerSealer(keys: keys)
+    let whoHas = PeerMessage.whoHas(queryID: 1, token: Token(value: 1))
+    let first = try sealer.seal(kind: .whoHas, body: whoHas.body, now: now)
+    let second = try sealer.seal(kind: .whoHas, body: whoHas.body, now: now)
+    // The format (magic, version, kind, flags) is all the two share in the clear.
+    #expect(first[0..<8] == second[0..<8])
+    #expect(!Self.shareARun(Array(first[8...]), Array(second[8...]), length: 4))
+    #expect(try sealer.open(first).1 == whoHas.body)
+    // Lengths come in buckets: a who-has, an iHave and a query without handles all take
+    // 128 bytes; larger messages the next power of two, the transport's limit at most.
+    let iHave = PeerMessage.iHave(queryID: 1, token: Token(value: 1), cookie: 2)
+    let bare = PeerMessage.query(
+      PeerQuery(
+        queryID: 1, token: Token(value: 1), mediums: .lan, sender: Identifier(high: 1, low: 1),
+        handles: PeerHandles()))
+    for message in [whoHas, iHave, bare] {
+      #expect(try sealer.seal(kind: message.kind, body: message.body, now: now).count == 128)
+    }
+    let sizes = try [200, 900, 1_300, 5_000].map {
+      try sealer.seal(kind: .answer, body: [UInt8](repeating: 1, count: $0), now: now).count
+    }
+    #expect(sizes == [256, 1_024, 2_048, 8_192])
+    let capped = try sealer.seal(
+      kind: .answer, body: [UInt8](repeating: 1, count: 5_000), now: now, limit: 6_000)
+    #expect(capped.count == 6_000)
+    #expect(try sealer.open(capped).1.count == 5_000)
+  }
+
+  /// Whether `a` and `b` have `length` equal bytes in a row anywhere.
+  static func shareARun(_ a: [UInt8], _ b: [UInt8], length: Int) -> Bool {
+    guard a.count >= length, b.count >= length else { return false }
+    let runs = Set((0...(a.count - length)).map { Array(a[$0..<$0 + length]) })
+    return (0...(b.count - length)).contains { runs.contains(Array(b[$0..<$0 + length])) }
   }
 
   @Test("the header is authenticated and the send time sealed: changing either breaks the seal")
@@ -106,6 +149,7 @@ struct PeerWireTests {
     writer.u64(2)
     writer.u64(3)
     writer.u64(4)
+    writer.u64(5)
     writer.u32(0)
     writer.u8(UInt8(PeerLimits.maximumPublications + 1))
     #expect(throws: PeerWireError.tooLarge("publications")) {
@@ -118,7 +162,7 @@ struct PeerWireTests {
           queryID: 1, token: Token(value: 1), sender: Identifier(high: 0, low: 0), tokenValidFor: 0,
           publications: [PeerPublication(message: Message(text: "x"), strategy: .default)])
       ).body
-    let contentLength = 8 + 8 + 16 + 4 + 1
+    let contentLength = 8 + 8 + 16 + 8 + 4 + 1
     body.replaceSubrange(contentLength..<contentLength + 4, with: [0, 0x01, 0x90, 0x01])
     #expect(throws: PeerWireError.tooLarge("content")) {
       try PeerMessage(kind: .answer, body: body)
@@ -147,7 +191,7 @@ struct PeerWireTests {
       try PeerMessage(kind: .query, body: badNamespace.body)
     }
     var unknownMediums = Self.sampleQuery.body
-    unknownMediums[16] = 0x80
+    unknownMediums[24] = 0x80
     #expect(throws: PeerWireError.invalid("mediums")) {
       try PeerMessage(kind: .query, body: unknownMediums)
     }

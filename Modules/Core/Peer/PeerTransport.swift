@@ -35,9 +35,16 @@ public protocol PeerTransport: AnyObject, Sendable {
   /// Stops sending and receiving and releases the transport's resources; finishes
   /// ``incoming``.
   func shutdown() async
+  /// The host part of `address`: what every address of one machine shares (a LAN address
+  /// without its port). The peer resolver keys its rate limits and byte budgets by it, so
+  /// one machine sending from many ports has one budget. Default: the address itself.
+  func host(of address: PeerAddress) -> PeerAddress
 }
 
 extension PeerTransport {
+  /// Every address is a host of its own.
+  public func host(of address: PeerAddress) -> PeerAddress { address }
+
   /// No multicast: throws ``ManagerError/unsupported(_:)``.
   public func sendToAll(_ datagram: [UInt8]) async throws {
     throw ManagerError.unsupported("\(name) cannot send to every device")
@@ -51,6 +58,11 @@ public struct PeerTransportCapabilities: OptionSet, Sendable, Hashable {
 
   /// ``PeerTransport/sendToAll(_:)`` reaches every device of the segment.
   public static let multicast = PeerTransportCapabilities(rawValue: 1 << 0)
+  /// Addresses cannot be forged: a datagram sent to an address reaches only the device at
+  /// the other end of a connection the transport made or accepted, and a datagram's sender
+  /// is that connection (a Bluetooth LE GATT link). The peer resolver then needs no proof
+  /// that an address receives what is sent to it (no probe, no cookie round trip).
+  public static let connected = PeerTransportCapabilities(rawValue: 1 << 1)
 }
 
 /// A datagram a ``PeerTransport`` received, with where it came from.

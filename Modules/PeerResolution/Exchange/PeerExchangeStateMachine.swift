@@ -8,9 +8,18 @@ public import Tokens
 /// nothing here sends, sleeps or reads a clock, so every rule is tested on plain instants.
 ///
 /// Per (local device, heard token):
-/// - heard for the first time: ask its owner, directly when the sighting gave a way back
-///   (a `PeerAddress`), else with a who-has to every device (when a transport can);
-/// - an owner's `iHave`: ask it directly;
+/// - heard for the first time: find its owner. A sighting's way back (a `PeerAddress`) is
+///   unauthenticated where the medium's frames are (anyone could have named a victim's
+///   address), so it gets a *probe*, a query with nothing in it that only an `iHave` with a
+///   cookie answers, no larger than the probe; only an address that answered one of our questions (an `iHave` or an
+///   answer echoing a random id we sent it) gets a query, which carries the device's handles.
+///   A transport whose addresses cannot be forged (``Configuration/verifiedTransports``, a
+///   connection) is queried at once. With no way back, a who-has to every device (when a
+///   transport can);
+/// - a probe unanswered within ``Configuration/queryTimeout``: that address is not tried
+///   again for the token, and the owner is asked with a who-has to every device at once;
+/// - an owner's `iHave`: ask it directly (and once more, at once, when the `iHave` answers a
+///   query: the owner refused the query's cookie and sent a new one);
 /// - no answer within ``Configuration/queryTimeout``: ask again, the wait doubling each time,
 ///   up to ``Configuration/maximumAttempts``; then rest for ``Configuration/restAfterFailure``
 ///   (and forget the address, so the next attempt may ask everyone). A token never answered
@@ -22,10 +31,10 @@ public import Tokens
 /// - not heard for ``Configuration/forgetAfter``: forgotten.
 ///
 /// Where questions go: the address an owner answered from is kept for as long as questions
-/// to it are answered. A sighting's way back (unauthenticated: anyone can announce any
-/// token with any address) is used only for a token with no such address, or once questions
-/// to it went unanswered; so a forged announcement cannot redirect an answered owner's
-/// refreshes.
+/// to it are answered. A sighting's way back is used only for a token with no such address,
+/// or once questions to it went unanswered, and never once a probe there failed; so a forged
+/// announcement can neither redirect an answered owner's refreshes nor keep a newcomer from
+/// finding the owner.
 ///
 /// Bounded: at most ``Configuration/maximumTracked`` tokens are followed (a new token past
 /// that takes the place of the token heard longest ago that was never answered, or is
@@ -65,6 +74,11 @@ public struct PeerExchangeStateMachine: Sendable {
     public var whoHasBurst: Double = 8
     /// Whether a who-has can be sent (a transport can reach every device).
     public var canAskEveryone = true
+    /// The transports (``Core/PeerAddress/transport``) whose addresses cannot be forged (a
+    /// connection): a sighting's way back on one of them is queried without a probe.
+    public var verifiedTransports: Set<String> = []
+    /// The most addresses remembered per token as failed probes. Default 4.
+    public var maximumFailedAddresses = 4
 
     public init() {}
   }
@@ -83,6 +97,9 @@ public struct PeerExchangeStateMachine: Sendable {
   public enum Action: Sendable, Hashable {
     /// Send a who-has for `token` to every device.
     case sendWhoHas(queryID: UInt64, key: Key)
+    /// Send a probe for `key.token` to `address` (a query with no handles and no cookie,
+    /// answered by an `iHave`): a way back no answer has vouched for yet.
+    case probe(queryID: UInt64, key: Key, to: PeerAddress)
     /// Send a query about `key.token` on behalf of `key.local` to `address`, saying it was
     /// heard on `mediums`.
     case sendQuery(queryID: UInt64, key: Key, mediums: DiscoveryMediums, to: PeerAddress)
@@ -100,10 +117,11 @@ public struct PeerExchangeStateMachine: Sendable {
   private enum Phase: Sendable, Hashable {
     /// Nothing asked; not before `restUntil`.
     case idle(restUntil: Date?)
-    /// A who-has is out.
-    case findingOwner(queryID: UInt64, attempt: Int, deadline: Date)
-    /// A query is out.
-    case asking(queryID: UInt64, attempt: Int, deadline: Date, mediums: DiscoveryMediums)
+    /// A who-has is out (to every device, or to `probed` alone).
+    case findingOwner(queryID: UInt64, attempt: Int, deadline: Date, probed: PeerAddress?)
+    /// A query is out; `resent` once an `iHave` made it go again with a new cookie.
+    case asking(
+      queryID: UInt64, attempt: Int, deadline: Date, mediums: DiscoveryMediums, resent: Bool)
   }
 
   private struct Entry: Sendable {
@@ -112,6 +130,8 @@ public struct PeerExchangeStateMachine: Sendable {
     var address: PeerAddress?
     /// Where the owner answered from; kept until questions to it go unanswered.
     var confirmed: PeerAddress?
+    /// Ways back whose probe went unanswered: never probed again for this token.
+    var failedAddresses: [PeerAddress] = []
     var owner: Identifier?
     /// The attempt the next question is (a question deferred by a bound keeps its count).
     var nextAttempt = 1
@@ -194,8 +214,11 @@ public struct PeerExchangeStateMachine: Sendable {
     entries[key]!.lastHeard = now
     entries[key]!.heard[medium] = now
     entries[key]!.mediumsSinceAnswer.insert(medium)
-    // Used only while no answered address is kept (see the type's notes).
-    if let returnPath { entries[key]!.address = returnPath }
+    // Used only while no answered address is kept, and never once its probe failed (see the
+    // type's notes).
+    if let returnPath, !entries[key]!.failedAddresses.contains(returnPath) {
+      entries[key]!.address = returnPath
+    }
     return actions + askIfDue(key, now: now)
   }
 
@@ -207,16 +230,32 @@ public struct PeerExchangeStateMachine: Sendable {
       }?.key
   }
 
-  /// An owner said it holds the token of `queryID` (a who-has), from `address`.
+  /// An owner said it holds the token of `queryID`, from `address`: the answer to a who-has
+  /// or a probe (ask it there), or to a query whose cookie it refused (ask once more, with
+  /// the cookie the `iHave` carried).
   public mutating func ownerFound(queryID: UInt64, at address: PeerAddress, now: Date) -> [Action] {
-    guard let key = outstanding[queryID], var entry = entries[key],
-      case .findingOwner(_, let attempt, _) = entry.phase
-    else { return [] }
-    entry.address = address
-    let mediums = entry.mediumsSinceAnswer
-    entry.phase = .asking(
-      queryID: queryID, attempt: attempt, deadline: now + configuration.queryTimeout,
-      mediums: mediums)
+    guard let key = outstanding[queryID], var entry = entries[key] else { return [] }
+    let mediums: DiscoveryMediums
+    switch entry.phase {
+    case .findingOwner(_, let attempt, _, _):
+      entry.address = address
+      entry.failedAddresses.removeAll { $0 == address }
+      mediums = entry.mediumsSinceAnswer
+      entry.phase = .asking(
+        queryID: queryID, attempt: attempt, deadline: now + configuration.queryTimeout,
+        mediums: mediums, resent: false)
+    case .asking(_, let attempt, let deadline, let asked, resent: false):
+      // Once per question: an owner that keeps refusing must not make it ping-pong.
+      mediums = asked
+      entry.phase = .asking(
+        queryID: queryID, attempt: attempt,
+        deadline: max(deadline, now + configuration.queryTimeout), mediums: asked, resent: true)
+      guard let destination = entry.confirmed ?? entry.address, destination == address else {
+        return []
+      }
+    case .asking, .idle:
+      return []
+    }
     entry.lastAsked = now
     entries[key] = entry
     return [.sendQuery(queryID: queryID, key: key, mediums: mediums, to: address)]
@@ -231,7 +270,7 @@ public struct PeerExchangeStateMachine: Sendable {
       return nil
     }
     switch entry.phase {
-    case .asking(let current, _, _, _), .findingOwner(let current, _, _):
+    case .asking(let current, _, _, _, _), .findingOwner(let current, _, _, _):
       // This attempt or an earlier one of the same question (a slow transport: the answer
       // to the first attempt arrives after the second went out).
       outstanding[current] = nil
@@ -244,6 +283,7 @@ public struct PeerExchangeStateMachine: Sendable {
     entry.phase = .idle(restUntil: nil)
     // The first address it answered from is kept while it keeps answering.
     if entry.confirmed == nil { entry.confirmed = address }
+    entry.failedAddresses.removeAll { $0 == address }
     entry.owner = sender
     entry.nextAttempt = 1
     entry.failedRounds = 0
@@ -262,10 +302,11 @@ public struct PeerExchangeStateMachine: Sendable {
       guard var entry = entries[key], (entry.confirmed ?? entry.address) == address else {
         continue
       }
-      if case .asking(queryID, let attempt, let deadline, let mediums) = entry.phase {
+      if case .asking(queryID, let attempt, let deadline, let mediums, let resent) = entry.phase {
         entry.phase = .asking(
           queryID: queryID, attempt: attempt,
-          deadline: max(deadline, now + configuration.queryTimeout), mediums: mediums)
+          deadline: max(deadline, now + configuration.queryTimeout), mediums: mediums,
+          resent: resent)
         entries[key] = entry
       }
     }
@@ -314,8 +355,20 @@ public struct PeerExchangeStateMachine: Sendable {
         continue
       }
       switch entry.phase {
-      case .findingOwner(let queryID, let attempt, let deadline),
-        .asking(let queryID, let attempt, let deadline, _):
+      case .findingOwner(let queryID, let attempt, let deadline, .some(let probed)):
+        guard now >= deadline else { continue }
+        outstanding[queryID] = nil
+        // Nobody with the key answered there: never again for this token, and everyone is
+        // asked at once (a forger announcing the owner's token with its own address must not
+        // keep a newcomer from the owner).
+        entries[key]!.failedAddresses.append(probed)
+        if entries[key]!.failedAddresses.count > configuration.maximumFailedAddresses {
+          entries[key]!.failedAddresses.removeFirst()
+        }
+        if entry.address == probed { entries[key]!.address = nil }
+        actions += ask(key, now: now, attempt: attempt)
+      case .findingOwner(let queryID, let attempt, let deadline, nil),
+        .asking(let queryID, let attempt, let deadline, _, _):
         guard now >= deadline else { continue }
         outstanding[queryID] = nil
         if case .asking = entry.phase { rememberEarlier(queryID, of: key) }
@@ -366,7 +419,7 @@ public struct PeerExchangeStateMachine: Sendable {
 
   private var outstandingWhoHas: Int {
     outstanding.values.reduce(0) { count, key in
-      if case .findingOwner = entries[key]?.phase { count + 1 } else { count }
+      if case .findingOwner(_, _, _, nil) = entries[key]?.phase { count + 1 } else { count }
     }
   }
 
@@ -387,9 +440,19 @@ public struct PeerExchangeStateMachine: Sendable {
     // Put off by a bound, the question waits idle with its attempt count, asked at a tick.
     entry.phase = .idle(restUntil: nil)
     entry.nextAttempt = attempt
-    let destination = entry.confirmed ?? entry.address
+    // An answered address is queried; a way back is probed first, unless its transport's
+    // addresses cannot be forged.
+    var destination = entry.confirmed
+    var probe: PeerAddress?
+    if destination == nil, let address = entry.address, !entry.failedAddresses.contains(address) {
+      if configuration.verifiedTransports.contains(address.transport) {
+        destination = address
+      } else {
+        probe = address
+      }
+    }
     var room = outstanding.count < configuration.maximumOutstanding
-    if room, destination == nil, configuration.canAskEveryone {
+    if room, destination == nil, probe == nil, configuration.canAskEveryone {
       room = outstandingWhoHas < configuration.maximumOutstandingWhoHas
       // The resolver-wide budget is spent only on a who-has that goes out.
       if room { room = takeWhoHas(now: now) }
@@ -407,10 +470,17 @@ public struct PeerExchangeStateMachine: Sendable {
     if let address = destination {
       let mediums = entry.mediumsSinceAnswer
       entry.phase = .asking(
-        queryID: queryID, attempt: attempt, deadline: deadline, mediums: mediums)
+        queryID: queryID, attempt: attempt, deadline: deadline, mediums: mediums, resent: false)
       action = .sendQuery(queryID: queryID, key: key, mediums: mediums, to: address)
+    } else if let probe {
+      // One timeout, not a doubling one: the fallback must come soon.
+      entry.phase = .findingOwner(
+        queryID: queryID, attempt: attempt, deadline: now + configuration.queryTimeout,
+        probed: probe)
+      action = .probe(queryID: queryID, key: key, to: probe)
     } else if configuration.canAskEveryone {
-      entry.phase = .findingOwner(queryID: queryID, attempt: attempt, deadline: deadline)
+      entry.phase = .findingOwner(
+        queryID: queryID, attempt: attempt, deadline: deadline, probed: nil)
       action = .sendWhoHas(queryID: queryID, key: key)
     } else {
       // Nowhere to ask: rest, and try again if a sighting brings a way back.
@@ -427,7 +497,7 @@ public struct PeerExchangeStateMachine: Sendable {
   private mutating func drop(_ key: Key) {
     guard let entry = entries.removeValue(forKey: key) else { return }
     switch entry.phase {
-    case .findingOwner(let queryID, _, _), .asking(let queryID, _, _, _):
+    case .findingOwner(let queryID, _, _, _), .asking(let queryID, _, _, _, _):
       outstanding[queryID] = nil
     case .idle: break
     }

@@ -15,14 +15,23 @@ public struct PeerCounters: Sendable, Hashable {
   public var droppedOtherProject = 0
   /// The seal did not open (forged or corrupted).
   public var droppedUnauthenticated = 0
-  /// A who-has, query or unasked answer sent outside the clock window. A stale who-has or
-  /// query is still answered (so a peer whose clock is off learns the offset), with no other
+  /// A who-has, query or unasked answer sent outside the clock window. A stale query gets
+  /// nothing (it may be a capture relayed from a forged source); a stale who-has gets its
+  /// `iHave`, of its own size (so a peer whose clock is off learns the offset), with no other
   /// effect.
   public var droppedStale = 0
   /// A nonce seen before.
   public var droppedReplayed = 0
-  /// Over the sender's rate limit.
+  /// Over the sender's rate limit (its address and port).
   public var droppedRateLimited = 0
+  /// Over the sender's host's rate limit (every port of one machine together).
+  public var droppedHostRateLimited = 0
+  /// Queries answered with a cookie (an `iHave`) instead of publications: their address had
+  /// not yet proven it receives what is sent to it, or their cookie had expired.
+  public var challenged = 0
+  /// Probes sent to a sighting's way back (an address nothing had vouched for yet): a query
+  /// with no handles and no cookie, which only an `iHave` answers.
+  public var probes = 0
   /// Valid, but nobody asked for it or nothing here concerns it (an answer to no query,
   /// a query for a token not ours).
   public var ignored = 0
@@ -44,6 +53,6 @@ public struct PeerCounters: Sendable, Hashable {
   /// Every datagram dropped, whatever the reason.
   public var dropped: Int {
     droppedOversized + droppedMalformed + droppedOtherProject + droppedUnauthenticated
-      + droppedStale + droppedReplayed + droppedRateLimited
+      + droppedStale + droppedReplayed + droppedRateLimited + droppedHostRateLimited
   }
 }

@@ -5,16 +5,21 @@ import Strategy
 import Tokens
 
 extension PeerResolver {
-  /// Judges one datagram and acts on it: size, project tag, rate limit, seal, replay,
-  /// fragments, body, in that order; whatever fails is dropped and counted, never thrown.
+  /// Judges one datagram and acts on it: size, project tag, rate limits (the sender's, then
+  /// its host's), seal, replay, fragments, body, in that order; whatever fails is dropped and
+  /// counted, never thrown.
   ///
   /// The clock window applies to what nothing else vouches for: who-has, queries and unasked
   /// answers. An `iHave` or an answer to a question must match a question still waiting (a
   /// random id drawn moments ago), which no replay can; from those the sender's clock offset
-  /// is learnt, and what is sent to it later is stamped in its clock. A who-has or query
-  /// outside the window is answered all the same (an `iHave`, or an answer with what the
-  /// query's subscriptions accept), so a peer whose clock is off learns the offset, but has
-  /// no other effect: no shadow, no sighting, no hearer remembered.
+  /// is learnt, and what is sent to it later is stamped in its clock. A query outside the
+  /// window gets nothing (a capture relayed from a forged source would otherwise be
+  /// answered there). A who-has outside it still gets its `iHave`, of its own padded size, so
+  /// a peer whose clock is off learns the offset, and nothing else happens.
+  ///
+  /// A fresh query is answered with publications only when it carries the cookie of its
+  /// source address (``AddressCookies``) or came over a transport whose addresses cannot be
+  /// forged; otherwise it gets an `iHave` with the cookie, no larger than itself.
   func receive(_ datagram: PeerDatagram, on transport: Int) {
     statistics.received += 1
     let limit = min(PeerLimits.maximumDatagramSize, transports[transport].maximumDatagramSize)
@@ -30,17 +35,23 @@ extension PeerResolver {
     // The cheap header checks first, then the sender's budget (who-has apart), then the seal.
     let kind: PeerMessageKind
     do {
-      kind = try PeerHeader(parsing: datagram.bytes, projectTag: sealer.keys.projectTag).kind
+      kind = try PeerHeader(parsing: datagram.bytes, keys: sealer.keys).kind
     } catch {
       count(error)
       return
     }
+    let seconds = time.timeIntervalSince1970
     let admitted =
       kind == .whoHas
-      ? whoHasRateLimiter.admit(datagram.sender, now: time.timeIntervalSince1970)
-      : rateLimiter.admit(datagram.sender, now: time.timeIntervalSince1970)
+      ? whoHasRateLimiter.admit(datagram.sender, now: seconds)
+      : rateLimiter.admit(datagram.sender, now: seconds)
     guard admitted else {
       statistics.droppedRateLimited += 1
+      return
+    }
+    guard hostRateLimiter.admit(transports[transport].host(of: datagram.sender), now: seconds)
+    else {
+      statistics.droppedHostRateLimited += 1
       return
     }
     let header: PeerHeader
@@ -107,19 +118,25 @@ extension PeerResolver {
         statistics.ignored += 1
         return
       }
-      send(.iHave(queryID: queryID, token: token), to: sender, now: time)
-    case .iHave(let queryID, _):
+      // The same padded size as the who-has: nothing gained by relaying one from a forged
+      // source. The cookie is of use only to whoever receives at `sender`.
+      send(
+        .iHave(queryID: queryID, token: token, cookie: cookies.cookie(for: sender, now: time)),
+        to: sender, now: time)
+    case .iHave(let queryID, _, let cookie):
       statistics.accepted += 1
       let actions = exchange.ownerFound(queryID: queryID, at: sender, now: time)
       if actions.isEmpty {
         statistics.ignored += 1
       } else {
+        keepCookie(cookie, from: sender)
         clockOffsets.learn(sender, sentAt: sentAt, now: nowMilliseconds)
       }
       perform(actions, now: time)
     case .query(let query):
       countFreshness(fresh)
-      answer(query, from: sender, fresh: fresh, now: time)
+      guard fresh else { return }
+      answer(query, from: sender, now: time)
     case .answer(let answer):
       if answer.queryID == 0 {
         // Unasked: stamped in our clock, or in the owner's whose offset we learnt.
@@ -132,6 +149,7 @@ extension PeerResolver {
       }
       statistics.accepted += 1
       if apply(answer, from: sender, sentAt: sentAt, now: time), answer.queryID != 0 {
+        keepCookie(answer.cookie, from: sender)
         clockOffsets.learn(sender, sentAt: sentAt, now: nowMilliseconds)
       }
     }
@@ -142,19 +160,23 @@ extension PeerResolver {
     if fresh { statistics.accepted += 1 } else { statistics.droppedStale += 1 }
   }
 
-  /// The owner's side: learn the hearer (its handles, and that it heard us), then answer. A
-  /// stale query (outside the clock window) is only answered.
-  private func answer(_ query: PeerQuery, from sender: PeerAddress, fresh: Bool, now time: Date) {
+  /// The owner's side: with the cookie of `sender` (or over a transport that cannot be
+  /// forged), learn the hearer (its handles, and that it heard us), then answer; without it,
+  /// only send the cookie.
+  private func answer(_ query: PeerQuery, from sender: PeerAddress, now time: Date) {
     guard let owner = localOwner(of: query.token, at: time),
       let ownerEphemeral = ephemeralID(of: owner), query.sender != ownerEphemeral
     else {
       statistics.ignored += 1
       return
     }
-    guard fresh else {
-      sendAnswer(
-        queryID: query.queryID, owner: owner, token: query.token, to: sender,
-        wanted: query.handles.subscriptions, now: time)
+    guard isVerified(sender) || cookies.isValid(query.cookie, for: sender, now: time) else {
+      // Its source has not proven it receives: the cookie only, no larger than the query.
+      statistics.challenged += 1
+      send(
+        .iHave(
+          queryID: query.queryID, token: query.token,
+          cookie: cookies.cookie(for: sender, now: time)), to: sender, now: time)
       return
     }
     guard

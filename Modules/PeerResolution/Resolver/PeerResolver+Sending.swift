@@ -11,11 +11,23 @@ extension PeerResolver {
       switch action {
       case .sendWhoHas(let queryID, let key):
         send(.whoHas(queryID: queryID, token: key.token), to: nil, now: time)
+      case .probe(let queryID, let key, let address):
+        // A query with no cookie, no mediums and no handles: the owner can only answer it
+        // with an iHave carrying the cookie (no larger than the probe), and learns nothing
+        // from it. A who-has would do as much, but would spend the who-has budget that a
+        // flood under this device's address may have emptied.
+        guard let sender = ephemeralID(of: key.local) else { continue }
+        statistics.probes += 1
+        send(
+          .query(
+            PeerQuery(
+              queryID: queryID, token: key.token, mediums: [], sender: sender,
+              handles: PeerHandles())), to: address, now: time)
       case .sendQuery(let queryID, let key, let mediums, let address):
         guard let sender = ephemeralID(of: key.local) else { continue }
         let query = PeerQuery(
-          queryID: queryID, token: key.token, mediums: mediums, sender: sender,
-          handles: handles(of: key.local, now: time))
+          queryID: queryID, cookie: ownerCookies[address] ?? 0, token: key.token,
+          mediums: mediums, sender: sender, handles: handles(of: key.local, now: time))
         send(.query(query), to: address, now: time)
       case .forget(let key, let owner):
         logger.debug(
@@ -50,7 +62,8 @@ extension PeerResolver {
     send(
       .answer(
         PeerAnswer(
-          queryID: queryID, token: token, sender: ephemeral, tokenValidFor: validFor,
+          queryID: queryID, token: token, sender: ephemeral,
+          cookie: cookies.cookie(for: address, now: time), tokenValidFor: validFor,
           publications: publications)), to: address, now: time)
   }
 
@@ -118,9 +131,12 @@ extension PeerResolver {
           .map { $0.map { (PeerHeader.fragmentFlag, $0) } }
       }
       if let parts {
-        let cost = parts.reduce(0) { $0 + $1.body.count + PeerHeader.overhead }
+        let cost = parts.reduce(0) {
+          $0 + PeerPadding.size(of: $1.body.count + PeerHeader.overhead, limit: limit)
+        }
         if let address,
-          !destinationBudget.admit(address, cost: Double(cost), now: time.timeIntervalSince1970)
+          !destinationBudget.admit(
+            host(of: address), cost: Double(cost), now: time.timeIntervalSince1970)
         {
           statistics.refusedSends += 1
           logger.debug(
@@ -129,13 +145,17 @@ extension PeerResolver {
           return
         }
         // Stamped in the receiver's clock as far as we know it, never before the last stamp
-        // it got from us (see PeerClockOffsets).
+        // it got from us (see PeerClockOffsets); an iHave in ours: it answers a question (no
+        // window applies to it), and it is what the asker learns our clock from.
         let milliseconds = PeerClock.milliseconds(time)
-        let stamp = address.map { clockOffsets.stamp(for: $0, now: milliseconds) } ?? milliseconds
+        let stamp =
+          message.kind == .iHave
+          ? milliseconds
+          : address.map { clockOffsets.stamp(for: $0, now: milliseconds) } ?? milliseconds
         do {
           for part in parts {
             let bytes = try sealer.seal(
-              kind: message.kind, flags: part.flags, body: part.body, sentAt: stamp)
+              kind: message.kind, flags: part.flags, body: part.body, sentAt: stamp, limit: limit)
             queue(Outgoing(bytes: bytes, address: address))
           }
         } catch {

@@ -20,8 +20,11 @@ import Tokens
 ///
 /// Datagrams are sealed under keys derived from the API key of the first device registered
 /// (``PeerKeys``); one resolver serves one project. Every datagram is bounded, rate-limited
-/// per sender and authenticated before its body is read; what fails is dropped and counted
-/// (``counters()``).
+/// per sender and per host and authenticated before its body is read; what fails is dropped
+/// and counted (``counters()``). Nothing larger than what an address sent goes to it until it
+/// proved that it receives what is sent there: a sighting's way back gets a who-has-sized
+/// probe, a query without the cookie of its source address gets an `iHave`-sized cookie, and
+/// only a query with it gets the owner's publications (``AddressCookies``).
 ///
 /// The resolver runs a loop (receiving, sending, ticking) from the first registration until
 /// ``shutdown()``, which also shuts its transports down; devices may come and go meanwhile
@@ -55,6 +58,14 @@ public actor PeerResolver {
   var clockOffsets = PeerClockOffsets()
   var reassembler = Reassembler()
   var rateLimiter: SenderRateLimiter
+  /// Datagrams per host (see ``PeerResolverConfiguration/ratePerHost``).
+  var hostRateLimiter: SenderRateLimiter
+  /// The cookies this device gives the addresses that ask it.
+  let cookies = AddressCookies()
+  /// The cookies owners gave this device, by the owner's address (at most
+  /// ``maximumOwnerCookies``).
+  var ownerCookies: [PeerAddress: UInt64] = [:]
+  static let maximumOwnerCookies = 4096
   /// Who-has have a budget of their own (see ``PeerResolverConfiguration/whoHasRatePerSender``).
   var whoHasRateLimiter: SenderRateLimiter
   /// Bytes sent per destination (see ``PeerResolverConfiguration/bytesPerDestination``).
@@ -102,6 +113,8 @@ public actor PeerResolver {
     exchangeConfiguration.canAskEveryone = transports.contains {
       $0.capabilities.contains(.multicast)
     }
+    exchangeConfiguration.verifiedTransports = Set(
+      transports.filter { $0.capabilities.contains(.connected) }.map(\.kind))
     self.configuration = configuration
     self.engine = ResolutionEngine(
       store: InMemoryResolutionStore(), configuration: configuration.resolution)
@@ -112,6 +125,8 @@ public actor PeerResolver {
     self.exchange = PeerExchangeStateMachine(configuration: exchangeConfiguration, seed: seed)
     self.rateLimiter = SenderRateLimiter(
       perSecond: configuration.ratePerSender, burst: configuration.burstPerSender)
+    self.hostRateLimiter = SenderRateLimiter(
+      perSecond: configuration.ratePerHost, burst: configuration.burstPerHost)
     self.whoHasRateLimiter = SenderRateLimiter(
       perSecond: configuration.whoHasRatePerSender, burst: configuration.whoHasBurstPerSender)
     self.destinationBudget = SenderRateLimiter(
@@ -152,7 +167,7 @@ public actor PeerResolver {
     guard !apiKey.isEmpty else { throw ResolverError.invalidAPIKey }
     let keys = PeerKeys(apiKey: apiKey)
     if let sealer {
-      guard sealer.keys.projectTag == keys.projectTag else {
+      guard sealer.keys.sameProject(as: keys) else {
         logger.error("a peer resolver serves one project; registration with another key refused")
         throw ResolverError.invalidAPIKey
       }
@@ -335,6 +350,27 @@ public actor PeerResolver {
   }
 
   // MARK: Helpers
+
+  /// The host of `address` (its transport's ``Core/PeerTransport/host(of:)``): what rate
+  /// limits and byte budgets are keyed by.
+  func host(of address: PeerAddress) -> PeerAddress {
+    transports.first { $0.kind == address.transport }?.host(of: address) ?? address
+  }
+
+  /// Whether datagrams from `address` arrive over a transport whose addresses cannot be
+  /// forged (no cookie needed).
+  func isVerified(_ address: PeerAddress) -> Bool {
+    exchange.configuration.verifiedTransports.contains(address.transport)
+  }
+
+  /// Keeps the cookie the owner at `address` gave this device (0: none given).
+  func keepCookie(_ cookie: UInt64, from address: PeerAddress) {
+    guard cookie != 0 else { return }
+    if ownerCookies[address] == nil, ownerCookies.count >= Self.maximumOwnerCookies {
+      ownerCookies.removeAll(keepingCapacity: true)
+    }
+    ownerCookies[address] = cookie
+  }
 
   /// `path` when one of our transports reaches it, else nil: a token heard over BLE by a
   /// resolver without the GATT transport is asked with a who-has at once, not first at an

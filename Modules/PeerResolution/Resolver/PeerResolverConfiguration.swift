@@ -19,20 +19,27 @@ public struct PeerResolverConfiguration: Sendable, Hashable {
   public var hearerMemory: Duration
   /// How often the resolver's clock ticks: retries, refreshes, deadlines. Default 250 ms.
   public var tickInterval: Duration
-  /// Datagrams accepted per sender and second, sustained. Default 20.
+  /// Datagrams accepted per sender (address and port) and second, sustained. Default 20.
   public var ratePerSender: Double
   /// Datagrams a sender may send at once. Default 40.
   public var burstPerSender: Double
+  /// Datagrams accepted per host (every port of one machine together, see
+  /// `PeerTransport.host(of:)`) and second, sustained: one machine sending from many ports
+  /// gets no more than this. Default 400 (a host may run many devices).
+  public var ratePerHost: Double
+  /// Datagrams a host may send at once. Default 800.
+  public var burstPerHost: Double
   /// Who-has accepted per sender and second, sustained: a budget of their own, so who-has
   /// (multicast, answered by unicast) cannot spend a sender's budget for questions and
   /// answers. Default 10.
   public var whoHasRatePerSender: Double
   /// Who-has a sender may send at once. Default 20.
   public var whoHasBurstPerSender: Double
-  /// Bytes sent to one address per second, sustained: a forged way back cannot turn this
-  /// device into a firehose at a victim. Default 256 KiB.
+  /// Bytes sent to one host (every port of it) per second, sustained: defence in depth
+  /// beside the rule that only an address that proved it receives gets more than a
+  /// who-has-sized datagram. Default 256 KiB.
   public var bytesPerDestination: Double
-  /// Bytes that may go to one address at once (at least a full message in fragments).
+  /// Bytes that may go to one host at once (at least a full message in fragments).
   /// Default 1 MiB.
   public var burstBytesPerDestination: Double
   /// The most datagrams waiting to be sent; beyond it the oldest are dropped. Default 1024.
@@ -44,7 +51,8 @@ public struct PeerResolverConfiguration: Sendable, Hashable {
     shadowExpiry: Duration = .seconds(60), maximumShadows: Int = 1024,
     hearerMemory: Duration = .seconds(15),
     tickInterval: Duration = .milliseconds(250), ratePerSender: Double = 20,
-    burstPerSender: Double = 40, whoHasRatePerSender: Double = 10,
+    burstPerSender: Double = 40, ratePerHost: Double = 400, burstPerHost: Double = 800,
+    whoHasRatePerSender: Double = 10,
     whoHasBurstPerSender: Double = 20, bytesPerDestination: Double = 256 * 1024,
     burstBytesPerDestination: Double = 1024 * 1024, outboxCapacity: Int = 1024
   ) {
@@ -56,6 +64,8 @@ public struct PeerResolverConfiguration: Sendable, Hashable {
     self.tickInterval = tickInterval
     self.ratePerSender = ratePerSender
     self.burstPerSender = burstPerSender
+    self.ratePerHost = ratePerHost
+    self.burstPerHost = burstPerHost
     self.whoHasRatePerSender = whoHasRatePerSender
     self.whoHasBurstPerSender = whoHasBurstPerSender
     self.bytesPerDestination = bytesPerDestination
@@ -90,6 +100,7 @@ public struct PeerResolverConfiguration: Sendable, Hashable {
       ("exchange.maximumOutstanding", exchange.maximumOutstanding),
       ("outboxCapacity", outboxCapacity), ("maximumShadows", maximumShadows),
       ("ratePerSender", ratePerSender > 0 ? 1 : 0), ("burstPerSender", burstPerSender >= 1 ? 1 : 0),
+      ("ratePerHost", ratePerHost > 0 ? 1 : 0), ("burstPerHost", burstPerHost >= 1 ? 1 : 0),
       ("whoHasRatePerSender", whoHasRatePerSender > 0 ? 1 : 0),
       ("whoHasBurstPerSender", whoHasBurstPerSender >= 1 ? 1 : 0),
       ("bytesPerDestination", bytesPerDestination > 0 ? 1 : 0),

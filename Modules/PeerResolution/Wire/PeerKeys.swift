@@ -2,33 +2,50 @@ public import Crypto
 import Foundation
 
 /// The keys of one project's peer exchange, derived from its API key with HKDF-SHA256 under
-/// fixed labels: the API key itself never leaves the device.
+/// fixed labels, each distinct, so none reveals another: the API key itself never leaves the
+/// device.
 ///
 /// - ``sealingKey`` (256 bits) seals every datagram's body with ChaCha20-Poly1305 and
 ///   authenticates its fixed header.
-/// - ``projectTag`` (8 bytes, derived under another label, so it reveals nothing of the
-///   sealing key) is written in the clear in every header, so a receiver drops another
-///   project's datagrams before trying to open them. It is the same for every device and
-///   every datagram of the project: a listener learns that two datagrams belong to one
-///   project, never which device or which token rotation sent them.
+/// - ``tagKey`` makes each datagram's project tag, a MAC of its random nonce (see
+///   ``PeerHeader``): a receiver drops another project's datagrams before trying to open them,
+///   yet the tag is new with every datagram, so no byte in the clear names the project or
+///   links two datagrams (a constant tag did both, across token rotations and networks).
+/// - ``announcementKey`` authenticates and seals the LAN medium's announcements in peer mode
+///   (the medium's site key): a host without the project key can neither announce a token nor
+///   name a way back.
 public struct PeerKeys: Sendable {
   /// The key that seals bodies and authenticates headers.
   public let sealingKey: SymmetricKey
-  /// The project's tag in every header.
-  public let projectTag: UInt64
+  /// The key of each datagram's project tag.
+  let tagKey: SymmetricKey
+  /// The bytes of the LAN medium's key for this project (32), for
+  /// `LANMulticastConfiguration.sharedKey`. Derived, so giving it to the medium reveals
+  /// neither the API key nor the exchange's keys.
+  public let announcementKey: [UInt8]
 
-  /// The salt of both derivations (the protocol and its version).
+  /// The salt of every derivation (the protocol).
   static let salt = Array("nearby-peer-resolution-v1".utf8)
 
   /// Derives the keys of the project that `apiKey` names.
   public init(apiKey: String) {
     let material = SymmetricKey(data: Array(apiKey.utf8))
-    sealingKey = HKDF<SHA256>.deriveKey(
-      inputKeyMaterial: material, salt: Self.salt, info: Array("sealing key".utf8),
-      outputByteCount: 32)
-    let tag = HKDF<SHA256>.deriveKey(
-      inputKeyMaterial: material, salt: Self.salt, info: Array("project tag".utf8),
-      outputByteCount: 8)
-    projectTag = tag.withUnsafeBytes { bytes in bytes.reduce(0) { $0 << 8 | UInt64($1) } }
+    func derive(_ label: String) -> SymmetricKey {
+      HKDF<SHA256>.deriveKey(
+        inputKeyMaterial: material, salt: Self.salt, info: Array(label.utf8), outputByteCount: 32)
+    }
+    sealingKey = derive("sealing key")
+    tagKey = derive("datagram tag key")
+    announcementKey = derive("lan announcement key").withUnsafeBytes { Array($0) }
+  }
+
+  /// Whether `other` names the same project (compared in constant time).
+  func sameProject(as other: PeerKeys) -> Bool { sealingKey == other.sealingKey }
+
+  /// The project tag of a datagram whose nonce is `nonce`: the first 8 bytes of
+  /// HMAC-SHA256(``tagKey``, nonce).
+  func tag(nonce: some DataProtocol) -> [UInt8] {
+    Array(
+      HMAC<SHA256>.authenticationCode(for: nonce, using: tagKey).prefix(PeerHeader.tagFieldSize))
   }
 }

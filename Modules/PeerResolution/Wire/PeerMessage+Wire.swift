@@ -6,9 +6,10 @@ import Tokens
 /// The body of each kind of message (big-endian; lengths precede what they measure):
 ///
 /// ```
-/// whoHas, iHave:  query id u64 ‖ token 8
-/// query:          query id u64 ‖ token 8 ‖ mediums u32 ‖ sender 16 ‖ handles
-/// answer:         query id u64 ‖ token 8 ‖ sender 16 ‖ token valid for (ms) u32 ‖
+/// whoHas:         query id u64 ‖ token 8
+/// iHave:          query id u64 ‖ token 8 ‖ cookie u64
+/// query:          query id u64 ‖ cookie u64 ‖ token 8 ‖ mediums u32 ‖ sender 16 ‖ handles
+/// answer:         query id u64 ‖ token 8 ‖ sender 16 ‖ cookie u64 ‖ token valid for (ms) u32 ‖
 ///                 publication count u8 ‖ publications
 /// handles:        publication count u8 ‖ publications ‖ subscription count u8 ‖ subscriptions
 /// publication:    content (u32 length) ‖ type (u8 length) ‖ namespace (u8 length) ‖ strategy
@@ -25,11 +26,16 @@ extension PeerMessage {
   public var body: [UInt8] {
     var writer = ByteWriter()
     switch self {
-    case .whoHas(let queryID, let token), .iHave(let queryID, let token):
+    case .whoHas(let queryID, let token):
       writer.u64(queryID)
       writer.raw(token.bytes)
+    case .iHave(let queryID, let token, let cookie):
+      writer.u64(queryID)
+      writer.raw(token.bytes)
+      writer.u64(cookie)
     case .query(let query):
       writer.u64(query.queryID)
+      writer.u64(query.cookie)
       writer.raw(query.token.bytes)
       writer.u32(query.mediums.rawValue)
       Self.write(query.sender, to: &writer)
@@ -41,6 +47,7 @@ extension PeerMessage {
       writer.u64(answer.queryID)
       writer.raw(answer.token.bytes)
       Self.write(answer.sender, to: &writer)
+      writer.u64(answer.cookie)
       writer.u32(answer.tokenValidFor)
       writer.u8(UInt8(answer.publications.count))
       for publication in answer.publications { Self.write(publication, to: &writer) }
@@ -53,14 +60,15 @@ extension PeerMessage {
   public init(kind: PeerMessageKind, body: [UInt8]) throws(PeerWireError) {
     var reader = ByteReader(body)
     switch kind {
-    case .whoHas, .iHave:
+    case .whoHas:
+      self = .whoHas(queryID: try reader.u64(), token: try Self.readToken(&reader))
+    case .iHave:
       let queryID = try reader.u64()
       let token = try Self.readToken(&reader)
-      self =
-        kind == .whoHas
-        ? .whoHas(queryID: queryID, token: token) : .iHave(queryID: queryID, token: token)
+      self = .iHave(queryID: queryID, token: token, cookie: try reader.u64())
     case .query:
       let queryID = try reader.u64()
+      let cookie = try reader.u64()
       let token = try Self.readToken(&reader)
       let mediums = DiscoveryMediums(rawValue: try reader.u32())
       guard mediums.unknown.isEmpty else { throw .invalid("mediums") }
@@ -74,17 +82,18 @@ extension PeerMessage {
       for _ in 0..<subscriptionCount { subscriptions.append(try Self.readSubscription(&reader)) }
       self = .query(
         PeerQuery(
-          queryID: queryID, token: token, mediums: mediums, sender: sender,
+          queryID: queryID, cookie: cookie, token: token, mediums: mediums, sender: sender,
           handles: PeerHandles(publications: publications, subscriptions: subscriptions)))
     case .answer:
       let queryID = try reader.u64()
       let token = try Self.readToken(&reader)
       let sender = try Self.readIdentifier(&reader)
+      let cookie = try reader.u64()
       let validFor = try reader.u32()
       let publications = try Self.readPublications(&reader)
       self = .answer(
         PeerAnswer(
-          queryID: queryID, token: token, sender: sender, tokenValidFor: validFor,
+          queryID: queryID, token: token, sender: sender, cookie: cookie, tokenValidFor: validFor,
           publications: publications))
     }
     guard reader.isAtEnd else { throw .invalid("trailing bytes") }

@@ -5,10 +5,15 @@ public import Tokens
 /// What a peer datagram says, once opened.
 ///
 /// - ``whoHas(queryID:token:)``: sent to every device (multicast) for a token heard on a
-///   medium that gives no way back (audio, BLE); only the token's owner answers, with
-///   ``iHave(queryID:token:)`` by unicast.
-/// - ``query(_:)``: the hearer asks the owner directly (the LAN sender's address, or where
-///   `iHave` came from), telling it which mediums it heard the token on and its own handles.
+///   medium that gives no way back (audio); only the token's owner answers, with
+///   ``iHave(queryID:token:cookie:)`` by unicast. The `iHave` is no larger than the who-has
+///   (both take the smallest padded size), so a who-has relayed from a forged source gains
+///   nothing.
+/// - ``query(_:)``: the hearer asks the owner directly (where an `iHave` or an answer came
+///   from), telling it which mediums it heard the token on and its own handles, with the
+///   cookie the owner gave that address. A query without a valid cookie is answered with an
+///   `iHave` carrying one, never with the answer: the owner sends its publications only to an
+///   address that proved it receives what is sent to it (RFC 9000 §8's rule).
 /// - ``answer(_:)``: the owner's publications that may reach the hearer, with their remaining
 ///   TTL. Sent for a query (same query id) and, unasked (query id 0), to recent hearers when
 ///   the owner's publications change.
@@ -17,7 +22,7 @@ public import Tokens
 /// itself by an ephemeral id drawn anew for each token it transmits.
 public enum PeerMessage: Sendable, Hashable {
   case whoHas(queryID: UInt64, token: Token)
-  case iHave(queryID: UInt64, token: Token)
+  case iHave(queryID: UInt64, token: Token, cookie: UInt64)
   case query(PeerQuery)
   case answer(PeerAnswer)
 
@@ -44,6 +49,8 @@ public enum PeerMessageKind: UInt8, Sendable, Hashable {
 public struct PeerQuery: Sendable, Hashable {
   /// Random, matches the answer to the question.
   public var queryID: UInt64
+  /// The cookie the owner gave the hearer's address (in an `iHave`), or 0 for none.
+  public var cookie: UInt64
   /// The owner's token, as heard.
   public var token: Token
   /// The mediums the hearer heard it on since it last asked.
@@ -54,10 +61,11 @@ public struct PeerQuery: Sendable, Hashable {
   public var handles: PeerHandles
 
   public init(
-    queryID: UInt64, token: Token, mediums: DiscoveryMediums, sender: Identifier,
-    handles: PeerHandles
+    queryID: UInt64, cookie: UInt64 = 0, token: Token, mediums: DiscoveryMediums,
+    sender: Identifier, handles: PeerHandles
   ) {
     self.queryID = queryID
+    self.cookie = cookie
     self.token = token
     self.mediums = mediums
     self.sender = sender
@@ -73,18 +81,21 @@ public struct PeerAnswer: Sendable, Hashable {
   public var token: Token
   /// The owner's ephemeral id.
   public var sender: Identifier
+  /// A fresh cookie for the hearer's address (see ``PeerQuery/cookie``), or 0.
+  public var cookie: UInt64
   /// How long the token still resolves at the owner, in milliseconds.
   public var tokenValidFor: UInt32
   /// The full current set (a publication missing from a later answer was unpublished).
   public var publications: [PeerPublication]
 
   public init(
-    queryID: UInt64, token: Token, sender: Identifier, tokenValidFor: UInt32,
-    publications: [PeerPublication]
+    queryID: UInt64, token: Token, sender: Identifier, cookie: UInt64 = 0,
+    tokenValidFor: UInt32, publications: [PeerPublication]
   ) {
     self.queryID = queryID
     self.token = token
     self.sender = sender
+    self.cookie = cookie
     self.tokenValidFor = tokenValidFor
     self.publications = publications
   }

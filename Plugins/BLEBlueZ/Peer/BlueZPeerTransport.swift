@@ -18,7 +18,7 @@ public import Logging
 public final class BlueZPeerTransport: PeerTransport {
   public var kind: String { BLEPeerAddress.kind }
   public let name: String
-  public var capabilities: PeerTransportCapabilities { [] }
+  public var capabilities: PeerTransportCapabilities { .connected }
   /// ``GattPeerProfile/maximumDatagramSize``.
   public var maximumDatagramSize: Int { GattPeerProfile.maximumDatagramSize }
   public let incoming: AsyncStream<PeerDatagram>

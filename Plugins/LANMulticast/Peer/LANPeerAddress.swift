@@ -20,6 +20,15 @@ public enum LANPeerAddress {
     return make(ipv4: ip, port: UInt16(bigEndian: address.sin_port))
   }
 
+  /// The host of a LAN address: `4` ‖ the IPv4 address, without the port; any other address
+  /// unchanged.
+  public static func host(of address: PeerAddress) -> PeerAddress {
+    guard address.transport == kind, address.bytes.count == 7, address.bytes[0] == 4,
+      let host = PeerAddress(transport: kind, bytes: Array(address.bytes[0..<5]))
+    else { return address }
+    return host
+  }
+
   /// The socket address a LAN peer address names; nil for another kind or another form.
   static func socketAddress(_ address: PeerAddress) -> sockaddr_in? {
     let bytes = address.bytes

@@ -66,6 +66,12 @@ public final class LANPeerTransport: PeerTransport {
 
   public func shutdown() async { await receiver.stop() }
 
+  /// The address's IPv4 address without its port: every process of one machine (and every
+  /// port one attacker sends from) shares one rate limit and byte budget.
+  public func host(of address: PeerAddress) -> PeerAddress {
+    LANPeerAddress.host(of: address)
+  }
+
   private func checked(_ datagram: [UInt8]) throws(LANMulticastError) -> [UInt8] {
     guard datagram.count <= maximumDatagramSize else {
       throw .invalidConfiguration(

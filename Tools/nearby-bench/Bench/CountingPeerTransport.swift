@@ -38,6 +38,8 @@ final class CountingPeerTransport: PeerTransport {
 
   func shutdown() async { await inner.shutdown() }
 
+  func host(of address: PeerAddress) -> PeerAddress { inner.host(of: address) }
+
   private func count(_ datagram: [UInt8]) {
     totals.withLock {
       $0.datagrams += 1

@@ -45,6 +45,8 @@ struct LANPeerSegment {
       let lan = try LANPeerTransport(
         configuration: LANPeerConfiguration(groupPort: groupPort, interface: "lo"))
       medium.peerPort = lan.port
+      // The project's announcement key, as `nearby` gives its LAN medium in peer mode.
+      medium.sharedKey = try LANMulticastKey(bytes: PeerKeys(apiKey: apiKey).announcementKey)
       let counting = CountingPeerTransport(lan)
       transports.append(counting)
       resolver = try .peer(transports: [counting], logger: logger)

@@ -17,10 +17,13 @@ struct MediumOptions: Sendable {
   var peerPort: UInt16? = nil
   /// Whether the BLE medium's advert is connectable (peer resolution serves GATT).
   var bleConnectable = false
+  /// The LAN medium's key (peer mode: derived from the project key), or `nil`: unkeyed.
+  var lanKey: LANMulticastKey? = nil
 
   var lanConfiguration: LANMulticastConfiguration {
     LANMulticastConfiguration(
-      group: lanGroup, port: lanPort, interface: lanInterfaceName, peerPort: peerPort)
+      group: lanGroup, port: lanPort, interface: lanInterfaceName, sharedKey: lanKey,
+      peerPort: peerPort)
   }
 }
 

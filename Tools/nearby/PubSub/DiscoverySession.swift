@@ -41,6 +41,7 @@ struct DiscoverySession {
         lanFailure = failure
       }
       mediumOptions.peerPort = lan?.0.port
+      mediumOptions.lanKey = PeerConnection.announcementKey(apiKey: options.resolver.apiKey)
       mediumOptions.bleConnectable = true
     }
     let choice: MediumCatalog.Choice
@@ -155,8 +156,10 @@ struct DiscoverySession {
         + "\(counters.droppedMalformed), other project \(counters.droppedOtherProject), "
         + "unauthenticated \(counters.droppedUnauthenticated), stale \(counters.droppedStale), "
         + "replayed \(counters.droppedReplayed), rate limited \(counters.droppedRateLimited), "
-        + "oversized \(counters.droppedOversized)); sent \(counters.sent), send failures "
-        + "\(counters.sendFailures)")
+        + "host rate limited \(counters.droppedHostRateLimited), "
+        + "oversized \(counters.droppedOversized)); challenged \(counters.challenged), probes "
+        + "\(counters.probes); sent \(counters.sent), refused sends \(counters.refusedSends), "
+        + "send failures \(counters.sendFailures)")
   }
 
   /// The strategy from the options, on the chosen mediums.

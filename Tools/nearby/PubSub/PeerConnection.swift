@@ -29,6 +29,24 @@ struct PeerConnection {
   let hasLAN: Bool
   let hasGATT: Bool
 
+  /// The project key and where it came from: `--api-key`, else `$NEARBY_API_KEY`, else
+  /// ``defaultProjectKey``.
+  static func projectKey(apiKey: String?) -> (key: String, source: String) {
+    if let apiKey { return (apiKey, "--api-key") }
+    if let key = ProcessInfo.processInfo.environment["NEARBY_API_KEY"], !key.isEmpty {
+      return (key, "NEARBY_API_KEY")
+    }
+    return (defaultProjectKey, "the open default key (pass --api-key to keep to your project)")
+  }
+
+  /// The LAN medium's key in peer mode: derived from the project key, so that only the
+  /// project's devices can announce a token or name a way back (with the open default key,
+  /// anyone running nearby can: that project is open).
+  static func announcementKey(apiKey: String?) -> LANMulticastKey {
+    // 32 derived bytes: over the minimum, so this cannot throw.
+    try! LANMulticastKey(bytes: PeerKeys(apiKey: projectKey(apiKey: apiKey).key).announcementKey)
+  }
+
   /// Opens the LAN transport.
   /// - Throws: ``ExitFailure`` 69 when it cannot open (a port in use, an unknown interface,
   ///   no network at all).
@@ -90,15 +108,7 @@ struct PeerConnection {
     apiKey: String?, peer: PeerOptions, transports: [(any PeerTransport, String)],
     logger: Logger
   ) async throws -> PeerConnection {
-    let environment = ProcessInfo.processInfo.environment
-    let (key, source): (String, String) =
-      if let apiKey {
-        (apiKey, "--api-key")
-      } else if let key = environment["NEARBY_API_KEY"], !key.isEmpty {
-        (key, "NEARBY_API_KEY")
-      } else {
-        (defaultProjectKey, "the open default key (pass --api-key to keep to your project)")
-      }
+    let (key, source) = projectKey(apiKey: apiKey)
     let lostAfter = Duration.milliseconds(Int64((peer.lostAfter ?? 10) * 1000))
     var exchange = PeerExchangeStateMachine.Configuration()
     // Refresh well under lostAfter, so a still device stays found.
