@@ -245,7 +245,8 @@ let package = Package(
     tests(
       "NearbyRestoreTests", dependsOn: "TestSupport", "PermissionStore", "BackgroundPersistence",
       "Core", "Strategy", "MediumTestKit"),
-    tests("AudioModemTests", dependsOn: "AudioModem", "AudioModemTestKit", "Tokens"),
+    tests(
+      "AudioModemTests", dependsOn: "AudioModem", "AudioModemTestKit", "Tokens", "TestSupport"),
     tests("DBusTests", dependsOn: "TestSupport", "DBus"),
     tests(
       "DesktopNotificationsTests", dependsOn: "TestSupport", "DesktopNotifications", "DBus", "Core",

@@ -1,4 +1,4 @@
-import Foundation
+import Tokens
 
 /// Finds tokens in a stream of audio samples.
 ///
@@ -85,8 +85,8 @@ public struct AudioModemDecoder: Sendable {
       var imaginary = [Float](repeating: 0, count: Self.window)
       for index in 0..<Self.window {
         let phase = -2 * Double.pi * chirp.phase(at: Double(index) / P.basebandRate)
-        real[index] = Float(cos(phase))
-        imaginary[index] = Float(sin(phase))
+        real[index] = Float(ModemMath.cos(phase))
+        imaginary[index] = Float(ModemMath.sin(phase))
       }
       return (real, imaginary)
     }
@@ -224,7 +224,7 @@ public struct AudioModemDecoder: Sendable {
     let left = Double(energies[(best + count - 1) % count]) + 1e-30
     let center = Double(energies[best]) + 1e-30
     let right = Double(energies[(best + 1) % count]) + 1e-30
-    let (l, c, r) = (log(left), log(center), log(right))
+    let (l, c, r) = (ModemMath.log(left), ModemMath.log(center), ModemMath.log(right))
     let curvature = l - 2 * c + r
     let shift = curvature < 0 ? min(max(0.5 * (l - r) / curvature, -0.5), 0.5) : 0
     return (Double(best) + shift, energies[best] / mean)
@@ -323,8 +323,8 @@ public struct AudioModemDecoder: Sendable {
     guard let (token, corrected) = decoded, !Self.looksTruncated(pass.peaks) else { return nil }
     // E_signal / E_noise = C/N0 · N / B_noise for a matched correlation over N samples.
     let ratio = pass.noise > 0 ? pass.signal / pass.noise : 1e9
-    let cn0 = 10 * log10(max(ratio, 1e-9) * noiseBandwidth / Double(Self.window))
-    let snr = cn0 - 10 * log10(P.bandwidth)
+    let cn0 = 10 * ModemMath.log10(max(ratio, 1e-9) * noiseBandwidth / Double(Self.window))
+    let snr = cn0 - 10 * ModemMath.log10(P.bandwidth)
     let offset = (candidate.start / P.basebandRate) - P.rampDuration
     let decodedToken = DecodedToken(
       token: token, offset: offset, snrDB: snr,
@@ -403,10 +403,10 @@ public struct AudioModemDecoder: Sendable {
       var x = 0.0
       var y = 0.0
       for value in values {
-        x += cos(2 * Double.pi * value)
-        y += sin(2 * Double.pi * value)
+        x += ModemMath.cos(2 * Double.pi * value)
+        y += ModemMath.sin(2 * Double.pi * value)
       }
-      return atan2(y, x) / (2 * Double.pi)
+      return ModemMath.atan2(y, x) / (2 * Double.pi)
     }
     let half = fractions.count / 2
     let early = circularMean(fractions[..<half])
@@ -470,8 +470,9 @@ public struct AudioModemDecoder: Sendable {
       let wrapStart = 2 * Double.pi * P.bandwidth * (-tau * step)
       let wrapStep = 2 * Double.pi * P.bandwidth * step
       var wrapRotor = Rotor(
-        real: cos(wrapStart), imaginary: sin(wrapStart), stepReal: cos(wrapStep),
-        stepImaginary: sin(wrapStep))
+        real: ModemMath.cos(wrapStart), imaginary: ModemMath.sin(wrapStart),
+        stepReal: ModemMath.cos(wrapStep),
+        stepImaginary: ModemMath.sin(wrapStep))
       for index in 0..<n {
         let u = (Double(index) - tau) * step
         if u >= period {
@@ -495,10 +496,10 @@ public struct AudioModemDecoder: Sendable {
         let split = period * Double(m - k) / Double(m)
         let angle = -2 * Double.pi * Double(k) * P.bandwidth / Double(m)
         let u0 = -tau * step
-        var rotReal = cos(angle * u0)
-        var rotImaginary = sin(angle * u0)
-        let stepReal = cos(angle * step)
-        let stepImaginary = sin(angle * step)
+        var rotReal = ModemMath.cos(angle * u0)
+        var rotImaginary = ModemMath.sin(angle * u0)
+        let stepReal = ModemMath.cos(angle * step)
+        let stepImaginary = ModemMath.sin(angle * step)
         var sumReal = 0.0
         var sumImaginary = 0.0
         for index in 0..<used {
@@ -527,9 +528,9 @@ public struct AudioModemDecoder: Sendable {
       pass.signal += max(energies[best] - others, 0)
       pass.peaks.append(max(energies[best] - others, 0))
       pass.noise += others
-      let left = log(energies[(best + m - 1) % m] + 1e-30)
-      let center = log(energies[best] + 1e-30)
-      let right = log(energies[(best + 1) % m] + 1e-30)
+      let left = ModemMath.log(energies[(best + m - 1) % m] + 1e-30)
+      let center = ModemMath.log(energies[best] + 1e-30)
+      let right = ModemMath.log(energies[(best + 1) % m] + 1e-30)
       let curvature = left - 2 * center + right
       pass.fractions.append(
         curvature < 0 ? min(max(0.5 * (left - right) / curvature, -0.5), 0.5) : 0)
@@ -571,8 +572,9 @@ private struct Phasor {
       let angle = -2 * Double.pi * (cycles - cycles.rounded())
       let stepAngle = -2 * Double.pi * (stepCycles - stepCycles.rounded())
       return Rotor(
-        real: cos(angle), imaginary: sin(angle), stepReal: cos(stepAngle),
-        stepImaginary: sin(stepAngle))
+        real: ModemMath.cos(angle), imaginary: ModemMath.sin(angle),
+        stepReal: ModemMath.cos(stepAngle),
+        stepImaginary: ModemMath.sin(stepAngle))
     }
     value = rotor(p0, step: 0)
     rate = rotor(p1 + p2, step: 2 * p2)

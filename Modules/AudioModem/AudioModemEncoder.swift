@@ -1,7 +1,5 @@
 public import Tokens
 
-import Foundation
-
 /// Turns tokens into audio: one frame of ``ModemParameters/airtime`` seconds a token.
 ///
 /// A value type with no shared state: use it from any thread.
@@ -45,11 +43,11 @@ public struct AudioModemEncoder: Sendable {
       phase -= phase.rounded(.down)
       var envelope = 1.0
       if time < 0 {
-        envelope = 0.5 * (1 - cos(Double.pi * (time + ramp) / ramp))
+        envelope = 0.5 * (1 - ModemMath.cos(Double.pi * (time + ramp) / ramp))
       } else if time > end {
-        envelope = 0.5 * (1 - cos(Double.pi * max(0, end + ramp - time) / ramp))
+        envelope = 0.5 * (1 - ModemMath.cos(Double.pi * max(0, end + ramp - time) / ramp))
       }
-      output[index] = level * Float(envelope * cos(2 * Double.pi * phase))
+      output[index] = level * Float(envelope * ModemMath.cos(2 * Double.pi * phase))
     }
     return output
   }

@@ -1,5 +1,3 @@
-import Foundation
-
 /// Moves the band to complex baseband and resamples it to ``ModemParameters/basebandRate``
 /// (3 kHz), streaming: mixes with e^(−2πi·fc·t), then a Hann-windowed sinc low-pass evaluated
 /// at each output instant (a table of 64 fractional phases), so any input rate works.
@@ -44,8 +42,8 @@ struct Downconverter: Sendable {
       var row = [Double](repeating: 0, count: taps)
       for tap in 0..<taps {
         let x = Double(tap - halfSpan + 1) - fraction
-        let sinc = x == 0 ? 2 * cutoff : sin(2 * Double.pi * cutoff * x) / (Double.pi * x)
-        let window = 0.5 + 0.5 * cos(Double.pi * x / Double(halfSpan))
+        let sinc = x == 0 ? 2 * cutoff : ModemMath.sin(2 * Double.pi * cutoff * x) / (Double.pi * x)
+        let window = 0.5 + 0.5 * ModemMath.cos(Double.pi * x / Double(halfSpan))
         row[tap] = abs(x) < Double(halfSpan) ? sinc * window : 0
       }
       let sum = row.reduce(0, +)
@@ -54,8 +52,8 @@ struct Downconverter: Sendable {
     self.table = table
     noiseBandwidth = inputRate * table[0..<taps].reduce(0) { $0 + Double($1) * Double($1) }
     let step = 2 * Double.pi * ModemParameters.centerFrequency / inputRate
-    stepReal = cos(step)
-    stepImaginary = -sin(step)
+    stepReal = ModemMath.cos(step)
+    stepImaginary = -ModemMath.sin(step)
   }
 
   /// Mixes `input` and appends every baseband sample that is now complete to `real` and

@@ -1,5 +1,3 @@
-import Foundation
-
 /// An in-place iterative radix-2 complex FFT of one power-of-two size, with its twiddle
 /// factors and bit-reversal table computed once. The decoder uses it; the channel simulator
 /// convolves with it. Immutable: share it between threads.
@@ -18,8 +16,8 @@ public struct FFT: Sendable {
     var sines = [Float](repeating: 0, count: size / 2)
     for index in 0..<(size / 2) {
       let angle = -2 * Double.pi * Double(index) / Double(size)
-      cosines[index] = Float(cos(angle))
-      sines[index] = Float(sin(angle))
+      cosines[index] = Float(ModemMath.cos(angle))
+      sines[index] = Float(ModemMath.sin(angle))
     }
     self.cosines = cosines
     self.sines = sines

@@ -20,11 +20,13 @@ public struct Token: Sendable, Hashable, Comparable {
     self.value = bytes.reduce(0) { ($0 << 8) | UInt64($1) }
   }
 
-  /// A fresh token from the system's cryptographically secure generator (getrandom(2)).
-  public static func random() -> Token {
-    var generator = SystemRandomNumberGenerator()
-    return random(using: &generator)
-  }
+  #if !hasFeature(Embedded)
+    /// A fresh token from the system's cryptographically secure generator (getrandom(2)).
+    public static func random() -> Token {
+      var generator = SystemRandomNumberGenerator()
+      return random(using: &generator)
+    }
+  #endif
 
   /// A token from the given generator (tests pass a seeded one).
   public static func random(using generator: inout some RandomNumberGenerator) -> Token {
@@ -94,19 +96,22 @@ extension Token: CustomStringConvertible {
   public var description: String { hex }
 }
 
-extension Token: Codable {
-  public init(from decoder: any Decoder) throws {
-    let container = try decoder.singleValueContainer()
-    let text = try container.decode(String.self)
-    do {
-      self = try Token(hex: text)
-    } catch {
-      throw DecodingError.dataCorruptedError(in: container, debugDescription: "\(error)")
+// Embedded Swift (the web page's modem, compiled from this file) has no Codable.
+#if !hasFeature(Embedded)
+  extension Token: Codable {
+    public init(from decoder: any Decoder) throws {
+      let container = try decoder.singleValueContainer()
+      let text = try container.decode(String.self)
+      do {
+        self = try Token(hex: text)
+      } catch {
+        throw DecodingError.dataCorruptedError(in: container, debugDescription: "\(error)")
+      }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+      var container = encoder.singleValueContainer()
+      try container.encode(hex)
     }
   }
-
-  public func encode(to encoder: any Encoder) throws {
-    var container = encoder.singleValueContainer()
-    try container.encode(hex)
-  }
-}
+#endif

@@ -31,6 +31,9 @@ public enum TestService: String, CaseIterable, Sendable {
   /// The real bluetoothd in the test VM (`NEARBY_BLUEZ_VM`): only
   /// `Tools/scripts/bluez-vm/vm-suite.sh` runs those tests, inside the VM.
   case bluezVM
+  /// The web page's modem built to WebAssembly (`NEARBY_TEST_WEB_MODEM`: its path), run with
+  /// the toolchain's `wasmkit`.
+  case webModem
 
   /// The variable that says the service runs.
   public var variable: String {
@@ -42,6 +45,7 @@ public enum TestService: String, CaseIterable, Sendable {
     case .pulseaudio: "NEARBY_TEST_PULSE_SERVER"
     case .networkNamespaces: "NEARBY_TEST_NETNS"
     case .bluezVM: "NEARBY_BLUEZ_VM"
+    case .webModem: "NEARBY_TEST_WEB_MODEM"
     }
   }
 
@@ -55,6 +59,7 @@ public enum TestService: String, CaseIterable, Sendable {
     case .pulseaudio: "Tools/scripts/services/pulseaudio.sh"
     case .networkNamespaces: "Tools/scripts/services/netns.sh"
     case .bluezVM: "Tools/scripts/bluez-vm/run.sh"
+    case .webModem: "Tools/scripts/build-web-modem.sh"
     }
   }
 
