@@ -74,7 +74,7 @@ public struct PeerExchangeStateMachine: Sendable {
     public var whoHasBurst: Double = 8
     /// Whether a who-has can be sent (a transport can reach every device).
     public var canAskEveryone = true
-    /// The transports (``Core/PeerAddress/transport``) whose addresses cannot be forged (a
+    /// The transports (`PeerAddress.transport` (Core)) whose addresses cannot be forged (a
     /// connection): a sighting's way back on one of them is queried without a probe.
     public var verifiedTransports: Set<String> = []
     /// The most addresses remembered per token as failed probes. Default 4.

@@ -24,7 +24,7 @@ import Tokens
 /// and counted (``counters()``). Nothing larger than what an address sent goes to it until it
 /// proved that it receives what is sent there: a sighting's way back gets a who-has-sized
 /// probe, a query without the cookie of its source address gets an `iHave`-sized cookie, and
-/// only a query with it gets the owner's publications (``AddressCookies``).
+/// only a query with it gets the owner's publications (`AddressCookies`).
 ///
 /// The resolver runs a loop (receiving, sending, ticking) from the first registration until
 /// ``shutdown()``, which also shuts its transports down; devices may come and go meanwhile

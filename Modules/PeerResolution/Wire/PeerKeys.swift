@@ -7,8 +7,8 @@ import Foundation
 ///
 /// - ``sealingKey`` (256 bits) seals every datagram's body with ChaCha20-Poly1305 and
 ///   authenticates its fixed header.
-/// - ``tagKey`` makes each datagram's project tag, a MAC of its random nonce (see
-///   ``PeerHeader``): a receiver drops another project's datagrams before trying to open them,
+/// - `tagKey` makes each datagram's project tag, a MAC of its random nonce (see
+///   `PeerHeader`): a receiver drops another project's datagrams before trying to open them,
 ///   yet the tag is new with every datagram, so no byte in the clear names the project or
 ///   links two datagrams (a constant tag did both, across token rotations and networks).
 /// - ``announcementKey`` authenticates and seals the LAN medium's announcements in peer mode
@@ -43,7 +43,7 @@ public struct PeerKeys: Sendable {
   func sameProject(as other: PeerKeys) -> Bool { sealingKey == other.sealingKey }
 
   /// The project tag of a datagram whose nonce is `nonce`: the first 8 bytes of
-  /// HMAC-SHA256(``tagKey``, nonce).
+  /// HMAC-SHA256(`tagKey`, nonce).
   func tag(nonce: some DataProtocol) -> [UInt8] {
     Array(
       HMAC<SHA256>.authenticationCode(for: nonce, using: tagKey).prefix(PeerHeader.tagFieldSize))
