@@ -9,10 +9,10 @@ struct EventHubTests {
     let hub = EventHub()
     let device = DeviceID.random()
     let other = DeviceID.random()
-    let first = hub.listen(to: device)
-    let second = hub.listen(to: device)
-    let elsewhere = hub.listen(to: other)
-    let third = hub.listen(to: device)
+    let first = hub.listen(to: device, key: "k")
+    let second = hub.listen(to: device, key: "k")
+    let elsewhere = hub.listen(to: other, key: "k")
+    let third = hub.listen(to: device, key: "k")
     #expect(hub.openStreams == 3)
     var oldest = first.wakeups.makeAsyncIterator()
     #expect(await oldest.next() == nil)  // finished, without a wake-up
@@ -24,6 +24,26 @@ struct EventHubTests {
     // Its handler stopping later changes nothing.
     hub.stopListening(to: device, id: first.id)
     #expect(hub.openStreams == 3)
+  }
+
+  /// Issue 39: the streams of revoked keys end; the others stay and still wake.
+  @Test func endingKeysEndsTheirStreamsOnly() async {
+    let hub = EventHub()
+    let (device, other) = (DeviceID.random(), DeviceID.random())
+    let revoked = hub.listen(to: device, key: "revoked")
+    let kept = hub.listen(to: device, key: "kept")
+    let elsewhere = hub.listen(to: other, key: "revoked")
+    #expect(hub.keys == ["revoked", "kept"])
+    hub.end(keys: ["revoked"])
+    #expect(hub.keys == ["kept"])
+    #expect(hub.openStreams == 1)
+    for stream in [revoked.wakeups, elsewhere.wakeups] {
+      var iterator = stream.makeAsyncIterator()
+      #expect(await iterator.next() == nil)
+    }
+    hub.wake([device])
+    var iterator = kept.wakeups.makeAsyncIterator()
+    #expect(await iterator.next() != nil)
   }
 
   /// Issue 29, finding 4: live views are capped per project and per session; a project at

@@ -47,10 +47,10 @@ struct RegisteredDevice: Sendable {
 }
 
 extension ServerHarness {
-  /// Registers a device with the harness's key (expecting 201).
-  func registerDevice() async throws -> RegisteredDevice {
+  /// Registers a device with `key`, by default the harness's (expecting 201).
+  func registerDevice(key: String? = nil) async throws -> RegisteredDevice {
     let answer = try await rawRequest(
-      .POST, url, path: "/v1/devices", headers: [ResolverContract.apiKeyHeader: apiKey])
+      .POST, url, path: "/v1/devices", headers: [ResolverContract.apiKeyHeader: key ?? apiKey])
     #expect(answer.status == 201)
     return RegisteredDevice(
       id: try #require(answer.json["id"]), secret: try #require(answer.json["secret"]))

@@ -4,8 +4,10 @@ import NearbyServer
 import Resolution
 import ServerStorage
 import ServiceLifecycle
+import ServerTestSupport
 import Synchronization
 import TestSupport
+import Testing
 
 /// A resolver server on a free loopback port over a fresh SQLite file (or a given storage),
 /// with one API key, stoppable and restartable on the same port and database.
@@ -44,6 +46,24 @@ final class ServerHarness: AsyncShutdown {
       storage: storage, configuration: configuration, apiKey: key.key, now: now)
     try await harness.start()
     return harness
+  }
+
+  /// Where a test's server keeps its state.
+  enum Engine: String, CaseIterable, CustomTestStringConvertible {
+    case sqlite, postgres
+    var testDescription: String { rawValue }
+  }
+
+  /// A fresh database: a new SQLite file, or a new database on the test PostgreSQL server
+  /// (the test needs `.requires(.postgres)`).
+  static func storage(_ engine: Engine) async throws -> any ResolverStorage {
+    switch engine {
+    case .sqlite:
+      try SQLiteStorage(
+        path: FileManager.default.temporaryDirectory
+          .appendingPathComponent("nearby-server-\(UUID().uuidString)/db.sqlite").path)
+    case .postgres: try await PostgresStorage(url: try await TestPostgres.freshDatabase())
+    }
   }
 
   private init(

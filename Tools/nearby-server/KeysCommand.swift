@@ -77,7 +77,7 @@ struct KeysCommand: AsyncParsableCommand {
 
   struct Revoke: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-      abstract: "Revoke a key by its id (servers stop accepting it within 5 s).")
+      abstract: "Revoke a key by its id (servers refuse it and end its event streams within 5 s).")
 
     @OptionGroup var database: DatabaseOptions
     @Argument(help: "The key's id (key_…), as `nearby server keys list` shows it.") var id: String

@@ -43,7 +43,7 @@ extension ResolverHandler {
     let apiKeyID = try RequestContext.required().apiKeyID
     let lease = try streams.open(
       key: apiKeyID, address: ClientAddress.current.text, project: project)
-    let (listenerID, wakeups) = hub.listen(to: credentials.id)
+    let (listenerID, wakeups) = hub.listen(to: credentials.id, key: apiKeyID)
     let listener = EventStreamListener(
       hub: hub, device: credentials.id, id: listenerID,
       pollInterval: min(configuration.eventPollInterval, configuration.heartbeat), lease: lease)
@@ -103,7 +103,8 @@ struct DeviceEventSequence: AsyncSequence, Sendable {
   let storage: any ResolverStorage
   let device: DeviceID
   /// The project and API key the stream was opened with: checked again on every read, so a
-  /// revoked key or a removed device ends the stream at its next wake or heartbeat.
+  /// removed device ends the stream at its next wake or heartbeat. A revoked key's streams
+  /// are also ended by the sweeper, which checks the keys of the open streams (`Sweeper`).
   let project: String
   let apiKeyID: String
   let after: UInt64

@@ -10,7 +10,7 @@ import Synchronization
 /// from its `deinit` or `defer`, with no task to hop onto an actor.
 final class EventHub: Sendable {
   private struct State {
-    var listeners: [DeviceID: [Int: AsyncStream<Void>.Continuation]] = [:]
+    var listeners: [DeviceID: [Int: Listener]] = [:]
     var nextID = 0
     /// Streams woken by every device's events (the web console's live view), by id, with the
     /// project and session they belong to.
@@ -18,6 +18,12 @@ final class EventHub: Sendable {
       [:]
   }
   private let state = Mutex(State())
+
+  /// A device event stream: the API key it was opened with, and its wake-ups.
+  private struct Listener {
+    var key: String
+    var continuation: AsyncStream<Void>.Continuation
+  }
 
   /// Whose live view a watcher is: the caps are per project and per console session.
   struct WatcherOwner: Sendable, Hashable {
@@ -33,18 +39,19 @@ final class EventHub: Sendable {
   /// holds its secret) cannot pile up streams.
   static let streamsPerDevice = 2
 
-  /// A stream that yields when the device may have new events (newest wake-up only); it
-  /// finishes when the device opens too many (see ``streamsPerDevice``).
-  func listen(to device: DeviceID) -> (id: Int, wakeups: AsyncStream<Void>) {
+  /// A stream that yields when the device may have new events (newest wake-up only), for a
+  /// stream opened with the API key `key` (its id); it finishes when the device opens too many
+  /// (see ``streamsPerDevice``), or when the key is revoked (``end(keys:)``).
+  func listen(to device: DeviceID, key: String) -> (id: Int, wakeups: AsyncStream<Void>) {
     let (stream, continuation) = AsyncStream.makeStream(
       of: Void.self, bufferingPolicy: .bufferingNewest(1))
     return state.withLock { state in
       state.nextID += 1
       var streams = state.listeners[device, default: [:]]
       while streams.count >= Self.streamsPerDevice, let oldest = streams.keys.min() {
-        streams.removeValue(forKey: oldest)?.finish()
+        streams.removeValue(forKey: oldest)?.continuation.finish()
       }
-      streams[state.nextID] = continuation
+      streams[state.nextID] = Listener(key: key, continuation: continuation)
       state.listeners[device] = streams
       return (state.nextID, stream)
     }
@@ -52,7 +59,7 @@ final class EventHub: Sendable {
 
   func stopListening(to device: DeviceID, id: Int) {
     state.withLock { state in
-      state.listeners[device]?.removeValue(forKey: id)?.finish()
+      state.listeners[device]?.removeValue(forKey: id)?.continuation.finish()
       if state.listeners[device]?.isEmpty == true { state.listeners[device] = nil }
     }
   }
@@ -63,7 +70,9 @@ final class EventHub: Sendable {
       var any = false
       for device in devices {
         any = true
-        for continuation in state.listeners[device, default: [:]].values { continuation.yield() }
+        for listener in state.listeners[device, default: [:]].values {
+          listener.continuation.yield()
+        }
       }
       if any { for watcher in state.watchers.values { watcher.continuation.yield() } }
     }
@@ -73,9 +82,30 @@ final class EventHub: Sendable {
   func wakeAll() {
     state.withLock { state in
       for streams in state.listeners.values {
-        for continuation in streams.values { continuation.yield() }
+        for listener in streams.values { listener.continuation.yield() }
       }
       for watcher in state.watchers.values { watcher.continuation.yield() }
+    }
+  }
+
+  /// The API keys (ids) the open streams were opened with.
+  var keys: Set<String> {
+    state.withLock { state in
+      Set(state.listeners.values.lazy.flatMap { $0.values.lazy.map(\.key) })
+    }
+  }
+
+  /// Ends the streams opened with these keys (ids): the keys were revoked.
+  func end(keys: Set<String>) {
+    guard !keys.isEmpty else { return }
+    state.withLock { state in
+      for (device, streams) in state.listeners {
+        let ended = streams.filter { keys.contains($0.value.key) }
+        guard !ended.isEmpty else { continue }
+        for listener in ended.values { listener.continuation.finish() }
+        let left = streams.filter { !keys.contains($0.value.key) }
+        state.listeners[device] = left.isEmpty ? nil : left
+      }
     }
   }
 

@@ -10,6 +10,13 @@ import ServiceLifecycle
 /// the event log and removes devices silent past their expiry once a minute (at most 100 a
 /// minute, so a backlog drains without stalling sweeps). With several instances on PostgreSQL each sweeps; every
 /// deadline is taken by one of them (``ResolverStorage/sweep(configuration:now:limit:)``).
+///
+/// Ends the event streams of revoked API keys: every half
+/// ``ResolverServerConfiguration/apiKeyCacheLifetime`` it asks the database whether the keys
+/// of this instance's open streams are still active, so a key revoked anywhere (another
+/// instance, `nearby-server keys revoke`, the console) loses its streams within that lifetime,
+/// as it loses its new requests. A stream's own reads notice only at its next wake or
+/// heartbeat, 15 s by default.
 struct Sweeper: Sendable {
   let storage: any ResolverStorage
   let configuration: ResolverServerConfiguration
@@ -28,6 +35,7 @@ struct Sweeper: Sendable {
   func run() async {
     var lastPrune = ContinuousClock.now
     var lastHeartbeat = ContinuousClock.now
+    var lastKeyCheck = ContinuousClock.now
     while !Task.isCancelled, !Task.isShuttingDownGracefully {
       let prune = lastPrune.duration(to: .now) >= .seconds(60)
       if prune { lastPrune = .now }
@@ -35,6 +43,10 @@ struct Sweeper: Sendable {
       if lastHeartbeat.duration(to: .now) >= .seconds(5) {
         lastHeartbeat = .now
         await heartbeat()
+      }
+      if lastKeyCheck.duration(to: .now) >= configuration.apiKeyCacheLifetime / 2 {
+        lastKeyCheck = .now
+        await endStreamsOfRevokedKeys()
       }
       try? await Task.sleep(for: configuration.sweepInterval)
     }
@@ -65,6 +77,26 @@ struct Sweeper: Sendable {
       limits.setInstances(count)
     } catch {
       logger.warning("heartbeat failed", metadata: ["error": "\(error)"])
+    }
+  }
+
+  /// Ends the open event streams whose API key is no longer active (revoked, or gone).
+  func endStreamsOfRevokedKeys() async {
+    let keys = hub.keys
+    guard !keys.isEmpty else { return }
+    do {
+      let revoked = try await storage.read { store in
+        try keys.filter { try !store.isActiveAPIKey(id: $0) }
+      }
+      if !revoked.isEmpty {
+        logger.info(
+          "event streams of revoked keys ended", metadata: ["keys": "\(revoked.sorted())"])
+      }
+      hub.end(keys: revoked)
+    } catch {
+      // Tried again at the next check; the streams' own reads refuse the key meanwhile.
+      logger.warning(
+        "the keys of open event streams were not checked", metadata: ["error": "\(error)"])
     }
   }
 
