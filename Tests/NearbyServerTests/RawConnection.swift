@@ -32,6 +32,69 @@ final class RawConnection: Sendable {
     _ = text.withCString { Glibc.send(fd, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
   }
 
+  /// Sends all of `bytes` as a client that writes its whole body before reading does; false
+  /// if they were not all taken within `seconds` (the server stopped reading) or the server
+  /// closed the connection first.
+  func send(_ bytes: [UInt8], within seconds: Int) async -> Bool {
+    let fd = fd
+    return await withCheckedContinuation { continuation in
+      DispatchQueue.global().async {
+        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        var sent = 0
+        while sent < bytes.count, ContinuousClock.now < deadline {
+          let count = bytes[sent...].withUnsafeBytes {
+            Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+          }
+          guard count > 0 else { break }
+          sent += count
+        }
+        continuation.resume(returning: sent == bytes.count)
+      }
+    }
+  }
+
+  /// One whole answer (its head, and a body of its `Content-Length`) as text, waiting at most
+  /// `seconds`; nil if none came whole by then.
+  func receiveAnswer(within seconds: Int) async -> String? {
+    let fd = fd
+    return await withCheckedContinuation { continuation in
+      DispatchQueue.global().async {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        var timeout = timeval(tv_sec: 0, tv_usec: 100_000)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while ContinuousClock.now < deadline {
+          if let answer = Self.wholeAnswer(received) {
+            continuation.resume(returning: answer)
+            return
+          }
+          let count = recv(fd, &buffer, buffer.count, 0)
+          if count == 0 { break }
+          if count > 0 { received += buffer.prefix(count) }
+        }
+        continuation.resume(returning: Self.wholeAnswer(received))
+      }
+    }
+  }
+
+  /// The answer at the start of `bytes`, if it is all there.
+  private static func wholeAnswer(_ bytes: [UInt8]) -> String? {
+    let text = String(decoding: bytes, as: UTF8.self)
+    guard let headEnd = text.range(of: "\r\n\r\n") else { return nil }
+    let length =
+      text[..<headEnd.lowerBound].split(separator: "\r\n")
+      .first { $0.lowercased().hasPrefix("content-length:") }
+      .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) }
+      ?? 0
+    let body = text[headEnd.upperBound...]
+    guard body.utf8.count >= length else { return nil }
+    return String(text[..<headEnd.upperBound])
+      + String(decoding: body.utf8.prefix(length), as: UTF8.self)
+  }
+
   /// Whether the server has closed the connection (a read finds its end at once).
   var isClosed: Bool {
     var byte: UInt8 = 0

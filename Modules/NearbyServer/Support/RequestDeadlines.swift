@@ -2,12 +2,104 @@ import HTTPTypes
 import NIOCore
 import NIOHTTPTypes
 
-/// Closes a connection that does not deliver a whole request head within `headTimeout` of
-/// opening (or of the end of the previous answer), or the whole body within `bodyTimeout` of
-/// its head. The idle timeout alone lets a client that sends a byte now and then hold a
-/// connection for ever (slowloris), in the head or in a body with a large `Content-Length`;
-/// these bound each part however it trickles in. An answer being sent (an event stream) is not
-/// timed.
+/// What one connection's deadlines decide, on instants (``RequestDeadlineHandler`` feeds it
+/// what happened and performs the rest): when the connection is to be closed, and which
+/// request parts are dropped rather than handed to the application.
+///
+/// - A request head must arrive within `head` of the connection opening, or of the previous
+///   answer ending.
+/// - A body must arrive whole within `body` of its head.
+/// - An answer being made or sent (an event stream) is not timed.
+/// - An answer that ends before its request's body arrived (a 413 for a body over the limit,
+///   a 401 before the body is read) is followed by the rest of that body being read and
+///   dropped, within `head` of the answer: a client that sends its whole body before reading
+///   (as urllib does) then reads the answer, instead of finding its upload stuck because
+///   nobody reads it and the connection cut under it ("broken pipe", never the answer). So
+///   is anything sent after the answer to a request that asked to close the connection
+///   (`Connection: close`), so that the client's end of the connection is seen.
+///
+/// Pipelined requests are counted: only the answer to the latest request can start dropping.
+struct RequestDeadlineStateMachine {
+  struct Timeouts {
+    var head: TimeAmount
+    var body: TimeAmount
+  }
+
+  /// What to do with a request part.
+  enum Part: Equatable {
+    case forward
+    case drop
+  }
+
+  let timeouts: Timeouts
+  /// When the connection is to be closed; nil: not timed.
+  private(set) var deadline: NIODeadline?
+  private var heads = 0
+  private var answers = 0
+  /// Whether the latest request's body is still arriving.
+  private var bodyOpen = false
+  /// Whether the latest request asked that the connection close after its answer.
+  private var closesAfterAnswer = false
+
+  init(timeouts: Timeouts) {
+    self.timeouts = timeouts
+  }
+
+  /// Whether what arrives is read and dropped: the latest request was answered, and its
+  /// body is still arriving or the connection is to close. The handler then reads on its
+  /// own, since nobody else reads (the application stopped reading for a closing connection).
+  var isDropping: Bool {
+    heads > 0 && answers == heads && (bodyOpen || closesAfterAnswer)
+  }
+
+  /// The connection opened.
+  mutating func opened(now: NIODeadline) {
+    deadline = now + timeouts.head
+  }
+
+  /// A request head arrived; `closes`: it asks that the connection close after its answer
+  /// (decided as the server decides it: `Connection: close`).
+  mutating func head(closes: Bool, now: NIODeadline) -> Part {
+    // Nothing after a closing request's answer is read as a request.
+    if isDropping { return .drop }
+    heads += 1
+    bodyOpen = true
+    closesAfterAnswer = closes
+    deadline = now + timeouts.body
+    return .forward
+  }
+
+  /// A part of the body arrived.
+  func bodyPart() -> Part {
+    isDropping ? .drop : .forward
+  }
+
+  /// The request's end arrived.
+  mutating func end(now: NIODeadline) -> Part {
+    if !bodyOpen { return isDropping ? .drop : .forward }
+    bodyOpen = false
+    // Answered already: the next head (or the client's close) is timed from now; otherwise
+    // the answer is being made, and is not timed.
+    deadline = answers == heads ? now + timeouts.head : nil
+    // Forwarded even when the body was dropped: the server waits for the end of a request
+    // it answered before reading the next one.
+    return .forward
+  }
+
+  /// An answer ended.
+  mutating func answerEnded(now: NIODeadline) {
+    answers = min(answers + 1, heads)
+    // An earlier pipelined request's answer: the latest request keeps its own deadline.
+    guard answers == heads else { return }
+    deadline = now + timeouts.head
+  }
+}
+
+/// Performs ``RequestDeadlineStateMachine`` on a connection: closes it at the machine's
+/// deadline, drops the parts it says to drop and reads on its own while it drops. The idle
+/// timeout alone lets a client that sends a byte now and then hold a connection for ever
+/// (slowloris), in the head or in a body with a large `Content-Length`; these deadlines bound
+/// each part however it trickles in.
 ///
 /// Runs on the connection's event loop, as every channel handler does.
 final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler {
@@ -16,58 +108,75 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
   typealias OutboundIn = HTTPResponsePart
   typealias OutboundOut = HTTPResponsePart
 
-  let headTimeout: TimeAmount
-  let bodyTimeout: TimeAmount
-  private var deadline: Scheduled<Void>?
+  private var machine: RequestDeadlineStateMachine
+  private var scheduled: (deadline: NIODeadline, task: Scheduled<Void>)?
 
   init(headTimeout: TimeAmount, bodyTimeout: TimeAmount) {
-    self.headTimeout = headTimeout
-    self.bodyTimeout = bodyTimeout
+    machine = RequestDeadlineStateMachine(timeouts: .init(head: headTimeout, body: bodyTimeout))
   }
 
   func handlerAdded(context: ChannelHandlerContext) {
-    if context.channel.isActive { arm(context, in: headTimeout) }
+    if context.channel.isActive { opened(context) }
   }
 
   func channelActive(context: ChannelHandlerContext) {
-    arm(context, in: headTimeout)
+    opened(context)
     context.fireChannelActive()
   }
 
   func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    let part: RequestDeadlineStateMachine.Part
     switch unwrapInboundIn(data) {
-    case .head: arm(context, in: bodyTimeout)  // the body is timed from its head
-    case .body: break
-    case .end: disarm()  // the request is in: the answer is not timed
+    case .head(let head):
+      // As Hummingbird decides to close after the answer (HTTPChannelHandler).
+      part = machine.head(closes: head.headerFields[.connection] == "close", now: .now())
+    case .body: part = machine.bodyPart()
+    case .end: part = machine.end(now: .now())
     }
-    context.fireChannelRead(data)
+    perform(context)
+    if part == .forward { context.fireChannelRead(data) }
+  }
+
+  func channelReadComplete(context: ChannelHandlerContext) {
+    context.fireChannelReadComplete()
+    // The application does not read what is dropped: read the rest here.
+    if machine.isDropping { context.read() }
   }
 
   func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
     if case .end = unwrapOutboundIn(data) {
-      // The answer is out: the next request's head is timed from now.
-      arm(context, in: headTimeout)
+      machine.answerEnded(now: .now())
+      perform(context)
+      if machine.isDropping { context.read() }
     }
     context.write(data, promise: promise)
   }
 
   func channelInactive(context: ChannelHandlerContext) {
-    disarm()
+    cancel()
     context.fireChannelInactive()
   }
 
-  func handlerRemoved(context: ChannelHandlerContext) { disarm() }
+  func handlerRemoved(context: ChannelHandlerContext) { cancel() }
 
-  private func arm(_ context: ChannelHandlerContext, in timeout: TimeAmount) {
-    disarm()
-    let channel = context.channel
-    deadline = context.eventLoop.scheduleTask(in: timeout) {
-      channel.close(promise: nil)
-    }
+  private func opened(_ context: ChannelHandlerContext) {
+    machine.opened(now: .now())
+    perform(context)
   }
 
-  private func disarm() {
-    deadline?.cancel()
-    deadline = nil
+  /// Schedules the close at the machine's deadline (if it moved).
+  private func perform(_ context: ChannelHandlerContext) {
+    guard scheduled?.deadline != machine.deadline else { return }
+    cancel()
+    guard let deadline = machine.deadline else { return }
+    let channel = context.channel
+    scheduled = (
+      deadline, context.eventLoop.scheduleTask(deadline: deadline) { channel.close(promise: nil) }
+    )
+  }
+
+  private func cancel() {
+    scheduled?.task.cancel()
+    scheduled = nil
   }
 }
