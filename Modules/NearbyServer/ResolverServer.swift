@@ -89,6 +89,7 @@ public struct ResolverServer: Service {
     let idle = Self.timeAmount(configuration.idleTimeout)
     let head = Self.timeAmount(configuration.requestHeadTimeout)
     let body = Self.timeAmount(configuration.requestBodyTimeout)
+    let unauthenticatedBody = Self.timeAmount(configuration.unauthenticatedBodyTimeout)
     let connections = ConnectionCounts(
       maximumPerAddress: configuration.maximumConnectionsPerAddress,
       exempt: configuration.trustedProxies)
@@ -98,7 +99,8 @@ public struct ResolverServer: Service {
         configuration: .init(
           additionalChannelHandlers: [
             ConnectionsPerAddressHandler(counts: connections),
-            RequestDeadlineHandler(headTimeout: head, bodyTimeout: body),
+            RequestDeadlineHandler(
+              headTimeout: head, bodyTimeout: body, unauthenticatedBodyTimeout: unauthenticatedBody),
           ],
           idleTimeout: idle,
           httpDecoderConfiguration: .init(

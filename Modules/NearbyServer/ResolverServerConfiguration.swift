@@ -81,8 +81,16 @@ public struct ResolverServerConfiguration: Sendable {
   public var requestHeadTimeout: Duration = .seconds(10)
   /// How long a client has to send a whole request body once its head arrived; then the
   /// connection is closed. Bounds a client that trickles a large body a byte at a time,
-  /// which the idle timeout (reset by every byte) does not.
+  /// which the idle timeout (reset by every byte) does not. This is the deadline of a request
+  /// that authenticated (an API key, a console session); before that,
+  /// ``unauthenticatedBodyTimeout``.
   public var requestBodyTimeout: Duration = .seconds(30)
+  /// How long a client that has not authenticated has to send a whole request body once its
+  /// head arrived (at most ``requestBodyTimeout``); then the connection is closed. Covers
+  /// every route that reads a body before a credential is checked, as the console's sign-in
+  /// form (which carries the key): whoever holds no key cannot hold a connection with a
+  /// trickled body for longer than this.
+  public var unauthenticatedBodyTimeout: Duration = .seconds(10)
   /// The web console under `/console` (on by default; `console.isEnabled = false` turns it
   /// off).
   public var console = ConsoleConfiguration()

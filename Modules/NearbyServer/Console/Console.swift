@@ -104,6 +104,8 @@ struct Console: Sendable {
       if let wait = limits.perKey.take(session.keyID) {
         throw APIFailure.rateLimited(retryAfter: wait)
       }
+      // A form's body has the longer deadline once its session is known; sign-in's does not.
+      RequestBodyDeadline.current?.authenticated()
       return await answering(session: session) { try await page(session) }
     }
   }

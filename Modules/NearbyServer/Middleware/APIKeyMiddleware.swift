@@ -57,6 +57,8 @@ struct APIKeyMiddleware: ServerMiddleware {
     if let wait = limits.perKey.take(record.id) {
       throw APIFailure.rateLimited(retryAfter: wait)
     }
+    // A key holder's body has the longer deadline; a body read before this had the short one.
+    RequestBodyDeadline.current?.authenticated()
     let context = RequestContext(
       project: record.project, apiKeyID: record.id,
       deviceSecret: request.headerFields[Self.deviceSecretHeader])

@@ -12,20 +12,24 @@ struct ClientAddress: Sendable, Hashable {
   @TaskLocal static var current = ClientAddress(text: "unknown")
 }
 
-/// Hummingbird's request context with the connection's peer address.
+/// Hummingbird's request context with the connection's peer address, and the connection
+/// (whose body deadline authentication extends: ``RequestBodyDeadline``).
 struct AddressedRequestContext: Hummingbird.RequestContext, RemoteAddressRequestContext {
   var coreContext: CoreRequestContextStorage
   let remoteAddress: SocketAddress?
+  let channel: any Channel
 
   init(source: Source) {
     coreContext = .init(source: source)
     remoteAddress = source.channel.remoteAddress
+    channel = source.channel
   }
 }
 
 /// Makes the request's client address ``ClientAddress/current`` for the handlers and the
 /// OpenAPI middlewares after it: the peer's, or for a request from a trusted proxy, the last
-/// address in `X-Forwarded-For` that is not a trusted proxy.
+/// address in `X-Forwarded-For` that is not a trusted proxy. Makes its connection
+/// ``RequestBodyDeadline/current``, for whoever authenticates the request.
 struct ClientAddressMiddleware: RouterMiddleware {
   typealias Context = AddressedRequestContext
   static let forwardedFor = HTTPField.Name("X-Forwarded-For")!
@@ -40,7 +44,9 @@ struct ClientAddressMiddleware: RouterMiddleware {
         peer: context.remoteAddress?.ipAddress ?? "unknown",
         forwardedFor: request.headers[values: Self.forwardedFor], trusted: trustedProxies))
     return try await ClientAddress.$current.withValue(address) {
-      try await next(request, context)
+      try await RequestBodyDeadline.$current.withValue(.init(channel: context.channel)) {
+        try await next(request, context)
+      }
     }
   }
 

@@ -8,7 +8,10 @@ import NIOHTTPTypes
 ///
 /// - A request head must arrive within `head` of the connection opening, or of the previous
 ///   answer ending.
-/// - A body must arrive whole within `body` of its head.
+/// - A body must arrive whole within `unauthenticatedBody` of its head, or within `body` once
+///   the request authenticated (``authenticated()``: an API key or a console session was
+///   checked). A body read before any credential (the console's sign-in form carries the key)
+///   so has the short deadline, whatever route reads it.
 /// - An answer being made or sent (an event stream) is not timed.
 /// - An answer that ends before its request's body arrived (a 413 for a body over the limit,
 ///   a 401 before the body is read) is followed by the rest of that body being read and
@@ -19,10 +22,12 @@ import NIOHTTPTypes
 ///   (`Connection: close`), so that the client's end of the connection is seen.
 ///
 /// Pipelined requests are counted: only the answer to the latest request can start dropping.
+/// An authentication is the latest request's (a pipelined head read early takes it).
 struct RequestDeadlineStateMachine {
   struct Timeouts {
     var head: TimeAmount
     var body: TimeAmount
+    var unauthenticatedBody: TimeAmount
   }
 
   /// What to do with a request part.
@@ -38,6 +43,8 @@ struct RequestDeadlineStateMachine {
   private var answers = 0
   /// Whether the latest request's body is still arriving.
   private var bodyOpen = false
+  private var headArrived = NIODeadline.uptimeNanoseconds(0)
+  private var isAuthenticated = false
   /// Whether the latest request asked that the connection close after its answer.
   private var closesAfterAnswer = false
 
@@ -65,7 +72,9 @@ struct RequestDeadlineStateMachine {
     heads += 1
     bodyOpen = true
     closesAfterAnswer = closes
-    deadline = now + timeouts.body
+    headArrived = now
+    isAuthenticated = false
+    deadline = now + min(timeouts.unauthenticatedBody, timeouts.body)
     return .forward
   }
 
@@ -86,6 +95,13 @@ struct RequestDeadlineStateMachine {
     return .forward
   }
 
+  /// The latest request authenticated: its body has the longer deadline, from its head.
+  mutating func authenticated() {
+    guard bodyOpen, answers < heads, !isAuthenticated else { return }
+    isAuthenticated = true
+    deadline = headArrived + timeouts.body
+  }
+
   /// An answer ended.
   mutating func answerEnded(now: NIODeadline) {
     answers = min(answers + 1, heads)
@@ -101,18 +117,25 @@ struct RequestDeadlineStateMachine {
 /// (slowloris), in the head or in a body with a large `Content-Length`; these deadlines bound
 /// each part however it trickles in.
 ///
-/// Runs on the connection's event loop, as every channel handler does.
+/// Runs on the connection's event loop, as every channel handler does. The application says a
+/// request authenticated with the outbound user event ``Authenticated``
+/// (``RequestBodyDeadline/authenticated()``).
 final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler {
   typealias InboundIn = HTTPRequestPart
   typealias InboundOut = HTTPRequestPart
   typealias OutboundIn = HTTPResponsePart
   typealias OutboundOut = HTTPResponsePart
 
+  /// The outbound user event that says the current request authenticated.
+  struct Authenticated: Sendable {}
+
   private var machine: RequestDeadlineStateMachine
   private var scheduled: (deadline: NIODeadline, task: Scheduled<Void>)?
 
-  init(headTimeout: TimeAmount, bodyTimeout: TimeAmount) {
-    machine = RequestDeadlineStateMachine(timeouts: .init(head: headTimeout, body: bodyTimeout))
+  init(headTimeout: TimeAmount, bodyTimeout: TimeAmount, unauthenticatedBodyTimeout: TimeAmount) {
+    machine = RequestDeadlineStateMachine(
+      timeouts: .init(
+        head: headTimeout, body: bodyTimeout, unauthenticatedBody: unauthenticatedBodyTimeout))
   }
 
   func handlerAdded(context: ChannelHandlerContext) {
@@ -152,6 +175,18 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
     context.write(data, promise: promise)
   }
 
+  func triggerUserOutboundEvent(
+    context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?
+  ) {
+    guard event is Authenticated else {
+      context.triggerUserOutboundEvent(event, promise: promise)
+      return
+    }
+    machine.authenticated()
+    perform(context)
+    promise?.succeed()
+  }
+
   func channelInactive(context: ChannelHandlerContext) {
     cancel()
     context.fireChannelInactive()
@@ -178,5 +213,19 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
   private func cancel() {
     scheduled?.task.cancel()
     scheduled = nil
+  }
+}
+
+/// The connection of the request being handled, so that whoever authenticates it (the API key
+/// middleware, the console's session check) can give its body the longer deadline
+/// (``RequestDeadlineStateMachine``). Set for every route by `ClientAddressMiddleware`.
+struct RequestBodyDeadline: Sendable {
+  let channel: any Channel
+
+  @TaskLocal static var current: RequestBodyDeadline?
+
+  /// Says the request authenticated.
+  func authenticated() {
+    channel.triggerUserOutboundEvent(RequestDeadlineHandler.Authenticated(), promise: nil)
   }
 }
