@@ -45,7 +45,7 @@ fi
 # symbol graphs of every module in one run, then docc convert per catalog).
 Tools/scripts/docs.sh
 
-# The web page's modem (issue 40): Modules/AudioModem compiled to WebAssembly with Embedded
+# The web page's modem: Modules/AudioModem compiled to WebAssembly with Embedded
 # Swift; AudioModemTests run it with the toolchain's wasmkit against the native build. About
 # 15 s on 2 cores.
 Tools/scripts/build-web-modem.sh "$NEARBY_TEST_RUNTIME/nearby-modem.wasm"

@@ -24,7 +24,7 @@ import Foundation
 /// clock's skew would link a device's datagrams across rotations); the project tag is new
 /// with every nonce (a constant one named the project and linked its devices across rotations
 /// and networks); bodies are padded to a few sizes (their exact lengths repeated across
-/// rotations). Version 2 had a constant tag and no padding: receivers drop other versions.
+/// rotations). Receivers drop datagrams of other versions.
 struct PeerHeader: Sendable, Hashable {
   static let magic: [UInt8] = [0x4e, 0x50]
   static let version: UInt8 = 3
