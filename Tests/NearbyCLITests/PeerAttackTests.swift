@@ -39,6 +39,8 @@ extension MultiHostTests.Peer {
         if captured:
             tx.sendto(captured[sent % len(captured)], (group, port))
             sent += 1
+        if sent == 1:
+            print('flooding', flush=True)
         time.sleep(2 / rate)
     print(sent)
     """
@@ -50,6 +52,7 @@ extension MultiHostTests.Peer {
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.bind(('0.0.0.0', int(sys.argv[1])))
     s.settimeout(0.2)
+    print('listening', flush=True)
     count, size, end = 0, 0, time.time() + float(sys.argv[2])
     while time.time() < end:
         try:
@@ -86,7 +89,7 @@ extension MultiHostTests.Peer {
     // The victim listens from before the flood to 4 s after it.
     let victim = try Self.python(world, Self.victim, [victimPort, "12"])
     defer { victim.kill() }
-    try await Task.sleep(for: .milliseconds(300))
+    #expect(await eventually { victim.lines.contains("listening") }, "\(victim.errors)")
     let forger = try Self.python(
       world, Self.forger, ["239.255.77.77", world.lanPort, victimPort, "1000", "8"])
     defer { forger.kill() }
@@ -119,7 +122,7 @@ extension MultiHostTests.Peer {
     let forger = try Self.python(
       world, Self.forger, ["239.255.77.77", world.lanPort, "29999", "1000", "20"])
     defer { forger.kill() }
-    try await Task.sleep(for: .seconds(1))
+    #expect(await eventually { forger.lines.contains("flooding") }, "\(forger.errors)")
     let newcomer = try world.nearby(in: "b", ["subscribe", "--mode", "scan"])
     defer { newcomer.kill() }
     let connected = await newcomer.waitForEvent(timeout: .seconds(30)) {
