@@ -68,17 +68,20 @@ public struct ResolverServer: Service {
     router.add(middleware: ClientAddressMiddleware(trustedProxies: configuration.trustedProxies))
     // The key is checked before the body is read: a client without a key cannot make the
     // server buffer a body.
+    let keys = APIKeyMiddleware(
+      keys: APIKeyCache(storage: storage, lifetime: configuration.apiKeyCacheLifetime),
+      limits: limits,
+      metricsNeedKey: configuration.metricsRequireKey)
     try handler.registerHandlers(
       on: router, configuration: .nearby,
       middlewares: [
         ErrorAnswerMiddleware(logger: logger),
         RequestMetricsMiddleware(metrics: metrics),
-        APIKeyMiddleware(
-          keys: APIKeyCache(storage: storage, lifetime: configuration.apiKeyCacheLifetime),
-          limits: limits,
-          metricsNeedKey: configuration.metricsRequireKey),
+        keys,
         BodyLimitMiddleware(limit: configuration.maximumBodyBytes),
       ])
+    // The phone's page under /web, on the API's origin (no CORS), with its own headers.
+    try WebClient(keys: keys, limits: limits).register(on: router)
     // The web console's plain routes under /console, beside the API's: none of the API's
     // middlewares apply to them, nor theirs to the API.
     if configuration.console.isEnabled {

@@ -14,18 +14,26 @@ for tool in swiftc clang wasm-ld; do
     exit 69
   fi
 done
+here=$(pwd)
+case $out in /*) ;; *) out="$here/$out" ;; esac
 work=$(mktemp -d /tmp/nearby-web-modem.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/modules" "$(dirname "$out")"
 # -Osize: the page downloads it. No stack protector: there is no libc to provide its guard.
 flags=(-target wasm32-unknown-none-wasm -enable-experimental-feature Embedded -wmo -Osize
   -parse-as-library -swift-version 6 -Xfrontend -disable-stack-protector)
-swiftc "${flags[@]}" -module-name Tokens Modules/Tokens/Token.swift \
-  Modules/Tokens/TokenError.swift Modules/Tokens/Hex.swift \
-  -emit-module -emit-module-path "$work/modules/Tokens.swiftmodule" -c -o "$work/tokens.o"
-swiftc "${flags[@]}" -module-name AudioModem -I "$work/modules" Modules/AudioModem/*.swift \
-  Tools/web-modem/ModemExports.swift -c -o "$work/modem.o"
-clang --target=wasm32-unknown-none -O2 -nostdlib -ffreestanding -c Tools/web-modem/runtime.c \
-  -o "$work/runtime.o"
-wasm-ld --no-entry --gc-sections -o "$out" "$work/modem.o" "$work/tokens.o" "$work/runtime.o"
-echo "build-web-modem: $out, $(wc -c <"$out") bytes, $(gzip -9 -c "$out" | wc -c) gzipped" >&2
+# Built inside the work folder with relative output names: swiftc puts a hash of an object's
+# path in it, and the module the server embeds (Tools/scripts/build-web-client.sh --check)
+# must come out the same from any clone.
+cd "$work"
+swiftc "${flags[@]}" -module-name Tokens "$here/Modules/Tokens/Token.swift" \
+  "$here/Modules/Tokens/TokenError.swift" "$here/Modules/Tokens/Hex.swift" \
+  -emit-module -emit-module-path modules/Tokens.swiftmodule -c -o tokens.o
+swiftc "${flags[@]}" -module-name AudioModem -I modules "$here"/Modules/AudioModem/*.swift \
+  "$here/Tools/web-modem/ModemExports.swift" -c -o modem.o
+clang --target=wasm32-unknown-none -O2 -nostdlib -ffreestanding \
+  -c "$here/Tools/web-modem/runtime.c" -o runtime.o
+# --strip-all: no names section (a fifth of the module), which the page does not need.
+wasm-ld --no-entry --gc-sections --strip-all -o nearby-modem.wasm modem.o tokens.o runtime.o
+cp nearby-modem.wasm "$out"
+echo "build-web-modem: $out, $(wc -c <"$out") bytes, $(gzip -9 -n -c "$out" | wc -c) gzipped" >&2

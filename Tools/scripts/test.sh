@@ -46,9 +46,10 @@ fi
 Tools/scripts/docs.sh
 
 # The web page's modem: Modules/AudioModem compiled to WebAssembly with Embedded
-# Swift; AudioModemTests run it with the toolchain's wasmkit against the native build. About
-# 15 s on 2 cores.
-Tools/scripts/build-web-modem.sh "$NEARBY_TEST_RUNTIME/nearby-modem.wasm"
+# Swift; AudioModemTests run it with the toolchain's wasmkit against the native build. The
+# page the server embeds (Modules/NearbyServer/Web/WebClientFiles.swift, committed) must be
+# what Tools/web-client and that module make. About 15 s on 2 cores.
+Tools/scripts/build-web-client.sh --check "$NEARBY_TEST_RUNTIME/nearby-modem.wasm"
 export NEARBY_TEST_WEB_MODEM="$NEARBY_TEST_RUNTIME/nearby-modem.wasm"
 
 shopt -s nullglob
@@ -124,6 +125,13 @@ Tools/scripts/fuzz-api.sh
 # They are kept after the run in .build/console-screenshots (the runtime folder is removed on
 # exit), with failure.png when a step failed.
 Tools/scripts/console-browser.sh
+
+# The phone's page (/web) in headless Chromium with a fake microphone playing a Linux box's
+# recorded token (clean and at C/N0 30 dB-Hz), at 44.1 and 48 kHz: found and lost, the page's
+# own publication heard by a Linux subscriber through a PulseAudio null sink, and the hostile
+# cases (an admin key's link, another project's key, a spoofed sighting). About 70 s on 2
+# cores; screenshots at 360 px, light and dark, kept in .build/web-screenshots.
+Tools/scripts/web-browser.sh
 
 # The beacon parsers under libFuzzer, a bounded number of inputs each.
 Tools/scripts/fuzz-beacons.sh

@@ -80,6 +80,14 @@ struct APIKeyMiddleware: ServerMiddleware {
     {
       text = String(authorization.dropFirst("bearer ".count))
     }
+    return try await activeKey(text, address: address)
+  }
+
+  /// The active key whose text is `text`, counted as the API counts keys (refused keys per
+  /// address): for the plain routes that take a key (the web page's check of its link).
+  /// - Throws: 401 for no key or a refused one, 429 once the address refused too many, 503
+  ///   when the database does not answer.
+  func activeKey(_ text: String?, address: String) async throws -> APIKeyRecord {
     guard let text, !text.isEmpty else {
       try await refused(address)
       throw APIFailure.unauthorized(

@@ -1,0 +1,345 @@
+"""The phone's page end to end in headless Chromium (run by web-browser.sh).
+
+A Linux box (`nearby publish --mediums audio` against the server) plays its live token into a
+PulseAudio null sink; its monitor is recorded, and Chromium's fake microphone plays the
+recording (clean, and with white noise at C/N0 30 dB-Hz, where the native decoder still decodes
+99 %). At 44.1 and 48 kHz (a PulseAudio server for each, whose default rate Chromium's
+AudioContext takes):
+  - the page finds the box's message, and loses it when the box unpublishes;
+  - the page publishes a text; its audio goes into another null sink, whose monitor a Linux
+    `nearby subscribe --mediums audio` hears, finding the page's text;
+  - hostile: a link with an admin key is refused by the page; a key of another project hears
+    the token but finds nothing; a sighting of a token never heard finds nothing.
+Screenshots at 360 px, light and dark, go to $NEARBY_WEB_SCREENSHOTS. Every step checks what
+the page shows (data-testid attributes); the first failure ends the run with a non-zero exit.
+
+Environment: NEARBY_WEB_URL, NEARBY_WEB_CLIENT_KEY, NEARBY_WEB_OTHER_KEY, NEARBY_WEB_ADMIN_KEY,
+NEARBY_WEB_NEARBY (the nearby binary), NEARBY_WEB_WORK (a scratch folder),
+NEARBY_WEB_PULSE_44100 and NEARBY_WEB_PULSE_48000 (PulseAudio servers with null sinks web_box,
+web_out and web_sub), NEARBY_WEB_SCREENSHOTS.
+"""
+
+import json
+import math
+import os
+import queue
+import random
+import signal
+import struct
+import subprocess
+import sys
+import threading
+import time
+import wave
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+
+BASE = os.environ["NEARBY_WEB_URL"]
+CLIENT_KEY = os.environ["NEARBY_WEB_CLIENT_KEY"]
+OTHER_KEY = os.environ["NEARBY_WEB_OTHER_KEY"]
+ADMIN_KEY = os.environ["NEARBY_WEB_ADMIN_KEY"]
+NEARBY = os.environ["NEARBY_WEB_NEARBY"]
+WORK = os.environ["NEARBY_WEB_WORK"]
+SHOTS = os.environ["NEARBY_WEB_SCREENSHOTS"]
+PULSE = {44100: os.environ["NEARBY_WEB_PULSE_44100"], 48000: os.environ["NEARBY_WEB_PULSE_48000"]}
+BOX_TEXT = "hello from the box"
+PAGE_TEXT = "cast from the page"
+CN0 = 30.0  # dB-Hz: the native decoder's 99 % point (docs/benchmarks.md)
+
+
+def expect(condition, what):
+    if not condition:
+        raise AssertionError(what)
+
+
+def log(text):
+    print(f"web-browser: {text}", file=sys.stderr, flush=True)
+
+
+class Process:
+    """A `nearby` process whose JSON lines are read on a thread, so that a test waits for a
+    line it expects (bounded) rather than sleeping."""
+
+    def __init__(self, name, arguments, pulse, sink, source):
+        env = dict(os.environ)
+        home = os.path.join(WORK, name)
+        os.makedirs(home, exist_ok=True)
+        env.update({
+            "HOME": home, "XDG_CONFIG_HOME": os.path.join(home, "config"),
+            "XDG_STATE_HOME": os.path.join(home, "state"),
+            "XDG_RUNTIME_DIR": os.path.join(home, "run"),
+            "PULSE_SERVER": pulse, "PULSE_SINK": sink, "PULSE_SOURCE": source,
+            "NEARBY_SERVER": "", "NEARBY_API_KEY": "",
+        })
+        os.makedirs(env["XDG_RUNTIME_DIR"], mode=0o700, exist_ok=True)
+        self.name = name
+        self.lines = queue.Queue()
+        self.stderr = open(os.path.join(WORK, f"{name}.stderr"), "w")
+        self.process = subprocess.Popen(
+            [NEARBY] + arguments, stdout=subprocess.PIPE, stderr=self.stderr, stdin=subprocess.DEVNULL,
+            env=env, text=True)
+        threading.Thread(target=self.read, daemon=True).start()
+
+    def read(self):
+        for line in self.process.stdout:
+            try:
+                self.lines.put(json.loads(line))
+            except ValueError:
+                pass
+
+    def wait_for(self, predicate, seconds, what):
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            try:
+                line = self.lines.get(timeout=0.2)
+            except queue.Empty:
+                expect(self.process.poll() is None, f"{self.name} exited ({self.process.returncode}) "
+                       f"before {what}; its stderr is in {self.stderr.name}")
+                continue
+            if predicate(line):
+                return line
+        raise AssertionError(f"{self.name}: no {what} within {seconds} s")
+
+    def interrupt(self):
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.stderr.close()
+
+
+def box(rate):
+    """The Linux box: publishes on audio through the server, into the sink web_box."""
+    process = Process(
+        f"box-{rate}",
+        ["publish", BOX_TEXT, "--server", BASE, "--api-key", CLIENT_KEY, "--mediums", "audio",
+         "--json"], PULSE[rate], "web_box", "web_sub.monitor")
+    process.wait_for(lambda l: l.get("event") == "medium" and l.get("available"), 20, "audio medium")
+    return process
+
+
+def record(rate, seconds):
+    """`seconds` of web_box's monitor as 16-bit samples at `rate`."""
+    env = dict(os.environ, PULSE_SERVER=PULSE[rate])
+    recorder = subprocess.Popen(
+        ["parec", "--device=web_box.monitor", f"--rate={rate}", "--channels=1", "--format=s16le",
+         "--latency-msec=50"], stdout=subprocess.PIPE, env=env)
+    wanted = int(seconds * rate) * 2
+    data = bytearray()
+    deadline = time.monotonic() + seconds + 10
+    while len(data) < wanted and time.monotonic() < deadline:
+        chunk = recorder.stdout.read1(65536)
+        if not chunk:
+            break
+        data += chunk
+    recorder.terminate()
+    recorder.wait()
+    expect(len(data) >= wanted, f"parec gave {len(data)} of {wanted} bytes")
+    return list(struct.unpack(f"<{wanted // 2}h", bytes(data[:wanted])))
+
+
+def write_wav(path, rate, samples):
+    with wave.open(path, "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(rate)
+        clipped = (max(-32768, min(32767, int(round(s)))) for s in samples)
+        out.writeframes(struct.pack(f"<{len(samples)}h", *clipped))
+
+
+def noisy(samples, rate):
+    """The recording 26 dB down (room for the noise in 16 bits) with white noise at C/N0 CN0:
+    the signal's power C measured over its frames (|x| above a threshold), N0 = C / 10^(CN0/10),
+    variance N0 * rate / 2, as AudioModemTestKit's Channel.addWhiteNoise."""
+    gain = 10 ** (-26 / 20)
+    scaled = [s * gain for s in samples]
+    loud = [s for s in scaled if abs(s) > 20 * gain]
+    power = sum(s * s for s in loud) / max(1, len(loud))
+    deviation = math.sqrt(power / 10 ** (CN0 / 10) * rate / 2)
+    generator = random.Random(7)
+    return [s + generator.gauss(0, deviation) for s in scaled]
+
+
+def decoded(path):
+    """The tokens the native decoder finds in a WAV file."""
+    result = subprocess.run([NEARBY, "audio", "decode", path, "--json"], capture_output=True,
+                            text=True, timeout=120)
+    expect(result.returncode == 0, f"nearby audio decode {path}: {result.stderr}")
+    return [json.loads(line)["token"] for line in result.stdout.splitlines() if line.strip()]
+
+
+def browser(rate, wav, loop=True):
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    capture = wav if loop else wav + "%noloop"
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                     "--hide-scrollbars", "--window-size=360,800",
+                     "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
+                     f"--use-file-for-fake-audio-capture={capture}"):
+        options.add_argument(argument)
+    env = dict(os.environ, PULSE_SERVER=PULSE[rate], PULSE_SINK="web_out")
+    service = Service("/usr/bin/chromedriver", env=env)
+    return webdriver.Chrome(service=service, options=options)
+
+
+def testid(driver, name):
+    return driver.find_element(By.CSS_SELECTOR, f'[data-testid="{name}"]')
+
+
+def found_texts(driver):
+    return [e.text for e in driver.find_elements(By.CSS_SELECTOR, '[data-testid="found-text"]')]
+
+
+def wait_until(driver, predicate, seconds, what):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return time.monotonic()
+        time.sleep(0.2)
+    status = testid(driver, "status").text
+    error = testid(driver, "error").text
+    last = testid(driver, "last-token").text
+    raise AssertionError(f"no {what} within {seconds} s (status: {status!r}, error: {error!r}, "
+                         f"last token: {last!r}, found: {found_texts(driver)!r})")
+
+
+def open_page(driver, key):
+    driver.get("about:blank")  # a new load: the same URL but its fragment would not be one
+    driver.get(f"{BASE}/web#key={key}")
+    testid(driver, "start").click()
+
+
+def shoot(driver, name):
+    for scheme in ("light", "dark"):
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {
+            "features": [{"name": "prefers-color-scheme", "value": scheme}]})
+        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+            "width": 360, "height": 800, "deviceScaleFactor": 1, "mobile": True})
+        driver.save_screenshot(os.path.join(SHOTS, f"{name}-360-{scheme}.png"))
+        width = driver.execute_script("return document.documentElement.scrollWidth")
+        expect(width <= 360, f"{name} is {width} px wide in a 360 px viewport ({scheme})")
+    driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+def hostile(rate, wav):
+    """An admin key's link; another project's key; a sighting of a token never heard."""
+    driver = browser(rate, wav)
+    try:
+        open_page(driver, ADMIN_KEY)
+        wait_until(driver, lambda: "admin key" in testid(driver, "error").text, 20,
+                   "refusal of an admin key")
+        expect(testid(driver, "start").is_enabled(), "Start stays usable after the refusal")
+        log("an admin key's link is refused")
+
+        open_page(driver, OTHER_KEY)
+        wait_until(driver, lambda: "SNR" in testid(driver, "last-token").text, 30,
+                   "token heard with another project's key")
+        time.sleep(4)  # reports of what it heard have reached the server: nothing resolves
+        expect(found_texts(driver) == [], f"another project's key found {found_texts(driver)}")
+        log("another project's key hears the box's token and finds nothing")
+
+        # A sighting of a token no one sent, from the page's origin with a device of its own.
+        answer = driver.execute_async_script("""
+            const [key, done] = arguments;
+            const h = {"X-Nearby-API-Key": key, "Content-Type": "application/json"};
+            (async () => {
+              const device = await (await fetch("/v1/devices", {method: "POST", headers: h,
+                body: "{}"})).json();
+              const report = {subscribe: [{id: crypto.randomUUID(), strategy: {mediums: ["audio"]}}],
+                sightings: [{token: "0badc0de0badc0de", medium: "audio",
+                             time: new Date().toISOString()}]};
+              const r = await fetch(`/v1/devices/${device.id}/report`, {method: "POST",
+                headers: {...h, "X-Nearby-Device-Secret": device.secret},
+                body: JSON.stringify(report)});
+              done({status: r.status, body: await r.json()});
+            })().catch((e) => done({status: -1, body: String(e)}));
+        """, CLIENT_KEY)
+        expect(answer["status"] == 200, f"a spoofed sighting's report: {answer}")
+        expect(answer["body"]["events"] == [], f"a spoofed sighting found {answer['body']['events']}")
+        log("a sighting of a token never heard finds nothing")
+    finally:
+        driver.quit()
+
+
+def run_rate(rate):
+    log(f"== {rate} Hz")
+    publisher = box(rate)
+    try:
+        samples = record(rate, 8.0)
+        clean = os.path.join(WORK, f"box-{rate}.wav")
+        write_wav(clean, rate, samples)
+        tokens = decoded(clean)
+        expect(tokens, f"the box's recording at {rate} Hz holds no token the native decoder finds")
+        noise = os.path.join(WORK, f"box-{rate}-noisy.wav")
+        write_wav(noise, rate, noisy(samples, rate))
+        log(f"recorded the box's token {tokens[0]} (native decoder: {len(tokens)} frames clean, "
+            f"{len(decoded(noise))} with noise at {CN0} dB-Hz)")
+
+        if rate == 48000:
+            hostile(rate, clean)
+
+        # With noise: the page still finds the box's message.
+        driver = browser(rate, noise)
+        try:
+            open_page(driver, CLIENT_KEY)
+            wait_until(driver, lambda: BOX_TEXT in found_texts(driver), 45,
+                       f"found with noise at {CN0} dB-Hz")
+            expect(testid(driver, "rate").text == f"{rate} Hz",
+                   f"the page runs at {testid(driver, 'rate').text}, not {rate} Hz")
+            log(f"with noise at {CN0} dB-Hz: found ({testid(driver, 'last-token').text})")
+        finally:
+            driver.quit()
+
+        # Clean: found; the page publishes and a Linux subscriber hears it; lost on unpublish.
+        driver = browser(rate, clean)
+        subscriber = None
+        try:
+            started = time.monotonic()
+            open_page(driver, CLIENT_KEY)
+            found_at = wait_until(driver, lambda: BOX_TEXT in found_texts(driver), 30, "found")
+            log(f"clean: found {found_at - started:.1f} s after Start")
+            testid(driver, "publish-text").send_keys(PAGE_TEXT)
+            testid(driver, "publish").click()
+            wait_until(driver, lambda: PAGE_TEXT in testid(driver, "published").text, 15,
+                       "the page's publication")
+            shoot(driver, f"web-{rate}")
+            subscriber = Process(
+                f"subscriber-{rate}",
+                ["subscribe", "--server", BASE, "--api-key", CLIENT_KEY, "--mediums", "audio",
+                 "--json"], PULSE[rate], "web_sub", "web_out.monitor")
+            subscriber.wait_for(lambda l: l.get("event") == "found" and l.get("text") == PAGE_TEXT,
+                                40, f"found {PAGE_TEXT!r} from the page's audio")
+            log("a Linux subscriber hears the page and finds its text")
+            stopped = time.monotonic()
+            publisher.interrupt()
+            lost_at = wait_until(driver, lambda: BOX_TEXT not in found_texts(driver), 8,
+                                 "lost after the box unpublished")
+            log(f"lost {lost_at - stopped:.1f} s after the box's Ctrl-C")
+        finally:
+            if subscriber:
+                subscriber.interrupt()
+            driver.quit()
+    finally:
+        publisher.interrupt()
+
+
+def main():
+    failed = False
+    for rate in (44100, 48000):
+        try:
+            run_rate(rate)
+        except Exception as error:  # every rate runs; the run fails at the end
+            failed = True
+            log(f"FAILED at {rate} Hz: {error}")
+    if failed:
+        sys.exit(1)
+    log("passed")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,582 @@
+// The phone's side of Nearby: a device of the project, like the Linux ones, whose medium is
+// the browser's speaker and microphone. The modem runs in an AudioWorklet (worklet.js); this
+// file talks to the resolver (the same API as every device: register, report, events) and
+// draws what happens. The project's client key comes in the link's fragment (#key=...), which
+// browsers never send to a server nor log.
+"use strict";
+
+const REPORT_MARGIN = 5; // seconds before the token expires when the page reports again
+const SIGHTING_BATCH = 300; // ms a heard token waits for others before the report goes
+const SELF_CHECK_WAIT = 4000; // ms the self-check listens for its own frame
+const STREAM_SILENCE = 40000; // ms without a byte (keepalives come every 15 s) = a dead stream
+const LEVEL = 0.5; // peak of the frames the page plays, as the Linux medium's default
+
+const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
+
+const page = {
+  key: "",
+  device: null, // {id, secret}
+  worklet: null,
+  context: null,
+  running: false,
+  revision: -1,
+  token: null,
+  broadcasting: false,
+  scanning: true,
+  subscription: crypto.randomUUID ? crypto.randomUUID() : null,
+  publication: null, // {id, text}
+  unpublish: [],
+  publishPending: null,
+  sightings: new Map(),
+  lastSequence: 0,
+  found: new Map(),
+  reportTimer: 0,
+  reporting: null,
+  selfCheck: null,
+};
+
+// MARK: What the page shows
+
+function showError(text) {
+  const box = $("error");
+  box.textContent = text;
+  box.hidden = !text;
+}
+
+function showStatus(text) {
+  $("status").textContent = text;
+}
+
+function setState(state) {
+  document.body.dataset.state = state;
+}
+
+function bytesOfBase64(text) {
+  const binary = atob(text);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return bytes;
+}
+
+function base64OfText(text) {
+  const bytes = new TextEncoder().encode(text);
+  let binary = "";
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return btoa(binary);
+}
+
+function textOfMessage(message) {
+  const bytes = bytesOfBase64(message.content || "");
+  try {
+    return { text: new TextDecoder("utf-8", { fatal: true }).decode(bytes), binary: false };
+  } catch {
+    return { text: `${bytes.length} bytes (not text)`, binary: true };
+  }
+}
+
+function foundKey(event) {
+  const m = event.message || {};
+  return [event.subscription, m.namespace || "", m.type || "", m.content || ""].join("\u0000");
+}
+
+function drawFound() {
+  const list = $("found-list");
+  list.replaceChildren();
+  for (const event of page.found.values()) {
+    const item = document.createElement("li");
+    item.dataset.testid = "found-item";
+    const { text, binary } = textOfMessage(event.message);
+    let body;
+    if (!binary && /^https?:\/\/\S+$/i.test(text)) {
+      body = document.createElement("a");
+      body.href = text;
+      body.rel = "noopener noreferrer";
+      body.target = "_blank";
+    } else {
+      body = document.createElement("span");
+    }
+    body.className = "text";
+    body.dataset.testid = "found-text";
+    body.textContent = text;
+    item.append(body);
+    const type = event.message.type;
+    if (type) {
+      const meta = document.createElement("span");
+      meta.className = "meta";
+      meta.textContent = `type ${type}`;
+      item.append(meta);
+    }
+    list.append(item);
+  }
+  $("found-empty").hidden = page.found.size > 0;
+}
+
+function handleEvent(event) {
+  if (!event || typeof event.sequence !== "number") return;
+  if (event.sequence <= page.lastSequence) return; // seen in a report's answer already
+  page.lastSequence = event.sequence;
+  if (event.kind === "found" && event.message) {
+    page.found.set(foundKey(event), event);
+  } else if (event.kind === "lost" && event.message) {
+    page.found.delete(foundKey(event));
+  } else if (event.kind === "publicationExpired" && page.publication &&
+             event.publication === page.publication.id) {
+    page.publication = null;
+    drawPublication();
+  }
+  drawFound();
+}
+
+function drawPublication() {
+  const shown = $("published");
+  if (page.publication) {
+    shown.textContent = `Shown to the devices that hear this phone: ${page.publication.text}`;
+    shown.hidden = false;
+  } else {
+    shown.hidden = true;
+  }
+  $("unpublish").disabled = !page.publication;
+  $("publish").disabled = !page.running;
+}
+
+// MARK: The resolver
+
+class ServerError extends Error {
+  constructor(status, code, message) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+async function call(method, path, body, withDevice = true) {
+  const headers = { "X-Nearby-API-Key": page.key };
+  if (withDevice && page.device) headers["X-Nearby-Device-Secret"] = page.device.secret;
+  const init = { method, headers, cache: "no-store" };
+  if (body !== undefined) {
+    headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  let response;
+  try {
+    response = await fetch(path, init);
+  } catch {
+    throw new ServerError(0, "unreachable", "the server does not answer");
+  }
+  const text = await response.text();
+  let json = null;
+  try {
+    json = text ? JSON.parse(text) : null;
+  } catch {
+    json = null;
+  }
+  if (!response.ok) {
+    const message = (json && json.message) || `the server answered ${response.status}`;
+    const failure = new ServerError(response.status, (json && json.error) || "", message);
+    failure.retryAfter = Number(response.headers.get("Retry-After")) || 0;
+    throw failure;
+  }
+  return json;
+}
+
+function tokenHex(high, low) {
+  return (high >>> 0).toString(16).padStart(8, "0") + (low >>> 0).toString(16).padStart(8, "0");
+}
+
+function tokenHalves(hex) {
+  return { high: parseInt(hex.slice(0, 8), 16), low: parseInt(hex.slice(8, 16), 16) };
+}
+
+async function register() {
+  page.device = await call("POST", "/v1/devices", {}, false);
+  page.revision = -1;
+}
+
+function scheduleReport(delay) {
+  clearTimeout(page.reportTimer);
+  page.reportTimer = setTimeout(report, Math.max(0, delay));
+}
+
+// One report at a time; what arrives meanwhile goes in the next.
+async function report() {
+  if (!page.running) return;
+  if (page.reporting) {
+    await page.reporting;
+    return report();
+  }
+  page.reporting = sendReport().finally(() => (page.reporting = null));
+  return page.reporting;
+}
+
+async function sendReport() {
+  const body = {
+    sentAt: new Date().toISOString(),
+    subscribe: [{ id: page.subscription, strategy: { mediums: ["audio"], ttl: "infinite" } }],
+  };
+  const publish = page.publishPending;
+  if (publish) {
+    body.publish = [{
+      id: publish.id,
+      message: { content: base64OfText(publish.text), type: "" },
+      strategy: { mediums: ["audio"], ttl: "infinite" },
+    }];
+  } else if (page.publication) {
+    body.publish = [{
+      id: page.publication.id,
+      message: { content: base64OfText(page.publication.text), type: "" },
+      strategy: { mediums: ["audio"], ttl: "infinite" },
+    }];
+  }
+  const unpublish = page.unpublish.slice();
+  if (unpublish.length) body.unpublish = unpublish;
+  const sightings = [...page.sightings.values()];
+  page.sightings.clear();
+  if (sightings.length) body.sightings = sightings.slice(-1024);
+  let answer;
+  try {
+    if (!page.device) await register();
+    answer = await call("POST", `/v1/devices/${page.device.id}/report`, body);
+  } catch (error) {
+    for (const sighting of sightings) {
+      if (!page.sightings.has(sighting.token)) page.sightings.set(sighting.token, sighting);
+    }
+    return reportFailed(error);
+  }
+  page.unpublish = page.unpublish.filter((id) => !unpublish.includes(id));
+  if (publish && page.publishPending === publish) {
+    page.publication = publish;
+    page.publishPending = null;
+  }
+  drawPublication();
+  showError("");
+  for (const event of answer.events || []) handleEvent(event);
+  follow(answer.directives);
+  if (page.sightings.size || page.publishPending || page.unpublish.length) {
+    scheduleReport(SIGHTING_BATCH);
+  }
+}
+
+function reportFailed(error) {
+  if (error.status === 404) {
+    page.device = null; // expired or removed: a new device, same handles
+    scheduleReport(0);
+  } else if (error.status === 401 || error.status === 403) {
+    stop();
+    showError(`The server refused this link's key: ${error.message}. Ask for a new link.`);
+  } else if (error.status === 400 || error.status === 413 || error.status === 422) {
+    page.publishPending = null;
+    drawPublication();
+    showError(`The server refused the message: ${error.message}`);
+    scheduleReport(1000);
+  } else {
+    const wait = Math.max(error.retryAfter || 0, 2) * 1000;
+    showStatus(`The server does not answer (${error.message}); trying again in ${wait / 1000} s.`);
+    scheduleReport(wait);
+  }
+}
+
+function follow(directives) {
+  if (!directives || directives.revision < page.revision) return;
+  page.revision = directives.revision;
+  page.token = directives.token;
+  page.scanning = (directives.scan || []).includes("audio");
+  const broadcast = (directives.broadcast || []).includes("audio");
+  if (broadcast) {
+    page.worklet.port.postMessage({ type: "send", ...tokenHalves(page.token), level: LEVEL });
+  } else if (page.broadcasting) {
+    page.worklet.port.postMessage({ type: "silence" });
+  }
+  page.broadcasting = broadcast;
+  showStatus(describe());
+  const seconds = Math.max(1, (directives.tokenExpiresIn || 60) - REPORT_MARGIN);
+  scheduleReport(seconds * 1000);
+}
+
+function describe() {
+  const rate = page.context ? `${page.context.sampleRate} Hz` : "";
+  const parts = [page.scanning ? `Listening (${rate})` : "Not listening"];
+  if (page.broadcasting) parts.push(`sending token ${page.token}`);
+  return parts.join(", ") + ".";
+}
+
+// Server-Sent Events over fetch: EventSource cannot send the key's header.
+async function streamEvents() {
+  let wait = 1000;
+  while (page.running) {
+    if (!page.device) {
+      await sleep(500);
+      continue;
+    }
+    const abort = new AbortController();
+    let watchdog = setTimeout(() => abort.abort(), STREAM_SILENCE);
+    try {
+      const headers = {
+        "X-Nearby-API-Key": page.key,
+        "X-Nearby-Device-Secret": page.device.secret,
+        Accept: "text/event-stream",
+      };
+      if (page.lastSequence) headers["Last-Event-ID"] = String(page.lastSequence);
+      const response = await fetch(`/v1/devices/${page.device.id}/events`, {
+        headers, signal: abort.signal, cache: "no-store",
+      });
+      if (!response.ok) throw new ServerError(response.status, "", `events: ${response.status}`);
+      wait = 1000;
+      const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buffer = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        clearTimeout(watchdog);
+        watchdog = setTimeout(() => abort.abort(), STREAM_SILENCE);
+        buffer += value;
+        let end;
+        while ((end = buffer.indexOf("\n\n")) >= 0) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const data = block.split("\n").filter((l) => l.startsWith("data:"))
+            .map((l) => l.slice(5).trimStart()).join("\n");
+          if (data) {
+            try {
+              handleEvent(JSON.parse(data));
+            } catch {
+              // A block that is not an event's JSON: nothing to show.
+            }
+          }
+        }
+      }
+    } catch (error) {
+      if (error.status === 404) page.device = null;
+    } finally {
+      clearTimeout(watchdog);
+    }
+    if (!page.running) break;
+    await sleep(wait);
+    wait = Math.min(wait * 2, 30000);
+  }
+}
+
+function sleep(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+// MARK: Audio
+
+function heard(message) {
+  const token = tokenHex(message.high, message.low);
+  $("last-token").textContent = `${token} (SNR ${message.snr.toFixed(1)} dB)`;
+  if (page.selfCheck && page.selfCheck.token === token) {
+    page.selfCheck.resolve(message.snr);
+    return;
+  }
+  if (token === page.token || !page.scanning) return; // our own frame, heard back
+  page.sightings.set(token, {
+    token, medium: "audio", snr: Math.max(-1000, Math.min(1000, message.snr)),
+    time: new Date().toISOString(),
+  });
+  scheduleReport(SIGHTING_BATCH);
+}
+
+function onWorkletMessage(event) {
+  const message = event.data;
+  if (message.type === "heard") {
+    heard(message);
+  } else if (message.type === "level") {
+    const dB = message.rms > 0 ? 20 * Math.log10(message.rms) : -90;
+    $("level").value = Math.max(-90, Math.min(0, dB));
+    document.body.dataset.load = message.load.toFixed(4);
+  } else if (message.type === "failed") {
+    showError(`The audio modem failed: ${message.message}`);
+  }
+}
+
+async function startAudio() {
+  const context = new AudioContext({ latencyHint: "interactive" });
+  page.context = context;
+  const compiled = (async () => {
+    const response = await fetch("/web/modem.wasm", { cache: "no-cache" });
+    if (!response.ok) throw new Error(`the modem did not load (${response.status})`);
+    return WebAssembly.compile(await response.arrayBuffer());
+  })();
+  await context.audioWorklet.addModule("/web/worklet.js");
+  // Echo cancellation off is what selects the unprocessed path on Android; noise
+  // suppression and gain control would take the band away.
+  const stream = await navigator.mediaDevices.getUserMedia({
+    audio: { echoCancellation: false, noiseSuppression: false, autoGainControl: false },
+  });
+  const module = await compiled;
+  const node = new AudioWorkletNode(context, "nearby-modem", {
+    numberOfInputs: 1, numberOfOutputs: 1, outputChannelCount: [1],
+  });
+  const ready = new Promise((resolve, reject) => {
+    node.port.onmessage = (event) => {
+      if (event.data.type === "ready") resolve(event.data.rate);
+      else if (event.data.type === "failed") reject(new Error(event.data.message));
+    };
+  });
+  node.port.postMessage({ type: "module", module });
+  const rate = await ready;
+  node.port.onmessage = onWorkletMessage;
+  context.createMediaStreamSource(stream).connect(node);
+  node.connect(context.destination);
+  await context.resume();
+  page.worklet = node;
+  $("rate").textContent = `${rate} Hz`;
+}
+
+// The phone plays one frame of a random token and listens for it: whether its speaker and
+// microphone carry 18.5-20 kHz here. The answer decides what the page tells the user; audio
+// stays on either way (another device may still hear this one).
+async function selfCheck() {
+  const random = new Uint32Array(2);
+  crypto.getRandomValues(random);
+  const token = tokenHex(random[0], random[1]);
+  $("self-check").textContent = "playing a test frame and listening for it…";
+  const snr = await new Promise((resolve) => {
+    page.selfCheck = { token, resolve };
+    page.worklet.port.postMessage({ type: "once", high: random[0], low: random[1], level: LEVEL });
+    setTimeout(() => resolve(null), SELF_CHECK_WAIT);
+  });
+  page.selfCheck = null;
+  if (snr !== null) {
+    $("self-check").textContent = `passed: this phone hears itself at ${snr.toFixed(1)} dB SNR`;
+  } else {
+    $("self-check").textContent = "failed: this phone did not hear its own test frame. Its " +
+      "speaker or microphone may not carry 18.5–20 kHz (iPhones often do not); other devices " +
+      "may still hear it. Turn the volume up and reload the page to check again.";
+  }
+}
+
+// MARK: Start and stop
+
+function failureText(error) {
+  const name = error && error.name;
+  if (name === "NotAllowedError" || name === "SecurityError") {
+    return "The microphone is blocked for this page. Allow it (the icon left of the address, " +
+      "or the browser's site settings) and tap Start again.";
+  }
+  if (name === "NotFoundError" || name === "OverconstrainedError") {
+    return "This device has no microphone the browser can use.";
+  }
+  if (name === "NotReadableError" || name === "AbortError") {
+    return "The microphone is busy or blocked by the system: close the app using it and tap " +
+      "Start again.";
+  }
+  if (error instanceof ServerError) {
+    if (error.status === 401 || error.status === 403) {
+      return `The server refused this link's key: ${error.message}. Ask for a new link.`;
+    }
+    return `The server could not be reached (${error.message}). Check the network and tap ` +
+      "Start again.";
+  }
+  return `Could not start: ${error && error.message ? error.message : error}`;
+}
+
+function linkKey() {
+  return new URLSearchParams(location.hash.slice(1)).get("key") || "";
+}
+
+function preconditions() {
+  page.key = linkKey();
+  if (!page.key) {
+    return "This link has no project key: ask for the link again (it ends in #key=…).";
+  }
+  if (!window.isSecureContext) {
+    return "This page was not opened over HTTPS, so the browser keeps the microphone from it. " +
+      "Open the https:// link.";
+  }
+  if (!navigator.mediaDevices || !window.AudioWorkletNode || !window.WebAssembly) {
+    return "This browser lacks what the page needs (microphone access, AudioWorklet, " +
+      "WebAssembly): open the link in a current Chrome, Firefox or Safari.";
+  }
+  return "";
+}
+
+async function start() {
+  const problem = preconditions();
+  if (problem) {
+    showError(problem);
+    return;
+  }
+  const button = $("start");
+  button.disabled = true;
+  showError("");
+  showStatus("Starting: checking the link, then the microphone…");
+  setState("starting");
+  try {
+    const role = await call("GET", "/web/key", undefined, false);
+    if (!role || role.role !== "client") throw new Error("the key is not a client key");
+    await startAudio();
+    page.running = true;
+    setState("running");
+    await register();
+    await report();
+    streamEvents();
+    drawPublication();
+    await selfCheck();
+  } catch (error) {
+    stop();
+    showError(failureText(error));
+    button.disabled = false;
+  }
+}
+
+function stop() {
+  page.running = false;
+  setState("stopped");
+  clearTimeout(page.reportTimer);
+  if (page.context) page.context.close().catch(() => {});
+  page.context = null;
+  drawPublication();
+}
+
+function onPublish(event) {
+  event.preventDefault();
+  const text = $("publish-text").value.trim();
+  if (!text || !page.running) return;
+  if (page.publication) page.unpublish.push(page.publication.id);
+  page.publication = null;
+  page.publishPending = { id: crypto.randomUUID(), text };
+  scheduleReport(0);
+}
+
+function onUnpublish() {
+  if (!page.publication) return;
+  page.unpublish.push(page.publication.id);
+  page.publication = null;
+  drawPublication();
+  scheduleReport(0);
+}
+
+function onVisibility() {
+  if (document.hidden && page.running) {
+    showError("This tab is in the background: the browser may pause the microphone and the " +
+      "speaker. Bring it back to the front to keep taking part.");
+  } else if (page.running) {
+    showError("");
+    if (page.context && page.context.state === "suspended") page.context.resume();
+  }
+}
+
+function onLeave() {
+  if (!page.device) return;
+  // keepalive: the request outlives the page, so the phone leaves at once rather than
+  // being lost when its sightings stop.
+  fetch(`/v1/devices/${page.device.id}`, {
+    method: "DELETE", keepalive: true,
+    headers: { "X-Nearby-API-Key": page.key, "X-Nearby-Device-Secret": page.device.secret },
+  }).catch(() => {});
+}
+
+function init() {
+  $("start").addEventListener("click", start);
+  document.getElementById("publish-form").addEventListener("submit", onPublish);
+  $("unpublish").addEventListener("click", onUnpublish);
+  document.addEventListener("visibilitychange", onVisibility);
+  window.addEventListener("pagehide", onLeave);
+  // A new link in the same tab (only its fragment changed, so no load): start afresh.
+  window.addEventListener("hashchange", () => location.reload());
+  const problem = preconditions();
+  if (problem) showError(problem);
+}
+
+init();
