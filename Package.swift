@@ -46,8 +46,11 @@ let openAPIRuntime = product("OpenAPIRuntime", in: "swift-openapi-runtime")
 let openAPIAsyncHTTPClient = product(
   "OpenAPIAsyncHTTPClient", in: "swift-openapi-async-http-client")
 let hummingbird = product("Hummingbird", in: "hummingbird")
+let hummingbirdCore = product("HummingbirdCore", in: "hummingbird")
+let hummingbirdTLS = product("HummingbirdTLS", in: "hummingbird")
 let openAPIHummingbird = product("OpenAPIHummingbird", in: "swift-openapi-hummingbird")
 let serviceLifecycle = product("ServiceLifecycle", in: "swift-service-lifecycle")
+let unixSignals = product("UnixSignals", in: "swift-service-lifecycle")
 let metrics = product("Metrics", in: "swift-metrics")
 let prometheus = product("Prometheus", in: "swift-prometheus")
 let mustache = product("Mustache", in: "swift-mustache")
@@ -177,8 +180,10 @@ let package = Package(
       postgresNIO, nioCore, nioPosix, nioSSL),
     library(
       "NearbyServer", dependsOn: "ResolverAPI", "ResolverWire", "ServerStorage", "Core",
-      "Resolution", "Strategy", "Tokens", logging, hummingbird, openAPIHummingbird, openAPIRuntime,
-      serviceLifecycle, metrics, prometheus, nioCore, nioHTTPTypes, httpTypes, mustache, crypto),
+      "Resolution", "Strategy", "Tokens", logging, hummingbird, hummingbirdCore, hummingbirdTLS,
+      openAPIHummingbird,
+      openAPIRuntime, serviceLifecycle, metrics, prometheus, nioCore, nioHTTPTypes, nioSSL,
+      httpTypes, mustache, crypto),
 
     // Medium plugins (Plugins/<Name>/): one folder, one target, one medium.
     plugin("BLEBlueZ", dependsOn: "Core", "DBus", "Strategy", "Tokens", logging),
@@ -194,7 +199,7 @@ let package = Package(
       asyncAlgorithms),
     executable(
       "nearby-server", dependsOn: "CommandLineSupport", "NearbyServer", "ServerStorage",
-      "Resolution", "ResolverWire", argumentParser, serviceLifecycle, logging),
+      "Resolution", "ResolverWire", argumentParser, serviceLifecycle, unixSignals, logging),
     executable(
       "nearby-restore", dependsOn: "CommandLineSupport", "Core", "Resolution", "PermissionStore",
       "BackgroundPersistence",
@@ -264,7 +269,7 @@ let package = Package(
       "ResolverWire",
       "ServerStorage", "ServerTestSupport", "Core", "Resolution", "MediumTestKit", "Strategy",
       "Tokens", asyncHTTPClient, hummingbird, serviceLifecycle, logging, inMemoryLogging, nioCore,
-      nioHTTP1),
+      nioHTTP1, nioSSL),
     tests(
       "ConsoleTests", dependsOn: "TestSupport", "NearbyServer", "ServerStorage", "ResolverWire",
       "ServerTestSupport", "Core", "Strategy", "Tokens", asyncHTTPClient, serviceLifecycle, logging,

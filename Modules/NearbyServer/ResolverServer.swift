@@ -1,5 +1,7 @@
 public import Foundation
 import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
 public import Logging
 import NIOCore
 import OpenAPIHummingbird
@@ -96,19 +98,22 @@ public struct ResolverServer: Service {
     let connections = ConnectionCounts(
       maximumPerAddress: configuration.maximumConnectionsPerAddress,
       exempt: configuration.trustedProxies)
+    let http1 = HTTPServerBuilder.http1(
+      configuration: .init(
+        additionalChannelHandlers: [
+          ConnectionsPerAddressHandler(counts: connections),
+          RequestDeadlineHandler(
+            headTimeout: head, bodyTimeout: body, unauthenticatedBodyTimeout: unauthenticatedBody),
+        ],
+        idleTimeout: idle,
+        httpDecoderConfiguration: .init(
+          maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 64 * 1024, maxHeaderFieldCount: 100))
+    )
     let app = Application(
       router: router,
-      server: .http1(
-        configuration: .init(
-          additionalChannelHandlers: [
-            ConnectionsPerAddressHandler(counts: connections),
-            RequestDeadlineHandler(
-              headTimeout: head, bodyTimeout: body, unauthenticatedBodyTimeout: unauthenticatedBody),
-          ],
-          idleTimeout: idle,
-          httpDecoderConfiguration: .init(
-            maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 64 * 1024, maxHeaderFieldCount: 100))
-      ),
+      server: try configuration.tls.map {
+        try .tls(http1, tlsConfiguration: $0.tlsConfiguration())
+      } ?? http1,
       configuration: .init(
         address: .hostname(configuration.host, port: configuration.port),
         availableConnectionsDelegate: .maximum(configuration.maximumConnections, logger: logger)),

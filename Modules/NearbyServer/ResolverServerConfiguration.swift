@@ -94,6 +94,10 @@ public struct ResolverServerConfiguration: Sendable {
   /// The web console under `/console` (on by default; `console.isEnabled = false` turns it
   /// off).
   public var console = ConsoleConfiguration()
+  /// HTTPS: the certificate and key the server presents (nil, the default: plain HTTP, for
+  /// loopback or behind a TLS proxy). Browsers give a page the microphone only over HTTPS
+  /// (or from localhost), so phones on a LAN need this or a proxy.
+  public var tls: ServerCertificates?
 
   public init() {}
 }

@@ -44,14 +44,22 @@ enum CLIEnvironment {
     return (folder, environment, port)
   }
 
-  /// Runs `nearby` to its end (at most `timeout`), on a thread of its own.
+  /// Runs `nearby` (or `program`, found on the PATH) to its end (at most `timeout`), on a
+  /// thread of its own.
   static func run(
-    _ arguments: [String], environment: [String: String], timeout: Duration = .seconds(30)
+    program: String? = nil, _ arguments: [String], environment: [String: String],
+    timeout: Duration = .seconds(30)
   ) async throws -> (status: Int32, out: String, err: String) {
-    let process = try CLIProcess(arguments, environment: environment)
+    let process =
+      try program.map {
+        try CLIProcess(
+          [$0] + arguments, environment: environment,
+          executable: URL(fileURLWithPath: "/usr/bin/env"))
+      } ?? CLIProcess(arguments, environment: environment)
     guard let status = await process.exitStatus(timeout: timeout) else {
       process.kill()
-      throw Failure(description: "nearby \(arguments) did not exit within \(timeout)")
+      throw Failure(
+        description: "\(program ?? "nearby") \(arguments) did not exit within \(timeout)")
     }
     // The reader threads may still be draining the last bytes.
     _ = await process.waitUntilDrained(timeout: .seconds(5))

@@ -7,6 +7,7 @@ import Resolution
 @_spi(Resolver) import ResolverWire
 import ServerStorage
 import ServiceLifecycle
+import UnixSignals
 
 @main
 struct NearbyServerTool: AsyncParsableCommand {
@@ -215,6 +216,23 @@ struct ServeCommand: AsyncParsableCommand {
 
   @Option(
     name: .long,
+    help: ArgumentHelp(
+      "Serve HTTPS with this PEM certificate chain (with --tls-key), re-read on SIGHUP.",
+      discussion: """
+        Phones need HTTPS for the page at /web to use the microphone. A certificate from \
+        Let's Encrypt (fullchain.pem) or from a LAN CA; after a renewal, `kill -HUP` the \
+        server (`systemctl reload nearby-server`): new connections get the new certificate.
+        """,
+      valueName: "file"))
+  var tlsCertificate: String?
+
+  @Option(
+    name: .long,
+    help: ArgumentHelp("The certificate's unencrypted PEM private key.", valueName: "file"))
+  var tlsKey: String?
+
+  @Option(
+    name: .long,
     help: """
       Beacon diagnostics: a battery at or under this many millivolts raises lowBattery       (as does a trend reaching it within --low-battery-horizon-days).
       """)
@@ -277,6 +295,9 @@ struct ServeCommand: AsyncParsableCommand {
         throw ValidationError("\(option) must be between one hour (0.042) and 3650, got \(days)")
       }
     }
+    guard (tlsCertificate == nil) == (tlsKey == nil) else {
+      throw ValidationError("--tls-certificate and --tls-key go together: give both, or neither")
+    }
     guard Logger.Level(rawValue: logLevel) != nil else {
       throw ValidationError(
         "--log-level must be one of \(Logger.Level.allCases.map(\.rawValue)), got \(logLevel)")
@@ -323,17 +344,56 @@ struct ServeCommand: AsyncParsableCommand {
     configuration.diagnostics.lowBatteryMillivolts = lowBatteryMillivolts
     configuration.diagnostics.lowBatteryHorizon = .seconds(lowBatteryHorizonDays * 86_400)
     configuration.diagnostics.lowActivityAfter = .seconds(lowActivityDays * 86_400)
+    if let tlsCertificate, let tlsKey {
+      do {
+        configuration.tls = try ServerCertificates(certificatePath: tlsCertificate, keyPath: tlsKey)
+      } catch {
+        await storage.shutdown()
+        throw CommandFailure("\(error)")
+      }
+    }
     let server = ResolverServer(storage: storage, configuration: configuration, logger: logger)
     let group = ServiceGroup(
       configuration: .init(
         services: [.init(service: server)], gracefulShutdownSignals: [.sigterm, .sigint],
         logger: logger))
     do {
-      try await group.run()
+      try await withThrowingTaskGroup(of: Void.self) { tasks in
+        // Trapped with or without TLS: SIGHUP's default would end the server
+        // (`systemctl reload` sends it).
+        let (certificates, log) = (configuration.tls, logger)
+        tasks.addTask { await Self.reloadOnHangUp(certificates, logger: log) }
+        try await group.run()
+        tasks.cancelAll()
+      }
     } catch {
       await storage.shutdown()
       throw CommandFailure("\(error)")
     }
     await storage.shutdown()
+  }
+
+  /// Re-reads the certificate and key on each SIGHUP (a renewal), until cancelled; a failed
+  /// reload keeps the pair served so far and says why. Without TLS a SIGHUP is noted only.
+  static func reloadOnHangUp(
+    _ certificates: ServerCertificates?, logger: Logger
+  ) async {
+    for await _ in await UnixSignalsSequence(trapping: .sighup) {
+      guard let certificates else {
+        logger.notice("SIGHUP: nothing to reload (no --tls-certificate)")
+        continue
+      }
+      do {
+        try certificates.reload()
+        logger.notice(
+          "TLS certificate reloaded",
+          metadata: [
+            "certificate": "\(certificates.certificatePath)",
+            "notValidAfter": "\(Date(timeIntervalSince1970: Double(certificates.notValidAfter)))",
+          ])
+      } catch {
+        logger.error("TLS certificate not reloaded; still serving the previous one: \(error)")
+      }
+    }
   }
 }

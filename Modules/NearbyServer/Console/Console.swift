@@ -268,7 +268,7 @@ struct Console: Sendable {
   /// `X-Forwarded-Proto: https` (the server itself speaks plain HTTP), or the configuration
   /// says every request does.
   func secure(_ request: Request, _ context: AddressedRequestContext) -> Bool {
-    if configuration.console.alwaysSecureCookies { return true }
+    if configuration.console.alwaysSecureCookies || configuration.tls != nil { return true }
     guard let peer = context.remoteAddress?.ipAddress, configuration.trustedProxies.contains(peer)
     else { return false }
     return request.headers[Self.forwardedProto]?.lowercased() == "https"
