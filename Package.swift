@@ -150,6 +150,9 @@ let package = Package(
     library("DesktopNotifications", dependsOn: "Core", "DBus", logging),
     library("Systemd", dependsOn: "CSystemd", logging),
     library("CommandLineSupport"),
+    // The phone's web page (Tools/web-client and the modem's WebAssembly, embedded), served
+    // by nearby-server and by `nearby --web`.
+    library("WebClient", dependsOn: nioCore, crypto),
     systemLibrary("CDBus", pkgConfig: "dbus-1", apt: "libdbus-1-dev"),
     systemLibrary("CPulse", pkgConfig: "libpulse-simple", apt: "libpulse-dev"),
     systemLibrary("CSystemd", pkgConfig: "libsystemd", apt: "libsystemd-dev"),
@@ -183,7 +186,7 @@ let package = Package(
       "Resolution", "Strategy", "Tokens", logging, hummingbird, hummingbirdCore, hummingbirdTLS,
       openAPIHummingbird,
       openAPIRuntime, serviceLifecycle, metrics, prometheus, nioCore, nioHTTPTypes, nioSSL,
-      httpTypes, mustache, crypto),
+      httpTypes, mustache, crypto, "WebClient"),
 
     // Medium plugins (Plugins/<Name>/): one folder, one target, one medium.
     plugin("BLEBlueZ", dependsOn: "Core", "DBus", "Strategy", "Tokens", logging),

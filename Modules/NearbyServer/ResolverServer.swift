@@ -83,7 +83,7 @@ public struct ResolverServer: Service {
         BodyLimitMiddleware(limit: configuration.maximumBodyBytes),
       ])
     // The phone's page under /web, on the API's origin (no CORS), with its own headers.
-    try WebClient(keys: keys, limits: limits).register(on: router)
+    try WebRoutes(keys: keys, limits: limits).register(on: router)
     // The web console's plain routes under /console, beside the API's: none of the API's
     // middlewares apply to them, nor theirs to the API.
     if configuration.console.isEnabled {

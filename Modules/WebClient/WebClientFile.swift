@@ -1,28 +1,35 @@
 import Crypto
-import Foundation
-import NIOCore
+public import Foundation
+public import NIOCore
 
 /// One file of the phone's page, ready to serve: its bytes, gzipped when that is smaller, and
 /// an entity tag (a digest of its bytes) so that a phone revalidates rather than downloads.
-struct WebClientFile: Sendable {
+public struct WebClientFile: Sendable {
   /// A file as Tools/scripts/build-web-client.sh embeds it (base64, lines of 96).
-  struct Source: Sendable {
-    let name: String
-    let contentType: String
-    let base64: String
-    let gzipBase64: String
+  public struct Source: Sendable {
+    public let name: String
+    public let contentType: String
+    public let base64: String
+    public let gzipBase64: String
+
+    public init(name: String, contentType: String, base64: String, gzipBase64: String) {
+      self.name = name
+      self.contentType = contentType
+      self.base64 = base64
+      self.gzipBase64 = gzipBase64
+    }
   }
 
-  let name: String
-  let contentType: String
-  let bytes: ByteBuffer
+  public let name: String
+  public let contentType: String
+  public let bytes: ByteBuffer
   /// The gzipped bytes, only when smaller than ``bytes``.
-  let gzipped: ByteBuffer?
+  public let gzipped: ByteBuffer?
   /// A strong entity tag, quoted.
-  let entityTag: String
+  public let entityTag: String
 
   /// - Returns: nil when the embedded text is not base64 (a broken generated file).
-  init?(_ source: Source) {
+  public init?(_ source: Source) {
     guard let data = Data(base64Encoded: source.base64, options: .ignoreUnknownCharacters),
       let packed = Data(base64Encoded: source.gzipBase64, options: .ignoreUnknownCharacters)
     else { return nil }
