@@ -198,8 +198,8 @@ let package = Package(
       "nearby", dependsOn: "CommandLineSupport", "Core", "Strategy", "Tokens", "PermissionStore",
       "BackgroundPersistence", "DBus", "BLEBlueZ", "AudioModem", "AudioPulse", "ServerResolver",
       "LANMulticast", "ResolverAPI", "ResolverWire", "PeerResolution", "Resolution", argumentParser,
-      openAPIRuntime, openAPIAsyncHTTPClient, httpTypes, asyncHTTPClient, nioCore, logging,
-      asyncAlgorithms),
+      openAPIRuntime, openAPIAsyncHTTPClient, httpTypes, asyncHTTPClient, nioCore, nioPosix,
+      nioHTTP1, nioSSL, logging, asyncAlgorithms, "WebClient"),
     executable(
       "nearby-server", dependsOn: "CommandLineSupport", "NearbyServer", "ServerStorage",
       "Resolution", "ResolverWire", argumentParser, serviceLifecycle, unixSignals, logging),

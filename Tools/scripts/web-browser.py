@@ -10,13 +10,17 @@ AudioContext takes):
     `nearby subscribe --mediums audio` hears, finding the page's text;
   - hostile: a link with an admin key is refused by the page; a key of another project hears
     the token but finds nothing; a sighting of a token never heard finds nothing.
+With no server (box A in peer mode with --web serving the page and resolving for the phone):
+  - the page finds A's message; another peer B on the LAN hears the page's audio and finds its
+    text (B's who-has, answered by A for the phone); a link with another invitation is refused.
 Screenshots at 360 px, light and dark, go to $NEARBY_WEB_SCREENSHOTS. Every step checks what
 the page shows (data-testid attributes); the first failure ends the run with a non-zero exit.
 
 Environment: NEARBY_WEB_URL, NEARBY_WEB_CLIENT_KEY, NEARBY_WEB_OTHER_KEY, NEARBY_WEB_ADMIN_KEY,
 NEARBY_WEB_NEARBY (the nearby binary), NEARBY_WEB_WORK (a scratch folder),
 NEARBY_WEB_PULSE_44100 and NEARBY_WEB_PULSE_48000 (PulseAudio servers with null sinks web_box,
-web_out and web_sub), NEARBY_WEB_SCREENSHOTS.
+web_out, web_sub and web_none), NEARBY_WEB_SCREENSHOTS. NEARBY_WEB_ONLY=peer runs only the
+no-server part (for working on it; the test command runs everything).
 """
 
 import json
@@ -46,6 +50,7 @@ SHOTS = os.environ["NEARBY_WEB_SCREENSHOTS"]
 PULSE = {44100: os.environ["NEARBY_WEB_PULSE_44100"], 48000: os.environ["NEARBY_WEB_PULSE_48000"]}
 BOX_TEXT = "hello from the box"
 PAGE_TEXT = "cast from the page"
+PEER_TEXT = "hello from the peer box"
 CN0 = 30.0  # dB-Hz: the native decoder's 99 % point (docs/benchmarks.md)
 
 
@@ -173,7 +178,7 @@ def decoded(path):
     return [json.loads(line)["token"] for line in result.stdout.splitlines() if line.strip()]
 
 
-def browser(rate, wav, loop=True):
+def browser(rate, wav, loop=True, self_signed=False):
     options = webdriver.ChromeOptions()
     options.binary_location = "/usr/bin/chromium"
     capture = wav if loop else wav + "%noloop"
@@ -182,6 +187,9 @@ def browser(rate, wav, loop=True):
                      "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
                      f"--use-file-for-fake-audio-capture={capture}"):
         options.add_argument(argument)
+    if self_signed:
+        # The box's own certificate, as a phone's user accepts it once.
+        options.add_argument("--ignore-certificate-errors")
     env = dict(os.environ, PULSE_SERVER=PULSE[rate], PULSE_SINK="web_out")
     service = Service("/usr/bin/chromedriver", env=env)
     return webdriver.Chrome(service=service, options=options)
@@ -208,9 +216,9 @@ def wait_until(driver, predicate, seconds, what):
                          f"last token: {last!r}, found: {found_texts(driver)!r})")
 
 
-def open_page(driver, key):
+def open_page(driver, key, base=BASE):
     driver.get("about:blank")  # a new load: the same URL but its fragment would not be one
-    driver.get(f"{BASE}/web#key={key}")
+    driver.get(f"{base}/web#key={key}")
     testid(driver, "start").click()
 
 
@@ -328,14 +336,77 @@ def run_rate(rate):
         publisher.interrupt()
 
 
+def run_peer(rate):
+    """No server: box A (peer mode, --web) publishes on audio and is the page's resolver; the
+    page finds A's message (resolved in A's engine), and box B, another peer on the LAN
+    (loopback here), hears the page's audio and finds the page's text through a who-has that
+    A answers for the phone."""
+    log(f"== no server, {rate} Hz")
+    lan = ["--lan-interface", "lo", "--lan-port", str(random.randint(40001, 60000)),
+           "--api-key", f"web-peer-{random.getrandbits(32)}"]
+    box_a = Process(
+        f"peer-box-{rate}",
+        ["publish", PEER_TEXT, "--mediums", "audio", "--web", "--web-host", "127.0.0.1",
+         "--web-port", "0", "--json"] + lan, PULSE[rate], "web_box", "web_none.monitor")
+    subscriber = None
+    driver = None
+    try:
+        # In the order the box prints them: its mediums, then the page's link.
+        box_a.wait_for(lambda l: l.get("event") == "medium" and l.get("available"), 20,
+                       "audio medium")
+        link = box_a.wait_for(lambda l: l.get("event") == "web", 30, "the page's link")["url"]
+        base, key = link.split("/web#key=")
+        samples = record(rate, 8.0)
+        wav = os.path.join(WORK, f"peer-box-{rate}.wav")
+        write_wav(wav, rate, samples)
+        expect(decoded(wav), f"the peer box's recording at {rate} Hz holds no token")
+
+        driver = browser(rate, wav, self_signed=True)
+        open_page(driver, "ni_not-this-box", base)
+        wait_until(driver, lambda: "invitation" in testid(driver, "error").text, 20,
+                   "refusal of another box's invitation")
+        log("a link with an invitation that is not the box's is refused")
+
+        started = time.monotonic()
+        open_page(driver, key, base)
+        found_at = wait_until(driver, lambda: PEER_TEXT in found_texts(driver), 30,
+                              "found from the peer box")
+        log(f"no server: the page found the box's message {found_at - started:.1f} s after Start")
+        testid(driver, "publish-text").send_keys(PAGE_TEXT)
+        testid(driver, "publish").click()
+        wait_until(driver, lambda: PAGE_TEXT in testid(driver, "published").text, 15,
+                   "the page's publication")
+        subscriber = Process(
+            f"peer-subscriber-{rate}",
+            ["subscribe", "--mediums", "audio", "--json"] + lan, PULSE[rate], "web_sub",
+            "web_out.monitor")
+        subscriber.wait_for(lambda l: l.get("event") == "found" and l.get("text") == PAGE_TEXT,
+                            40, f"found {PAGE_TEXT!r} through the peer box")
+        log("no server: another peer hears the page and finds its text through the box")
+    finally:
+        if driver:
+            driver.quit()
+        if subscriber:
+            subscriber.interrupt()
+        box_a.interrupt()
+
+
 def main():
     failed = False
     for rate in (44100, 48000):
+        if os.environ.get("NEARBY_WEB_ONLY") == "peer":
+            break
         try:
             run_rate(rate)
         except Exception as error:  # every rate runs; the run fails at the end
             failed = True
             log(f"FAILED at {rate} Hz: {error}")
+    for rate in (44100, 48000):
+        try:
+            run_peer(rate)
+        except Exception as error:
+            failed = True
+            log(f"FAILED with no server at {rate} Hz: {error}")
     if failed:
         sys.exit(1)
     log("passed")

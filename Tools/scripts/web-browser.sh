@@ -3,9 +3,10 @@
 # chromium-driver, driven by Selenium from .venv), against the debug `nearby-server` on a fresh
 # SQLite file and the debug `nearby` as the Linux box: Tools/scripts/web-browser.py says what
 # it checks. Two private PulseAudio servers (44.1 and 48 kHz default rates, which Chromium's
-# AudioContext takes) with three null sinks each: web_box (the box plays there; its monitor
+# AudioContext takes) with four null sinks each: web_box (the box plays there; its monitor
 # is recorded for Chromium's fake microphone), web_out (Chromium plays there; a Linux
-# subscriber listens to its monitor) and web_sub (the subscriber's own frames). Screenshots at
+# subscriber listens to its monitor), web_sub (the subscriber's own frames) and web_none
+# (whose monitor a box listens to when it should hear nobody). Screenshots at
 # 360 px, light and dark, are kept in .build/web-screenshots. Needs the debug build and
 # Tools/scripts/install-deps.sh build test; a missing browser is an error. About 2 minutes on
 # 2 cores.
@@ -52,6 +53,7 @@ start_pulse() {
     -L "module-null-sink sink_name=web_out rate=$rate format=float32le channels=1" \
     -L "module-null-sink sink_name=web_box rate=$rate format=float32le channels=1" \
     -L "module-null-sink sink_name=web_sub rate=$rate format=float32le channels=1" \
+    -L "module-null-sink sink_name=web_none rate=$rate format=float32le channels=1" \
     </dev/null >/dev/null 2>&1 &
   pids+=($!)
   local i

@@ -31,6 +31,7 @@ struct MediumOptions: Sendable {
 struct DiscoveryOptions: ParsableArguments {
   @OptionGroup var resolver: ResolverOptions
   @OptionGroup var peer: PeerOptions
+  @OptionGroup var web: WebOptions
 
   @Option(
     help: ArgumentHelp(

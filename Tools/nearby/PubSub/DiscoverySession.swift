@@ -14,6 +14,10 @@ struct DiscoverySession {
   let output: EventOutput
   /// The peer resolver in peer mode, whose counters ``shutdown()`` reports.
   var peerResolver: PeerResolver? = nil
+  /// The project key: the peer project's in peer mode, the server's API key otherwise.
+  var projectKey: String
+  /// The resolver server's URL, when there is one.
+  var serverURL: URL? = nil
 
   /// - Parameters:
   ///   - mediums: the mediums to use instead of `--mediums` (BLE for beacons).
@@ -102,7 +106,9 @@ struct DiscoverySession {
     }
     output.note(
       "connected to \(connection.url.absoluteString) as device \(manager.deviceID)")
-    return DiscoverySession(manager: manager, mediums: choice.kinds, output: output)
+    return DiscoverySession(
+      manager: manager, mediums: choice.kinds, output: output, projectKey: connection.apiKey,
+      serverURL: connection.url)
   }
 
   /// A manager on peer resolution: no server; tokens heard on the LAN are asked of their
@@ -138,7 +144,8 @@ struct DiscoverySession {
           + "network in common")
     }
     return DiscoverySession(
-      manager: manager, mediums: choice.kinds, output: output, peerResolver: peer.resolver)
+      manager: manager, mediums: choice.kinds, output: output, peerResolver: peer.resolver,
+      projectKey: peer.apiKey)
   }
 
   /// Shuts the manager down (unregistering: peers and the server learn at once) and, in peer

@@ -25,6 +25,7 @@ struct EventOutput: Sendable {
     var accuracy: Double?
     var rssi: Double?
     var txPower: Double?
+    var url: String?
   }
 
   /// Now as RFC 3339 UTC with milliseconds, e.g. `2026-11-21T13:05:00.123Z`.

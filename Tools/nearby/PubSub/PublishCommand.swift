@@ -122,6 +122,15 @@ struct PublishCommand: AsyncParsableCommand {
       await session.manager.shutdown()
       throw ExitFailure("cannot publish: \(error)", code: ExitCodes.failure)
     }
+    let web: Task<Void, Never>?
+    do {
+      web = try await WebSession.start(
+        options, session: session, logger: options.logger(label: "nearby.web"))
+    } catch {
+      await publication.cancel()
+      await session.shutdown()
+      throw error
+    }
     let errors = session.followMediumErrors()
     let preview = EventOutput.preview(message)
     let statuses = publication.statusUpdates
@@ -151,6 +160,8 @@ struct PublishCommand: AsyncParsableCommand {
     await publication.cancel()
     watcher.cancel()
     errors.cancel()
+    web?.cancel()
+    await web?.value
     await session.shutdown()
     output.note(reason == "expired" ? "the publication's TTL ran out" : "unpublished (\(reason))")
   }

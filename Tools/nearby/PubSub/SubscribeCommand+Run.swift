@@ -31,6 +31,15 @@ extension SubscribeCommand {
       await session.manager.shutdown()
       throw ExitFailure("cannot subscribe: \(error)", code: ExitCodes.failure)
     }
+    let web: Task<Void, Never>?
+    do {
+      web = try await WebSession.start(
+        options, session: session, logger: options.logger(label: "nearby.web"))
+    } catch {
+      await subscription.cancel()
+      await session.shutdown()
+      throw error
+    }
     let errors = session.followMediumErrors()
     var screen = SubscribeScreen(
       output: session.output, mediums: strategy.mediums, json: options.json,
@@ -52,6 +61,8 @@ extension SubscribeCommand {
       }
     }
     errors.cancel()
+    web?.cancel()
+    await web?.value
     await subscription.cancel()
     await session.shutdown()
     session.output.note("unsubscribed (\(reason))")
