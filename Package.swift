@@ -153,6 +153,8 @@ let package = Package(
     // The phone's web page (Tools/web-client and the modem's WebAssembly, embedded), served
     // by nearby-server and by `nearby --web`.
     library("WebClient", dependsOn: nioCore, crypto),
+    // QR codes: the link `nearby --web` prints on a terminal.
+    library("QRCode"),
     systemLibrary("CDBus", pkgConfig: "dbus-1", apt: "libdbus-1-dev"),
     systemLibrary("CPulse", pkgConfig: "libpulse-simple", apt: "libpulse-dev"),
     systemLibrary("CSystemd", pkgConfig: "libsystemd", apt: "libsystemd-dev"),
@@ -199,7 +201,7 @@ let package = Package(
       "BackgroundPersistence", "DBus", "BLEBlueZ", "AudioModem", "AudioPulse", "ServerResolver",
       "LANMulticast", "ResolverAPI", "ResolverWire", "PeerResolution", "Resolution", argumentParser,
       openAPIRuntime, openAPIAsyncHTTPClient, httpTypes, asyncHTTPClient, nioCore, nioPosix,
-      nioHTTP1, nioSSL, logging, asyncAlgorithms, "WebClient"),
+      nioHTTP1, nioSSL, logging, asyncAlgorithms, "WebClient", "QRCode"),
     executable(
       "nearby-server", dependsOn: "CommandLineSupport", "NearbyServer", "ServerStorage",
       "Resolution", "ResolverWire", argumentParser, serviceLifecycle, unixSignals, logging),
@@ -230,6 +232,7 @@ let package = Package(
     tests("StrategyTests", dependsOn: "Strategy"),
     tests("CommandLineSupportTests", dependsOn: "CommandLineSupport"),
     tests("TokensTests", dependsOn: "Tokens"),
+    tests("QRCodeTests", dependsOn: "QRCode", "TestSupport"),
     tests(
       "CoreTests", dependsOn: "TestSupport", "Core", "Strategy", "Tokens", "MediumTestKit",
       "Resolution"),

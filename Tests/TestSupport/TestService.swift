@@ -34,6 +34,8 @@ public enum TestService: String, CaseIterable, Sendable {
   /// The web page's modem built to WebAssembly (`NEARBY_TEST_WEB_MODEM`: its path), run with
   /// the toolchain's `wasmkit`.
   case webModem
+  /// A QR code reader, zbar's `zbarimg` (`NEARBY_TEST_QR_READER`: its path).
+  case qrReader
 
   /// The variable that says the service runs.
   public var variable: String {
@@ -46,6 +48,7 @@ public enum TestService: String, CaseIterable, Sendable {
     case .networkNamespaces: "NEARBY_TEST_NETNS"
     case .bluezVM: "NEARBY_BLUEZ_VM"
     case .webModem: "NEARBY_TEST_WEB_MODEM"
+    case .qrReader: "NEARBY_TEST_QR_READER"
     }
   }
 
@@ -60,6 +63,7 @@ public enum TestService: String, CaseIterable, Sendable {
     case .networkNamespaces: "Tools/scripts/services/netns.sh"
     case .bluezVM: "Tools/scripts/bluez-vm/run.sh"
     case .webModem: "Tools/scripts/build-web-modem.sh"
+    case .qrReader: "Tools/scripts/test.sh (zbar-tools, Tools/scripts/deps/test/apt-web.txt)"
     }
   }
 

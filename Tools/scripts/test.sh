@@ -51,6 +51,9 @@ Tools/scripts/docs.sh
 # what Tools/web-client and that module make. About 15 s on 2 cores.
 Tools/scripts/build-web-client.sh --check "$NEARBY_TEST_RUNTIME/nearby-modem.wasm"
 export NEARBY_TEST_WEB_MODEM="$NEARBY_TEST_RUNTIME/nearby-modem.wasm"
+# QRCodeTests read the codes they make back with zbar (installed above).
+NEARBY_TEST_QR_READER=$(command -v zbarimg || true)
+export NEARBY_TEST_QR_READER
 
 shopt -s nullglob
 for service in Tools/scripts/services/*.sh; do

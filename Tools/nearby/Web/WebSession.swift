@@ -1,5 +1,7 @@
 import Foundation
+import Glibc
 import Logging
+import QRCode
 
 /// `--web` beside `nearby publish` and `nearby subscribe`: the link phones open, printed (and
 /// as a QR code on a terminal), and in peer mode the box's front (``WebFront``) serving it.
@@ -47,6 +49,10 @@ extension EventOutput {
     if json {
       emit(Line(event: "web", time: Self.now(), url: link))
       return
+    }
+    // The code first, the link under it: a phone's camera opens it, a person can type it.
+    if isatty(STDERR_FILENO) == 1, let code = try? QRCode(text: link, level: .low) {
+      FileHandle.standardError.write(Data((code.terminalText() + "\n").utf8))
     }
     note("phones join at \(link)")
   }
