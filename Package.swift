@@ -215,7 +215,7 @@ let package = Package(
       "MediumTestKit", "Strategy", "Tokens", "NearbyServer", "ServerStorage", "PermissionStore",
       "BackgroundPersistence", "DBus", "BLEBlueZ", "AudioModem", "AudioModemTestKit", "AudioPulse",
       "ServerResolver", "LANMulticast", "ResolverAPI", "ResolverWire", "PeerResolution",
-      argumentParser, asyncHTTPClient, nioCore, nioHTTP1, logging, serviceLifecycle),
+      argumentParser, asyncHTTPClient, nioCore, nioHTTP1, logging, serviceLifecycle, "WebClient"),
 
     // Test support (Tests/): shared by the tests, and programs the tests run.
     library("TestSupport", dependsOn: logging, inMemoryLogging, path: "Tests/TestSupport"),

@@ -64,6 +64,37 @@ public enum ModemVectors {
     return digest.value
   }
 
+  /// How many of `count` frames at `rate`, each a random token of peak 0.5 with 0.3 s of
+  /// silence around it, buried in white Gaussian noise of standard deviation `deviation`
+  /// (seeded), decode to their token: one point of the success-against-C/N0 curve, which the
+  /// native and the WebAssembly builds must draw alike (`nearby-bench web`). Frames are fed
+  /// in render quanta of 128 samples, as the page's worklet feeds them.
+  /// - Returns: the successes, or −1 for a rate the modem does not take.
+  public static func successes(seed: UInt64, rate: Double, deviation: Double, count: Int) -> Int {
+    guard let encoder = try? AudioModemEncoder(sampleRate: rate, level: 0.5) else { return -1 }
+    var random = SeededRandom(seed: seed)
+    var successes = 0
+    for _ in 0..<count {
+      guard var decoder = try? AudioModemDecoder(sampleRate: rate) else { return -1 }
+      let token = Token(value: random.next())
+      let frame = encoder.samples(for: token)
+      let lead = Int(rate * 0.3)
+      var samples = [Float](repeating: 0, count: lead + frame.count + lead)
+      for index in frame.indices { samples[lead + index] = frame[index] }
+      for index in samples.indices { samples[index] += Float(deviation * random.gaussian()) }
+      var found: [DecodedToken] = []
+      var start = 0
+      while start < samples.count {
+        let end = min(start + 128, samples.count)
+        found += samples[start..<end].withUnsafeBufferPointer { decoder.process($0) }
+        start = end
+      }
+      found += decoder.finish()
+      if found.contains(where: { $0.token == token }) { successes += 1 }
+    }
+    return successes
+  }
+
   /// FNV-1a over 64-bit words.
   private struct Digest {
     var value: UInt64 = 0xcbf2_9ce4_8422_2325

@@ -19,7 +19,7 @@ struct NearbyBench: AsyncParsableCommand {
       DispatchBench.self, StoreBench.self, RestoreBench.self, ServerBench.self, DBusBench.self,
       BLEBench.self, AudioBench.self, AudioPulseBench.self, BeaconsBench.self,
       BLEVMBench.self, BeaconFoundBench.self, LANBench.self, LANPeerBench.self, GattPeerBench.self,
-      IdentifierBench.self,
+      IdentifierBench.self, WebBench.self,
       DemoCommand.self,
     ])
 }

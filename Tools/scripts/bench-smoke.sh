@@ -118,6 +118,7 @@ else
 fi
 
 short_run store 60
+short_run web 120
 
 echo "== nearby-bench ble-vm --short and gatt-peer --short: left to the BlueZ VM stage" \
   "(Tools/scripts/bluez-vm/vm-suite.sh step 4), which runs them against the real bluetoothd" >&2

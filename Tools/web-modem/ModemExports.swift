@@ -122,3 +122,13 @@ public func nearbyModemDecoderRelease(_ handle: UnsafeMutableRawPointer) {
 public func nearbyModemVectorsDigest(_ seed: UInt64) -> UInt64 {
   ModemVectors.digest(seed: seed)
 }
+
+/// ``ModemVectors/successes(seed:rate:deviation:count:)``: one point of the success curve,
+/// computed by the module on samples it makes itself (the same as the native build's).
+@_expose(wasm, "nearby_modem_successes")
+@_cdecl("nearby_modem_successes")
+public func nearbyModemSuccesses(
+  _ seed: UInt64, _ rate: Double, _ deviation: Double, _ count: Int32
+) -> Int32 {
+  Int32(ModemVectors.successes(seed: seed, rate: rate, deviation: deviation, count: Int(count)))
+}
