@@ -222,6 +222,21 @@ def open_page(driver, key, base=BASE):
     testid(driver, "start").click()
 
 
+TIMINGS = {}
+
+
+def timings(driver, name):
+    """The page's own marks (ms since Start): the first token heard, the first found; and the
+    worklet's decoding load so far. Logged, and kept for web-timings.json."""
+    data = driver.execute_script(
+        "const d = document.body.dataset; return [d.heardMs, d.foundMs, d.load];")
+    heard, found, load = (float(v) if v else None for v in data)
+    TIMINGS[name] = {"startToHeardMs": heard, "startToFoundMs": found,
+                     "heardToFoundMs": found - heard if heard is not None and found else None,
+                     "workletLoad": load}
+    log(f"{name}: Start to heard {heard} ms, to found {found} ms; worklet load {load}")
+
+
 def shoot(driver, name):
     for scheme in ("light", "dark"):
         driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {
@@ -311,6 +326,7 @@ def run_rate(rate):
             open_page(driver, CLIENT_KEY)
             found_at = wait_until(driver, lambda: BOX_TEXT in found_texts(driver), 30, "found")
             log(f"clean: found {found_at - started:.1f} s after Start")
+            timings(driver, f"server-{rate}")
             testid(driver, "publish-text").send_keys(PAGE_TEXT)
             testid(driver, "publish").click()
             wait_until(driver, lambda: PAGE_TEXT in testid(driver, "published").text, 15,
@@ -372,6 +388,7 @@ def run_peer(rate):
         found_at = wait_until(driver, lambda: PEER_TEXT in found_texts(driver), 30,
                               "found from the peer box")
         log(f"no server: the page found the box's message {found_at - started:.1f} s after Start")
+        timings(driver, f"peer-{rate}")
         testid(driver, "publish-text").send_keys(PAGE_TEXT)
         testid(driver, "publish").click()
         wait_until(driver, lambda: PAGE_TEXT in testid(driver, "published").text, 15,
@@ -407,6 +424,8 @@ def main():
         except Exception as error:
             failed = True
             log(f"FAILED with no server at {rate} Hz: {error}")
+    with open(os.path.join(SHOTS, "web-timings.json"), "w") as out:
+        json.dump(TIMINGS, out, indent=1, sort_keys=True)
     if failed:
         sys.exit(1)
     log("passed")
