@@ -170,12 +170,21 @@ def noisy(samples, rate):
     return [s + generator.gauss(0, deviation) for s in scaled]
 
 
-def decoded(path):
-    """The tokens the native decoder finds in a WAV file."""
+def decoded(path, snr=False):
+    """The tokens the native decoder finds in a WAV file (with snr: and their SNRs, dB)."""
     result = subprocess.run([NEARBY, "audio", "decode", path, "--json"], capture_output=True,
                             text=True, timeout=120)
     expect(result.returncode == 0, f"nearby audio decode {path}: {result.stderr}")
-    return [json.loads(line)["token"] for line in result.stdout.splitlines() if line.strip()]
+    lines = [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
+    return [(l["token"], l["snr_db"]) for l in lines] if snr else [l["token"] for l in lines]
+
+
+def page_snr(driver):
+    """The SNR the page's decoder measured on the last token it heard (dB), or None."""
+    text = testid(driver, "last-token").text
+    if "SNR " not in text:
+        return None
+    return float(text.split("SNR ")[1].split(" dB")[0])
 
 
 def browser(rate, wav, loop=True, self_signed=False):
@@ -300,8 +309,10 @@ def run_rate(rate):
         expect(tokens, f"the box's recording at {rate} Hz holds no token the native decoder finds")
         noise = os.path.join(WORK, f"box-{rate}-noisy.wav")
         write_wav(noise, rate, noisy(samples, rate))
+        native_clean = [snr for _, snr in decoded(clean, snr=True)]
+        native_noisy = [snr for _, snr in decoded(noise, snr=True)]
         log(f"recorded the box's token {tokens[0]} (native decoder: {len(tokens)} frames clean, "
-            f"{len(decoded(noise))} with noise at {CN0} dB-Hz)")
+            f"{len(native_noisy)} with noise at {CN0} dB-Hz)")
 
         if rate == 48000:
             hostile(rate, clean)
@@ -315,6 +326,8 @@ def run_rate(rate):
             expect(testid(driver, "rate").text == f"{rate} Hz",
                    f"the page runs at {testid(driver, 'rate').text}, not {rate} Hz")
             log(f"with noise at {CN0} dB-Hz: found ({testid(driver, 'last-token').text})")
+            TIMINGS[f"snr-noisy-{rate}"] = {"nativeDB": native_noisy, "pageDB": page_snr(driver)}
+            log(f"SNR with noise: native {native_noisy} dB, in the page {page_snr(driver)} dB")
         finally:
             driver.quit()
 
@@ -327,6 +340,8 @@ def run_rate(rate):
             found_at = wait_until(driver, lambda: BOX_TEXT in found_texts(driver), 30, "found")
             log(f"clean: found {found_at - started:.1f} s after Start")
             timings(driver, f"server-{rate}")
+            TIMINGS[f"snr-clean-{rate}"] = {"nativeDB": native_clean, "pageDB": page_snr(driver)}
+            log(f"SNR clean: native {native_clean} dB, in the page {page_snr(driver)} dB")
             testid(driver, "publish-text").send_keys(PAGE_TEXT)
             testid(driver, "publish").click()
             wait_until(driver, lambda: PAGE_TEXT in testid(driver, "published").text, 15,
