@@ -10,9 +10,10 @@ AudioContext takes):
     `nearby subscribe --mediums audio` hears, finding the page's text;
   - hostile: a link with an admin key is refused by the page; a key of another project hears
     the token but finds nothing; a sighting of a token never heard finds nothing.
-With no server (box A in peer mode with --web serving the page and resolving for the phone):
-  - the page finds A's message; another peer B on the LAN hears the page's audio and finds its
-    text (B's who-has, answered by A for the phone); a link with another invitation is refused.
+With no server (box A, `nearby subscribe --web` in peer mode, serving the page and resolving
+for the phone, only listening; peer B publishing on audio):
+  - the page finds B's message through A (A asks the LAN for B's token); A hears the page's
+    audio and finds its text (the cast case); a link with another invitation is refused.
 Screenshots at 360 px, light and dark, go to $NEARBY_WEB_SCREENSHOTS. Every step checks what
 the page shows (data-testid attributes); the first failure ends the run with a non-zero exit.
 
@@ -368,29 +369,35 @@ def run_rate(rate):
 
 
 def run_peer(rate):
-    """No server: box A (peer mode, --web) publishes on audio and is the page's resolver; the
-    page finds A's message (resolved in A's engine), and box B, another peer on the LAN
-    (loopback here), hears the page's audio and finds the page's text through a who-has that
-    A answers for the phone."""
+    """No server, the seeds' cast case: box A (`nearby subscribe --web`, peer mode) serves the
+    page and is the phone's resolver, and only listens; peer B on the LAN (loopback here)
+    publishes on audio. The page hears B's token and finds B's message through A (A does not
+    hold the token: it asks the LAN, B answers); A hears the page's audio and finds the page's
+    text (the phone is a device of A's own resolver)."""
     log(f"== no server, {rate} Hz")
     lan = ["--lan-interface", "lo", "--lan-port", str(random.randint(40001, 60000)),
            "--api-key", f"web-peer-{random.getrandbits(32)}"]
-    box_a = Process(
+    box = Process(
         f"peer-box-{rate}",
-        ["publish", PEER_TEXT, "--mediums", "audio", "--web", "--web-host", "127.0.0.1",
-         "--web-port", "0", "--json"] + lan, PULSE[rate], "web_box", "web_none.monitor")
-    subscriber = None
+        ["subscribe", "--mediums", "audio", "--web", "--web-host", "127.0.0.1", "--web-port",
+         "0", "--json"] + lan, PULSE[rate], "web_none", "web_out.monitor")
+    publisher = None
     driver = None
     try:
         # In the order the box prints them: its mediums, then the page's link.
-        box_a.wait_for(lambda l: l.get("event") == "medium" and l.get("available"), 20,
-                       "audio medium")
-        link = box_a.wait_for(lambda l: l.get("event") == "web", 30, "the page's link")["url"]
+        box.wait_for(lambda l: l.get("event") == "medium" and l.get("available"), 20,
+                     "audio medium")
+        link = box.wait_for(lambda l: l.get("event") == "web", 30, "the page's link")["url"]
         base, key = link.split("/web#key=")
+        publisher = Process(
+            f"peer-publisher-{rate}", ["publish", PEER_TEXT, "--mediums", "audio", "--json"] + lan,
+            PULSE[rate], "web_box", "web_none.monitor")
+        publisher.wait_for(lambda l: l.get("event") == "medium" and l.get("available"), 20,
+                           "audio medium")
         samples = record(rate, 8.0)
-        wav = os.path.join(WORK, f"peer-box-{rate}.wav")
+        wav = os.path.join(WORK, f"peer-publisher-{rate}.wav")
         write_wav(wav, rate, samples)
-        expect(decoded(wav), f"the peer box's recording at {rate} Hz holds no token")
+        expect(decoded(wav), f"peer B's recording at {rate} Hz holds no token")
 
         driver = browser(rate, wav, self_signed=True)
         open_page(driver, "ni_not-this-box", base)
@@ -401,26 +408,23 @@ def run_peer(rate):
         started = time.monotonic()
         open_page(driver, key, base)
         found_at = wait_until(driver, lambda: PEER_TEXT in found_texts(driver), 30,
-                              "found from the peer box")
-        log(f"no server: the page found the box's message {found_at - started:.1f} s after Start")
+                              "found peer B's message through the box")
+        log(f"no server: the page found peer B's message through the box "
+            f"{found_at - started:.1f} s after Start")
         timings(driver, f"peer-{rate}")
         testid(driver, "publish-text").send_keys(PAGE_TEXT)
         testid(driver, "publish").click()
         wait_until(driver, lambda: PAGE_TEXT in testid(driver, "published").text, 15,
                    "the page's publication")
-        subscriber = Process(
-            f"peer-subscriber-{rate}",
-            ["subscribe", "--mediums", "audio", "--json"] + lan, PULSE[rate], "web_sub",
-            "web_out.monitor")
-        subscriber.wait_for(lambda l: l.get("event") == "found" and l.get("text") == PAGE_TEXT,
-                            40, f"found {PAGE_TEXT!r} through the peer box")
-        log("no server: another peer hears the page and finds its text through the box")
+        box.wait_for(lambda l: l.get("event") == "found" and l.get("text") == PAGE_TEXT, 40,
+                     f"found {PAGE_TEXT!r} from the page's audio")
+        log("no server: the box, only listening, hears the page and finds its text")
     finally:
         if driver:
             driver.quit()
-        if subscriber:
-            subscriber.interrupt()
-        box_a.interrupt()
+        if publisher:
+            publisher.interrupt()
+        box.interrupt()
 
 
 def main():
