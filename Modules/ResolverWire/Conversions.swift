@@ -117,6 +117,7 @@ extension Components.Schemas.Medium {
     case .ble: self = .ble
     case .audio: self = .audio
     case .lan: self = .lan
+    case .optical: self = .optical
     default: return nil
     }
   }
@@ -126,6 +127,7 @@ extension Components.Schemas.Medium {
     case .ble: .ble
     case .audio: .audio
     case .lan: .lan
+    case .optical: .optical
     }
   }
 }

@@ -14,13 +14,18 @@ public struct DiscoveryMediums: NamedOptionSet, Hashable {
   /// ``default``: a network segment can reach well beyond earshot or radio range, so
   /// strategies opt in to it.
   public static let lan = DiscoveryMediums(rawValue: 1 << 2)
+  /// A token read by eye or by camera: a device shows its current token as a QR code and a
+  /// short code (Tokens' `Token.shortCode`), and a person types it or a camera scans it
+  /// into another device (the web page's fallback when a phone does not carry the audio
+  /// band). No plugin: the app that read it reports the sighting. Not in ``default``.
+  public static let optical = DiscoveryMediums(rawValue: 1 << 3)
 
   /// Every medium: `[.ble, .audio]`.
   public static let `default`: DiscoveryMediums = [.ble, .audio]
 
   /// Known single mediums with their wire names, in a stable order.
   public static let named: [(name: String, option: DiscoveryMediums)] = [
-    ("ble", .ble), ("audio", .audio), ("lan", .lan),
+    ("ble", .ble), ("audio", .audio), ("lan", .lan), ("optical", .optical),
   ]
 
   /// Every medium this version knows by name.

@@ -6,6 +6,8 @@ public enum TokenError: Error, Sendable, Hashable {
   case invalidHex(String)
   /// Not 11 base64url characters.
   case invalidBase64URL(String)
+  /// Not a short code: 13 characters of Crockford's base32, dashes aside.
+  case invalidShortCode(String)
 }
 
 extension TokenError: CustomStringConvertible {
@@ -15,6 +17,9 @@ extension TokenError: CustomStringConvertible {
     case .invalidHex(let text): "a token in hex is 16 hex digits, got \"\(text.prefix(40))\""
     case .invalidBase64URL(let text):
       "a token in base64url is 11 characters [A-Za-z0-9-_], got \"\(text.prefix(40))\""
+    case .invalidShortCode(let text):
+      "a token's short code is 13 characters of 0-9 and A-Z but I, L, O, U (XXXX-XXXX-XXXXX), "
+        + "got \"\(text.prefix(40))\""
     }
   }
 }

@@ -1,5 +1,5 @@
 import Crypto
-public import Foundation
+import Foundation
 public import NIOCore
 
 /// One file of the phone's page, ready to serve: its bytes, gzipped when that is smaller, and

@@ -35,8 +35,10 @@ struct DiscoveryMediumsTests {
     #expect(DiscoveryMediums.ble.names == ["ble"])
     #expect(DiscoveryMediums.audio.names == ["audio"])
     #expect(DiscoveryMediums().names.isEmpty)
-    #expect(DiscoveryMediums.named.map(\.name) == ["ble", "audio", "lan"])
+    #expect(DiscoveryMediums.named.map(\.name) == ["ble", "audio", "lan", "optical"])
     #expect(!DiscoveryMediums.default.contains(.lan))
+    #expect(!DiscoveryMediums.default.contains(.optical))
+    #expect(DiscoveryMediums.optical.rawValue == 1 << 3)
   }
 
   @Test func elementsAreSingleMediums() {

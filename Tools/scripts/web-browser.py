@@ -14,6 +14,8 @@ With no server (box A, `nearby subscribe --web` in peer mode, serving the page a
 for the phone, only listening; peer B publishing on audio):
   - the page finds B's message through A (A asks the LAN for B's token); A hears the page's
     audio and finds its text (the cast case); a link with another invitation is refused.
+The optical fallback (a silent microphone, a box that hears nothing): the box finds the page's
+text from the code its QR link carries, and from the code typed.
 Screenshots at 360 px, light and dark, go to $NEARBY_WEB_SCREENSHOTS. Every step checks what
 the page shows (data-testid attributes); the first failure ends the run with a non-zero exit.
 
@@ -21,7 +23,8 @@ Environment: NEARBY_WEB_URL, NEARBY_WEB_CLIENT_KEY, NEARBY_WEB_OTHER_KEY, NEARBY
 NEARBY_WEB_NEARBY (the nearby binary), NEARBY_WEB_WORK (a scratch folder),
 NEARBY_WEB_PULSE_44100 and NEARBY_WEB_PULSE_48000 (PulseAudio servers with null sinks web_box,
 web_out, web_sub and web_none), NEARBY_WEB_SCREENSHOTS. NEARBY_WEB_ONLY=peer runs only the
-no-server part (for working on it; the test command runs everything).
+no-server part, =optical the optical fallback (for working on them; the test command runs
+everything).
 """
 
 import json
@@ -427,10 +430,60 @@ def run_peer(rate):
         box.interrupt()
 
 
+def run_optical(rate):
+    """The fallback when audio does not carry: the page hears nothing (a silent microphone)
+    and the box hears nothing of the page (it listens to a sink nobody plays into); the box
+    (`nearby subscribe --web` with a server) shows its code; the page opened from the link the
+    box's QR code carries, and then from the plain link with the code typed, publishes, and
+    the box finds the page's text through the optical sighting alone."""
+    log(f"== optical fallback, {rate} Hz")
+    box = Process(
+        f"optical-box-{rate}",
+        ["subscribe", "--server", BASE, "--api-key", CLIENT_KEY, "--mediums", "audio", "--web",
+         "--json"], PULSE[rate], "web_sub", "web_none.monitor")
+    driver = None
+    try:
+        link = box.wait_for(lambda l: l.get("event") == "web", 30, "the page's link")["url"]
+        optical = box.wait_for(lambda l: l.get("event") == "optical", 30, "the box's code")
+        code, coded_link = optical["text"], optical["url"]
+        expect(coded_link == f"{link}&code={code}", f"the QR link {coded_link} carries {code}")
+        silence = os.path.join(WORK, f"silence-{rate}.wav")
+        write_wav(silence, rate, [0] * (rate * 2))
+        driver = browser(rate, silence)
+        for how, url, typed in (("the QR code's link", coded_link, False),
+                                ("a typed code", link, True)):
+            text = f"cast by {how}"
+            driver.get("about:blank")
+            driver.get(url)
+            testid(driver, "start").click()
+            wait_until(driver, lambda: testid(driver, "publish").is_enabled(), 20, "started")
+            if typed:
+                testid(driver, "code-text").send_keys(code.lower().replace("-", " "))
+                testid(driver, "code-submit").click()
+            wait_until(driver, lambda: "Using the box's code" in testid(driver, "code-status").text,
+                       10, "the code taken")
+            testid(driver, "publish-text").send_keys(text)
+            testid(driver, "publish").click()
+            box.wait_for(lambda l: l.get("event") == "found" and l.get("text") == text, 30,
+                         f"found {text!r} by the optical medium")
+            expect("none yet" in testid(driver, "last-token").text,
+                   "the page heard a token from a silent microphone")
+            log(f"optical: the box found the page's text by {how} (no audio either way)")
+        testid(driver, "code-text").clear()
+        testid(driver, "code-text").send_keys("0000-0000-0000U")
+        testid(driver, "code-submit").click()
+        wait_until(driver, lambda: "not a box's code" in testid(driver, "code-status").text, 10,
+                   "a malformed code refused")
+    finally:
+        if driver:
+            driver.quit()
+        box.interrupt()
+
+
 def main():
     failed = False
     for rate in (44100, 48000):
-        if os.environ.get("NEARBY_WEB_ONLY") == "peer":
+        if os.environ.get("NEARBY_WEB_ONLY") in ("peer", "optical"):
             break
         try:
             run_rate(rate)
@@ -438,11 +491,18 @@ def main():
             failed = True
             log(f"FAILED at {rate} Hz: {error}")
     for rate in (44100, 48000):
+        if os.environ.get("NEARBY_WEB_ONLY") == "optical":
+            break
         try:
             run_peer(rate)
         except Exception as error:
             failed = True
             log(f"FAILED with no server at {rate} Hz: {error}")
+    try:
+        run_optical(48000)
+    except Exception as error:
+        failed = True
+        log(f"FAILED, the optical fallback: {error}")
     with open(os.path.join(SHOTS, "web-timings.json"), "w") as out:
         json.dump(TIMINGS, out, indent=1, sort_keys=True)
     if failed:

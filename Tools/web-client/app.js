@@ -10,6 +10,9 @@ const SIGHTING_BATCH = 300; // ms a heard token waits for others before the repo
 const SELF_CHECK_WAIT = 4000; // ms the self-check listens for its own frame
 const STREAM_SILENCE = 40000; // ms without a byte (keepalives come every 15 s) = a dead stream
 const LEVEL = 0.5; // peak of the frames the page plays, as the Linux medium's default
+const CODE_REPEAT = 3000; // ms between the sightings a typed code makes
+const CODE_LIFETIME = 120000; // ms a code is reported for: the box's token rotates then
+const MEDIUMS = ["audio", "optical"]; // a typed code counts only on a medium both sides name
 
 const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
 
@@ -33,6 +36,7 @@ const page = {
   reportTimer: 0,
   reporting: null,
   selfCheck: null,
+  code: null, // {token, until, timer}
 };
 
 // MARK: What the page shows
@@ -212,20 +216,20 @@ async function report() {
 async function sendReport() {
   const body = {
     sentAt: new Date().toISOString(),
-    subscribe: [{ id: page.subscription, strategy: { mediums: ["audio"], ttl: "infinite" } }],
+    subscribe: [{ id: page.subscription, strategy: { mediums: MEDIUMS, ttl: "infinite" } }],
   };
   const publish = page.publishPending;
   if (publish) {
     body.publish = [{
       id: publish.id,
       message: { content: base64OfText(publish.text), type: "" },
-      strategy: { mediums: ["audio"], ttl: "infinite" },
+      strategy: { mediums: MEDIUMS, ttl: "infinite" },
     }];
   } else if (page.publication) {
     body.publish = [{
       id: page.publication.id,
       message: { content: base64OfText(page.publication.text), type: "" },
-      strategy: { mediums: ["audio"], ttl: "infinite" },
+      strategy: { mediums: MEDIUMS, ttl: "infinite" },
     }];
   }
   const unpublish = page.unpublish.slice();
@@ -456,8 +460,65 @@ async function selfCheck() {
   } else {
     $("self-check").textContent = "failed: this phone did not hear its own test frame. Its " +
       "speaker or microphone may not carry 18.5–20 kHz (iPhones often do not); other devices " +
-      "may still hear it. Turn the volume up and reload the page to check again.";
+      "may still hear it. Turn the volume up and reload the page to check again, or type the " +
+      "code the box shows below.";
   }
+}
+
+// MARK: The optical fallback
+
+const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+
+// A box's short code (Tokens' Token.shortCode: 13 characters of Crockford's base32, the last
+// one 4 bits) as its token's hex, or null. Case, dashes and spaces do not matter; O reads
+// as 0, I and L as 1.
+function tokenOfCode(text) {
+  const clean = text.toUpperCase().replace(/[-\s]/g, "").replace(/O/g, "0").replace(/[IL]/g, "1");
+  if (clean.length !== 13) return null;
+  let value = 0n;
+  for (let i = 0; i < 13; i++) {
+    const digit = CROCKFORD.indexOf(clean[i]);
+    if (digit < 0) return null;
+    if (i < 12) {
+      value = (value << 5n) | BigInt(digit);
+    } else {
+      if (digit & 1) return null;
+      value = (value << 4n) | BigInt(digit >> 1);
+    }
+  }
+  return value.toString(16).padStart(16, "0");
+}
+
+// A code typed (or carried by the QR code's link) counts as a sighting of the box on the
+// optical medium, repeated while the code can still be the box's current one.
+function useCode(text) {
+  const token = tokenOfCode(text);
+  const status = $("code-status");
+  status.hidden = false;
+  if (!token) {
+    status.textContent = "That is not a box's code: 13 letters and digits, like 7K3M-Q9TA-C2W1G.";
+    return;
+  }
+  if (page.code) clearInterval(page.code.timer);
+  const sight = () => {
+    if (!page.code || performance.now() > page.code.until) {
+      if (page.code) clearInterval(page.code.timer);
+      page.code = null;
+      status.textContent = "The code has expired (the box shows a new one every 2 minutes): " +
+        "type the new one.";
+      return;
+    }
+    page.sightings.set(token, { token, medium: "optical", time: new Date().toISOString() });
+    scheduleReport(0);
+  };
+  page.code = { token, until: performance.now() + CODE_LIFETIME, timer: setInterval(sight, CODE_REPEAT) };
+  sight();
+  status.textContent = `Using the box's code ${text.trim().toUpperCase()} for 2 minutes.`;
+}
+
+function onCode(event) {
+  event.preventDefault();
+  if (page.running) useCode($("code-text").value);
 }
 
 // MARK: Start and stop
@@ -527,6 +588,12 @@ async function start() {
     await report();
     streamEvents();
     drawPublication();
+    $("code-submit").disabled = false;
+    const code = new URLSearchParams(location.hash.slice(1)).get("code");
+    if (code) {
+      $("code-text").value = code;
+      useCode(code);
+    }
     await selfCheck();
   } catch (error) {
     stop();
@@ -585,6 +652,7 @@ function onLeave() {
 function init() {
   $("start").addEventListener("click", start);
   document.getElementById("publish-form").addEventListener("submit", onPublish);
+  document.getElementById("code-form").addEventListener("submit", onCode);
   $("unpublish").addEventListener("click", onUnpublish);
   document.addEventListener("visibilitychange", onVisibility);
   window.addEventListener("pagehide", onLeave);

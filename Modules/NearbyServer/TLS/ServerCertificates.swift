@@ -1,4 +1,4 @@
-public import NIOSSL
+import NIOSSL
 import NIOConcurrencyHelpers
 
 /// The certificate chain and private key the server presents over TLS, read from PEM files,

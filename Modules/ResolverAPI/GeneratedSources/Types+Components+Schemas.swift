@@ -759,11 +759,15 @@ extension Components {
         ///
         /// - Remark: Generated from `#/components/schemas/Token`.
         public typealias Token = Swift.String
+        /// optical: a token read by eye or camera (a device shows its token as a QR code and a short code; a phone's page reports what its user typed or scanned).
+        ///
+        ///
         /// - Remark: Generated from `#/components/schemas/Medium`.
         @frozen public enum Medium: String, Codable, Hashable, Sendable, CaseIterable {
             case ble = "ble"
             case audio = "audio"
             case lan = "lan"
+            case optical = "optical"
         }
         /// - Remark: Generated from `#/components/schemas/Mode`.
         @frozen public enum Mode: String, Codable, Hashable, Sendable, CaseIterable {

@@ -129,10 +129,12 @@ struct DiscoveryOptions: ParsableArguments {
     guard let mediums else { return nil }
     var result: DiscoveryMediums = []
     for name in Self.list(mediums) {
-      guard let medium = DiscoveryMediums(name: name) else {
+      guard let medium = DiscoveryMediums(name: name), medium != .optical else {
         throw ValidationError(
-          "--mediums: unknown medium \"\(name)\"; known: "
-            + DiscoveryMediums.named.map(\.name).joined(separator: ", "))
+          name == "optical"
+            ? "--mediums: optical is read by a person or a camera, not by this machine: with "
+              + "--web the box shows its code for phones to type"
+            : "--mediums: unknown medium \"\(name)\"; known: ble, audio, lan")
       }
       result.insert(medium)
     }

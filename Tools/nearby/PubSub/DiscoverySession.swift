@@ -173,6 +173,9 @@ struct DiscoverySession {
   func strategy(_ options: DiscoveryOptions) throws -> Strategy {
     var strategy = try options.strategy()
     strategy.mediums = mediums
+    // Phones that cannot hear the box type its code (--web shows it): such a sighting counts
+    // only on a medium both sides' strategies name.
+    if options.web.web { strategy.mediums.insert(.optical) }
     return strategy
   }
 

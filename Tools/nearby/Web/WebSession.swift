@@ -1,7 +1,9 @@
+import Core
 import Foundation
 import Glibc
 import Logging
 import QRCode
+import Tokens
 
 /// `--web` beside `nearby publish` and `nearby subscribe`: the link phones open, printed (and
 /// as a QR code on a terminal), and in peer mode the box's front (``WebFront``) serving it.
@@ -14,6 +16,7 @@ enum WebSession {
   ) async throws -> Task<Void, Never>? {
     guard options.web.web else { return nil }
     let output = session.output
+    let manager = session.manager
     if let server = session.serverURL {
       // With a server, phones are the server's devices: its page, the project's key.
       let link = server.appendingPathComponent("web").absoluteString + "#key=\(session.projectKey)"
@@ -23,7 +26,7 @@ enum WebSession {
           "phones need HTTPS for the microphone: serve the server with --tls-certificate and "
             + "--tls-key (docs/server-operators-guide.md, HTTPS)")
       }
-      return nil
+      return Task { await showCodes(of: manager, link: link, output: output) }
     }
     guard let resolver = session.peerResolver else { return nil }
     let addresses = WebCertificate.addresses(interface: options.lanInterface)
@@ -33,27 +36,59 @@ enum WebSession {
       resolver: resolver, projectKey: session.projectKey, logger: logger)
     let host =
       options.web.webHost == "0.0.0.0" ? addresses.first ?? "127.0.0.1" : options.web.webHost
-    output.web("https://\(host):\(front.port)/web#key=\(front.invitation.text)")
+    let link = "https://\(host):\(front.port)/web#key=\(front.invitation.text)"
+    output.web(link)
     if certificate.selfSigned {
       output.note(
         "the page's certificate is self-signed (\(certificate.certificate)): a phone's browser "
           + "warns once; accept it, or give --web-certificate and --web-key")
     }
-    return Task { await front.run() }
+    return Task {
+      await withDiscardingTaskGroup { group in
+        group.addTask { await front.run() }
+        group.addTask { await showCodes(of: manager, link: link, output: output) }
+      }
+    }
+  }
+
+  /// The box's current token for the `optical` medium, shown again at each rotation: its short
+  /// code (a phone's user types it) and the page's link carrying it (a phone's camera opens
+  /// the page with it), until cancelled.
+  static func showCodes(of manager: MessageManager, link: String, output: EventOutput) async {
+    var shown: Token?
+    while !Task.isCancelled {
+      if let token = await manager.currentToken, token != shown {
+        shown = token
+        output.optical(token.shortCode, link: link + "&code=\(token.shortCode)")
+      }
+      do { try await Task.sleep(for: .seconds(1)) } catch { return }
+    }
   }
 }
 
 extension EventOutput {
-  /// The link phones open: a `web` JSON line, or a note (with its QR code on a terminal).
+  /// The box's code for the `optical` medium: an `optical` JSON line, or a note (with the
+  /// link that carries it as a QR code on a terminal).
+  func optical(_ code: String, link: String) {
+    if json {
+      emit(Line(event: "optical", time: Self.now(), text: code, url: link))
+      return
+    }
+    if isatty(STDERR_FILENO) == 1, let qr = try? QRCode(text: link, level: .low) {
+      FileHandle.standardError.write(Data((qr.terminalText() + "\n").utf8))
+    }
+    note(
+      "this box's code, for a phone that cannot hear it: \(code) (type it on the page, or "
+        + "scan the code above; a new one every token rotation)")
+  }
+
+  /// The link phones open: a `web` JSON line, or a note.
   func web(_ link: String) {
     if json {
       emit(Line(event: "web", time: Self.now(), url: link))
       return
     }
-    // The code first, the link under it: a phone's camera opens it, a person can type it.
-    if isatty(STDERR_FILENO) == 1, let code = try? QRCode(text: link, level: .low) {
-      FileHandle.standardError.write(Data((code.terminalText() + "\n").utf8))
-    }
+    // Its QR code comes with the box's code (``optical(_:link:)``), which it carries.
     note("phones join at \(link)")
   }
 }
