@@ -32,25 +32,10 @@ public enum ModemVectors {
         guard let encoder = try? AudioModemEncoder(sampleRate: rate, level: 0.5),
           var decoder = try? AudioModemDecoder(sampleRate: rate)
         else { return 0 }
-        let frame = encoder.samples(for: token)
-        let lead = Int(rate * 0.3)
-        var samples = [Float](repeating: 0, count: lead + frame.count + lead)
-        for index in frame.indices { samples[lead + index] = frame[index] }
-        if deviation > 0 {
-          for index in samples.indices {
-            samples[index] += Float(deviation * random.gaussian())
-          }
-        }
+        let samples = frameInNoise(
+          encoder.samples(for: token), rate: rate, deviation: deviation, random: &random)
         for sample in samples { digest.add(UInt64(sample.bitPattern)) }
-        // In chunks of one AudioWorklet render quantum (128 frames), as the page feeds it.
-        var found: [DecodedToken] = []
-        var start = 0
-        while start < samples.count {
-          let end = min(start + 128, samples.count)
-          found += samples[start..<end].withUnsafeBufferPointer { decoder.process($0) }
-          start = end
-        }
-        found += decoder.finish()
+        let found = decodeInQuanta(samples, with: &decoder)
         digest.add(UInt64(found.count))
         for decoded in found {
           digest.add(decoded.token.value)
@@ -77,22 +62,41 @@ public enum ModemVectors {
     for _ in 0..<count {
       guard var decoder = try? AudioModemDecoder(sampleRate: rate) else { return -1 }
       let token = Token(value: random.next())
-      let frame = encoder.samples(for: token)
-      let lead = Int(rate * 0.3)
-      var samples = [Float](repeating: 0, count: lead + frame.count + lead)
-      for index in frame.indices { samples[lead + index] = frame[index] }
-      for index in samples.indices { samples[index] += Float(deviation * random.gaussian()) }
-      var found: [DecodedToken] = []
-      var start = 0
-      while start < samples.count {
-        let end = min(start + 128, samples.count)
-        found += samples[start..<end].withUnsafeBufferPointer { decoder.process($0) }
-        start = end
-      }
-      found += decoder.finish()
+      let samples = frameInNoise(
+        encoder.samples(for: token), rate: rate, deviation: deviation, random: &random)
+      let found = decodeInQuanta(samples, with: &decoder)
       if found.contains(where: { $0.token == token }) { successes += 1 }
     }
     return successes
+  }
+
+  /// `frame` with 0.3 s of silence before and after, plus white Gaussian noise of standard
+  /// deviation `deviation` (none at 0, and no draw from `random` then).
+  private static func frameInNoise(
+    _ frame: [Float], rate: Double, deviation: Double, random: inout SeededRandom
+  ) -> [Float] {
+    let lead = Int(rate * 0.3)
+    var samples = [Float](repeating: 0, count: lead + frame.count + lead)
+    for index in frame.indices { samples[lead + index] = frame[index] }
+    if deviation > 0 {
+      for index in samples.indices { samples[index] += Float(deviation * random.gaussian()) }
+    }
+    return samples
+  }
+
+  /// What `decoder` finds in `samples` fed in chunks of one AudioWorklet render quantum (128
+  /// frames), as the page feeds it, then flushed.
+  private static func decodeInQuanta(_ samples: [Float], with decoder: inout AudioModemDecoder)
+    -> [DecodedToken]
+  {
+    var found: [DecodedToken] = []
+    var start = 0
+    while start < samples.count {
+      let end = min(start + 128, samples.count)
+      found += samples[start..<end].withUnsafeBufferPointer { decoder.process($0) }
+      start = end
+    }
+    return found + decoder.finish()
   }
 
   /// FNV-1a over 64-bit words.

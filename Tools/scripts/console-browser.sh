@@ -33,23 +33,9 @@ work=$(mktemp -d "$runtime/console-browser.XXXXXX")
 server_pid=""
 trap 'if [ -n "$server_pid" ]; then kill -TERM "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi; rm -rf "$work"' EXIT
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-mkdir -p "$work/config"
-XDG_CONFIG_HOME="$work/config" "$nearby_server" --database "$work/resolver.sqlite" --port "$port" \
-  --log-level warning >"$work/server.log" 2>&1 &
-server_pid=$!
-for ((i = 0; i < 300; i++)); do
-  if [ -s "$work/config/nearby/server-api-key" ] \
-    && curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1; then
-    break
-  fi
-  if ! kill -0 "$server_pid" 2>/dev/null; then
-    cat "$work/server.log" >&2
-    echo "error: the server did not start" >&2
-    exit 1
-  fi
-  sleep 0.1
-done
+# shellcheck source=lib/test-server.sh
+source Tools/scripts/lib/test-server.sh
+start_test_server "$nearby_server" "$work"
 status=0
 # The screenshots outlive the run (test.sh removes the runtime folder on exit), failure.png
 # included when a step failed: .build/console-screenshots.

@@ -33,10 +33,11 @@ work=$(mktemp -d "$runtime/web-browser.XXXXXX")
 screenshots="$work/screenshots"
 mkdir -p "$screenshots"
 pids=()
+server_pid=""
 cleanup() {
   local pid
-  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}" $server_pid; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}" $server_pid; do wait "$pid" 2>/dev/null || true; done
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -70,24 +71,9 @@ start_pulse() {
 start_pulse 44100
 start_pulse 48000
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-mkdir -p "$work/config"
-XDG_CONFIG_HOME="$work/config" "$bin/nearby-server" --database "$work/resolver.sqlite" \
-  --port "$port" --log-level warning >"$work/server.log" 2>&1 &
-pids+=($!)
-server_pid=$!
-for ((i = 0; i < 300; i++)); do
-  if [ -s "$work/config/nearby/server-api-key" ] \
-    && curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1; then
-    break
-  fi
-  if ! kill -0 "$server_pid" 2>/dev/null; then
-    cat "$work/server.log" >&2
-    echo "error: the server did not start" >&2
-    exit 1
-  fi
-  sleep 0.1
-done
+# shellcheck source=lib/test-server.sh
+source Tools/scripts/lib/test-server.sh
+start_test_server "$bin/nearby-server" "$work"
 key() {
   "$bin/nearby-server" keys create --database "$work/resolver.sqlite" --project "$1" \
     --role client --json | "$python" -c 'import json, sys; print(json.load(sys.stdin)["key"])'
