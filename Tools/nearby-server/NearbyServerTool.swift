@@ -305,6 +305,9 @@ struct ServeCommand: AsyncParsableCommand {
   }
 
   func run() async throws {
+    // Until the reload task traps it (after the storage opens), a SIGHUP (`systemctl reload`
+    // during startup) must not end the server: its default action would.
+    signal(SIGHUP, SIG_IGN)
     var logger = Logger(label: "nearby.server")
     logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
     let storage: any ResolverStorage

@@ -263,7 +263,17 @@ def shoot(driver, name):
 
 
 def hostile(rate, wav):
-    """An admin key's link; another project's key; a sighting of a token never heard."""
+    """An admin key's link (refused by the page, and by `nearby --web`, which would print it);
+    another project's key; a sighting of a token never heard."""
+    env = dict(os.environ, PULSE_SERVER=PULSE[rate], PULSE_SINK="web_none",
+               PULSE_SOURCE="web_none.monitor", HOME=WORK, XDG_STATE_HOME=os.path.join(WORK, "st"))
+    refused = subprocess.run(
+        [NEARBY, "subscribe", "--server", BASE, "--api-key", ADMIN_KEY, "--mediums", "audio",
+         "--web"], env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    expect(refused.returncode == 77 and "admin key" in refused.stderr,
+           f"nearby --web with an admin key: {refused.returncode} {refused.stderr[-400:]}")
+    expect(ADMIN_KEY not in refused.stdout + refused.stderr, "the admin key was printed")
+    log("nearby --web refuses to print a link with an admin key")
     driver = browser(rate, wav)
     try:
         open_page(driver, ADMIN_KEY)

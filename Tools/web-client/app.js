@@ -31,7 +31,8 @@ const page = {
   unpublish: [],
   publishPending: null,
   sightings: new Map(),
-  lastSequence: 0,
+  lastSequence: 0, // the highest event seen: Last-Event-ID when the stream reconnects
+  seen: new Set(), // events already shown (a report's answer and the stream share them)
   found: new Map(),
   reportTimer: 0,
   reporting: null,
@@ -117,8 +118,11 @@ function drawFound() {
 
 function handleEvent(event) {
   if (!event || typeof event.sequence !== "number") return;
-  if (event.sequence <= page.lastSequence) return; // seen in a report's answer already
-  page.lastSequence = event.sequence;
+  // Only repeats are skipped: the stream and a report's answer may bring events out of order.
+  if (page.seen.has(event.sequence)) return;
+  page.seen.add(event.sequence);
+  if (page.seen.size > 4096) page.seen.delete(page.seen.values().next().value);
+  page.lastSequence = Math.max(page.lastSequence, event.sequence);
   if (event.kind === "found" && event.message) {
     mark("found");
     page.found.set(foundKey(event), event);
@@ -195,6 +199,11 @@ function tokenHalves(hex) {
 async function register() {
   page.device = await call("POST", "/v1/devices", {}, false);
   page.revision = -1;
+  // A new device numbers its events from 1 and has found nothing yet.
+  page.lastSequence = 0;
+  page.seen.clear();
+  page.found.clear();
+  drawFound();
 }
 
 function scheduleReport(delay) {
@@ -286,10 +295,14 @@ function follow(directives) {
   page.token = directives.token;
   page.scanning = (directives.scan || []).includes("audio");
   const broadcast = (directives.broadcast || []).includes("audio");
-  if (broadcast) {
+  // Told only of a change: each "send" brings the next frame forward, and reports come far
+  // more often than frames should.
+  if (broadcast && (!page.broadcasting || page.sending !== page.token)) {
     page.worklet.port.postMessage({ type: "send", ...tokenHalves(page.token), level: LEVEL });
-  } else if (page.broadcasting) {
+    page.sending = page.token;
+  } else if (!broadcast && page.broadcasting) {
     page.worklet.port.postMessage({ type: "silence" });
+    page.sending = null;
   }
   page.broadcasting = broadcast;
   showStatus(describe());
@@ -313,6 +326,7 @@ async function streamEvents() {
       continue;
     }
     const abort = new AbortController();
+    page.streamAbort = abort;
     let watchdog = setTimeout(() => abort.abort(), STREAM_SILENCE);
     try {
       const headers = {
@@ -350,7 +364,10 @@ async function streamEvents() {
         }
       }
     } catch (error) {
-      if (error.status === 404) page.device = null;
+      if (error.status === 404) {
+        page.device = null; // gone: the next report registers again
+        scheduleReport(0);
+      }
     } finally {
       clearTimeout(watchdog);
     }
@@ -606,6 +623,11 @@ function stop() {
   page.running = false;
   setState("stopped");
   clearTimeout(page.reportTimer);
+  if (page.streamAbort) page.streamAbort.abort();
+  if (page.code) clearInterval(page.code.timer);
+  page.code = null;
+  onLeave(); // the device goes at once rather than when the resolver finds it silent
+  page.device = null;
   if (page.context) page.context.close().catch(() => {});
   page.context = null;
   drawPublication();

@@ -8,6 +8,8 @@ struct WebAnswer {
   var status: Int
   var headers: [(name: String, value: String)]
   var body: ByteBuffer?
+  /// A HEAD request's answer: the body's length, not its bytes.
+  var headOnly = false
 
   static let apiHeaders: [(name: String, value: String)] =
     WebClientAssets.securityHeaders + [("Cache-Control", "no-store")]

@@ -48,15 +48,32 @@ enum WebCertificate {
     return Files(certificate: certificate, key: key, selfSigned: true)
   }
 
-  /// This box's IPv4 addresses other than loopback (on `interface` only, when given).
+  /// This box's IPv4 addresses other than loopback (on `interface` only, when given), those
+  /// of the interface of the default route first: the link names the first, and a phone on
+  /// the LAN reaches that one (not a container bridge's).
   static func addresses(interface: String?) -> [String] {
     let devices = (try? System.enumerateDevices()) ?? []
-    return devices.compactMap { device -> String? in
+    let preferred = defaultRouteInterface()
+    return devices.compactMap { device -> (String, Bool)? in
       guard let address = device.address, case .v4 = address, let ip = address.ipAddress,
         !ip.hasPrefix("127."), interface == nil || device.name == interface
       else { return nil }
-      return ip
-    }.uniqued()
+      return (ip, device.name == preferred)
+    }
+    .sorted { $0.1 && !$1.1 }
+    .map(\.0).uniqued()
+  }
+
+  /// The interface of the IPv4 default route (`/proc/net/route`), if any.
+  static func defaultRouteInterface() -> String? {
+    guard let table = try? String(contentsOfFile: "/proc/net/route", encoding: .utf8) else {
+      return nil
+    }
+    for line in table.split(separator: "\n").dropFirst() {
+      let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+      if fields.count > 2, fields[1] == "00000000" { return String(fields[0]) }
+    }
+    return nil
   }
 
   private static func stateFolder() -> URL {

@@ -16,16 +16,21 @@ import WebClient
 /// meets the box through the box's engine and every other peer of the project through the
 /// box's exchanges on the LAN, exactly as the box's own device does. The phone speaks the
 /// resolver API's subset it needs (register, report, events, unregister), as JSON of
-/// openapi.yaml's schemas.
+/// openapi.yaml's schemas; its events are kept (``WebMailbox``) and replayed after the
+/// `Last-Event-ID` of a reconnecting stream, as the server's.
 ///
-/// Bounded: 32 phones, 128 connections, request bodies of 256 KiB, 10 requests a second a
-/// phone (a burst of 40), a request's head and body read within 20 s of silence.
+/// Bounded: 32 phones (4 from one address), 128 connections (8 from one address), request
+/// bodies of 256 KiB (refused as soon as they are known to be larger), 10 requests a second a
+/// phone (a burst of 40), and each request must arrive whole within 20 s of the previous
+/// answer (or of the connection).
 actor WebFront {
   typealias Connection = NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>
 
   static let maximumBody = 256 * 1024
   static let maximumConnections = 128
-  static let idleTimeout: TimeAmount = .seconds(20)
+  static let maximumConnectionsPerAddress = 8
+  static let maximumPhonesPerAddress = 4
+  static let requestDeadline: TimeAmount = .seconds(20)
   static let keepalive: Duration = .seconds(15)
 
   nonisolated let resolver: PeerResolver
@@ -36,7 +41,14 @@ actor WebFront {
   nonisolated let port: Int
   private let server: NIOAsyncChannel<Connection, Never>
   private var phones = WebPhones()
-  private var connections = 0
+  /// Registrations under way: counted against the caps before the resolver is awaited.
+  private var pending: [String: Int] = [:]
+  private var addresses: [DeviceID: String] = [:]
+  private var mailboxes: [DeviceID: WebMailbox] = [:]
+  /// Each phone's task moving its events from the resolver to its mailbox; owned here,
+  /// cancelled when the phone leaves and awaited when the front stops.
+  private var pumps: [DeviceID: Task<Void, Never>] = [:]
+  private var connections: [String: Int] = [:]
 
   /// Binds the port (HTTPS with `certificate`).
   /// - Throws: ``ExitFailure`` when the files cannot be served or the port cannot be bound.
@@ -44,6 +56,11 @@ actor WebFront {
     host: String, port: Int, certificate: WebCertificate.Files, resolver: PeerResolver,
     projectKey: String, logger: Logger
   ) async throws {
+    do {
+      assets = try WebClientAssets()
+    } catch {
+      throw ExitFailure("\(error)", code: ExitCodes.failure)
+    }
     let context: NIOSSLContext
     do {
       let chain = try NIOSSLCertificate.fromPEMFile(certificate.certificate)
@@ -65,9 +82,6 @@ actor WebFront {
           channel.eventLoop.makeCompletedFuture {
             let pipeline = channel.pipeline.syncOperations
             try pipeline.addHandler(NIOSSLServerHandler(context: context))
-            try pipeline.addHandler(
-              IdleStateHandler(readTimeout: Self.idleTimeout), name: "idle")
-            try pipeline.addHandler(CloseOnReadIdle(), name: "close-on-idle")
             try pipeline.configureHTTPServerPipeline(withErrorHandling: true)
             return try Connection(wrappingChannelSynchronously: channel)
           }
@@ -82,11 +96,6 @@ actor WebFront {
     self.projectKey = projectKey
     self.invitation = WebInvitation.make()
     self.logger = logger
-    do {
-      assets = try WebClientAssets()
-    } catch {
-      throw ExitFailure("\(error)", code: ExitCodes.failure)
-    }
   }
 
   /// Serves until cancelled, then closes every connection and unregisters the phones.
@@ -96,13 +105,14 @@ actor WebFront {
         group.addTask { await self.sweep() }
         try await server.executeThenClose { inbound in
           for try await connection in inbound {
-            guard admit() else {
+            let address = connection.channel.remoteAddress?.ipAddress ?? "unknown"
+            guard admit(address) else {
               try? await connection.channel.close()
               continue
             }
             group.addTask {
               await self.serve(connection)
-              await self.release()
+              await self.release(address)
             }
           }
         }
@@ -110,26 +120,28 @@ actor WebFront {
     } catch {
       if !Task.isCancelled { logger.error("the web page's server stopped: \(error)") }
     }
-    for credentials in phones.phones.values.map(\.credentials) {
-      try? await resolver.unregister(credentials)
-    }
-    phones = WebPhones()
+    for id in phones.phones.keys { await leave(id) }
   }
 
-  private func admit() -> Bool {
-    guard connections < Self.maximumConnections else { return false }
-    connections += 1
+  private func admit(_ address: String) -> Bool {
+    guard connections.values.reduce(0, +) < Self.maximumConnections,
+      connections[address, default: 0] < Self.maximumConnectionsPerAddress
+    else { return false }
+    connections[address, default: 0] += 1
     return true
   }
 
-  private func release() { connections -= 1 }
+  private func release(_ address: String) {
+    connections[address, default: 1] -= 1
+    if connections[address] == 0 { connections[address] = nil }
+  }
 
   /// Unregisters the phones that went silent (a tab closed without its goodbye), each minute.
   private func sweep() async {
     while !Task.isCancelled {
       do { try await Task.sleep(for: .seconds(60)) } catch { return }
-      for credentials in phones.removeSilent(at: .now) {
-        try? await resolver.unregister(credentials)
+      for credentials in phones.silent(at: .now) {
+        await leave(credentials.id)
         logger.info("a silent phone left", metadata: ["device": "\(credentials.id)"])
       }
     }
@@ -137,18 +149,50 @@ actor WebFront {
 
   // MARK: Phones
 
-  private func registerPhone() async throws(WebFailure) -> DeviceCredentials {
-    guard !phones.isFull else {
+  private func registerPhone(from address: String) async throws(WebFailure) -> DeviceCredentials {
+    let fromAddress =
+      addresses.values.filter { $0 == address }.count + pending[address, default: 0]
+    guard phones.phones.count + pending.values.reduce(0, +) < WebPhones.maximum,
+      fromAddress < Self.maximumPhonesPerAddress
+    else {
       throw .init(
-        429, "rate_limited", "this box takes at most \(WebPhones.maximum) phones at once")
+        429, "rate_limited",
+        "this box takes at most \(WebPhones.maximum) phones at once, "
+          + "\(Self.maximumPhonesPerAddress) from one address")
     }
+    // Reserved before the await: registrations racing on other connections see it.
+    pending[address, default: 0] += 1
+    defer {
+      pending[address, default: 1] -= 1
+      if pending[address] == 0 { pending[address] = nil }
+    }
+    let credentials: DeviceCredentials
+    let events: AsyncStream<SequencedEvent>
     do {
-      let credentials = try await resolver.register(apiKey: projectKey)
-      phones.add(credentials, at: .now)
-      return credentials
+      credentials = try await resolver.register(apiKey: projectKey)
+      events = try await resolver.events(for: credentials)
     } catch {
       throw .init(503, "unavailable", "the box's resolver refused: \(error)")
     }
+    phones.add(credentials, at: .now)
+    addresses[credentials.id] = address
+    mailboxes[credentials.id] = WebMailbox()
+    let id = credentials.id
+    // Isolated to this actor (made here), so each event lands in order.
+    pumps[id] = Task {
+      for await event in events { deliver(event, to: id) }
+    }
+    return credentials
+  }
+
+  private func deliver(_ event: SequencedEvent, to id: DeviceID) {
+    mailboxes[id]?.deliver(event)
+  }
+
+  private func attach(_ id: DeviceID, after lastEventID: UInt64?) -> (
+    replay: [SequencedEvent], live: AsyncStream<SequencedEvent>
+  )? {
+    mailboxes[id]?.attach(after: lastEventID)
   }
 
   private func authorize(_ id: DeviceID, secret: String?) throws(WebFailure) -> DeviceCredentials {
@@ -161,39 +205,62 @@ actor WebFront {
     return credentials
   }
 
-  private func removePhone(_ id: DeviceID) { phones.remove(id) }
+  /// Unregisters the phone and ends what serves it (its stream, its pump).
+  private func leave(_ id: DeviceID) async {
+    guard let credentials = phones.phones[id]?.credentials else { return }
+    phones.remove(id)
+    addresses[id] = nil
+    var mailbox = mailboxes.removeValue(forKey: id)
+    mailbox?.close()
+    let pump = pumps.removeValue(forKey: id)
+    pump?.cancel()
+    try? await resolver.unregister(credentials)
+    await pump?.value
+  }
 
   // MARK: Connections
 
   nonisolated private func serve(_ connection: Connection) async {
+    let channel = connection.channel
+    let address = channel.remoteAddress?.ipAddress ?? "unknown"
+    // Each request must arrive whole within the deadline of the previous answer (or of the
+    // connection): no trickle holds a connection.
+    var deadline = channel.eventLoop.scheduleTask(in: Self.requestDeadline) {
+      channel.close(promise: nil)
+    }
+    defer { deadline.cancel() }
     do {
       try await connection.executeThenClose { inbound, outbound in
         var head: HTTPRequestHead?
         var body = ByteBuffer()
-        var tooLarge = false
+        let tooLarge = WebFailure(
+          413, "too_large", "the body is over \(Self.maximumBody / 1024) KiB")
         for try await part in inbound {
           switch part {
           case .head(let next):
-            (head, tooLarge) = (next, false)
+            head = next
             body.clear()
-          case .body(var chunk):
-            if body.readableBytes + chunk.readableBytes > Self.maximumBody {
-              tooLarge = true
-            } else {
-              body.writeBuffer(&chunk)
-            }
-          case .end:
-            guard let request = head else { continue }
-            if tooLarge {
-              try await write(
-                WebFailure(
-                  413, "too_large", "the body is over \(Self.maximumBody / 1024) KiB"
-                ).answer(), to: outbound, close: true)
+            if let length = next.headers.first(name: "Content-Length").flatMap(Int.init),
+              length > Self.maximumBody
+            {
+              try await write(tooLarge.answer(), to: outbound, close: true)
               return
             }
+          case .body(var chunk):
+            guard body.readableBytes + chunk.readableBytes <= Self.maximumBody else {
+              try await write(tooLarge.answer(), to: outbound, close: true)
+              return
+            }
+            body.writeBuffer(&chunk)
+          case .end:
+            deadline.cancel()
+            guard let request = head else { return }
             let keepOpen = try await respond(
-              request, body: body, outbound: outbound, channel: connection.channel)
-            if !keepOpen { return }
+              request, body: body, from: address, outbound: outbound)
+            guard keepOpen, request.isKeepAlive else { return }
+            deadline = channel.eventLoop.scheduleTask(in: Self.requestDeadline) {
+              channel.close(promise: nil)
+            }
           }
         }
       }
@@ -204,13 +271,13 @@ actor WebFront {
 
   /// Answers one request; false when the connection is to close (an event stream that ended).
   nonisolated private func respond(
-    _ request: HTTPRequestHead, body: ByteBuffer,
-    outbound: NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>, channel: any Channel
+    _ request: HTTPRequestHead, body: ByteBuffer, from address: String,
+    outbound: NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>
   ) async throws -> Bool {
     let key = request.headers.first(name: ResolverContract.apiKeyHeader)
     let secret = request.headers.first(name: ResolverContract.deviceSecretHeader)
     let route = WebRoute(method: request.method.rawValue, path: request.uri)
-    let answer: WebAnswer
+    var answer: WebAnswer
     do throws(WebFailure) {
       switch route {
       case .page(let path):
@@ -220,15 +287,14 @@ actor WebFront {
         let files = assets.answer(
           file, ifNoneMatch: request.headers[canonicalForm: "If-None-Match"].map(String.init),
           acceptEncoding: request.headers[canonicalForm: "Accept-Encoding"].map(String.init))
-        var page = WebAnswer(status: files.status, headers: files.headers, body: files.body)
-        if request.method == .HEAD { page.body = nil }
-        answer = page
+        answer = WebAnswer(status: files.status, headers: files.headers, body: files.body)
+        answer.headOnly = request.method == .HEAD
       case .key:
         try checkInvitation(key)
         answer = .json(200, ["project": "this box (peer resolution)", "role": "client"])
       case .register:
         try checkInvitation(key)
-        let credentials = try await registerPhone()
+        let credentials = try await registerPhone(from: address)
         answer = .json(201, ["id": credentials.id.description, "secret": credentials.secret])
       case .report(let id):
         try checkInvitation(key)
@@ -236,14 +302,17 @@ actor WebFront {
         answer = try await report(body, from: credentials)
       case .events(let id):
         try checkInvitation(key)
-        let credentials = try await authorize(id, secret: secret)
-        try await streamEvents(of: credentials, outbound: outbound, channel: channel)
+        _ = try await authorize(id, secret: secret)
+        let lastEventID = request.headers.first(name: "Last-Event-ID").flatMap(UInt64.init)
+        guard let (replay, live) = await attach(id, after: lastEventID) else {
+          throw WebFailure(404, "not_found", "this phone is no longer a device of this box")
+        }
+        await streamEvents(replay: replay, live: live, outbound: outbound)
         return false
       case .unregister(let id):
         try checkInvitation(key)
-        let credentials = try await authorize(id, secret: secret)
-        await removePhone(id)
-        try? await resolver.unregister(credentials)
+        _ = try await authorize(id, secret: secret)
+        await leave(id)
         answer = WebAnswer(status: 204, headers: WebAnswer.apiHeaders, body: nil)
       case .notFound:
         throw WebFailure(404, "not_found", "no such path on this box")
@@ -253,7 +322,7 @@ actor WebFront {
     } catch {
       answer = error.answer()
     }
-    try await write(answer, to: outbound, close: false)
+    try await write(answer, to: outbound, close: !request.isKeepAlive)
     return true
   }
 
@@ -304,36 +373,30 @@ actor WebFront {
     }
   }
 
-  /// The phone's events as Server-Sent Events (as the server's `/v1/devices/{id}/events`),
-  /// with a keepalive every 15 s, until the phone leaves or the box stops.
+  /// The phone's events as Server-Sent Events (as the server's `/v1/devices/{id}/events`):
+  /// those kept since `Last-Event-ID`, then each new one, with a keepalive every 15 s, until
+  /// the phone leaves, another stream replaces this one, or the connection breaks.
   nonisolated private func streamEvents(
-    of device: DeviceCredentials, outbound: NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>,
-    channel: any Channel
-  ) async throws(WebFailure) {
-    let events: AsyncStream<SequencedEvent>
-    do {
-      events = try await resolver.events(for: device)
-    } catch {
-      throw WebFailure(404, "not_found", "this phone is no longer a device of this box")
-    }
-    // A stream reads nothing more from the phone: no read deadline for it.
-    _ = try? await channel.pipeline.removeHandler(name: "close-on-idle").get()
+    replay: [SequencedEvent], live: AsyncStream<SequencedEvent>,
+    outbound: NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>
+  ) async {
     var headers = HTTPHeaders(WebAnswer.apiHeaders)
     headers.replaceOrAdd(name: "Content-Type", value: "text/event-stream")
     do {
       try await outbound.write(
         .head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers)))
+      let encoder = JSONEncoder()
+      @Sendable func text(_ item: SequencedEvent) throws -> ByteBuffer {
+        let event = Components.Schemas.Event(item)
+        let data = try encoder.encode(event)
+        return ByteBuffer(
+          string: "id: \(item.sequence)\nevent: \(event.kind.rawValue)\ndata: "
+            + String(decoding: data, as: UTF8.self) + "\n\n")
+      }
+      for item in replay { try await outbound.write(.body(.byteBuffer(try text(item)))) }
       try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask {
-          let encoder = JSONEncoder()
-          for await item in events {
-            let event = Components.Schemas.Event(item)
-            let data = try encoder.encode(event)
-            let text =
-              "id: \(item.sequence)\nevent: \(event.kind.rawValue)\ndata: "
-              + String(decoding: data, as: UTF8.self) + "\n\n"
-            try await outbound.write(.body(.byteBuffer(ByteBuffer(string: text))))
-          }
+          for await item in live { try await outbound.write(.body(.byteBuffer(try text(item)))) }
         }
         group.addTask {
           while true {
@@ -363,21 +426,9 @@ actor WebFront {
         HTTPResponseHead(
           version: .http1_1, status: HTTPResponseStatus(statusCode: answer.status),
           headers: headers)))
-    if let body = answer.body { try await outbound.write(.body(.byteBuffer(body))) }
-    try await outbound.write(.end(nil))
-  }
-}
-
-/// Closes a connection that sent nothing for ``WebFront/idleTimeout`` (a handshake, a head or
-/// a body that never comes), so that no client holds one open for free.
-final class CloseOnReadIdle: ChannelInboundHandler, Sendable {
-  typealias InboundIn = NIOAny
-
-  func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-    if let idle = event as? IdleStateHandler.IdleStateEvent, idle == .read {
-      context.close(promise: nil)
-    } else {
-      context.fireUserInboundEventTriggered(event)
+    if let body = answer.body, !answer.headOnly {
+      try await outbound.write(.body(.byteBuffer(body)))
     }
+    try await outbound.write(.end(nil))
   }
 }

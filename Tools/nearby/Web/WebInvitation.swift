@@ -1,9 +1,10 @@
 import Foundation
 
 /// What the link a `nearby --web` box prints grants: the right to be a phone of this box
-/// (register, report, read its events) and nothing else. Random, made at each start, carried
-/// in the link's fragment (never sent in a request line, never logged); the box revokes it by
-/// stopping, or at once for every phone with a new one on its next start.
+/// (register, report, read its events) and nothing else. Random, made at each start; the box
+/// revokes it by stopping, for every phone at once. It travels in the link's fragment, which
+/// browsers never send in a request line (so no proxy or access log holds it); the box itself
+/// prints the link, so whoever reads the box's output has it.
 struct WebInvitation: Sendable {
   let text: String
 

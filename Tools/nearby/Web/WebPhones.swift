@@ -23,8 +23,6 @@ struct WebPhones {
 
   private(set) var phones: [DeviceID: Phone] = [:]
 
-  var isFull: Bool { phones.count >= Self.maximum }
-
   mutating func add(_ credentials: DeviceCredentials, at now: ContinuousClock.Instant) {
     phones[credentials.id] = Phone(
       credentials: credentials, lastSeen: now, tokens: Self.burst, refilled: now)
@@ -58,10 +56,8 @@ struct WebPhones {
     return true
   }
 
-  /// The phones silent for longer than ``silence``, removed.
-  mutating func removeSilent(at now: ContinuousClock.Instant) -> [DeviceCredentials] {
-    let gone = phones.values.filter { now - $0.lastSeen > Self.silence }.map(\.credentials)
-    for credentials in gone { phones[credentials.id] = nil }
-    return gone
+  /// The phones silent for longer than ``silence`` (the caller makes them leave).
+  func silent(at now: ContinuousClock.Instant) -> [DeviceCredentials] {
+    phones.values.filter { now - $0.lastSeen > Self.silence }.map(\.credentials)
   }
 }

@@ -1,8 +1,10 @@
+import AsyncHTTPClient
 import Core
 import Foundation
 import Glibc
 import Logging
 import QRCode
+import ResolverWire
 import Tokens
 
 /// `--web` beside `nearby publish` and `nearby subscribe`: the link phones open, printed (and
@@ -18,7 +20,9 @@ enum WebSession {
     let output = session.output
     let manager = session.manager
     if let server = session.serverURL {
-      // With a server, phones are the server's devices: its page, the project's key.
+      // With a server, phones are the server's devices: its page, the project's key, which
+      // must be a client key (the link goes to every phone that scans it).
+      try await checkClientKey(session.projectKey, server: server)
       let link = server.appendingPathComponent("web").absoluteString + "#key=\(session.projectKey)"
       output.web(link)
       if server.scheme != "https" {
@@ -34,8 +38,10 @@ enum WebSession {
     let front = try await WebFront(
       host: options.web.webHost, port: options.web.webPort, certificate: certificate,
       resolver: resolver, projectKey: session.projectKey, logger: logger)
+    let listening = options.web.webHost
     let host =
-      options.web.webHost == "0.0.0.0" ? addresses.first ?? "127.0.0.1" : options.web.webHost
+      ["0.0.0.0", "::"].contains(listening)
+      ? addresses.first ?? "127.0.0.1" : listening.contains(":") ? "[\(listening)]" : listening
     let link = "https://\(host):\(front.port)/web#key=\(front.invitation.text)"
     output.web(link)
     if certificate.selfSigned {
@@ -48,6 +54,36 @@ enum WebSession {
         group.addTask { await front.run() }
         group.addTask { await showCodes(of: manager, link: link, output: output) }
       }
+    }
+  }
+
+  /// Asks the server's `/web/key` whether `key` may go in a phone's link.
+  /// - Throws: ``ExitFailure`` for an admin key (the link would hand it to every phone), or
+  ///   when the server cannot say (no link is printed unchecked).
+  static func checkClientKey(_ key: String, server: URL) async throws {
+    var request = HTTPClientRequest(url: server.appendingPathComponent("web/key").absoluteString)
+    request.headers.add(name: ResolverContract.apiKeyHeader, value: key)
+    let status: UInt
+    do {
+      let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+      status = response.status.code
+      _ = try await response.body.collect(upTo: 64 * 1024)
+    } catch {
+      throw ExitFailure(
+        "--web: cannot ask \(server.absoluteString) whether the key may go in a phone's link: "
+          + "\(error)", code: ExitCodes.unavailable)
+    }
+    switch status {
+    case 200: return
+    case 403:
+      throw ExitFailure(
+        "--web: this is an admin key, and the link would hand it to every phone that scans it; "
+          + "run with a client key (`nearby server keys create --project P --role client`)",
+        code: ExitCodes.noPermission)
+    default:
+      throw ExitFailure(
+        "--web: \(server.absoluteString)/web/key answered \(status) for this key",
+        code: ExitCodes.unavailable)
     }
   }
 
