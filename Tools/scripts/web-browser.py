@@ -381,6 +381,70 @@ def run_rate(rate):
         publisher.interrupt()
 
 
+def front_limits(base, key):
+    """The box's front under hostile clients: a body announced over the limit is refused at
+    once (413, before any of it is sent); one address holds at most 8 connections and 4
+    phones; a wrong invitation registers nothing."""
+    import http.client
+    import socket
+    import ssl
+    host, port = base.removeprefix("https://").rsplit(":", 1)
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+
+    def request(method, path, body=None, headers=None):
+        connection = http.client.HTTPSConnection(host, int(port), context=context, timeout=10)
+        try:
+            connection.request(method, path, body=body, headers=headers or {})
+            answer = connection.getresponse()
+            return answer.status, answer.read()
+        finally:
+            connection.close()
+
+    # Announced over 256 KiB: answered before a byte of the body is sent.
+    raw = socket.create_connection((host, int(port)), timeout=10)
+    tls = context.wrap_socket(raw, server_hostname=host)
+    tls.sendall(b"POST /v1/devices HTTP/1.1\r\nHost: x\r\nContent-Length: 10000000\r\n\r\n")
+    head = tls.recv(4096).decode(errors="replace")
+    tls.close()
+    expect(head.startswith("HTTP/1.1 413"), f"an announced 10 MB body: {head[:80]!r}")
+
+    status, _ = request("POST", "/v1/devices", headers={"X-Nearby-API-Key": "ni_wrong"})
+    expect(status == 401, f"a wrong invitation registered: {status}")
+    answers = [request("POST", "/v1/devices", headers={"X-Nearby-API-Key": key})
+               for _ in range(5)]
+    statuses = [status for status, _ in answers]
+    expect(statuses[:4] == [201] * 4 and statuses[4] == 429, f"5 phones from one address: {statuses}")
+    for _, body in answers[:4]:  # they leave, so that the page can join from this address
+        device = json.loads(body)
+        status, _ = request("DELETE", f"/v1/devices/{device['id']}", headers={
+            "X-Nearby-API-Key": key, "X-Nearby-Device-Secret": device["secret"]})
+        expect(status == 204, f"a phone's goodbye: {status}")
+
+    held = []
+    try:
+        for _ in range(8):
+            held.append(context.wrap_socket(socket.create_connection((host, int(port)), timeout=10),
+                                            server_hostname=host))
+        extra = socket.create_connection((host, int(port)), timeout=10)
+        try:
+            closed = False
+            try:
+                wrapped = context.wrap_socket(extra, server_hostname=host)
+                closed = wrapped.recv(1) == b""
+            except (ssl.SSLError, ConnectionError, OSError):
+                closed = True
+            expect(closed, "a 9th connection from one address was served")
+        finally:
+            extra.close()
+    finally:
+        for connection in held:
+            connection.close()
+    log("the front refuses an announced 10 MB body at once, a 5th phone and a 9th connection "
+        "from one address, and a wrong invitation")
+
+
 def run_peer(rate):
     """No server, the seeds' cast case: box A (`nearby subscribe --web`, peer mode) serves the
     page and is the phone's resolver, and only listens; peer B on the LAN (loopback here)
@@ -411,6 +475,9 @@ def run_peer(rate):
         wav = os.path.join(WORK, f"peer-publisher-{rate}.wav")
         write_wav(wav, rate, samples)
         expect(decoded(wav), f"peer B's recording at {rate} Hz holds no token")
+
+        if rate == 48000:
+            front_limits(base, key)
 
         driver = browser(rate, wav, self_signed=True)
         open_page(driver, "ni_not-this-box", base)

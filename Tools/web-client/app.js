@@ -557,6 +557,9 @@ function failureText(error) {
     if (error.status === 401 || error.status === 403) {
       return `The server refused this link's key: ${error.message}. Ask for a new link.`;
     }
+    if (error.status === 429) {
+      return `The server is busy: ${error.message}. Tap Start again in a minute.`;
+    }
     return `The server could not be reached (${error.message}). Check the network and tap ` +
       "Start again.";
   }
