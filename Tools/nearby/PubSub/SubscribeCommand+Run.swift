@@ -31,10 +31,13 @@ extension SubscribeCommand {
       await session.manager.shutdown()
       throw ExitFailure("cannot subscribe: \(error)", code: ExitCodes.failure)
     }
+    let live = !options.json && isatty(STDOUT_FILENO) == 1
+    let banner = ScreenBanner()
     let web: Task<Void, Never>?
     do {
       web = try await WebSession.start(
-        options, session: session, logger: options.logger(label: "nearby.web"))
+        options, session: session, logger: options.logger(label: "nearby.web"),
+        banner: live ? banner : nil)
     } catch {
       await subscription.cancel()
       await session.shutdown()
@@ -42,8 +45,8 @@ extension SubscribeCommand {
     }
     let errors = session.followMediumErrors()
     var screen = SubscribeScreen(
-      output: session.output, mediums: strategy.mediums, json: options.json,
-      live: !options.json && isatty(STDOUT_FILENO) == 1)
+      output: session.output, mediums: strategy.mediums, json: options.json, live: live,
+      banner: banner)
     screen.start()
     var reason = "stopped"
     loop: for await step in SubscribeStep.merged(events: subscription.events, signals: signals) {

@@ -10,13 +10,19 @@ struct SubscribeScreen {
   let json: Bool
   /// Whether stdout is a terminal that gets the live table.
   let live: Bool
+  /// What the live table shows above itself.
+  let banner: ScreenBanner
   private var table: LiveTable
 
-  init(output: EventOutput, mediums: DiscoveryMediums, json: Bool, live: Bool) {
+  init(
+    output: EventOutput, mediums: DiscoveryMediums, json: Bool, live: Bool,
+    banner: ScreenBanner = ScreenBanner()
+  ) {
     self.output = output
     self.mediums = mediums
     self.json = json
     self.live = live
+    self.banner = banner
     self.table = LiveTable(mediums: mediums)
   }
 
@@ -62,6 +68,9 @@ struct SubscribeScreen {
     FileHandle.standardOutput.write(Data((text + "\n").utf8))
   }
 
-  /// Home, clear the screen, then the table.
-  private func draw() { write("\u{1B}[H\u{1B}[2J" + table.render()) }
+  /// Home, clear the screen, then the banner and the table.
+  private func draw() {
+    let banner = banner.current
+    write("\u{1B}[H\u{1B}[2J" + (banner.isEmpty ? "" : banner + "\n\n") + table.render())
+  }
 }

@@ -13,8 +13,11 @@ enum WebSession {
   /// Starts what `--web` asks for; the task serves phones until cancelled (cancel and await
   /// it before the session shuts down: the phones leave first).
   /// - Throws: ``ExitFailure`` when the page cannot be served.
+  /// - Parameter banner: where a live screen shows the link and the code (nil: they are
+  ///   written to stderr).
   static func start(
-    _ options: DiscoveryOptions, session: DiscoverySession, logger: Logger
+    _ options: DiscoveryOptions, session: DiscoverySession, logger: Logger,
+    banner: ScreenBanner? = nil
   ) async throws -> Task<Void, Never>? {
     guard options.web.web else { return nil }
     let output = session.output
@@ -30,7 +33,7 @@ enum WebSession {
           "phones need HTTPS for the microphone: serve the server with --tls-certificate and "
             + "--tls-key (docs/server-operators-guide.md, HTTPS)")
       }
-      return Task { await showCodes(of: manager, link: link, output: output) }
+      return Task { await showCodes(of: manager, link: link, output: output, banner: banner) }
     }
     guard let resolver = session.peerResolver else { return nil }
     let addresses = WebCertificate.addresses(interface: options.lanInterface)
@@ -52,7 +55,9 @@ enum WebSession {
     return Task {
       await withDiscardingTaskGroup { group in
         group.addTask { await front.run() }
-        group.addTask { await showCodes(of: manager, link: link, output: output) }
+        group.addTask {
+          await showCodes(of: manager, link: link, output: output, banner: banner)
+        }
       }
     }
   }
@@ -90,16 +95,31 @@ enum WebSession {
   /// The box's current token for the `optical` medium, shown again at each rotation: its short
   /// code (a phone's user types it) and the page's link carrying it (a phone's camera opens
   /// the page with it), until cancelled.
-  static func showCodes(of manager: MessageManager, link: String, output: EventOutput) async {
+  static func showCodes(
+    of manager: MessageManager, link: String, output: EventOutput, banner: ScreenBanner?
+  ) async {
     var shown: Token?
     while !Task.isCancelled {
       if let token = await manager.currentToken, token != shown {
         shown = token
-        output.optical(token.shortCode, link: link + "&code=\(token.shortCode)")
+        let coded = link + "&code=\(token.shortCode)"
+        if let banner {
+          banner.set(opticalLines(token.shortCode, link: coded))
+        } else {
+          output.optical(token.shortCode, link: coded)
+        }
       }
       do { try await Task.sleep(for: .seconds(1)) } catch { return }
     }
   }
+}
+
+/// The QR code of the link that carries the box's code, the link, and the code, for a live
+/// screen.
+func opticalLines(_ code: String, link: String) -> String {
+  let qr = (try? QRCode(text: link, level: .low)).map { $0.terminalText() + "\n" } ?? ""
+  return qr + "phones join at \(link)\n"
+    + "this box's code, for a phone that cannot hear it: \(code) (a new one every 2 minutes)"
 }
 
 extension EventOutput {
