@@ -13,7 +13,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 here=$(pwd)
-bin=$(swift build --show-bin-path)
+# NEARBY_WEB_BIN: another build's binaries (a release build's folder), else the debug build.
+bin=${NEARBY_WEB_BIN:-$(swift build --show-bin-path)}
 python=.venv/bin/python
 for tool in "$bin/nearby-server" "$bin/nearby" "$python"; do
   if [ ! -x "$tool" ]; then
