@@ -9,8 +9,8 @@ struct ServerTLSTests {
   @Test func aHangUpServesTheRenewedCertificate() async throws {
     let (folder, environment, port) = try CLIEnvironment.make()
     defer { try? FileManager.default.removeItem(at: folder) }
-    let first = try TestCertificate.make("first", in: folder)
-    let second = try TestCertificate.make("second", in: folder)
+    let first = try await TestCertificate.make("first", in: folder)
+    let second = try await TestCertificate.make("second", in: folder)
     let certificate = folder.appendingPathComponent("cert.pem")
     let key = folder.appendingPathComponent("key.pem")
     try first.copy(toCertificate: certificate, key: key)

@@ -14,8 +14,8 @@ struct TLSTests {
   @Test func itServesHTTPSAndTakesARenewedCertificate() async throws {
     let folder = try Self.folder()
     defer { try? FileManager.default.removeItem(at: folder) }
-    let first = try TestCertificate.make("first", in: folder)
-    let second = try TestCertificate.make("second", in: folder)
+    let first = try await TestCertificate.make("first", in: folder)
+    let second = try await TestCertificate.make("second", in: folder)
     let served = (
       folder.appendingPathComponent("cert.pem"), folder.appendingPathComponent("key.pem")
     )
@@ -40,11 +40,11 @@ struct TLSTests {
     }
   }
 
-  @Test func filesThatCannotBeServedAreNamed() throws {
+  @Test func filesThatCannotBeServedAreNamed() async throws {
     let folder = try Self.folder()
     defer { try? FileManager.default.removeItem(at: folder) }
-    let first = try TestCertificate.make("first", in: folder)
-    let second = try TestCertificate.make("second", in: folder)
+    let first = try await TestCertificate.make("first", in: folder)
+    let second = try await TestCertificate.make("second", in: folder)
     do {
       _ = try ServerCertificates(certificatePath: first.certificate.path, keyPath: second.key.path)
       Issue.record("a key that is not the certificate's was taken")

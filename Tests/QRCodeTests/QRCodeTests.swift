@@ -8,7 +8,7 @@ import Testing
 @Suite("QR codes")
 struct QRCodeTests {
   @Test(.requires(.qrReader), arguments: [QRCode.Level.low, .medium])
-  func aRealReaderReadsWhatIsEncoded(level: QRCode.Level) throws {
+  func aRealReaderReadsWhatIsEncoded(level: QRCode.Level) async throws {
     let reader = try #require(ProcessInfo.processInfo.environment["NEARBY_TEST_QR_READER"])
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
       "nearby-qr-\(UUID().uuidString)")
@@ -30,7 +30,7 @@ struct QRCodeTests {
       versions.insert(code.version)
       let image = folder.appendingPathComponent("\(index).pgm")
       try Data(code.pgm()).write(to: image)
-      let read = try Self.read(image, with: reader)
+      let read = try await Self.read(image, with: reader)
       #expect(read == text, "version \(code.version): read \(read.debugDescription)")
     }
     #expect(versions.count >= 8, "versions covered: \(versions.sorted())")
@@ -52,17 +52,10 @@ struct QRCodeTests {
     #expect(text.split(separator: "\n").count == (link.size + 8 + 1) / 2)
   }
 
-  static func read(_ image: URL, with reader: String) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: reader)
-    process.arguments = ["--raw", "-q", "--nodbus", image.path]
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .newlines)
+  static func read(_ image: URL, with reader: String) async throws -> String {
+    let result = try await ChildProcess.run(
+      URL(fileURLWithPath: reader), ["--raw", "-q", "--nodbus", image.path], timeout: 60)
+    return result.outText.trimmingCharacters(in: .newlines)
   }
 }
 

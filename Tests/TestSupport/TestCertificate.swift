@@ -8,24 +8,21 @@ public struct TestCertificate: Sendable {
 
   /// Makes `NAME.pem` and `NAME.key` in `folder`.
   /// - Throws: when openssl is missing or fails (the server tests' packages install it).
-  public static func make(_ name: String, in folder: URL) throws -> TestCertificate {
+  public static func make(_ name: String, in folder: URL) async throws -> TestCertificate {
     let pair = TestCertificate(
       certificate: folder.appendingPathComponent("\(name).pem"),
       key: folder.appendingPathComponent("\(name).key"))
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = [
-      "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-      "-nodes", "-keyout", pair.key.path, "-out", pair.certificate.path, "-days", "2",
-      "-subj", "/CN=nearby-\(name)", "-addext", "subjectAltName=IP:127.0.0.1",
-    ]
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else {
+    let result = try await ChildProcess.run(
+      URL(fileURLWithPath: "/usr/bin/env"),
+      [
+        "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+        "-nodes", "-keyout", pair.key.path, "-out", pair.certificate.path, "-days", "2",
+        "-subj", "/CN=nearby-\(name)", "-addext", "subjectAltName=IP:127.0.0.1",
+      ], timeout: 60)
+    guard result.status == 0 else {
       throw TestCertificateError(
-        description: "openssl req failed (\(process.terminationStatus)); is openssl installed?")
+        description: "openssl req failed (\(result.status)); is openssl installed? "
+          + String(decoding: result.err, as: UTF8.self))
     }
     return pair
   }

@@ -2,6 +2,7 @@ import ArgumentParser
 import AudioModem
 import CommandLineSupport
 import Foundation
+import TestSupport
 import Tokens
 import WebClient
 
@@ -98,7 +99,7 @@ struct WebBench: AsyncParsableCommand {
           })
         var wasm = 0
         let start = clock.now
-        wasm = try Self.wasmSuccesses(
+        wasm = try await Self.wasmSuccesses(
           wasmkit: wasmkit, module: wasmPath, seed: pointSeed, rate: rate, deviation: deviation,
           count: count)
         wasmTime += Self.seconds(clock.now - start)
@@ -190,20 +191,14 @@ struct WebBench: AsyncParsableCommand {
   /// `nearby_modem_successes` run by wasmkit on the served module.
   static func wasmSuccesses(
     wasmkit: String, module: String, seed: UInt64, rate: Double, deviation: Double, count: Int
-  ) throws -> Int {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: wasmkit)
-    process.arguments = [
-      "run", module, "nearby_modem_successes", "i64:\(seed)", "f64:\(rate)",
-      "f64:\(deviation)", "i32:\(count)",
-    ]
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    let text = String(decoding: data, as: UTF8.self)
+  ) async throws -> Int {
+    let result = try await ChildProcess.run(
+      URL(fileURLWithPath: wasmkit),
+      [
+        "run", module, "nearby_modem_successes", "i64:\(seed)", "f64:\(rate)",
+        "f64:\(deviation)", "i32:\(count)",
+      ], timeout: 3600)
+    let text = result.outText
     guard let range = text.range(of: #"i32\((-?\d+)\)"#, options: .regularExpression),
       let value = Int(text[range].dropFirst(4).dropLast())
     else {
