@@ -14,6 +14,7 @@ import uuid
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import Select, WebDriverWait
@@ -57,9 +58,21 @@ def submit(driver, wait, button):
     """Clicks a form's button and waits until the page it submitted from is gone: a click
     returns before the browser has loaded the answer, and on a busy machine the next lookup
     would read the old page."""
-    page = driver.find_element(By.TAG_NAME, "html")
+    # A mark on the old document's window, rather than Selenium's staleness_of: Chromium can
+    # answer a lookup on a node of a document being replaced with a generic inspector error
+    # ("Node with given id does not belong to the document") that staleness_of does not take
+    # for staleness. A script that cannot run mid-navigation just means "not yet".
+    driver.execute_script("window.nearbyOldPage = true")
     button.click()
-    wait.until(expected_conditions.staleness_of(page))
+
+    def replaced(driver):
+        try:
+            return driver.execute_script(
+                "return window.nearbyOldPage !== true && document.readyState === 'complete'")
+        except WebDriverException:
+            return False
+
+    wait.until(replaced)
 
 
 def expect(condition, what):
