@@ -185,7 +185,8 @@ let package = Package(
       postgresNIO, nioCore, nioPosix, nioSSL),
     library(
       "NearbyServer", dependsOn: "ResolverAPI", "ResolverWire", "ServerStorage", "Core",
-      "Resolution", "Strategy", "Tokens", logging, hummingbird, hummingbirdCore, hummingbirdTLS,
+      "Resolution", "PeerResolution", "Strategy", "Tokens", logging, hummingbird, hummingbirdCore,
+      hummingbirdTLS,
       openAPIHummingbird,
       openAPIRuntime, serviceLifecycle, metrics, prometheus, nioCore, nioHTTPTypes, nioSSL,
       httpTypes, mustache, crypto, "WebClient"),
@@ -204,7 +205,8 @@ let package = Package(
       nioHTTP1, nioSSL, logging, asyncAlgorithms, "WebClient", "QRCode"),
     executable(
       "nearby-server", dependsOn: "CommandLineSupport", "NearbyServer", "ServerStorage",
-      "Resolution", "ResolverWire", argumentParser, serviceLifecycle, unixSignals, logging),
+      "Resolution", "ResolverWire", "PeerResolution", "LANMulticast", argumentParser,
+      serviceLifecycle, unixSignals, logging),
     executable(
       "nearby-restore", dependsOn: "CommandLineSupport", "Core", "Resolution", "PermissionStore",
       "BackgroundPersistence",
@@ -272,7 +274,7 @@ let package = Package(
       "Resolution", "Core", "Strategy", "Tokens", nioSSL),
     tests(
       "NearbyServerTests", dependsOn: "TestSupport", "NearbyServer", "ServerResolver",
-      "ResolverWire",
+      "ResolverWire", "PeerResolution",
       "ServerStorage", "ServerTestSupport", "Core", "Resolution", "MediumTestKit", "Strategy",
       "Tokens", asyncHTTPClient, hummingbird, serviceLifecycle, logging, inMemoryLogging, nioCore,
       nioHTTP1, nioSSL),

@@ -19,21 +19,26 @@ public import ServiceLifecycle
 public struct ResolverServer: Service {
   public let storage: any ResolverStorage
   public let configuration: ResolverServerConfiguration
+  /// The peer network this server joins, if any.
+  let peerBridge: PeerBridgeConfiguration?
   let logger: Logger
   let now: @Sendable () -> Date
 
   /// - Parameters:
   ///   - storage: where everything is kept (ServerStorage's SQLite or PostgreSQL storage).
   ///   - configuration: address, limits, timeouts and the console.
+  ///   - peerBridge: the peer network of one project to join (see
+  ///     ``PeerBridgeConfiguration``); nil (the default): none.
   ///   - logger: where the server, its requests and its sweeper log.
   ///   - now: the clock (tests may pass their own).
   public init(
     storage: any ResolverStorage, configuration: ResolverServerConfiguration = .init(),
-    logger: Logger = Logger(label: "nearby.server"),
+    peerBridge: PeerBridgeConfiguration? = nil, logger: Logger = Logger(label: "nearby.server"),
     now: @escaping @Sendable () -> Date = { Date() }
   ) {
     self.storage = storage
     self.configuration = configuration
+    self.peerBridge = peerBridge
     self.logger = logger
     self.now = now
   }
@@ -42,10 +47,17 @@ public struct ResolverServer: Service {
 
   /// Serves until the task is cancelled or a graceful shutdown is triggered.
   /// - Parameter onListening: called with the bound port once the server accepts connections.
-  /// - Throws: if the address cannot be bound (the message names it).
+  /// - Throws: if the address cannot be bound (the message names it); ``PeerBridgeError`` when
+  ///   the peer bridge's key is not a client key of this server.
   public func run(onListening: @escaping @Sendable (Int) async -> Void) async throws {
     let metrics = ServerMetrics()
     let hub = EventHub()
+    var bridge: PeerBridge?
+    if let peerBridge {
+      bridge = try await PeerBridge.make(
+        configuration: peerBridge, storage: storage, resolution: configuration.resolution,
+        hub: hub, logger: logger, now: now)
+    }
     let health = HealthState(tolerance: .seconds(10))
     let quotas = QuotaState()
     let limits = RequestLimits(configuration: configuration)
@@ -56,7 +68,7 @@ public struct ResolverServer: Service {
       streams: EventStreamCounts(
         maximumPerKey: configuration.maximumEventStreamsPerKey,
         maximumPerAddress: configuration.maximumEventStreamsPerAddress),
-      activity: ProjectActivity(), logger: logger, now: now)
+      activity: ProjectActivity(), bridge: bridge, logger: logger, now: now)
     let sweeper = Sweeper(
       storage: storage, configuration: configuration, hub: hub, metrics: metrics, health: health,
       limits: limits, quotas: quotas, instance: UUID().uuidString, logger: logger, now: now)
@@ -144,6 +156,14 @@ public struct ResolverServer: Service {
         }
       }
       group.addTask { await sweeper.run() }
+      if let bridge {
+        group.addTask {
+          await bridge.run()
+          // Ended by cancellation only, as the notifications above.
+          while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
+        }
+        logger.info("joined the peer network", metadata: ["project": "\(bridge.project)"])
+      }
       // No signals of its own: SIGTERM reaches the server through the service group that runs
       // it (its graceful shutdown), so that this returns only once that group asked it to. An
       // application listening itself ended first on SIGTERM, and the group then reported

@@ -15,6 +15,8 @@ final class ServerHarness: AsyncShutdown {
   let storage: any ResolverStorage
   let configuration: ResolverServerConfiguration
   let apiKey: String
+  /// The peer network the server joins, when started with peer transports.
+  let peerBridge: PeerBridgeConfiguration?
   /// The server's clock.
   let now: @Sendable () -> Date
   private let running = Mutex<(group: ServiceGroup, task: Task<Void, any Error>)?>(nil)
@@ -22,10 +24,14 @@ final class ServerHarness: AsyncShutdown {
 
   var url: URL { URL(string: "http://127.0.0.1:\(boundPort.withLock { $0 })")! }
 
-  /// Starts a server; `lostAfter` is short so tests see lost quickly.
+  /// Starts a server; `lostAfter` is short so tests see lost quickly. With `peerBridge` the
+  /// server joins a peer network with the key it gives (made a client key of the project
+  /// when `peerRole` says so); such a server cannot be restarted (its transports end with it).
   static func start(
     storage: (any ResolverStorage)? = nil, lostAfter: Duration = .seconds(2),
     configure: (inout ResolverServerConfiguration) -> Void = { _ in },
+    peerBridge: ((_ key: String) -> PeerBridgeConfiguration)? = nil,
+    peerRole: APIKeyRole = .client,
     now: @escaping @Sendable () -> Date = { Date() }
   ) async throws -> ServerHarness {
     let storage =
@@ -42,8 +48,16 @@ final class ServerHarness: AsyncShutdown {
     let key = try await storage.transaction { store in
       try store.createAPIKey(project: "test", role: .admin, label: "", now: Date())
     }
+    var bridge: PeerBridgeConfiguration?
+    if let peerBridge {
+      let peerKey = try await storage.transaction { store in
+        try store.createAPIKey(project: "test", role: peerRole, label: "peers", now: Date())
+      }
+      bridge = peerBridge(peerKey.key)
+    }
     let harness = ServerHarness(
-      storage: storage, configuration: configuration, apiKey: key.key, now: now)
+      storage: storage, configuration: configuration, apiKey: key.key, peerBridge: bridge,
+      now: now)
     try await harness.start()
     return harness
   }
@@ -68,11 +82,12 @@ final class ServerHarness: AsyncShutdown {
 
   private init(
     storage: any ResolverStorage, configuration: ResolverServerConfiguration, apiKey: String,
-    now: @escaping @Sendable () -> Date
+    peerBridge: PeerBridgeConfiguration?, now: @escaping @Sendable () -> Date
   ) {
     self.storage = storage
     self.configuration = configuration
     self.apiKey = apiKey
+    self.peerBridge = peerBridge
     self.now = now
   }
 
@@ -83,16 +98,22 @@ final class ServerHarness: AsyncShutdown {
     if previous != 0 { configuration.port = previous }
     let (ready, readyContinuation) = AsyncStream.makeStream(of: Int.self)
     let server = ResolverServer(
-      storage: storage, configuration: configuration, logger: Logger(label: "test.server"),
-      now: now)
+      storage: storage, configuration: configuration, peerBridge: peerBridge,
+      logger: Logger(label: "test.server"), now: now)
     let group = ServiceGroup(
       configuration: .init(
         services: [.init(service: ServerService(server: server, ready: readyContinuation))],
         logger: Logger(label: "test.server")))
-    let task = Task { try await group.run() }
+    let task = Task {
+      defer { readyContinuation.finish() }
+      try await group.run()
+    }
     running.withLock { $0 = (group, task) }
     var iterator = ready.makeAsyncIterator()
-    guard let port = await iterator.next() else { throw HarnessError("the server did not start") }
+    guard let port = await iterator.next() else {
+      _ = try await task.value
+      throw HarnessError("the server did not start")
+    }
     boundPort.withLock { $0 = port }
   }
 

@@ -1,6 +1,7 @@
 import CommandLineSupport
 import ArgumentParser
 import Foundation
+import LANMulticast
 import Logging
 import NearbyServer
 import Resolution
@@ -233,6 +234,33 @@ struct ServeCommand: AsyncParsableCommand {
 
   @Option(
     name: .long,
+    help: ArgumentHelp(
+      "Join the peer network whose project key this file holds (a client key of this server).",
+      discussion: """
+        Devices running `nearby` with no server (peer mode, `--api-key` this key) and this \
+        server's devices of the key's project then meet when they hear each other: the server \
+        answers peers asking for its devices' tokens and asks the LAN about tokens its devices \
+        heard. One instance bridges; the LAN is that of --peer-interface.
+        """,
+      valueName: "file"))
+  var peerKeyFile: String?
+
+  @Option(
+    name: .long,
+    help: ArgumentHelp(
+      "The network interface of the peer network (default: the routing table's).",
+      valueName: "name"))
+  var peerInterface: String?
+
+  @Option(name: .long, help: "The peer network's multicast group (IPv4), as the peers'.")
+  var peerGroup = LANMulticastConfiguration.defaultIPv4Group
+
+  @Option(
+    name: .long, help: "The UDP port of the peer network's group, as the peers' --peer-group-port.")
+  var peerGroupPort = Int(LANPeerConfiguration.defaultGroupPort)
+
+  @Option(
+    name: .long,
     help: """
       Beacon diagnostics: a battery at or under this many millivolts raises lowBattery       (as does a trend reaching it within --low-battery-horizon-days).
       """)
@@ -295,6 +323,9 @@ struct ServeCommand: AsyncParsableCommand {
         throw ValidationError("\(option) must be between one hour (0.042) and 3650, got \(days)")
       }
     }
+    guard (1...65535).contains(peerGroupPort) else {
+      throw ValidationError("--peer-group-port must be between 1 and 65535, got \(peerGroupPort)")
+    }
     guard (tlsCertificate == nil) == (tlsKey == nil) else {
       throw ValidationError("--tls-certificate and --tls-key go together: give both, or neither")
     }
@@ -355,7 +386,15 @@ struct ServeCommand: AsyncParsableCommand {
         throw CommandFailure("\(error)")
       }
     }
-    let server = ResolverServer(storage: storage, configuration: configuration, logger: logger)
+    let peerBridge: PeerBridgeConfiguration?
+    do {
+      peerBridge = try peerBridgeConfiguration(logger: logger)
+    } catch {
+      await storage.shutdown()
+      throw error
+    }
+    let server = ResolverServer(
+      storage: storage, configuration: configuration, peerBridge: peerBridge, logger: logger)
     let group = ServiceGroup(
       configuration: .init(
         services: [.init(service: server)], gracefulShutdownSignals: [.sigterm, .sigint],
@@ -374,6 +413,37 @@ struct ServeCommand: AsyncParsableCommand {
       throw CommandFailure("\(error)")
     }
     await storage.shutdown()
+  }
+
+  /// The peer network to join (`--peer-key-file`), its LAN transport opened; nil without.
+  /// - Throws: ``CommandFailure`` naming the file or the port that failed.
+  func peerBridgeConfiguration(logger: Logger) throws -> PeerBridgeConfiguration? {
+    guard let peerKeyFile else { return nil }
+    let key: String
+    do {
+      key = try String(contentsOfFile: peerKeyFile, encoding: .utf8)
+        .trimmingCharacters(in: .whitespacesAndNewlines)
+    } catch {
+      throw CommandFailure(
+        "cannot read --peer-key-file \(peerKeyFile): \(error.localizedDescription)")
+    }
+    guard !key.isEmpty else { throw CommandFailure("--peer-key-file \(peerKeyFile) is empty") }
+    let lan = LANPeerConfiguration(
+      group: peerGroup, groupPort: UInt16(peerGroupPort), interface: peerInterface)
+    do {
+      let transport = try LANPeerTransport(configuration: lan)
+      logger.info(
+        "peer network: who-has on the LAN group",
+        metadata: [
+          "group": "\(peerGroup):\(peerGroupPort)", "interface": "\(peerInterface ?? "default")",
+          "answers": "\(transport.port)",
+        ])
+      return PeerBridgeConfiguration(apiKey: key, transports: [transport])
+    } catch {
+      throw CommandFailure(
+        "cannot join the peer network on \(peerGroup):\(peerGroupPort): \(error); free the port "
+          + "or pick another with --peer-group-port (the peers' too)")
+    }
   }
 
   /// Re-reads the certificate and key on each SIGHUP (a renewal), until cancelled; a failed

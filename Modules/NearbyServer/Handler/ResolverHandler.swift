@@ -23,6 +23,8 @@ struct ResolverHandler: APIProtocol {
   let streams: EventStreamCounts
   /// Per-project counts for the console.
   let activity: ProjectActivity
+  /// The peer network's bridge, told of its project's reports and unregistrations.
+  let bridge: PeerBridge?
   let logger: Logger
   let now: @Sendable () -> Date
 
@@ -63,6 +65,7 @@ struct ResolverHandler: APIProtocol {
         authorize: authorizeDevice(project: project))
     }
     hub.wake(Set(events.map(\.device)))
+    if let bridge, bridge.project == project { bridge.forget(credentials.id) }
     return .noContent(.init())
   }
 
@@ -91,6 +94,11 @@ struct ResolverHandler: APIProtocol {
     activity.reported(project: project)
     metrics.sightings.increment(by: report.sightings.count)
     if !others.isEmpty { hub.wake(Set(others.map(\.device))) }
+    if let bridge, bridge.project == project {
+      bridge.observe(
+        device: credentials.id, report: report, token: answer.directives.token,
+        tokenExpiresIn: answer.directives.tokenExpiresIn, at: now)
+    }
     return .ok(.init(body: .json(.init(answer))))
   }
 

@@ -492,6 +492,13 @@ public final class ResolutionEngine<Store: ResolutionStore> {
     return try seal(outbox)
   }
 
+  /// Numbers events another engine decided for devices of this one (nearby-server's peer
+  /// bridge: a device's `found` and `lost` for peers the server never sees) in each device's
+  /// sequence, as this engine's own are; events for devices that are gone are dropped.
+  @_spi(Resolver) public func sequence(_ events: [DeviceEvent]) throws -> [DeviceEvent] {
+    try seal(events)
+  }
+
   /// Handles one deadline the caller has taken from the store (``ResolutionStore/popDeadline(dueAt:)``)
   /// and returns the events it caused, sequenced. Lets a server whose transactions run
   /// concurrently handle each deadline in a transaction of its own, with exactly the devices

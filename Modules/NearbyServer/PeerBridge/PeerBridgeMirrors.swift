@@ -1,0 +1,132 @@
+@_spi(Resolver) import Core
+import Foundation
+import Tokens
+
+/// What the peer bridge decides, apart from what it does (``PeerBridge`` performs the steps):
+/// which of the server's devices have a *mirror* among the peers, which tokens are the
+/// server's own, and what each report of a device means for its mirror.
+///
+/// A mirror is a local device of the bridge's peer resolver that stands for one server device:
+/// it holds the device's publications and subscriptions, its tokens resolve to it (aliases,
+/// each until the server's binding would run out), and the sightings the device reports of
+/// tokens the server does not assign are reported by it, so the peer resolver asks their
+/// owners on the LAN. A sighting of a server token is never passed on: the server's own engine
+/// resolves it, and passing it on would have the two engines deliver the same message twice.
+struct PeerBridgeMirrors {
+  /// What the bridge learned from one report of a server device.
+  struct Observation: Sendable, Hashable {
+    var device: DeviceID
+    /// The report as the device sent it (its own handle ids).
+    var report: Report
+    /// The token the server gave the device, and until when a sighting of it resolves.
+    var token: Token
+    var tokenResolvesUntil: Date
+  }
+
+  /// A server device's stand-in among the peers.
+  struct Mirror: Sendable, Hashable {
+    var credentials: DeviceCredentials
+    var lastSeen: Date
+    /// The device's server tokens, each until its alias runs out.
+    var aliases: [Token: Date]
+  }
+
+  /// What to do about one observation.
+  enum Step: Sendable, Hashable {
+    /// Register a mirror, give it the device's handles as the storage holds them now (this
+    /// report's changes included), bind the alias, then report `sightings` from it. `replacing`:
+    /// a mirror to unregister first (one that may have missed changes).
+    case create(
+      DeviceID, alias: Token, until: Date, sightings: [Sighting], replacing: Mirror?)
+    /// Report `report` (the handle changes and the sightings to pass on) from the mirror, after
+    /// binding `alias` when the server gave the device a new token.
+    case forward(DeviceID, DeviceCredentials, Report, alias: Token?, until: Date)
+  }
+
+  private(set) var mirrors: [DeviceID: Mirror] = [:]
+  /// Which device each server token belongs to, for as long as its alias lasts.
+  private(set) var aliasOwners: [Token: DeviceID] = [:]
+  /// Devices whose mirror may have missed a report (the bridge's queue was full): rebuilt
+  /// from the storage at their next observation.
+  private var stale: Set<DeviceID> = []
+  /// A mirror whose device reported nothing for this long is removed (rebuilt when it
+  /// reports again).
+  let idleLimit: Duration
+
+  init(idleLimit: Duration) {
+    self.idleLimit = idleLimit
+  }
+
+  /// What an observation of a device asks for.
+  mutating func observe(_ observation: Observation, now: Date) -> Step {
+    let passed = observation.report.sightings.filter { aliasOwners[$0.token] == nil }
+    guard var mirror = mirrors[observation.device], !stale.contains(observation.device) else {
+      stale.remove(observation.device)
+      return .create(
+        observation.device, alias: observation.token, until: observation.tokenResolvesUntil,
+        sightings: passed, replacing: mirrors[observation.device])
+    }
+    mirror.lastSeen = now
+    let isNew = mirror.aliases[observation.token] == nil
+    mirror.aliases[observation.token] = observation.tokenResolvesUntil
+    mirrors[observation.device] = mirror
+    aliasOwners[observation.token] = observation.device
+    var report = observation.report
+    report.sightings = passed
+    return .forward(
+      observation.device, mirror.credentials, report, alias: isNew ? observation.token : nil,
+      until: observation.tokenResolvesUntil)
+  }
+
+  /// Records the mirror made for a ``Step/create(_:alias:until:sightings:replacing:)``.
+  mutating func created(
+    _ device: DeviceID, credentials: DeviceCredentials, alias: Token, until: Date, now: Date
+  ) {
+    if let old = mirrors[device] { forgetAliases(of: old, device: device) }
+    mirrors[device] = Mirror(credentials: credentials, lastSeen: now, aliases: [alias: until])
+    aliasOwners[alias] = device
+  }
+
+  /// Marks a device whose report the bridge could not queue.
+  mutating func markStale(_ device: DeviceID) {
+    if mirrors[device] != nil { stale.insert(device) }
+  }
+
+  /// Removes a device's mirror (the device unregistered); returns it, to unregister.
+  mutating func forget(_ device: DeviceID) -> Mirror? {
+    stale.remove(device)
+    guard let mirror = mirrors.removeValue(forKey: device) else { return nil }
+    forgetAliases(of: mirror, device: device)
+    return mirror
+  }
+
+  /// What time removes: mirrors idle past ``idleLimit`` (to unregister) and aliases that ran
+  /// out (to unbind).
+  mutating func tick(now: Date) -> (idle: [Mirror], expired: [Token]) {
+    let idleSince = now.addingTimeInterval(-idleLimit.seconds)
+    var idle: [Mirror] = []
+    for (device, mirror) in mirrors where mirror.lastSeen <= idleSince {
+      idle.append(mirror)
+      _ = forget(device)
+    }
+    var expired: [Token] = []
+    for (device, mirror) in mirrors {
+      let gone = mirror.aliases.filter { $0.value <= now }.keys
+      guard !gone.isEmpty else { continue }
+      var kept = mirror
+      for token in gone {
+        kept.aliases[token] = nil
+        if aliasOwners[token] == device { aliasOwners[token] = nil }
+        expired.append(token)
+      }
+      mirrors[device] = kept
+    }
+    return (idle, expired)
+  }
+
+  private mutating func forgetAliases(of mirror: Mirror, device: DeviceID) {
+    for token in mirror.aliases.keys where aliasOwners[token] == device {
+      aliasOwners[token] = nil
+    }
+  }
+}
