@@ -3,9 +3,21 @@
 # real services the tests need (Tools/scripts/services/) started here and stopped on exit.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# What each stage cost (seconds), printed at the end, failed or not: what CI's time goes to.
+stages=()
+stage_name="install" stage_start=$SECONDS
+stage() {
+  stages+=("$stage_name $((SECONDS - stage_start))")
+  stage_name=$1 stage_start=$SECONDS
+}
+print_stages() {
+  stages+=("$stage_name $((SECONDS - stage_start))")
+  echo "== stages (s): $(IFS=','; echo "${stages[*]}" | sed 's/,/, /g'); in all $SECONDS s" >&2
+}
 # The build and test sets (Tools/scripts/deps/): the services, the VM, Chromium, PostgreSQL...
 Tools/scripts/install-deps.sh build test package
 
+stage "lint"
 echo "== swift format lint --strict" >&2
 swift format lint --strict --recursive Package.swift Modules Plugins Tools Tests Examples
 
@@ -14,6 +26,7 @@ echo "== OpenAPI document" >&2
 # The committed generated code (ResolverAPI/GeneratedSources) must be what openapi.yaml makes.
 Tools/scripts/openapi-generate.sh --check
 
+stage "build"
 echo "== swift build --build-tests" >&2
 NEARBY_TEST_RUNTIME=$(mktemp -d /tmp/nearby-test.XXXXXX)
 export NEARBY_TEST_RUNTIME
@@ -23,6 +36,7 @@ run_exit_commands() {
   local i
   for ((i = ${#exit_commands[@]} - 1; i >= 0; i--)); do eval "${exit_commands[i]}" || true; done
   rm -rf "$NEARBY_TEST_RUNTIME"
+  print_stages
 }
 trap run_exit_commands EXIT
 # Killed or interrupted: exit through the EXIT trap, so the services and namespaces go too
@@ -43,18 +57,21 @@ fi
 
 # The DocC catalogs of the 17 library products; a warning fails. About 70 s on 2 cores (the
 # symbol graphs of every module in one run, then docc convert per catalog).
+stage "docs"
 Tools/scripts/docs.sh
 
 # The web page's modem: Modules/AudioModem compiled to WebAssembly with Embedded
 # Swift; AudioModemTests run it with the toolchain's wasmkit against the native build. The
 # page the server embeds (Modules/NearbyServer/Web/WebClientFiles.swift, committed) must be
 # what Tools/web-client and that module make. About 15 s on 2 cores.
+stage "web-modem"
 Tools/scripts/build-web-client.sh --check "$NEARBY_TEST_RUNTIME/nearby-modem.wasm"
 export NEARBY_TEST_WEB_MODEM="$NEARBY_TEST_RUNTIME/nearby-modem.wasm"
 # QRCodeTests read the codes they make back with zbar (installed above).
 NEARBY_TEST_QR_READER=$(command -v zbarimg || true)
 export NEARBY_TEST_QR_READER
 
+stage "services"
 shopt -s nullglob
 for service in Tools/scripts/services/*.sh; do
   echo "== starting $(basename "$service" .sh)" >&2
@@ -74,16 +91,21 @@ export NEARBY_TEST_REQUIRE_SERVICES=1
 # them the peer resolver's tests (which wait, bounded, for its tasks) failed.
 unit_targets=(StrategyTests CommandLineSupportTests CoreTests ResolutionTests PeerResolutionTests ResolverWireTests
   MediumTestKitTests BackgroundPersistenceTests SystemdTests)
+# The test binary is run itself, as `swift test --skip-build` would run it, without the 4-8 s
+# each `swift test` spends loading the package (about two minutes over the 25 runs).
+stage "tests"
+tests_binary="$(swift build --show-bin-path)/nearby-linuxPackageTests.xctest"
+run_tests() { NO_COLOR=1 "$tests_binary" --testing-library swift-testing --filter "$1" 2>&1; }
 failed=()
 echo "== swift test ${unit_targets[*]}" >&2
-if ! swift test --skip-build --filter "^($(IFS='|'; echo "${unit_targets[*]}"))\." 2>&1; then
+if ! run_tests "^($(IFS='|'; echo "${unit_targets[*]}"))\."; then
   failed+=("${unit_targets[@]}")
 fi
 for folder in Tests/*Tests; do
   target=$(basename "$folder")
   [[ " ${unit_targets[*]} " == *" $target "* ]] && continue
   echo "== swift test $target" >&2
-  if ! swift test --skip-build --filter "^${target}\." 2>&1; then
+  if ! run_tests "^${target}\."; then
     failed+=("$target")
   fi
 done
@@ -111,6 +133,7 @@ fi
 # console. Cost: the fresh-clone run of 2026-11-27 04:00 (2 cores, nothing else running) had
 # the VM up and down in 537 s (the check 21 s, the tests 356 s, publish/subscribe over GATT
 # 101 s, the BLE benchmarks 26 s); under heavy load (other builds beside it) 729-990 s. NEARBY_BLUEZ_VM_TIMEOUT (default here 1200 s) bounds it.
+stage "bluez-vm"
 echo "== BlueZ VM: nearby ble status and scan, the BLEBlueZVM tests, and nearby publish/subscribe, against the real bluetoothd" >&2
 bin=$(swift build --show-bin-path)
 NEARBY_BLUEZ_VM_TIMEOUT=${NEARBY_BLUEZ_VM_TIMEOUT:-1200} Tools/scripts/bluez-vm/run.sh \
@@ -119,6 +142,7 @@ NEARBY_BLUEZ_VM_TIMEOUT=${NEARBY_BLUEZ_VM_TIMEOUT:-1200} Tools/scripts/bluez-vm/
 
 # The resolver server's HTTP API under schemathesis (from openapi.yaml), on SQLite and on the
 # PostgreSQL started above; bounded (see the script).
+stage "fuzz-api"
 Tools/scripts/fuzz-api.sh
 
 # The web console in a real headless Chromium (Selenium): sign in, register a beacon, attach
@@ -127,6 +151,7 @@ Tools/scripts/fuzz-api.sh
 # About 15 s on 2 cores (the debug server is built already; Chromium starts once).
 # They are kept after the run in .build/console-screenshots (the runtime folder is removed on
 # exit), with failure.png when a step failed.
+stage "console-browser"
 Tools/scripts/console-browser.sh
 
 # The phone's page (/web) in headless Chromium with a fake microphone playing a Linux box's
@@ -134,12 +159,15 @@ Tools/scripts/console-browser.sh
 # own publication heard by a Linux subscriber through a PulseAudio null sink, and the hostile
 # cases (an admin key's link, another project's key, a spoofed sighting). About 70 s on 2
 # cores; screenshots at 360 px, light and dark, kept in .build/web-screenshots.
+stage "web-browser"
 Tools/scripts/web-browser.sh
 
 # The beacon parsers under libFuzzer, a bounded number of inputs each.
+stage "fuzz-beacons"
 Tools/scripts/fuzz-beacons.sh
 
 # The release build, run: LAN publish/subscribe (peer and local server), beacons, nearby-restore.
+stage "release"
 Tools/scripts/release-smoke.sh
 
 # Every nearby-bench subcommand once, short, against that release build, with the services
@@ -148,13 +176,16 @@ Tools/scripts/release-smoke.sh
 # load average 5-8 with another CI run's release build; dispatch 12-21 s of it, lan-peer 12 s,
 # the rest 0.2-6.4 s each; docs/benchmarks.md has each), about 40 s more than the two short
 # benches release-smoke.sh ran before.
+stage "bench-smoke"
 Tools/scripts/bench-smoke.sh
 
 # An app that depends on the library by version (Examples/NearbyExample), built and run
 # against the release `nearby server`.
+stage "example"
 Tools/scripts/example-by-version.sh "$(swift build -c release --show-bin-path)/nearby"
 
 # The Debian packages from that release build (issue 33): built (lintian: no error), installed
 # with apt, run with the toolchain hidden, the units verified (exposure at most 2.0), purged
 # leaving nothing. Cost: the man pages' generator built in release, the packaging, and apt.
+stage "packages"
 Tools/scripts/package-check.sh

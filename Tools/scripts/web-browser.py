@@ -14,6 +14,10 @@ With no server (box A, `nearby subscribe --web` in peer mode, serving the page a
 for the phone, only listening; peer B publishing on audio):
   - the page finds B's message through A (A asks the LAN for B's token); A hears the page's
     audio and finds its text (the cast case); a link with another invitation is refused.
+A server's phone and boxes with no server (the server joined to their LAN's peer network,
+`nearby-server --peer-key-file`, the peers' key being the page's client key): the page finds
+the message of a peer-mode box it hears, and loses it when that box unpublishes; a peer-mode
+box that hears the page finds the page's text.
 The optical fallback (a silent microphone, a box that hears nothing): the box finds the page's
 text from the code its QR link carries, and from the code typed.
 Screenshots at 360 px, light and dark, go to $NEARBY_WEB_SCREENSHOTS. Every step checks what
@@ -22,8 +26,9 @@ the page shows (data-testid attributes); the first failure ends the run with a n
 Environment: NEARBY_WEB_URL, NEARBY_WEB_CLIENT_KEY, NEARBY_WEB_OTHER_KEY, NEARBY_WEB_ADMIN_KEY,
 NEARBY_WEB_NEARBY (the nearby binary), NEARBY_WEB_WORK (a scratch folder),
 NEARBY_WEB_PULSE_44100 and NEARBY_WEB_PULSE_48000 (PulseAudio servers with null sinks web_box,
-web_out, web_sub and web_none), NEARBY_WEB_SCREENSHOTS. NEARBY_WEB_ONLY=peer runs only the
-no-server part, =optical the optical fallback (for working on them; the test command runs
+web_out, web_sub and web_none), NEARBY_WEB_SCREENSHOTS, NEARBY_WEB_PEER_PORT (the server's peer network: its group's
+port on lo). NEARBY_WEB_ONLY=peer runs only the no-server part, =bridge the server's peer
+network, =optical the optical fallback (for working on them; the test command runs
 everything).
 """
 
@@ -52,9 +57,11 @@ NEARBY = os.environ["NEARBY_WEB_NEARBY"]
 WORK = os.environ["NEARBY_WEB_WORK"]
 SHOTS = os.environ["NEARBY_WEB_SCREENSHOTS"]
 PULSE = {44100: os.environ["NEARBY_WEB_PULSE_44100"], 48000: os.environ["NEARBY_WEB_PULSE_48000"]}
+PEER_PORT = os.environ["NEARBY_WEB_PEER_PORT"]
 BOX_TEXT = "hello from the box"
 PAGE_TEXT = "cast from the page"
 PEER_TEXT = "hello from the peer box"
+BRIDGED_TEXT = "hello from a box with no server"
 CN0 = 30.0  # dB-Hz: the native decoder's 99 % point (docs/benchmarks.md)
 
 
@@ -445,6 +452,23 @@ def front_limits(base, key):
         "from one address, and a wrong invitation")
 
 
+def meet(driver, key, text, listener, name, base=BASE):
+    """Opens the page with `key`, waits until it finds `text` (what it hears), then publishes
+    PAGE_TEXT from it and waits until `listener` (a `nearby subscribe --json` hearing the
+    page) finds that. Returns how long Start took to the found, in seconds."""
+    started = time.monotonic()
+    open_page(driver, key, base)
+    found_at = wait_until(driver, lambda: text in found_texts(driver), 30, f"found {text!r}")
+    timings(driver, name)
+    testid(driver, "publish-text").send_keys(PAGE_TEXT)
+    testid(driver, "publish").click()
+    wait_until(driver, lambda: PAGE_TEXT in testid(driver, "published").text, 15,
+               "the page's publication")
+    listener.wait_for(lambda l: l.get("event") == "found" and l.get("text") == PAGE_TEXT, 40,
+                      f"found {PAGE_TEXT!r} from the page's audio")
+    return found_at - started
+
+
 def run_peer(rate):
     """No server, the seeds' cast case: box A (`nearby subscribe --web`, peer mode) serves the
     page and is the phone's resolver, and only listens; peer B on the LAN (loopback here)
@@ -485,26 +509,60 @@ def run_peer(rate):
                    "refusal of another box's invitation")
         log("a link with an invitation that is not the box's is refused")
 
-        started = time.monotonic()
-        open_page(driver, key, base)
-        found_at = wait_until(driver, lambda: PEER_TEXT in found_texts(driver), 30,
-                              "found peer B's message through the box")
-        log(f"no server: the page found peer B's message through the box "
-            f"{found_at - started:.1f} s after Start")
-        timings(driver, f"peer-{rate}")
-        testid(driver, "publish-text").send_keys(PAGE_TEXT)
-        testid(driver, "publish").click()
-        wait_until(driver, lambda: PAGE_TEXT in testid(driver, "published").text, 15,
-                   "the page's publication")
-        box.wait_for(lambda l: l.get("event") == "found" and l.get("text") == PAGE_TEXT, 40,
-                     f"found {PAGE_TEXT!r} from the page's audio")
-        log("no server: the box, only listening, hears the page and finds its text")
+        took = meet(driver, key, PEER_TEXT, box, f"peer-{rate}", base)
+        log(f"no server: the page found peer B's message through the box {took:.1f} s after "
+            f"Start; the box, only listening, heard the page and found its text")
     finally:
         if driver:
             driver.quit()
         if publisher:
             publisher.interrupt()
         box.interrupt()
+
+
+def run_bridge(rate):
+    """A phone of the server and boxes with no server: the server has joined their peer
+    network (the LAN's who-has group on lo, sealed under the page's client key). A peer-mode
+    box publishes on audio; the page hears it and finds its message through the server (the
+    server does not hold the token: it asks the LAN, the box answers), and loses it when the
+    box unpublishes. A peer-mode box that only listens hears the page and finds its text (the
+    box asks the LAN for the page's token: the server answers for its device)."""
+    log(f"== a server's phone and boxes with no server, {rate} Hz")
+    lan = ["--lan-interface", "lo", "--lan-port", str(random.randint(40001, 60000)),
+           "--peer-group-port", PEER_PORT, "--api-key", CLIENT_KEY]
+    publisher = Process(
+        f"bridged-publisher-{rate}", ["publish", BRIDGED_TEXT, "--mediums", "audio", "--json"]
+        + lan, PULSE[rate], "web_box", "web_none.monitor")
+    listener = None
+    driver = None
+    try:
+        publisher.wait_for(lambda l: l.get("event") == "medium" and l.get("available"), 20,
+                           "audio medium")
+        samples = record(rate, 8.0)
+        wav = os.path.join(WORK, f"bridged-publisher-{rate}.wav")
+        write_wav(wav, rate, samples)
+        expect(decoded(wav), f"the peer box's recording at {rate} Hz holds no token")
+        listener = Process(
+            f"bridged-listener-{rate}", ["subscribe", "--mediums", "audio", "--json"] + lan,
+            PULSE[rate], "web_none", "web_out.monitor")
+        listener.wait_for(lambda l: l.get("event") == "medium" and l.get("available"), 20,
+                          "audio medium")
+
+        driver = browser(rate, wav)
+        took = meet(driver, CLIENT_KEY, BRIDGED_TEXT, listener, f"bridge-{rate}")
+        log(f"the page found a peer-mode box's message through the server {took:.1f} s after "
+            f"Start; a peer-mode box that only listens heard the page and found its text")
+        stopped = time.monotonic()
+        publisher.interrupt()
+        lost_at = wait_until(driver, lambda: BRIDGED_TEXT not in found_texts(driver), 15,
+                             "lost after the peer box unpublished")
+        log(f"lost {lost_at - stopped:.1f} s after the peer box's Ctrl-C")
+    finally:
+        if driver:
+            driver.quit()
+        if listener:
+            listener.interrupt()
+        publisher.interrupt()
 
 
 def run_optical(rate):
@@ -559,8 +617,9 @@ def run_optical(rate):
 
 def main():
     failed = False
+    only = os.environ.get("NEARBY_WEB_ONLY")
     for rate in (44100, 48000):
-        if os.environ.get("NEARBY_WEB_ONLY") in ("peer", "optical"):
+        if only in ("peer", "optical", "bridge"):
             break
         try:
             run_rate(rate)
@@ -568,18 +627,25 @@ def main():
             failed = True
             log(f"FAILED at {rate} Hz: {error}")
     for rate in (44100, 48000):
-        if os.environ.get("NEARBY_WEB_ONLY") == "optical":
+        if only in ("optical", "bridge"):
             break
         try:
             run_peer(rate)
         except Exception as error:
             failed = True
             log(f"FAILED with no server at {rate} Hz: {error}")
-    try:
-        run_optical(48000)
-    except Exception as error:
-        failed = True
-        log(f"FAILED, the optical fallback: {error}")
+    if only in (None, "bridge"):
+        try:
+            run_bridge(48000)
+        except Exception as error:
+            failed = True
+            log(f"FAILED, a server's phone and boxes with no server: {error}")
+    if only in (None, "optical"):
+        try:
+            run_optical(48000)
+        except Exception as error:
+            failed = True
+            log(f"FAILED, the optical fallback: {error}")
     with open(os.path.join(SHOTS, "web-timings.json"), "w") as out:
         json.dump(TIMINGS, out, indent=1, sort_keys=True)
     if failed:

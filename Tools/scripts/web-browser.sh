@@ -74,15 +74,27 @@ start_pulse 48000
 
 # shellcheck source=lib/test-server.sh
 source Tools/scripts/lib/test-server.sh
-start_test_server "$bin/nearby-server" "$work"
 key() {
-  "$bin/nearby-server" keys create --database "$work/resolver.sqlite" --project "$1" \
-    --role client --json | "$python" -c 'import json, sys; print(json.load(sys.stdin)["key"])'
+  "$bin/nearby-server" keys create --no-config --database "$work/resolver.sqlite" \
+    --project "$1" --role "${2:-client}" --json \
+    | "$python" -c 'import json, sys; print(json.load(sys.stdin)["key"])'
 }
+# The page's client key is also the key of the peer network the server joins (on lo, on a
+# group port of its own so that other tests' peers are not this one's). The bridge checks the
+# key when the server starts, so the keys are made first: the server then makes no bootstrap
+# key, and the admin key is written where it would have written its own.
+client_key=$(key web)
+printf '%s\n' "$client_key" >"$work/peer-key"
+mkdir -p "$work/config/nearby"
+key default admin >"$work/config/nearby/server-api-key"
+peer_port=$("$python" -c 'import random; print(random.randint(20000, 39999))')
+start_test_server "$bin/nearby-server" "$work" --peer-key-file "$work/peer-key" \
+  --peer-interface lo --peer-group-port "$peer_port"
 
 status=0
 NEARBY_WEB_URL="http://127.0.0.1:$port" \
-  NEARBY_WEB_CLIENT_KEY="$(key web)" \
+  NEARBY_WEB_CLIENT_KEY="$client_key" \
+  NEARBY_WEB_PEER_PORT="$peer_port" \
   NEARBY_WEB_OTHER_KEY="$(key elsewhere)" \
   NEARBY_WEB_ADMIN_KEY="$(cat "$work/config/nearby/server-api-key")" \
   NEARBY_WEB_NEARBY="$bin/nearby" \
