@@ -79,6 +79,37 @@ import Tokens
     #expect(report.sightings.map(\.token) == [peerToken])
   }
 
+  /// Any holder of the client key can report sightings: a mirror passes on a bounded number
+  /// of distinct tokens (each a who-has on the LAN), and keeps passing those it passed.
+  @Test func aMirrorPassesOnABoundedNumberOfTokens() throws {
+    var mirrors = PeerBridgeMirrors(idleLimit: .seconds(600))
+    let token = Token.random()
+    let flood = (0..<(PeerBridgeMirrors.tokensPerMirror + 10)).map { _ in Token.random() }
+    guard
+      case .create(_, _, _, let first, _) = mirrors.observe(
+        observation(phone, token: token, at: start, sightings: flood), now: start)
+    else { Issue.record("no mirror"); return }
+    #expect(first.count == PeerBridgeMirrors.tokensPerMirror)
+    #expect(mirrors.refusedSightings == 10)
+    mirrors.created(
+      phone, credentials: mirror, alias: token, until: start.addingTimeInterval(130),
+      sightings: first, now: start)
+    let fresh = Token.random()
+    guard
+      case .forward(_, _, let report, _, _) = mirrors.observe(
+        observation(phone, token: token, at: start, sightings: [flood[0], fresh]), now: start)
+    else { Issue.record("not forwarded"); return }
+    #expect(report.sightings.map(\.token) == [flood[0]])
+    // Once the tokens are forgotten (no sighting for the memory's length), new ones pass.
+    let later = start.addingTimeInterval(PeerBridgeMirrors.tokenMemory + 1)
+    _ = mirrors.tick(now: later)
+    guard
+      case .forward(_, _, let again, _, _) = mirrors.observe(
+        observation(phone, token: token, at: later, sightings: [fresh]), now: later)
+    else { Issue.record("not forwarded"); return }
+    #expect(again.sightings.map(\.token) == [fresh])
+  }
+
   @Test func idleMirrorsAndSpentAliasesGo() throws {
     var mirrors = PeerBridgeMirrors(idleLimit: .seconds(600))
     let token = Token.random()

@@ -27,6 +27,7 @@ struct PeerBridgeTests {
     let network = MemoryPeerNetwork()
     let server: ServerHarness
     private let seen = Mutex<[(device: String, what: String)]>([])
+    private let resolvers = Mutex<[String: PeerResolver]>([:])
 
     init() async throws {
       var configuration = Air.Configuration()
@@ -62,6 +63,7 @@ struct PeerBridgeTests {
       let resolver = try PeerResolver(
         transports: [await network.makeTransport(name: name)],
         configuration: PeerBridgeTests.peerConfiguration())
+      resolvers.withLock { $0[name] = resolver }
       return try await MessageManager(
         apiKey: try apiKey ?? #require(server.peerBridge?.apiKey),
         configuration: .init(
@@ -84,6 +86,9 @@ struct PeerBridgeTests {
     private func record(_ device: String, _ what: String) {
       seen.withLock { $0.append((device, what)) }
     }
+
+    /// The peer resolver of the box `name`.
+    func resolver(of name: String) -> PeerResolver? { resolvers.withLock { $0[name] } }
 
     func seen(by device: String) -> [String] {
       seen.withLock { $0.filter { $0.device == device }.map(\.what) }
@@ -168,6 +173,17 @@ struct PeerBridgeTests {
     try #require(
       await eventually(timeout: .seconds(20)) { worlds.seen(by: "phone") == ["found Box"] },
       "phone: \(worlds.seen(by: "phone"))")
+    // The stranger did ask (its who-has for the phone's token reached the project's peers, the
+    // bridge among them, and was refused as another project's), and was asked in vain.
+    let boxResolver = try #require(worlds.resolver(of: "box"))
+    let strangerResolver = try #require(worlds.resolver(of: "stranger"))
+    try #require(
+      await eventually(timeout: .seconds(20)) {
+        let (box, stranger) = (
+          await boxResolver.counters(), await strangerResolver.counters()
+        )
+        return box.droppedOtherProject > 0 && stranger.droppedOtherProject > 0
+      })
     #expect(worlds.seen(by: "phone") == ["found Box"])
     #expect(worlds.seen(by: "stranger").isEmpty)
     withExtendedLifetime((phoneName, strangerName, phoneWatch, strangerWatch, boxName)) {}

@@ -149,7 +149,18 @@ actor PeerBridge {
       if dropped.withLock({ $0.remove(observation.device) }) != nil {
         mirrors.markStale(observation.device)
       }
+      let refused = mirrors.refusedSightings
       await perform(mirrors.observe(observation, now: time), now: time)
+      if mirrors.refusedSightings > refused {
+        logger.debug(
+          "sightings not passed to the peers: the device reported more distinct tokens than a mirror passes on",
+          metadata: [
+            "device": "\(observation.device)",
+            "limit":
+              "\(PeerBridgeMirrors.tokensPerMirror) in \(Int(PeerBridgeMirrors.tokenMemory)) s",
+            "refused": "\(mirrors.refusedSightings - refused)",
+          ])
+      }
     case .forgotten(let device):
       if let mirror = mirrors.forget(device) { await remove(mirror) }
     case .tick:
@@ -166,7 +177,9 @@ actor PeerBridge {
       do {
         guard let handles = try await storage.handles(of: device, now: time) else { return }
         let credentials = try await resolver.register(apiKey: apiKey)
-        mirrors.created(device, credentials: credentials, alias: alias, until: until, now: time)
+        mirrors.created(
+          device, credentials: credentials, alias: alias, until: until, sightings: sightings,
+          now: time)
         try await resolver.bindAlias(alias, to: credentials, until: until)
         // The stream is opened before anything is reported: what the peers answer may arrive
         // before a task could open it.

@@ -12,7 +12,19 @@ import Tokens
 /// tokens the server does not assign are reported by it, so the peer resolver asks their
 /// owners on the LAN. A sighting of a server token is never passed on: the server's own engine
 /// resolves it, and passing it on would have the two engines deliver the same message twice.
+///
+/// A device's sightings are the LAN's work (a who-has each for a token never heard), and any
+/// holder of the project's client key can report them: a mirror passes on at most
+/// ``tokensPerMirror`` distinct tokens within ``tokenMemory``; sightings of further tokens are
+/// refused (counted), those of tokens it passed keep passing.
 struct PeerBridgeMirrors {
+  /// The most distinct tokens one mirror passes on within ``tokenMemory``: a phone hears a
+  /// few devices, not dozens.
+  static let tokensPerMirror = 32
+  /// How long a token a mirror passed on counts against ``tokensPerMirror`` after its last
+  /// sighting, in seconds.
+  static let tokenMemory: TimeInterval = 30
+
   /// What the bridge learned from one report of a server device.
   struct Observation: Sendable, Hashable {
     var device: DeviceID
@@ -29,6 +41,8 @@ struct PeerBridgeMirrors {
     var lastSeen: Date
     /// The device's server tokens, each until its alias runs out.
     var aliases: [Token: Date]
+    /// The tokens passed on lately, with their last sighting.
+    var heard: [Token: Date] = [:]
   }
 
   /// What to do about one observation.
@@ -57,15 +71,20 @@ struct PeerBridgeMirrors {
     self.idleLimit = idleLimit
   }
 
+  /// Sightings refused because their mirror had passed on ``tokensPerMirror`` others.
+  private(set) var refusedSightings = 0
+
   /// What an observation of a device asks for.
   mutating func observe(_ observation: Observation, now: Date) -> Step {
-    let passed = observation.report.sightings.filter { aliasOwners[$0.token] == nil }
+    let foreign = observation.report.sightings.filter { aliasOwners[$0.token] == nil }
     guard var mirror = mirrors[observation.device], !stale.contains(observation.device) else {
       stale.remove(observation.device)
+      var heard: [Token: Date] = [:]
       return .create(
         observation.device, alias: observation.token, until: observation.tokenResolvesUntil,
-        sightings: passed, replacing: mirrors[observation.device])
+        sightings: admit(foreign, into: &heard, now: now), replacing: mirrors[observation.device])
     }
+    let passed = admit(foreign, into: &mirror.heard, now: now)
     mirror.lastSeen = now
     let isNew = mirror.aliases[observation.token] == nil
     mirror.aliases[observation.token] = observation.tokenResolvesUntil
@@ -78,13 +97,32 @@ struct PeerBridgeMirrors {
       until: observation.tokenResolvesUntil)
   }
 
-  /// Records the mirror made for a ``Step/create(_:alias:until:sightings:replacing:)``.
+  /// Records the mirror made for a ``Step/create(_:alias:until:sightings:replacing:)``, which
+  /// passed on `sightings`.
   mutating func created(
-    _ device: DeviceID, credentials: DeviceCredentials, alias: Token, until: Date, now: Date
+    _ device: DeviceID, credentials: DeviceCredentials, alias: Token, until: Date,
+    sightings: [Sighting] = [], now: Date
   ) {
     if let old = mirrors[device] { forgetAliases(of: old, device: device) }
-    mirrors[device] = Mirror(credentials: credentials, lastSeen: now, aliases: [alias: until])
+    var mirror = Mirror(credentials: credentials, lastSeen: now, aliases: [alias: until])
+    for sighting in sightings { mirror.heard[sighting.token] = now }
+    mirrors[device] = mirror
     aliasOwners[alias] = device
+  }
+
+  /// The sightings of tokens already in `heard`, and of new ones while `heard` holds fewer
+  /// than ``tokensPerMirror``; the others are counted in ``refusedSightings``.
+  private mutating func admit(_ sightings: [Sighting], into heard: inout [Token: Date], now: Date)
+    -> [Sighting]
+  {
+    sightings.filter { sighting in
+      guard heard[sighting.token] != nil || heard.count < Self.tokensPerMirror else {
+        refusedSightings += 1
+        return false
+      }
+      heard[sighting.token] = now
+      return true
+    }
   }
 
   /// Marks a device whose report the bridge could not queue.
@@ -110,10 +148,11 @@ struct PeerBridgeMirrors {
       _ = forget(device)
     }
     var expired: [Token] = []
+    let forgetHeard = now.addingTimeInterval(-Self.tokenMemory)
     for (device, mirror) in mirrors {
-      let gone = mirror.aliases.filter { $0.value <= now }.keys
-      guard !gone.isEmpty else { continue }
       var kept = mirror
+      kept.heard = mirror.heard.filter { $0.value > forgetHeard }
+      let gone = mirror.aliases.filter { $0.value <= now }.keys
       for token in gone {
         kept.aliases[token] = nil
         if aliasOwners[token] == device { aliasOwners[token] = nil }
