@@ -7,7 +7,9 @@
 
 const REPORT_MARGIN = 5; // seconds before the token expires when the page reports again
 const SIGHTING_BATCH = 300; // ms a heard token waits for others before the report goes
-const SELF_CHECK_WAIT = 4000; // ms the self-check listens for its own frame
+const SELF_CHECK_WAIT = 4000; // ms the self-check listens for its own frame after its sweep
+const SWEEP_SECONDS = 1.5; // the self-check's sweep, 15-21 kHz
+const CARRYING_DB = 15; // a band carries when its sweep stands this far above its background
 const STREAM_SILENCE = 40000; // ms without a byte (keepalives come every 15 s) = a dead stream
 const LEVEL = 0.5; // peak of the frames the page plays, as the Linux medium's default
 const CODE_REPEAT = 3000; // ms between the sightings a typed code makes
@@ -36,7 +38,11 @@ const page = {
   found: new Map(),
   reportTimer: 0,
   reporting: null,
-  selfCheck: null,
+  selfCheck: null, // {token, resolve}: the check's own frame, awaited
+  checkRecorded: null, // resolves with what the microphone took during the check
+  module: null, // the compiled modem, also used here to judge the check's recording
+  modem: null, // its instance on this thread
+  rate: 0,
   code: null, // {token, until, timer}
 };
 
@@ -413,6 +419,8 @@ function onWorkletMessage(event) {
   const message = event.data;
   if (message.type === "heard") {
     heard(message);
+  } else if (message.type === "recorded") {
+    if (page.checkRecorded) page.checkRecorded(message.samples);
   } else if (message.type === "level") {
     const dB = message.rms > 0 ? 20 * Math.log10(message.rms) : -90;
     $("level").value = Math.max(-90, Math.min(0, dB));
@@ -439,6 +447,7 @@ async function startAudio() {
     audio: { echoCancellation: false, noiseSuppression: false, autoGainControl: false },
   });
   const module = await compiled;
+  page.module = module;
   const node = new AudioWorkletNode(context, "nearby-modem", {
     numberOfInputs: 1, numberOfOutputs: 1, outputChannelCount: [1],
   });
@@ -456,29 +465,92 @@ async function startAudio() {
   await context.resume();
   page.worklet = node;
   $("rate").textContent = `${rate} Hz`;
+  page.rate = rate;
 }
 
-// The phone plays one frame of a random token and listens for it: whether its speaker and
-// microphone carry 18.5-20 kHz here. The answer decides what the page tells the user; audio
-// stays on either way (another device may still hear this one).
+// The self-check, as `nearby audio selftest`: the phone plays a 15-21 kHz sweep and one frame
+// of a random token, and records itself. The modem's own code (BandCheck, in the module) says
+// how far each 500 Hz band of the sweep stood above the band's background; the frame must
+// decode too. The answer decides what the page tells the user; audio stays on either way
+// (another device may still hear this one).
 async function selfCheck() {
   const random = new Uint32Array(2);
   crypto.getRandomValues(random);
   const token = tokenHex(random[0], random[1]);
-  $("self-check").textContent = "playing a test frame and listening for it…";
-  const snr = await new Promise((resolve) => {
-    page.selfCheck = { token, resolve };
-    page.worklet.port.postMessage({ type: "once", high: random[0], low: random[1], level: LEVEL });
-    setTimeout(() => resolve(null), SELF_CHECK_WAIT);
+  $("self-check").textContent = "playing a sweep and a test frame, and listening…";
+  const timeout = sleep(SWEEP_SECONDS * 1000 + SELF_CHECK_WAIT).then(() => null);
+  const recorded = new Promise((resolve) => { page.checkRecorded = resolve; });
+  const heardBack = new Promise((resolve) => { page.selfCheck = { token, resolve }; });
+  page.worklet.port.postMessage({
+    type: "check", high: random[0], low: random[1], level: LEVEL, sweep: SWEEP_SECONDS,
   });
+  const [samples, snr] = await Promise.all([
+    Promise.race([recorded, timeout]), Promise.race([heardBack, timeout]),
+  ]);
   page.selfCheck = null;
-  if (snr !== null) {
-    $("self-check").textContent = `passed: this phone hears itself at ${snr.toFixed(1)} dB SNR`;
+  page.checkRecorded = null;
+  const bands = samples ? modemBands(samples) : [];
+  drawBands(bands);
+  const weakest = bands.reduce((low, band) => (!low || band.snr < low.snr ? band : low), null);
+  const carries = weakest !== null && weakest.snr >= CARRYING_DB;
+  const where = weakest ? `${kHz(weakest.from)}–${kHz(weakest.to)} kHz` : "";
+  if (carries && snr !== null) {
+    $("self-check").textContent = `passed: this phone carries 18.5–20 kHz (its weakest band, ` +
+      `${where}, ${weakest.snr.toFixed(1)} dB above the background) and hears its own test ` +
+      `frame at ${snr.toFixed(1)} dB SNR`;
+  } else if (carries) {
+    $("self-check").textContent = `the band passes (its weakest part, ${where}, ` +
+      `${weakest.snr.toFixed(1)} dB above the background) but this phone did not decode its ` +
+      "own test frame: keep it still, away from noise, and reload the page to check again.";
   } else {
-    $("self-check").textContent = "failed: this phone did not hear its own test frame. Its " +
-      "speaker or microphone may not carry 18.5–20 kHz (iPhones often do not); other devices " +
-      "may still hear it. Turn the volume up and reload the page to check again, or type the " +
-      "code the box shows below.";
+    const failing = weakest ? `${where} stood ${weakest.snr.toFixed(1)} dB above the ` +
+      `background, ${CARRYING_DB} dB are needed` : "nothing was recorded";
+    $("self-check").textContent = `failed: this phone did not carry its own sweep (${failing}). ` +
+      "Its speaker or microphone may not carry 18.5–20 kHz (iPhones often do not); other " +
+      "devices may still hear it. Turn the volume up and reload the page to check again, or " +
+      "type the code the box shows below.";
+  }
+}
+
+// The check's bands within the modem's 18.5-20 kHz ({from, to, snr}), judged by the module
+// (BandCheck.bands) on this thread, so the audio thread never waits for it.
+function modemBands(samples) {
+  if (!page.modem) page.modem = new WebAssembly.Instance(page.module, {}).exports;
+  const e = page.modem;
+  const input = e.nearby_modem_allocate(samples.length * 4);
+  const output = e.nearby_modem_allocate(64 * 3 * 8);
+  try {
+    if (!input || !output) return [];
+    new Float32Array(e.memory.buffer, input, samples.length).set(samples);
+    const count = e.nearby_modem_bands(input, samples.length, page.rate, output, 64 * 3);
+    if (count <= 0) return [];
+    const numbers = new Float64Array(e.memory.buffer, output, count * 3);
+    const bands = [];
+    for (let i = 0; i < count; i++) {
+      const band = { from: numbers[3 * i], to: numbers[3 * i + 1], snr: numbers[3 * i + 2] };
+      if (band.from >= 18500 && band.to <= 20000) bands.push(band);
+    }
+    return bands;
+  } finally {
+    if (input) e.nearby_modem_release(input);
+    if (output) e.nearby_modem_release(output);
+  }
+}
+
+function kHz(hz) {
+  return (hz / 1000).toFixed(1);
+}
+
+function drawBands(bands) {
+  const list = $("self-check-bands");
+  list.replaceChildren();
+  for (const band of bands) {
+    const item = document.createElement("li");
+    item.dataset.testid = "self-check-band";
+    item.dataset.snr = band.snr.toFixed(1);
+    item.textContent = `${kHz(band.from)}–${kHz(band.to)} kHz: ${band.snr.toFixed(1)} dB`;
+    item.className = band.snr >= CARRYING_DB ? "band-ok" : "band-weak";
+    list.append(item);
   }
 }
 

@@ -5,14 +5,17 @@
 //
 // Page -> worklet: {type: "module", module}, {type: "send", high, low, level} (broadcast a
 // token, a frame every 2-3 s, deferring to a frame being heard), {type: "silence"},
-// {type: "once", high, low, level} (one frame as soon as possible: the self-check).
+// {type: "check", high, low, level, sweep} (the self-check: a sweep of `sweep` seconds, 0.3 s
+// of silence and the token's frame, played at once, with the microphone recorded meanwhile).
 // Worklet -> page: {type: "ready", rate}, {type: "failed", message},
 // {type: "heard", high, low, snr, offset}, {type: "level", rms, peak, receiving, load},
-// {type: "sent", high, low}.
+// {type: "sent", high, low}, {type: "recorded", samples} (what the microphone took during a
+// check, for the page to judge off the audio thread).
 
 const BLOCK = 2048; // samples handed to the decoder at once
 const LEVEL_EVERY = 0.1; // seconds between level reports
 const GAP = [2.0, 3.0]; // seconds between broadcast frames, as the Linux medium spaces them
+const CHECK_MARGIN = 1.0; // seconds recorded after a check's sound: the output and input latency
 
 class NearbyModem extends AudioWorkletProcessor {
   constructor() {
@@ -27,6 +30,7 @@ class NearbyModem extends AudioWorkletProcessor {
     this.pendingCount = 0;
     this.broadcast = null; // {high, low, level, samples}
     this.once = null;
+    this.recording = null; // {samples, count}: the microphone during a check
     this.playing = null; // {samples, position, high, low}
     this.nextStart = 0; // in samples of currentFrame
     this.levelSum = 0;
@@ -45,8 +49,15 @@ class NearbyModem extends AudioWorkletProcessor {
         this.nextStart = Math.min(this.nextStart, currentFrame + Math.round(0.2 * sampleRate));
       } else if (message.type === "silence") {
         this.broadcast = null;
-      } else if (message.type === "once") {
-        this.once = { high: message.high, low: message.low, samples: this.encode(message) };
+      } else if (message.type === "check") {
+        const sweep = this.sweep(message.sweep);
+        const frame = this.encode(message);
+        const samples = new Float32Array(sweep.length + Math.round(0.3 * sampleRate) + frame.length);
+        samples.set(sweep);
+        samples.set(frame, samples.length - frame.length);
+        this.once = { high: message.high, low: message.low, samples };
+        const length = samples.length + Math.round(CHECK_MARGIN * sampleRate);
+        this.recording = { samples: new Float32Array(length), count: 0 };
       }
     } catch (error) {
       this.port.postMessage({ type: "failed", message: String(error) });
@@ -83,6 +94,34 @@ class NearbyModem extends AudioWorkletProcessor {
     return new Float32Array(e.memory.buffer, this.frame, written).slice();
   }
 
+  sweep(seconds) {
+    const e = this.exports;
+    if (!e) throw new Error("the modem is not loaded");
+    const capacity = Math.ceil(seconds * sampleRate);
+    const buffer = e.nearby_modem_allocate(capacity * 4);
+    if (!buffer) throw new Error("the modem is out of memory");
+    try {
+      const written = e.nearby_modem_sweep(seconds, sampleRate, buffer, capacity);
+      if (written <= 0) throw new Error("the modem could not make the sweep");
+      return new Float32Array(e.memory.buffer, buffer, written).slice();
+    } finally {
+      e.nearby_modem_release(buffer);
+    }
+  }
+
+  record(input) {
+    const recording = this.recording;
+    const count = Math.min(input.length, recording.samples.length - recording.count);
+    recording.samples.set(input.subarray(0, count), recording.count);
+    recording.count += count;
+    if (recording.count === recording.samples.length) {
+      this.recording = null;
+      this.port.postMessage({ type: "recorded", samples: recording.samples }, [
+        recording.samples.buffer,
+      ]);
+    }
+  }
+
   decode() {
     const e = this.exports;
     const started = Date.now();
@@ -102,6 +141,7 @@ class NearbyModem extends AudioWorkletProcessor {
     const input = inputs[0] && inputs[0][0];
     if (!this.exports) return true;
     if (input) {
+      if (this.recording) this.record(input);
       for (let i = 0; i < input.length; i++) {
         const sample = input[i];
         this.levelSum += sample * sample;

@@ -132,3 +132,42 @@ public func nearbyModemSuccesses(
 ) -> Int32 {
   Int32(ModemVectors.successes(seed: seed, rate: rate, deviation: deviation, count: Int(count)))
 }
+
+/// Writes the self-check's sweep (``BandCheck/sweep(seconds:rate:)``) lasting `seconds` at
+/// `sampleRate` into `output` (room for `capacity` samples): the samples written, or −1 when
+/// they do not fit.
+@_expose(wasm, "nearby_modem_sweep")
+@_cdecl("nearby_modem_sweep")
+public func nearbyModemSweep(
+  _ seconds: Double, _ sampleRate: Double, _ output: UnsafeMutablePointer<Float>,
+  _ capacity: Int32
+) -> Int32 {
+  guard seconds > 0, seconds <= 10, sampleRate > 0, Int(seconds * sampleRate) <= Int(capacity)
+  else { return -1 }
+  let samples = BandCheck.sweep(seconds: seconds, rate: sampleRate)
+  for index in samples.indices { output[index] = samples[index] }
+  return Int32(samples.count)
+}
+
+/// The self-check's verdict on `count` recorded samples at `samples` (``BandCheck/bands(in:rate:)``):
+/// writes three numbers a band (from and to in Hz, its sweep's level above its background in
+/// dB) into `output` (room for `capacity` numbers) and returns how many bands, or −1 when they
+/// do not fit. ``BandCheck/carries(_:)`` is whether every band within 18.5–20 kHz stands 15 dB
+/// or more above its background.
+@_expose(wasm, "nearby_modem_bands")
+@_cdecl("nearby_modem_bands")
+public func nearbyModemBands(
+  _ samples: UnsafePointer<Float>, _ count: Int32, _ sampleRate: Double,
+  _ output: UnsafeMutablePointer<Double>, _ capacity: Int32
+) -> Int32 {
+  guard count >= 0, sampleRate > 0 else { return -1 }
+  let bands = BandCheck.bands(
+    in: Array(UnsafeBufferPointer(start: samples, count: Int(count))), rate: sampleRate)
+  guard bands.count * 3 <= Int(capacity) else { return -1 }
+  for (index, band) in bands.enumerated() {
+    output[3 * index] = band.fromHz
+    output[3 * index + 1] = band.toHz
+    output[3 * index + 2] = band.snrDB
+  }
+  return Int32(bands.count)
+}

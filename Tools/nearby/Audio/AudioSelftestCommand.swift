@@ -57,7 +57,7 @@ struct AudioSelftestCommand: AsyncParsableCommand {
     configuration.sampleRate = deviceRate
     let rate = Double(deviceRate)
     let token = Token.random()
-    let sweep = Self.sweep(from: 15_000, to: 21_000, seconds: 2, rate: rate)
+    let sweep = BandCheck.sweep(seconds: 2, rate: rate)
     let frame = try AudioModemEncoder(sampleRate: rate).samples(for: token)
     let played = sweep + [Float](repeating: 0, count: Int(0.3 * rate)) + frame
     let recording: [Float]
@@ -72,11 +72,11 @@ struct AudioSelftestCommand: AsyncParsableCommand {
       let wav = WAVFile(sampleRate: deviceRate, samples: recording)
       try wav.data(format: .f32).write(to: URL(fileURLWithPath: path))
     }
-    let bands = Self.bandSNRs(recording, rate: rate)
+    let checked = BandCheck.bands(in: recording, rate: rate)
     var decoder = try AudioModemDecoder(sampleRate: rate)
     let found = (decoder.process(recording) + decoder.finish()).first { $0.token == token }
-    let inBand = bands.filter { $0.fromHz >= 18_500 && $0.toHz <= 20_000 }
-    let carries = inBand.allSatisfy { $0.snrDB >= 15 } && found != nil
+    let carries = BandCheck.carries(checked) && found != nil
+    let bands = checked.map { Band(fromHz: $0.fromHz, toHz: $0.toHz, snrDB: $0.snrDB) }
     let result = Result(
       carriesBand: carries, tokenDecoded: found != nil,
       tokenSNRDB: found.map { ($0.snrDB * 10).rounded() / 10 }, bands: bands)
@@ -99,50 +99,5 @@ struct AudioSelftestCommand: AsyncParsableCommand {
             + "(check the volume, the devices chosen, and that nothing resamples below 44.1 kHz)")
     }
     if !carries { throw ExitCode(1) }
-  }
-
-  /// A linear sweep with 10 ms ramps, peak 0.5.
-  static func sweep(from start: Double, to end: Double, seconds: Double, rate: Double) -> [Float] {
-    let count = Int(seconds * rate)
-    let ramp = 0.01 * rate
-    return (0..<count).map { index in
-      let time = Double(index) / rate
-      let phase = start * time + (end - start) * time * time / (2 * seconds)
-      let edge = min(Double(index), Double(count - 1 - index))
-      let envelope = edge < ramp ? 0.5 * (1 - cos(Double.pi * edge / ramp)) : 1
-      return Float(0.5 * envelope * sin(2 * Double.pi * (phase - phase.rounded(.down))))
-    }
-  }
-
-  /// For each 500 Hz band in 15–21 kHz: the loudest 2048-sample frame over the band's median.
-  static func bandSNRs(_ recording: [Float], rate: Double) -> [Band] {
-    let size = 2048
-    let fft = FFT(size: size)
-    let edges = stride(from: 15_000.0, to: 21_000, by: 500).map { ($0, $0 + 500) }
-    var levels = [[Double]](repeating: [], count: edges.count)
-    var start = 0
-    while start + size <= recording.count {
-      var real = (0..<size).map { index in
-        recording[start + index]
-          * Float(0.5 - 0.5 * cos(2 * Double.pi * Double(index) / Double(size)))
-      }
-      var imaginary = [Float](repeating: 0, count: size)
-      fft.forward(real: &real, imaginary: &imaginary)
-      for (band, (low, high)) in edges.enumerated() {
-        var energy = 0.0
-        for bin in Int(low / rate * Double(size))..<Int(high / rate * Double(size)) {
-          energy += Double(real[bin] * real[bin] + imaginary[bin] * imaginary[bin])
-        }
-        levels[band].append(energy)
-      }
-      start += size / 2
-    }
-    return edges.enumerated().map { band, edge in
-      let sorted = levels[band].sorted()
-      let peak = sorted.last ?? 0
-      let median = sorted.isEmpty ? 0 : sorted[sorted.count / 2]
-      let snr = 10 * log10(max(peak, 1e-20) / max(median, peak * 1e-10, 1e-20))
-      return Band(fromHz: edge.0, toHz: edge.1, snrDB: (snr * 10).rounded() / 10)
-    }
   }
 }
