@@ -195,7 +195,7 @@ struct ServeCommand: AsyncParsableCommand {
   var openMetrics = false
 
   @Flag(name: .long, help: .hidden)
-  var metricsRequireKey = false  // the default since issue 29; still accepted
+  var metricsRequireKey = false  // the default now; still accepted from older settings files
 
   @Flag(
     name: .long,

@@ -14,7 +14,7 @@ struct Nearby: AsyncParsableCommand {
         nearby demo --json          the same, one JSON event a line
         nearby bench dispatch       found-event throughput and latency (build with -c release)
         nearby server               the resolver server on 127.0.0.1:7171 (SQLite, no set-up)
-        nearby publish hello        publish until Ctrl-C (starts a local server if needed)
+        nearby publish hello        publish until Ctrl-C (peer resolution: no server needed)
         nearby subscribe            a live table of the messages nearby
         nearby ble scan --json      every BLE advertisement BlueZ hears, one JSON object a line
         nearby audio encode --token 0123456789abcdef --out t.wav && nearby audio decode t.wav

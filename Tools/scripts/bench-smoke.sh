@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every `nearby-bench` subcommand once, short, against the release build, so that no benchmark
-# rots (issue 31). Each runs with `--short`: a few seconds of real work, exit 1 when the
+# rots. Each runs with `--short`: a few seconds of real work, exit 1 when the
 # benchmark itself breaks (nothing found, a request refused, a value read back wrong), never for
 # a goal missed. Each is bounded by `timeout`; a failure does not stop the others, and the
 # script fails at the end naming every subcommand that failed.

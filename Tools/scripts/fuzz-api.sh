@@ -10,8 +10,8 @@
 # supplies device secrets.
 #
 # Bounded: API_FUZZ_EXAMPLES cases per operation (default 80), a fixed seed (API_FUZZ_SEED),
-# and a deadline of API_FUZZ_DEADLINE seconds per engine (default 240: 20 operations since the
-# registry of issue 18; 150 s was set for 12, and a loaded machine took 149 s on PostgreSQL). Any failure → the
+# and a deadline of API_FUZZ_DEADLINE seconds per engine (default 240: the API has 20 operations,
+# and a loaded machine took 149 s on PostgreSQL for 12 of them). Any failure → the
 # reproduction (curl) printed by schemathesis and a non-zero exit. The servers are stopped on
 # exit. Needs a built .build/debug/nearby-server (swift build --product nearby-server) and .venv
 # (Tools/scripts/install-deps.sh build test).

@@ -13,7 +13,7 @@
 #   package  what Tools/scripts/package-deb.sh and package-check.sh need: dpkg-dev, binutils,
 #          lintian, systemd-analyze, man
 # demo.sh installs build and demo; test.sh build, test and package. The sets are split so that a
-# newcomer's first command does not wait for qemu, a kernel and Chromium (issue 33).
+# newcomer's first command does not wait for qemu, a kernel and Chromium.
 # --list prints the sets' packages ("apt NAME", "pip REQUIREMENT"), installed or not, and exits.
 set -euo pipefail
 cd "$(dirname "$0")/../.."

@@ -14,9 +14,9 @@ struct ConsoleSession: Sendable, Hashable {
 ///
 /// The cookie holds the key id, the project, the expiry and a random nonce, signed with
 /// HMAC-SHA256 under ``ConsoleConfiguration/sessionSecret``; the session itself is a row in
-/// the database, named by a digest of the nonce (``sessionID(of:)``). A signed cookie alone
-/// (as before issue 29) could not be ended: after signing out, a copy of it still opened
-/// every page for 8 hours. Now every request also needs the row, which signing out deletes
+/// the database, named by a digest of the nonce (``sessionID(of:)``). A signed cookie alone could
+/// not be ended: after signing out, a copy of it would still open every page for 8 hours. So
+/// every request also needs the row, which signing out deletes
 /// (on every instance, since they share the database), revoking the key deletes, and an
 /// idle timeout ends. The cookie never holds the API key itself.
 struct ConsoleSessionSigner: Sendable {

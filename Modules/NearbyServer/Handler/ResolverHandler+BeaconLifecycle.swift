@@ -5,7 +5,7 @@ import ResolverAPI
 @_spi(Resolver) import ResolverWire
 import ServerStorage
 
-/// The beacon lifecycle and metadata (issue 18): updating a beacon, and listing beacons in
+/// The beacon lifecycle and metadata: updating a beacon, and listing beacons in
 /// pages with filters.
 extension ResolverHandler {
   func updateBeacon(_ input: Operations.UpdateBeacon.Input) async throws

@@ -7,7 +7,7 @@ import ResolverAPI
 import ServerStorage
 import Tokens
 
-/// Beacon diagnostics (issue 18): what clients observe of the project's beacons, kept per
+/// Beacon diagnostics: what clients observe of the project's beacons, kept per
 /// beacon, and the alerts derived from it.
 extension ResolverHandler {
   func getBeaconDiagnostics(_ input: Operations.GetBeaconDiagnostics.Input) async throws

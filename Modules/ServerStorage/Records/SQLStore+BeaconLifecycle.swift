@@ -42,7 +42,7 @@ public struct BeaconListCursor: Sendable, Hashable {
   }
 }
 
-/// The beacon lifecycle and its metadata (issue 18): status changes, metadata updates, and
+/// The beacon lifecycle and its metadata: status changes, metadata updates, and
 /// listings in pages with filters.
 extension SQLStore {
   /// One beacon of the project, nil if it has none by that name.

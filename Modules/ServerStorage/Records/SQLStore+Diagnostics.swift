@@ -1,6 +1,6 @@
 public import Foundation
 
-/// Beacon diagnostics (issue 18): observations and telemetry that clients forward with
+/// Beacon diagnostics: observations and telemetry that clients forward with
 /// `getforobserved`, the latest kept per beacon, a battery trend fitted over hourly samples,
 /// and the alerts derived from them.
 extension SQLStore {

@@ -297,9 +297,9 @@ enum Schema {
       "ALTER TABLE beacon_eids ADD COLUMN last_matched_at {real}",
     ],
     [
-      // Security round 2 (issue 29). Publication and subscription ids scoped to their device:
-      // devices registered from now on keep theirs under a mask of their own; those before
-      // keep the ids they sent.
+      // Publication and subscription ids scoped to their device: devices registered from this
+      // version on keep theirs under a mask of their own; those registered before keep the ids
+      // they sent.
       "ALTER TABLE devices ADD COLUMN scoped_handles {int} NOT NULL DEFAULT 0",
       // One Eddystone-EID service key pair per project (the shared one of `eid_service_keys`
       // let any project derive the identity keys of another's beacons).
@@ -327,8 +327,8 @@ enum Schema {
       "CREATE INDEX console_sessions_by_key ON console_sessions (key_id)",
     ],
     [
-      // Issue 32: a report that only refreshes sightings still fresh (the common report) in
-      // one statement on PostgreSQL; see RefreshReport.
+      // A report that only refreshes sightings still fresh (the common report) in one
+      // statement on PostgreSQL; see RefreshReport.
       .postgres(refreshReportFunction)
     ],
   ]

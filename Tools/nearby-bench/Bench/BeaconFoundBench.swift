@@ -23,7 +23,7 @@ struct BeaconFoundBench: AsyncParsableCommand {
       `.server(URL)` and a medium that injects beacon frames. Cold: each beacon is heard for \
       the first time, so the manager asks the server (POST /v1/beaconinfo:getforobserved); \
       warm: a second subscription hears them again while the manager's cache holds the \
-      answers. One beacon at a time; prints p50/p99/max per phase. Goals (issue 7): cold \
+      answers. One beacon at a time; prints p50/p99/max per phase. Goals: cold \
       p99 ≤ 50 ms, warm p99 ≤ 1 ms. Exits 1 when a beacon is not found within 10 s, not when \
       a goal is missed.
       """)

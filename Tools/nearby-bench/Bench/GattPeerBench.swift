@@ -10,8 +10,8 @@ import Strategy
 import Synchronization
 import Tokens
 
-/// Heard → found over GATT between two real adapters, with no network: peer resolution's BLE
-/// stage (issue 30). Made for the BlueZ VM (btvirt's hci0 and hci1, the real bluetoothd).
+/// Heard → found over GATT between two real adapters, with no network: peer resolution over
+/// BLE. Made for the BlueZ VM (btvirt's hci0 and hci1, the real bluetoothd).
 struct GattPeerBench: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "gatt-peer",

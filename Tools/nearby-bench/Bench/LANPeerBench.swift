@@ -29,7 +29,7 @@ struct LANPeerBench: AsyncParsableCommand {
       A found is timed from its publisher's publish() call to the subscriber's found \
       handler. Peer mode also counts the peer exchange's datagrams and bytes sent (a \
       multicast once) from the round's first publish to its last found, per found. Rounds: \
-      enough for about 40 founds (at most 20). Goal (issue 30): peer p50 ≤ server p50. Exits \
+      enough for about 40 founds (at most 20). Goal: peer p50 ≤ server p50. Exits \
       1 when a found did not arrive (not when the goal is missed).
       """)
 

@@ -3,7 +3,7 @@ import Foundation
 import OpenAPIRuntime
 import ResolverAPI
 
-/// `nearby beacons diagnostics`: the beacons' health as the server keeps it (issue 18).
+/// `nearby beacons diagnostics`: the beacons' health as the server keeps it.
 struct BeaconsDiagnosticsCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "diagnostics",

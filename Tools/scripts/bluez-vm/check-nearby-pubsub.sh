@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs inside the BlueZ VM (Tools/scripts/bluez-vm/run.sh RESULTS check-nearby-pubsub.sh NEARBY):
 # `nearby publish` and `nearby subscribe` over BLE between the VM's two adapters, against the
-# real bluetoothd, with no server anywhere and no network between them (issue 30, the BLE
-# stage): each process runs in an empty network namespace of its own (`unshare --net`: only a
+# real bluetoothd, with no server anywhere and no network between them (peer resolution
+# over GATT): each process runs in an empty network namespace of its own (`unshare --net`: only a
 # loopback that is down; the system bus is a socket file, so bluetoothd stays reachable).
 #   1. `--ble-adapter hci7` (absent): exit 69, naming hci0 and hci1, the adapters that exist.
 #   2. Peer resolution over GATT: `nearby subscribe --mediums ble --ble-adapter hci1 --mode
