@@ -72,7 +72,7 @@ func plugin(_ name: String, dependsOn dependencies: Target.Dependency...) -> Tar
 }
 
 /// A C library from the system, under Modules/<name>, found with pkg-config.
-func systemLibrary(_ name: String, pkgConfig: String, apt package: String) -> Target {
+func systemLibrary(_ name: String, pkgConfig: String?, apt package: String) -> Target {
   .systemLibrary(
     name: name, path: "Modules/\(name)", pkgConfig: pkgConfig, providers: [.apt([package])])
 }
@@ -156,7 +156,10 @@ let package = Package(
     // QR codes: the link `nearby --web` prints on a terminal.
     library("QRCode"),
     systemLibrary("CDBus", pkgConfig: "dbus-1", apt: "libdbus-1-dev"),
-    systemLibrary("CPulse", pkgConfig: "libpulse-simple", apt: "libpulse-dev"),
+    // No pkg-config for libpulse: its flags are -D_REENTRANT and -pthread, which SwiftPM drops
+    // with a warning in every build (apps' too); the headers are on the default path and the
+    // module map names the libraries.
+    systemLibrary("CPulse", pkgConfig: nil, apt: "libpulse-dev"),
     systemLibrary("CSystemd", pkgConfig: "libsystemd", apt: "libsystemd-dev"),
     // Libraries (Modules/) of the resolver server: its API, its storage, the server, its client.
     .target(
