@@ -110,6 +110,43 @@ import Tokens
     #expect(again.sightings.map(\.token) == [fresh])
   }
 
+  /// The storage's copy a mirror was made from may already hold a report still queued: its
+  /// handles are not passed on again (the peer engine would refuse the whole report).
+  @Test func handlesTheMirrorHoldsAreNotPassedOnAgain() throws {
+    var mirrors = PeerBridgeMirrors(idleLimit: .seconds(600))
+    let token = Token.random()
+    let held = PublicationSpec(
+      id: .random(), message: Message(text: "held", type: "name"), strategy: .default)
+    let fresh = PublicationSpec(
+      id: .random(), message: Message(text: "new", type: "name"), strategy: .default)
+    _ = mirrors.observe(observation(phone, token: token, at: start), now: start)
+    mirrors.created(
+      phone, credentials: mirror, alias: token, until: start.addingTimeInterval(130),
+      publications: [held.id], now: start)
+    guard
+      case .forward(_, _, let report, _, _) = mirrors.observe(
+        observation(phone, token: token, at: start, publish: [held, fresh]), now: start)
+    else { Issue.record("not forwarded"); return }
+    #expect(report.publish == [fresh])
+  }
+
+  /// A failed rebuild leaves no mirror behind to forward to: the next report makes one.
+  @Test func aRebuildTakesTheOldMirrorAwayAtOnce() throws {
+    var mirrors = PeerBridgeMirrors(idleLimit: .seconds(600))
+    let token = Token.random()
+    _ = mirrors.observe(observation(phone, token: token, at: start), now: start)
+    mirrors.created(
+      phone, credentials: mirror, alias: token, until: start.addingTimeInterval(130), now: start)
+    mirrors.markStale(phone)
+    _ = mirrors.observe(observation(phone, token: token, at: start), now: start)
+    #expect(mirrors.mirrors[phone] == nil && mirrors.aliasOwners[token] == nil)
+    guard
+      case .create(_, _, _, _, let replacing) = mirrors.observe(
+        observation(phone, token: token, at: start), now: start)
+    else { Issue.record("no new mirror after a failed rebuild"); return }
+    #expect(replacing == nil)
+  }
+
   @Test func idleMirrorsAndSpentAliasesGo() throws {
     var mirrors = PeerBridgeMirrors(idleLimit: .seconds(600))
     let token = Token.random()

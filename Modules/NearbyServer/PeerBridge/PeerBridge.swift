@@ -37,6 +37,12 @@ actor PeerBridge {
   private let inputContinuation: AsyncStream<Input>.Continuation
   /// Devices whose observation did not fit the queue, for the loop to rebuild.
   private let dropped = Mutex<Set<DeviceID>>([])
+  /// Devices whose unregistration did not fit the queue, for the next tick.
+  private let droppedForgets = Mutex<Set<DeviceID>>([])
+  /// Events to log, in the order the bridge learnt them (a report's answer and the mirrors'
+  /// streams alike), by one task: logged concurrently, a found and its lost could swap.
+  private let logQueue: AsyncStream<(DeviceID, [ResolverEvent])>
+  private let logContinuation: AsyncStream<(DeviceID, [ResolverEvent])>.Continuation
   /// Mirrors' event streams to follow, with the server device each stands for.
   private let pumps: AsyncStream<(DeviceID, AsyncStream<SequencedEvent>)>
   private let pumpContinuation: AsyncStream<(DeviceID, AsyncStream<SequencedEvent>)>.Continuation
@@ -86,6 +92,10 @@ actor PeerBridge {
       of: Input.self, bufferingPolicy: .bufferingOldest(Self.queueCapacity))
     (pumps, pumpContinuation) = AsyncStream.makeStream(
       of: (DeviceID, AsyncStream<SequencedEvent>).self, bufferingPolicy: .unbounded)
+    // Unbounded as the peer resolver's event streams it follows: found and lost are not
+    // dropped.
+    (logQueue, logContinuation) = AsyncStream.makeStream(
+      of: (DeviceID, [ResolverEvent]).self, bufferingPolicy: .unbounded)
   }
 
   /// Tells the bridge of a report its storage applied: `token` is the device's token from the
@@ -104,7 +114,9 @@ actor PeerBridge {
 
   /// Tells the bridge a device unregistered.
   nonisolated func forget(_ device: DeviceID) {
-    inputContinuation.yield(.forgotten(device))
+    if case .dropped = inputContinuation.yield(.forgotten(device)) {
+      droppedForgets.withLock { _ = $0.insert(device) }
+    }
   }
 
   /// What the peer resolver counted (datagrams received, dropped, sent).
@@ -116,12 +128,19 @@ actor PeerBridge {
   /// Handles reports, unregistrations and ticks until cancelled; then shuts the peer resolver
   /// down (its transports with it) and returns once every mirror's event stream has ended.
   func run() async {
-    let (inputs, pumps, continuation) = (self.inputs, self.pumps, inputContinuation)
+    let (inputs, pumps, continuation, logQueue) = (
+      self.inputs, self.pumps, inputContinuation, self.logQueue
+    )
     await withDiscardingTaskGroup { group in
       group.addTask {
         while !Task.isCancelled {
           do { try await Task.sleep(for: Self.tickInterval) } catch { return }
           continuation.yield(.tick)
+        }
+      }
+      group.addTask {
+        for await (device, events) in logQueue {
+          await self.write(events, for: device)
         }
       }
       group.addTask {
@@ -134,11 +153,10 @@ actor PeerBridge {
       for await input in inputs {
         await handle(input)
       }
-      // Cancelled: the tick ends, the resolver's shutdown ends every mirror's stream, and
-      // with no more pumps the pumping group ends.
+      // Cancelled: the tick, the logging and the streams' followers end with the group (what
+      // they still held goes: the server is stopping), then the resolver shuts down.
       group.cancelAll()
       await resolver.shutdown()
-      pumpContinuation.finish()
     }
   }
 
@@ -164,6 +182,13 @@ actor PeerBridge {
     case .forgotten(let device):
       if let mirror = mirrors.forget(device) { await remove(mirror) }
     case .tick:
+      let forgotten = droppedForgets.withLock { set in
+        defer { set.removeAll() }
+        return set
+      }
+      for device in forgotten {
+        if let mirror = mirrors.forget(device) { await remove(mirror) }
+      }
       let (idle, expired) = mirrors.tick(now: time)
       for mirror in idle { await remove(mirror) }
       for token in expired { await resolver.unbindAlias(token) }
@@ -179,6 +204,7 @@ actor PeerBridge {
         let credentials = try await resolver.register(apiKey: apiKey)
         mirrors.created(
           device, credentials: credentials, alias: alias, until: until, sightings: sightings,
+          publications: handles.publish.map(\.id), subscriptions: handles.subscribe.map(\.id),
           now: time)
         try await resolver.bindAlias(alias, to: credentials, until: until)
         // The stream is opened before anything is reported: what the peers answer may arrive
@@ -203,10 +229,16 @@ actor PeerBridge {
         if let alias { try await resolver.bindAlias(alias, to: credentials, until: until) }
         try await forward(report, from: credentials, for: device)
       } catch {
+        // Its mirror may now differ from the device: made again at the next report.
+        mirrors.markStale(device)
         logger.warning(
           "a server device's report could not reach the peers",
-          metadata: ["error": "\(error)"])
+          metadata: ["device": "\(device)", "error": "\(error)"])
       }
+    case .refused:
+      logger.debug(
+        "a server device is not passed to the peers: the bridge holds its most mirrors",
+        metadata: ["limit": "\(PeerBridgeMirrors.maximumMirrors)"])
     }
   }
 
@@ -215,26 +247,31 @@ actor PeerBridge {
     async throws
   {
     let answer = try await resolver.report(report, from: mirror)
-    await log(answer.events.map(\.event), for: device)
+    log(answer.events.map(\.event), for: device)
   }
 
   /// Follows a mirror's event stream until the mirror is removed.
   private func follow(_ events: AsyncStream<SequencedEvent>, for device: DeviceID) async {
     for await event in events {
-      await log([event.event], for: device)
+      log([event.event], for: device)
     }
   }
 
-  /// Logs a mirror's found and lost in its device's stream. Its handles' expiry is not
+  /// Queues a mirror's found and lost for its device's stream. Its handles' expiry is not
   /// passed on: the server's engine expires the same handles and says so itself.
-  private func log(_ events: [ResolverEvent], for device: DeviceID) async {
-    let deliveries = events.compactMap { event -> DeviceEvent? in
+  private func log(_ events: [ResolverEvent], for device: DeviceID) {
+    let deliveries = events.filter { event in
       switch event {
-      case .found, .lost: DeviceEvent(device: device, event: event)
-      case .publicationExpired, .subscriptionExpired: nil
+      case .found, .lost: true
+      case .publicationExpired, .subscriptionExpired: false
       }
     }
-    guard !deliveries.isEmpty else { return }
+    if !deliveries.isEmpty { logContinuation.yield((device, deliveries)) }
+  }
+
+  /// Logs events in the device's stream and wakes its readers.
+  private nonisolated func write(_ events: [ResolverEvent], for device: DeviceID) async {
+    let deliveries = events.map { DeviceEvent(device: device, event: $0) }
     do {
       let logged = try await storage.logEvents(deliveries, configuration: resolution, now: now())
       if !logged.isEmpty { hub.wake([device]) }

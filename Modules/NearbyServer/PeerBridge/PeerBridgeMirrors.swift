@@ -24,6 +24,8 @@ struct PeerBridgeMirrors {
   /// How long a token a mirror passed on counts against ``tokensPerMirror`` after its last
   /// sighting, in seconds.
   static let tokenMemory: TimeInterval = 30
+  /// The most mirrors at once: a report of a device past it is not passed on (counted).
+  static let maximumMirrors = 10_000
 
   /// What the bridge learned from one report of a server device.
   struct Observation: Sendable, Hashable {
@@ -43,6 +45,12 @@ struct PeerBridgeMirrors {
     var aliases: [Token: Date]
     /// The tokens passed on lately, with their last sighting.
     var heard: [Token: Date] = [:]
+    /// The handles the mirror holds (as the device names them): a publish or subscribe of one
+    /// of them is not passed on again (the storage's copy, read when the mirror was made, may
+    /// already hold a report still queued, with its TTL counted down: the peer engine would
+    /// refuse the whole report for the different strategy).
+    var publications: Set<PublicationID> = []
+    var subscriptions: Set<SubscriptionID> = []
   }
 
   /// What to do about one observation.
@@ -55,6 +63,8 @@ struct PeerBridgeMirrors {
     /// Report `report` (the handle changes and the sightings to pass on) from the mirror, after
     /// binding `alias` when the server gave the device a new token.
     case forward(DeviceID, DeviceCredentials, Report, alias: Token?, until: Date)
+    /// Nothing: ``maximumMirrors`` are made already.
+    case refused
   }
 
   private(set) var mirrors: [DeviceID: Mirror] = [:]
@@ -73,39 +83,57 @@ struct PeerBridgeMirrors {
 
   /// Sightings refused because their mirror had passed on ``tokensPerMirror`` others.
   private(set) var refusedSightings = 0
+  /// Reports not passed on because ``maximumMirrors`` were made.
+  private(set) var refusedReports = 0
 
   /// What an observation of a device asks for.
   mutating func observe(_ observation: Observation, now: Date) -> Step {
     let foreign = observation.report.sightings.filter { aliasOwners[$0.token] == nil }
     guard var mirror = mirrors[observation.device], !stale.contains(observation.device) else {
       stale.remove(observation.device)
+      // The old mirror is gone from here at once: if making the new one fails, the next
+      // report tries again rather than forwarding to a mirror unregistered.
+      let replacing = forget(observation.device)
+      guard replacing != nil || mirrors.count < Self.maximumMirrors else {
+        refusedReports += 1
+        return .refused
+      }
       var heard: [Token: Date] = [:]
       return .create(
         observation.device, alias: observation.token, until: observation.tokenResolvesUntil,
-        sightings: admit(foreign, into: &heard, now: now), replacing: mirrors[observation.device])
+        sightings: admit(foreign, into: &heard, now: now), replacing: replacing)
     }
     let passed = admit(foreign, into: &mirror.heard, now: now)
+    var report = observation.report
+    report.sightings = passed
+    report.publish.removeAll { mirror.publications.contains($0.id) }
+    report.subscribe.removeAll { mirror.subscriptions.contains($0.id) }
+    mirror.publications.formUnion(report.publish.map(\.id))
+    mirror.publications.subtract(report.unpublish)
+    mirror.subscriptions.formUnion(report.subscribe.map(\.id))
+    mirror.subscriptions.subtract(report.unsubscribe)
     mirror.lastSeen = now
     let isNew = mirror.aliases[observation.token] == nil
     mirror.aliases[observation.token] = observation.tokenResolvesUntil
     mirrors[observation.device] = mirror
     aliasOwners[observation.token] = observation.device
-    var report = observation.report
-    report.sightings = passed
     return .forward(
       observation.device, mirror.credentials, report, alias: isNew ? observation.token : nil,
       until: observation.tokenResolvesUntil)
   }
 
   /// Records the mirror made for a ``Step/create(_:alias:until:sightings:replacing:)``, which
-  /// passed on `sightings`.
+  /// passed on `sightings` and the handles `publications` and `subscriptions`.
   mutating func created(
     _ device: DeviceID, credentials: DeviceCredentials, alias: Token, until: Date,
-    sightings: [Sighting] = [], now: Date
+    sightings: [Sighting] = [], publications: [PublicationID] = [],
+    subscriptions: [SubscriptionID] = [], now: Date
   ) {
     if let old = mirrors[device] { forgetAliases(of: old, device: device) }
     var mirror = Mirror(credentials: credentials, lastSeen: now, aliases: [alias: until])
     for sighting in sightings { mirror.heard[sighting.token] = now }
+    mirror.publications = Set(publications)
+    mirror.subscriptions = Set(subscriptions)
     mirrors[device] = mirror
     aliasOwners[alias] = device
   }
@@ -125,7 +153,8 @@ struct PeerBridgeMirrors {
     }
   }
 
-  /// Marks a device whose report the bridge could not queue.
+  /// Marks a device whose report the bridge could not queue or pass on: its mirror is made
+  /// again from the storage at its next report.
   mutating func markStale(_ device: DeviceID) {
     if mirrors[device] != nil { stale.insert(device) }
   }

@@ -337,6 +337,12 @@ public struct PeerExchangeStateMachine: Sendable {
     for key in entries.keys where key.local == local { drop(key) }
   }
 
+  /// Stops following `token` for every local device: it became one of theirs, so there is
+  /// nobody to ask (a question still out would be answered by this resolver itself).
+  public mutating func forget(token: Token) {
+    for key in entries.keys where key.token == token { drop(key) }
+  }
+
   /// Time passed: questions past their deadline are asked again or given up, refreshes that
   /// fell due are asked, and tokens not heard for ``Configuration/forgetAfter`` are
   /// forgotten.

@@ -14,6 +14,9 @@ extension PeerResolver {
   {
     guard locals[device.id] != nil else { throw ResolverError.unknownDevice(device.id) }
     engine.store.bind(token, to: device.id, until: until)
+    // A local device heard it before it was bound: its question, looped back over multicast,
+    // would be answered here, by this resolver, about its own device.
+    exchange.forget(token: token)
   }
 
   /// Stops `token` resolving, when it is bound to a local device (an alias that ran out).

@@ -165,7 +165,8 @@ extension PeerResolver {
   /// only send the cookie.
   private func answer(_ query: PeerQuery, from sender: PeerAddress, now time: Date) {
     guard let owner = localOwner(of: query.token, at: time),
-      let ownerEphemeral = ephemeralID(of: owner), query.sender != ownerEphemeral
+      let ownerEphemeral = ephemeralID(of: owner), query.sender != ownerEphemeral,
+      !isLocalEphemeral(query.sender)
     else {
       statistics.ignored += 1
       return
@@ -228,6 +229,7 @@ extension PeerResolver {
       heard = resolution.heard.map { ($0.key, $0.value) }
     }
     guard locals[local] != nil, ephemeralID(of: local) != answer.sender,
+      !isLocalEphemeral(answer.sender),
       let shadow = updateShadow(
         answer.sender, publications: answer.publications, subscriptions: nil, now: time)
     else { return true }
@@ -254,6 +256,12 @@ extension PeerResolver {
       logger.error("recording a resolved sighting failed", metadata: ["error": "\(error)"])
     }
     return true
+  }
+
+  /// Whether `ephemeral` is one of this resolver's own devices (a datagram of ours, looped
+  /// back): a local device is never a peer's shadow here.
+  private func isLocalEphemeral(_ ephemeral: Identifier) -> Bool {
+    locals.values.contains { $0.ephemeral == ephemeral }
   }
 
   /// The key of the exchange entry that follows `owner`'s `token`, if any.
