@@ -24,6 +24,13 @@ import Tokens
       token: token, tokenResolvesUntil: time.addingTimeInterval(130))
   }
 
+  /// The phone's first report, and its mirror made (as ``mirror``).
+  func withMirror(_ mirrors: inout PeerBridgeMirrors, token: Token) {
+    _ = mirrors.observe(observation(phone, token: token, at: start), now: start)
+    mirrors.created(
+      phone, credentials: mirror, alias: token, until: start.addingTimeInterval(130), now: start)
+  }
+
   @Test func aDeviceGetsItsMirrorOnceThenItsReportsAreForwarded() throws {
     var mirrors = PeerBridgeMirrors(idleLimit: .seconds(600))
     let token = Token.random()
@@ -134,9 +141,7 @@ import Tokens
   @Test func aRebuildTakesTheOldMirrorAwayAtOnce() throws {
     var mirrors = PeerBridgeMirrors(idleLimit: .seconds(600))
     let token = Token.random()
-    _ = mirrors.observe(observation(phone, token: token, at: start), now: start)
-    mirrors.created(
-      phone, credentials: mirror, alias: token, until: start.addingTimeInterval(130), now: start)
+    withMirror(&mirrors, token: token)
     mirrors.markStale(phone)
     _ = mirrors.observe(observation(phone, token: token, at: start), now: start)
     #expect(mirrors.mirrors[phone] == nil && mirrors.aliasOwners[token] == nil)
@@ -150,9 +155,7 @@ import Tokens
   @Test func idleMirrorsAndSpentAliasesGo() throws {
     var mirrors = PeerBridgeMirrors(idleLimit: .seconds(600))
     let token = Token.random()
-    _ = mirrors.observe(observation(phone, token: token, at: start), now: start)
-    mirrors.created(
-      phone, credentials: mirror, alias: token, until: start.addingTimeInterval(130), now: start)
+    withMirror(&mirrors, token: token)
     let rotated = Token.random()
     let later = start.addingTimeInterval(120)
     _ = mirrors.observe(observation(phone, token: rotated, at: later), now: later)
@@ -171,9 +174,7 @@ import Tokens
   @Test func aStaleMirrorIsRebuiltAndAForgottenOneRemoved() throws {
     var mirrors = PeerBridgeMirrors(idleLimit: .seconds(600))
     let token = Token.random()
-    _ = mirrors.observe(observation(phone, token: token, at: start), now: start)
-    mirrors.created(
-      phone, credentials: mirror, alias: token, until: start.addingTimeInterval(130), now: start)
+    withMirror(&mirrors, token: token)
     mirrors.markStale(phone)
     guard
       case .create(_, _, _, _, let replacing) = mirrors.observe(
