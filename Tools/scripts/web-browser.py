@@ -28,8 +28,9 @@ Environment: NEARBY_WEB_URL, NEARBY_WEB_CLIENT_KEY, NEARBY_WEB_OTHER_KEY, NEARBY
 NEARBY_WEB_NEARBY (the nearby binary), NEARBY_WEB_WORK (a scratch folder),
 NEARBY_WEB_PULSE_44100 and NEARBY_WEB_PULSE_48000 (PulseAudio servers with null sinks web_box,
 web_out, web_sub and web_none), NEARBY_WEB_SCREENSHOTS, NEARBY_WEB_PEER_PORT (the server's peer network: its group's
-port on lo). NEARBY_WEB_ONLY=peer runs only the no-server part, =bridge the server's peer
-network, =self-check the self-check on a heard sweep, =optical the optical fallback (for working on them; the test command runs
+port on lo). NEARBY_WEB_ONLY=server runs only the server part, =peer the no-server part,
+=bridge the server's peer network, =self-check the self-check on a heard sweep, =optical the
+optical fallback (for working on them; the test command runs
 everything).
 """
 
@@ -658,42 +659,23 @@ def run_optical(rate):
 
 
 def main():
-    failed = False
     only = os.environ.get("NEARBY_WEB_ONLY")
-    for rate in (44100, 48000):
-        if only in ("peer", "optical", "bridge", "self-check"):
-            break
+    # (part, what a failure names, the run): every part runs; the run fails at the end.
+    parts = [("server", f"at {rate} Hz", lambda rate=rate: run_rate(rate)) for rate in (44100, 48000)]
+    parts += [("peer", f"with no server at {rate} Hz", lambda rate=rate: run_peer(rate))
+              for rate in (44100, 48000)]
+    parts += [("bridge", "a server's phone and boxes with no server", lambda: run_bridge(48000)),
+              ("self-check", "the self-check", lambda: run_self_check(48000)),
+              ("optical", "the optical fallback", lambda: run_optical(48000))]
+    failed = False
+    for part, what, run in parts:
+        if only not in (None, part):
+            continue
         try:
-            run_rate(rate)
-        except Exception as error:  # every rate runs; the run fails at the end
-            failed = True
-            log(f"FAILED at {rate} Hz: {error}")
-    for rate in (44100, 48000):
-        if only in ("optical", "bridge", "self-check"):
-            break
-        try:
-            run_peer(rate)
+            run()
         except Exception as error:
             failed = True
-            log(f"FAILED with no server at {rate} Hz: {error}")
-    if only in (None, "bridge"):
-        try:
-            run_bridge(48000)
-        except Exception as error:
-            failed = True
-            log(f"FAILED, a server's phone and boxes with no server: {error}")
-    if only in (None, "self-check"):
-        try:
-            run_self_check(48000)
-        except Exception as error:
-            failed = True
-            log(f"FAILED, the self-check: {error}")
-    if only in (None, "optical"):
-        try:
-            run_optical(48000)
-        except Exception as error:
-            failed = True
-            log(f"FAILED, the optical fallback: {error}")
+            log(f"FAILED, {what}: {error}")
     with open(os.path.join(SHOTS, "web-timings.json"), "w") as out:
         json.dump(TIMINGS, out, indent=1, sort_keys=True)
     if failed:
