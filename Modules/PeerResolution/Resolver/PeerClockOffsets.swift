@@ -1,12 +1,14 @@
 public import Core
 
-/// How far each peer's clock is from ours, learnt from the answers and `iHave`s that matched
-/// our questions (fresh by construction: they carry a random id we just drew), so that what
-/// we send a peer is stamped in its clock and passes its clock window even when one of the
-/// two clocks is off (a device with no real-time clock and no network time).
+/// How far each peer's clock is from ours, learnt from the `iHave`s that matched our
+/// questions (fresh by construction: they carry a random id we just drew), so that what we
+/// send a peer is stamped in its clock and passes its clock window even when one of the two
+/// clocks is off (a device with no real-time clock and no network time). Only a stamp made in
+/// the sender's own clock teaches its offset: the rest a peer sends is stamped in ours as far
+/// as it knows it, and learning from that would add the transit time at each turn, both ways.
 ///
 /// An offset learnt this way also holds the transit time of the datagram it was learnt from,
-/// so it moves a little with every answer. A hearer orders what one owner tells it by these
+/// so it moves a little with every `iHave`. A hearer orders what one owner tells it by these
 /// stamps (an unasked update older than the last answer is ignored), so ``stamp(for:now:)``
 /// never goes back for one address by such a move: it gives the later of the clock and the
 /// last stamp. It does go back when the offset moves by more than ``orderingAllowance`` (a

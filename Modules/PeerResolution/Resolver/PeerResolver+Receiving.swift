@@ -11,8 +11,9 @@ extension PeerResolver {
   ///
   /// The clock window applies to what nothing else vouches for: who-has, queries and unasked
   /// answers. An `iHave` or an answer to a question must match a question still waiting (a
-  /// random id drawn moments ago), which no replay can; from those the sender's clock offset
-  /// is learnt, and what is sent to it later is stamped in its clock. A query outside the
+  /// random id drawn moments ago), which no replay can; from an `iHave`, stamped in its
+  /// sender's own clock, that clock's offset is learnt, and what is sent to it later is
+  /// stamped in its clock. A query outside the
   /// window gets nothing (a capture relayed from a forged source would otherwise be
   /// answered there). A who-has outside it still gets its `iHave`, of its own padded size, so
   /// a peer whose clock is off learns the offset, and nothing else happens.
@@ -148,9 +149,11 @@ extension PeerResolver {
         }
       }
       statistics.accepted += 1
+      // Not a lesson in the owner's clock: an answer is stamped in ours as far as the owner
+      // knows it, and learning from it would fold the transit time into the next stamps each
+      // way, a drift that grows with every refresh until queries fall out of the window.
       if apply(answer, from: sender, sentAt: sentAt, now: time), answer.queryID != 0 {
         keepCookie(answer.cookie, from: sender)
-        clockOffsets.learn(sender, sentAt: sentAt, now: nowMilliseconds)
       }
     }
   }
