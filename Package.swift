@@ -12,10 +12,12 @@ let strictSwift: [SwiftSetting] = [
   .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
-/// The library products, each made of the one target of the same name.
+/// The library products, each made of the one target of the same name. ServerResolver is the
+/// old name of ResolverClient, kept for one minor version so that apps by version still build.
 let libraryProducts = [
   "Strategy", "Tokens", "Core", "Resolution", "PeerResolution", "MediumTestKit", "ServerStorage",
-  "ServerResolver", "NearbyServer", "DBus", "BLEBlueZ", "AudioModem", "AudioPulse",
+  "ResolverClient", "ServerResolver", "NearbyServer", "DBus", "BLEBlueZ", "AudioModem",
+  "AudioPulse",
   "PermissionStore", "BackgroundPersistence", "LANMulticast", "DesktopNotifications",
 ]
 
@@ -180,9 +182,11 @@ let package = Package(
     ),
     library("ResolverWire", dependsOn: "ResolverAPI", "Core", "Strategy", "Tokens", openAPIRuntime),
     library(
-      "ServerResolver", dependsOn: "ResolverAPI", "ResolverWire", "Core", "Strategy", "Tokens",
+      "ResolverClient", dependsOn: "ResolverAPI", "ResolverWire", "Core", "Strategy", "Tokens",
       logging, openAPIRuntime, openAPIAsyncHTTPClient, asyncHTTPClient, httpTypes, dequeModule,
       nioCore),
+    // ResolverClient under its old name (deprecated): a re-export and nothing else.
+    library("ServerResolver", dependsOn: "ResolverClient"),
     library(
       "ServerStorage", dependsOn: "Core", "Resolution", "Strategy", "Tokens", logging, crypto, grdb,
       postgresNIO, nioCore, nioPosix, nioSSL),
@@ -202,7 +206,7 @@ let package = Package(
     // Executables (Tools/).
     executable(
       "nearby", dependsOn: "CommandLineSupport", "Core", "Strategy", "Tokens", "PermissionStore",
-      "BackgroundPersistence", "DBus", "BLEBlueZ", "AudioModem", "AudioPulse", "ServerResolver",
+      "BackgroundPersistence", "DBus", "BLEBlueZ", "AudioModem", "AudioPulse", "ResolverClient",
       "LANMulticast", "ResolverAPI", "ResolverWire", "PeerResolution", "Resolution", argumentParser,
       openAPIRuntime, openAPIAsyncHTTPClient, httpTypes, asyncHTTPClient, nioCore, nioPosix,
       nioHTTP1, nioSSL, logging, asyncAlgorithms, "WebClient", "QRCode"),
@@ -213,13 +217,13 @@ let package = Package(
     executable(
       "nearby-restore", dependsOn: "CommandLineSupport", "Core", "Resolution", "PermissionStore",
       "BackgroundPersistence",
-      "Systemd", "DesktopNotifications", "BLEBlueZ", "ServerResolver", argumentParser, logging,
+      "Systemd", "DesktopNotifications", "BLEBlueZ", "ResolverClient", argumentParser, logging,
       serviceLifecycle),
     executable(
       "nearby-bench", dependsOn: "CommandLineSupport", "TestSupport", "Core", "Resolution",
       "MediumTestKit", "Strategy", "Tokens", "NearbyServer", "ServerStorage", "PermissionStore",
       "BackgroundPersistence", "DBus", "BLEBlueZ", "AudioModem", "AudioModemTestKit", "AudioPulse",
-      "ServerResolver", "LANMulticast", "ResolverAPI", "ResolverWire", "PeerResolution",
+      "ResolverClient", "LANMulticast", "ResolverAPI", "ResolverWire", "PeerResolution",
       argumentParser, asyncHTTPClient, nioCore, nioHTTP1, logging, serviceLifecycle, "WebClient"),
 
     // Test support (Tests/): shared by the tests, and programs the tests run.
@@ -276,7 +280,7 @@ let package = Package(
       "ServerStorageTests", dependsOn: "ServerStorage", "ServerTestSupport", "TestSupport",
       "Resolution", "Core", "Strategy", "Tokens", nioSSL),
     tests(
-      "NearbyServerTests", dependsOn: "TestSupport", "NearbyServer", "ServerResolver",
+      "NearbyServerTests", dependsOn: "TestSupport", "NearbyServer", "ResolverClient",
       "ResolverWire", "PeerResolution",
       "ServerStorage", "ServerTestSupport", "Core", "Resolution", "MediumTestKit", "Strategy",
       "Tokens", asyncHTTPClient, hummingbird, serviceLifecycle, logging, inMemoryLogging, nioCore,
@@ -302,7 +306,7 @@ let package = Package(
       "Resolution", "PeerResolution", "Strategy", "Tokens", logging, crypto),
     tests(
       "BeaconEndToEndTests", dependsOn: "TestSupport", "BlueZTestSupport", "BLEBlueZ", "DBus",
-      "Core", "MediumTestKit", "NearbyServer", "Resolution", "ServerResolver", "ServerStorage",
+      "Core", "MediumTestKit", "NearbyServer", "Resolution", "ResolverClient", "ServerStorage",
       "Strategy", "Tokens", logging),
     tests(
       "NearbyCLITests", dependsOn: "TestSupport", "CommandLineSupport", "MediumTestKit",

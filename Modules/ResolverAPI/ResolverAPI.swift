@@ -2,4 +2,4 @@
 // of the contract) by swift-openapi-generator (types, the server protocol and the client) into
 // GeneratedSources/, committed: Tools/scripts/openapi-generate.sh writes it, the test command
 // checks it is current. Used by the server (NearbyServer) and the library's client
-// (ServerResolver).
+// (ResolverClient).

@@ -8,7 +8,7 @@ import Logging
 import MediumTestKit
 import NearbyServer
 import Resolution
-import ServerResolver
+import ResolverClient
 import ServerStorage
 import Strategy
 import Synchronization

@@ -5,7 +5,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import OpenAPIRuntime
-@testable import ServerResolver
+@testable import ResolverClient
 import Synchronization
 import Testing
 import TestSupport
@@ -17,7 +17,7 @@ import TestSupport
 struct ClientLimitsTests {
   @Test func plainHTTPAcrossTheNetworkIsRefusedUnlessAllowed() async throws {
     func refusal(_ text: String, allowed: Bool = false) -> String? {
-      var configuration = ServerResolver.Configuration(url: URL(string: text)!)
+      var configuration = ResolverClient.Configuration(url: URL(string: text)!)
       configuration.allowsInsecureHTTP = allowed
       return configuration.insecureURLRefusal
     }
@@ -32,7 +32,7 @@ struct ClientLimitsTests {
 
     // Registration fails at once, before anything is sent (192.0.2.1 is TEST-NET-1: a
     // connection attempt would hang until the timeout).
-    let client = ServerResolver(
+    let client = ResolverClient(
       configuration: .init(
         url: URL(string: "http://192.0.2.1:7171")!, credentialStore: InMemoryCredentialStore()))
     let start = ContinuousClock.now
@@ -58,7 +58,7 @@ struct ClientLimitsTests {
     }
     let (url, running) = try await serveOnLoopback(router)
     defer { running.cancel() }
-    let client = ServerResolver(
+    let client = ResolverClient(
       configuration: .init(url: url, credentialStore: InMemoryCredentialStore()))
     do {
       _ = try await client.register(apiKey: "nk_key")
@@ -108,7 +108,7 @@ struct ClientLimitsTests {
     }
     let (url, running) = try await serveOnLoopback(router)
     defer { running.cancel() }
-    let client = ServerResolver(
+    let client = ResolverClient(
       configuration: .init(url: url, credentialStore: InMemoryCredentialStore()))
     await #expect(throws: ResolverError.self) { _ = try await client.register(apiKey: "nk_key") }
     #expect(hits.withLock { $0 } == 1)

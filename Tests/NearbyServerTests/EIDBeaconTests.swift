@@ -6,7 +6,7 @@ import Resolution
 import ServerStorage
 import ServerTestSupport
 import Synchronization
-import ServerResolver
+import ResolverClient
 import Testing
 import TestSupport
 import Tokens
@@ -196,7 +196,7 @@ struct EIDBeaconTests {
             """
         ).status == 201)
 
-      let resolver = ServerResolver(
+      let resolver = ResolverClient(
         configuration: .init(url: server.url, credentialStore: InMemoryCredentialStore()))
       let device = try await resolver.register(apiKey: server.apiKey)
       let eid = BeaconID.eddystoneEID(try BeaconBytes(now))
@@ -239,7 +239,7 @@ struct EIDBeaconTests {
   }
 
   @Test func anUnreachableServerIsUnavailable() async throws {
-    let resolver = ServerResolver(
+    let resolver = ResolverClient(
       configuration: .init(
         url: URL(string: "http://127.0.0.1:9")!, credentialStore: InMemoryCredentialStore()))
     let device = DeviceCredentials(id: .random(), secret: "s")

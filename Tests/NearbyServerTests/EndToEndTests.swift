@@ -4,7 +4,7 @@ import Foundation
 import InMemoryLogging
 import Logging
 import MediumTestKit
-import ServerResolver
+import ResolverClient
 import Strategy
 import Synchronization
 import ServerStorage
@@ -31,7 +31,7 @@ struct EndToEndTests {
     logs: InMemoryLogHandler? = nil
   ) async throws -> MessageManager {
     await air.place(name, at: Air.Position(x: x))
-    var client = ServerResolver.Configuration(
+    var client = ResolverClient.Configuration(
       url: server.url, credentialStore: InMemoryCredentialStore())
     client.initialBackoff = .milliseconds(50)
     client.maximumBackoff = .milliseconds(400)

@@ -4,7 +4,7 @@ import MediumTestKit
 import NearbyServer
 import PeerResolution
 import Resolution
-import ServerResolver
+import ResolverClient
 import ServerStorage
 import Strategy
 import Synchronization
@@ -45,7 +45,7 @@ struct PeerBridgeTests {
     /// A device of the server at `x`, with the peers' key (a client key of the project).
     func phone(_ name: String, at x: Double = 0) async throws -> MessageManager {
       await air.place(name, at: Air.Position(x: x))
-      var client = ServerResolver.Configuration(
+      var client = ResolverClient.Configuration(
         url: server.url, credentialStore: InMemoryCredentialStore())
       client.initialBackoff = .milliseconds(50)
       client.maximumBackoff = .milliseconds(400)

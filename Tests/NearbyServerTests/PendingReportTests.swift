@@ -1,6 +1,6 @@
 @_spi(Resolver) import Core
 import Foundation
-@testable import ServerResolver
+@testable import ResolverClient
 import Testing
 import Tokens
 

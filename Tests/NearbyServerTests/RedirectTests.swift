@@ -2,7 +2,7 @@
 import Foundation
 import Hummingbird
 import Logging
-import ServerResolver
+import ResolverClient
 import ServiceLifecycle
 import Synchronization
 import Testing
@@ -24,7 +24,7 @@ struct RedirectTests {
       }
       let (redirector, running) = try await serveOnLoopback(router)
       defer { running.cancel() }
-      let client = ServerResolver(
+      let client = ResolverClient(
         configuration: .init(url: redirector, credentialStore: InMemoryCredentialStore()))
       await #expect(throws: ResolverError.self) {
         _ = try await client.register(apiKey: server.apiKey)

@@ -5,7 +5,7 @@ import Foundation
 import Logging
 import PermissionStore
 import Resolution
-import ServerResolver
+import ResolverClient
 import BLEBlueZ
 import ServiceLifecycle
 import Systemd

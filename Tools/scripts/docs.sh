@@ -4,7 +4,8 @@
 # root page says what the module is for and lists its main symbols; Core's also has "Getting
 # started" and "Writing a medium". Any DocC warning fails it: in a catalog, or in the doc
 # comment of a public symbol (a broken ``link``, a parameter that does not exist). So does a
-# library product of Package.swift missing from `targets`.
+# library product of Package.swift missing from `targets` (but an old name kept as a re-export,
+# `renamed` below: it has no symbols of its own to document).
 #   Tools/scripts/docs.sh                 # into .build/docs/<Target>.doccarchive (DOCS_OUTPUT)
 #   Tools/scripts/docs.sh --preview Core  # serve one catalog at http://localhost:8080, live
 # test.sh runs it after the debug build, which it reuses (its symbol graphs come from it).
@@ -12,10 +13,12 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 targets=(
-  Strategy Tokens Core Resolution PeerResolution MediumTestKit ServerStorage ServerResolver
+  Strategy Tokens Core Resolution PeerResolution MediumTestKit ServerStorage ResolverClient
   NearbyServer DBus BLEBlueZ AudioModem AudioPulse PermissionStore BackgroundPersistence
   LANMulticast DesktopNotifications
 )
+# Old product names, kept for one minor version as re-exports of their new module.
+renamed=(ServerResolver)
 
 if [[ ${1:-} == --preview ]]; then
   target=${2:?"usage: $0 --preview <$(IFS='|'; echo "${targets[*]}")>"}
@@ -34,7 +37,7 @@ import json, sys
 products = json.load(sys.stdin)["products"]
 libraries = sorted(p["name"] for p in products if "library" in p["type"])
 print(*(name for name in libraries if name not in sys.argv[1:]))
-' "${targets[@]}")
+' "${targets[@]}" "${renamed[@]}")
 if [[ -n $missing ]]; then
   echo "error: library products without their catalog in $0's targets: $missing" >&2
   exit 1

@@ -5,7 +5,7 @@ import Foundation
 import Logging
 import MediumTestKit
 import NearbyServer
-import ServerResolver
+import ResolverClient
 import ServerStorage
 import Strategy
 import Synchronization

@@ -5,7 +5,7 @@ import Foundation
 import LANMulticast
 import Logging
 import PeerResolution
-import ServerResolver
+import ResolverClient
 import ServerStorage
 import Strategy
 import Synchronization

@@ -3,7 +3,7 @@ import Foundation
 import LANMulticast
 import Logging
 import PeerResolution
-import ServerResolver
+import ResolverClient
 import Strategy
 import Synchronization
 

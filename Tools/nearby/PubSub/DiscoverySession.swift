@@ -3,7 +3,7 @@ import Foundation
 import LANMulticast
 import Logging
 import PeerResolution
-import ServerResolver
+import ResolverClient
 import Strategy
 
 /// What publish and subscribe set up the same way: the resolver (peer resolution, a server,

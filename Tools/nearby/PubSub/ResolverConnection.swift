@@ -4,7 +4,7 @@ import Glibc
 import Logging
 import NIOCore
 @_spi(Resolver) import ResolverWire
-import ServerResolver
+import ResolverClient
 
 /// Where `nearby publish/subscribe` find their resolver: `--server`, or the local default on
 /// 127.0.0.1:7171, which is started in the background (`nearby-server`, SQLite under
@@ -31,7 +31,7 @@ struct ResolverConnection {
     server: String?, apiKey: String?, allowInsecureHTTP: Bool = false, note: (String) -> Void
   ) async throws -> ResolverConnection {
     let url = server.flatMap(URL.init(string:)) ?? localURL
-    var check = ServerResolver.Configuration(url: url)
+    var check = ResolverClient.Configuration(url: url)
     check.allowsInsecureHTTP = allowInsecureHTTP
     if let refusal = check.insecureURLRefusal {
       throw ExitFailure(refusal, code: ExitCodes.usage)

@@ -9,23 +9,23 @@ extension ResolverChoice {
   ///   - credentialStore: where the device's id and secret are kept between runs.
   ///   - allowsInsecureHTTP: send the API key and device secret over plain `http://` to a
   ///     host that is not loopback (refused otherwise; see
-  ///     ``ServerResolver/Configuration/allowsInsecureHTTP``).
+  ///     ``ResolverClient/Configuration/allowsInsecureHTTP``).
   ///   - logger: the client's logger.
   public static func server(
     _ url: URL, credentialStore: any CredentialStore = FileCredentialStore(),
     allowsInsecureHTTP: Bool = false,
     logger: Logger = Logger(label: "nearby.server-client")
   ) -> ResolverChoice {
-    var configuration = ServerResolver.Configuration(url: url, credentialStore: credentialStore)
+    var configuration = ResolverClient.Configuration(url: url, credentialStore: credentialStore)
     configuration.allowsInsecureHTTP = allowsInsecureHTTP
     configuration.logger = logger
     return .server(configuration)
   }
 
   /// The resolver server, configured in full.
-  public static func server(_ configuration: ServerResolver.Configuration) -> ResolverChoice {
+  public static func server(_ configuration: ResolverClient.Configuration) -> ResolverChoice {
     ResolverChoice(name: "server \(configuration.url.absoluteString)") {
-      ServerResolver(configuration: configuration)
+      ResolverClient(configuration: configuration)
     }
   }
 }

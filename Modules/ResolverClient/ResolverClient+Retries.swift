@@ -3,7 +3,7 @@ import Logging
 
 /// Retries: what the server could not take is kept (bounded, see ``PendingReport``) and sent
 /// with backoff once it answers again.
-extension ServerResolver {
+extension ResolverClient {
   /// Keeps what can be sent later, and makes sure a flush is scheduled.
   func keepForLater(_ report: Report, from device: DeviceCredentials) {
     pending.keep(report)

@@ -7,7 +7,7 @@ import ResolverAPI
 
 /// The event stream: server-sent events, reconnected with backoff and resumed after the last
 /// event received.
-extension ServerResolver {
+extension ResolverClient {
   /// Keeps the event stream open: reconnects with backoff after errors, resuming after the
   /// last event received; ends when the server no longer knows the device.
   func followEvents(of device: DeviceCredentials) async {

@@ -4,7 +4,7 @@ import ResolverAPI
 
 // Error mapping: the server's error answers become ``Core/ResolverError``s.
 
-extension ServerResolver {
+extension ResolverClient {
   static func message(_ answer: some ErrorAnswer) -> String {
     (try? answer.errorBody.message) ?? "no message"
   }
@@ -34,7 +34,7 @@ extension Components.Responses.TooLarge: ErrorAnswer {
 extension ResolverError {
   func logged(_ answer: some ErrorAnswer, _ logger: Logger) -> ResolverError {
     logger.warning(
-      "the server refused the API key", metadata: ["message": "\(ServerResolver.message(answer))"])
+      "the server refused the API key", metadata: ["message": "\(ResolverClient.message(answer))"])
     return self
   }
 }
