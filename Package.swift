@@ -15,7 +15,8 @@ let strictSwift: [SwiftSetting] = [
 /// The library products, each made of the one target of the same name. ServerResolver is the
 /// old name of ResolverClient, kept for one minor version so that apps by version still build.
 let libraryProducts = [
-  "Strategy", "Tokens", "Core", "Resolution", "PeerResolution", "MediumTestKit", "ServerStorage",
+  "Strategy", "Tokens", "Core", "Resolution", "PeerResolution", "MediumTestKit", "NearbyTesting",
+  "ServerStorage",
   "ResolverClient", "ServerResolver", "NearbyServer", "DBus", "BLEBlueZ", "AudioModem",
   "AudioPulse",
   "PermissionStore", "BackgroundPersistence", "LANMulticast", "DesktopNotifications",
@@ -143,7 +144,9 @@ let package = Package(
       cryptoExtras),
     library(
       "PeerResolution", dependsOn: "Core", "Resolution", "Strategy", "Tokens", logging, crypto),
-    library("MediumTestKit", dependsOn: "TestSupport", "Core", "Strategy", "Tokens", logging),
+    // What tests of apps and of mediums wait and record with; depends on nothing under Tests/.
+    library("NearbyTesting", dependsOn: "Core", "Tokens"),
+    library("MediumTestKit", dependsOn: "NearbyTesting", "Core", "Strategy", "Tokens", logging),
     library("PermissionStore", dependsOn: "Core", logging, asyncAlgorithms),
     library("BackgroundPersistence", dependsOn: "Core", "Strategy", "PermissionStore", logging),
     library("AudioModem", dependsOn: "Tokens"),
@@ -220,17 +223,21 @@ let package = Package(
       "Systemd", "DesktopNotifications", "BLEBlueZ", "ResolverClient", argumentParser, logging,
       serviceLifecycle),
     executable(
-      "nearby-bench", dependsOn: "CommandLineSupport", "TestSupport", "Core", "Resolution",
+      "nearby-bench", dependsOn: "CommandLineSupport", "TestSupport", "NearbyTesting", "Core",
+      "Resolution",
       "MediumTestKit", "Strategy", "Tokens", "NearbyServer", "ServerStorage", "PermissionStore",
       "BackgroundPersistence", "DBus", "BLEBlueZ", "AudioModem", "AudioModemTestKit", "AudioPulse",
       "ResolverClient", "LANMulticast", "ResolverAPI", "ResolverWire", "PeerResolution",
       argumentParser, asyncHTTPClient, nioCore, nioHTTP1, logging, serviceLifecycle, "WebClient"),
 
     // Test support (Tests/): shared by the tests, and programs the tests run.
-    library("TestSupport", dependsOn: logging, inMemoryLogging, path: "Tests/TestSupport"),
+    library(
+      "TestSupport", dependsOn: "NearbyTesting", logging, inMemoryLogging, path: "Tests/TestSupport"
+    ),
     library("ServerTestSupport", dependsOn: postgresNIO, logging, path: "Tests/ServerTestSupport"),
     library(
       "BlueZTestSupport", dependsOn: "DBus", "Tokens", "Core", "BLEBlueZ", "TestSupport",
+      "NearbyTesting",
       path: "Tests/BlueZTestSupport"),
     executable("bluez-double", dependsOn: "DBus", logging, path: "Tests/Executables/bluez-double"),
     executable(
@@ -243,33 +250,41 @@ let package = Package(
     tests("TokensTests", dependsOn: "Tokens"),
     tests("QRCodeTests", dependsOn: "QRCode", "TestSupport"),
     tests(
-      "CoreTests", dependsOn: "TestSupport", "Core", "Strategy", "Tokens", "MediumTestKit",
+      "CoreTests", dependsOn: "TestSupport", "NearbyTesting", "Core", "Strategy", "Tokens",
+      "MediumTestKit",
       "Resolution"),
     tests(
       "ResolutionTests", dependsOn: "Resolution", "Core", "Strategy", "Tokens", "MediumTestKit"),
     tests(
-      "PeerResolutionTests", dependsOn: "TestSupport", "PeerResolution", "Resolution", "Core",
+      "PeerResolutionTests", dependsOn: "TestSupport", "NearbyTesting", "PeerResolution",
+      "Resolution", "Core",
       "Strategy", "Tokens", "MediumTestKit", logging),
     tests(
-      "MediumTestKitTests", dependsOn: "TestSupport", "MediumTestKit", "Core", "Strategy",
+      "MediumTestKitTests", dependsOn: "TestSupport", "NearbyTesting", "MediumTestKit", "Core",
+      "Strategy",
       "Tokens"),
     tests(
-      "IntegrationTests", dependsOn: "TestSupport", "Core", "Resolution", "MediumTestKit",
+      "IntegrationTests", dependsOn: "TestSupport", "NearbyTesting", "Core", "Resolution",
+      "MediumTestKit",
       "Strategy", "Tokens"),
     tests(
-      "PermissionStoreTests", dependsOn: "TestSupport", "PermissionStore", "Core", "MediumTestKit",
+      "PermissionStoreTests", dependsOn: "TestSupport", "NearbyTesting", "PermissionStore", "Core",
+      "MediumTestKit",
       "Resolution", "Strategy", inMemoryLogging),
     tests(
-      "BackgroundPersistenceTests", dependsOn: "TestSupport", "BackgroundPersistence",
+      "BackgroundPersistenceTests", dependsOn: "TestSupport", "NearbyTesting",
+      "BackgroundPersistence",
       "PermissionStore", "Core", "Strategy", "MediumTestKit", "Resolution", "Tokens"),
     tests(
-      "NearbyRestoreTests", dependsOn: "TestSupport", "PermissionStore", "BackgroundPersistence",
+      "NearbyRestoreTests", dependsOn: "TestSupport", "NearbyTesting", "PermissionStore",
+      "BackgroundPersistence",
       "Core", "Strategy", "MediumTestKit"),
     tests(
       "AudioModemTests", dependsOn: "AudioModem", "AudioModemTestKit", "Tokens", "TestSupport"),
-    tests("DBusTests", dependsOn: "TestSupport", "DBus"),
+    tests("DBusTests", dependsOn: "TestSupport", "NearbyTesting", "DBus"),
     tests(
-      "DesktopNotificationsTests", dependsOn: "TestSupport", "DesktopNotifications", "DBus", "Core",
+      "DesktopNotificationsTests", dependsOn: "TestSupport", "NearbyTesting",
+      "DesktopNotifications", "DBus", "Core",
       "BackgroundPersistence", "PermissionStore", "MediumTestKit", "Resolution", "Strategy",
       logging, inMemoryLogging),
     tests("SystemdTests", dependsOn: "Systemd", logging),
@@ -278,38 +293,47 @@ let package = Package(
       yams),
     tests(
       "ServerStorageTests", dependsOn: "ServerStorage", "ServerTestSupport", "TestSupport",
+      "NearbyTesting",
       "Resolution", "Core", "Strategy", "Tokens", nioSSL),
     tests(
-      "NearbyServerTests", dependsOn: "TestSupport", "NearbyServer", "ResolverClient",
+      "NearbyServerTests", dependsOn: "TestSupport", "NearbyTesting", "NearbyServer",
+      "ResolverClient",
       "ResolverWire", "PeerResolution",
       "ServerStorage", "ServerTestSupport", "Core", "Resolution", "MediumTestKit", "Strategy",
       "Tokens", asyncHTTPClient, hummingbird, serviceLifecycle, logging, inMemoryLogging, nioCore,
       nioHTTP1, nioSSL),
     tests(
-      "ConsoleTests", dependsOn: "TestSupport", "NearbyServer", "ServerStorage", "ResolverWire",
+      "ConsoleTests", dependsOn: "TestSupport", "NearbyTesting", "NearbyServer", "ServerStorage",
+      "ResolverWire",
       "ServerTestSupport", "Core", "Strategy", "Tokens", asyncHTTPClient, serviceLifecycle, logging,
       nioCore),
     tests(
-      "BLEBlueZTests", dependsOn: "TestSupport", "BlueZTestSupport", "BLEBlueZ", "DBus", "Core",
+      "BLEBlueZTests", dependsOn: "TestSupport", "NearbyTesting", "BlueZTestSupport", "BLEBlueZ",
+      "DBus", "Core",
       "MediumTestKit", "Resolution", "Strategy", "Tokens", "PeerResolution", inMemoryLogging),
     // MediumConformance against the real bluetoothd, run inside the BlueZ VM only
     // (Tools/scripts/bluez-vm/conformance.sh); the folder's name keeps it out of test.sh's loop.
     tests(
-      "BLEBlueZVM", dependsOn: "TestSupport", "BLEBlueZ", "DBus", "MediumTestKit", "Tokens",
+      "BLEBlueZVM", dependsOn: "TestSupport", "NearbyTesting", "BLEBlueZ", "DBus", "MediumTestKit",
+      "Tokens",
       "BlueZTestSupport", "Core", "Resolution", "Strategy", "PeerResolution", logging,
       path: "Tests/BLEBlueZVM"),
     tests(
-      "AudioPulseTests", dependsOn: "TestSupport", "AudioPulse", "AudioModem", "Core",
+      "AudioPulseTests", dependsOn: "TestSupport", "NearbyTesting", "AudioPulse", "AudioModem",
+      "Core",
       "MediumTestKit", "Resolution", "Strategy", "Tokens", logging),
     tests(
-      "LANMulticastTests", dependsOn: "TestSupport", "LANMulticast", "MediumTestKit", "Core",
+      "LANMulticastTests", dependsOn: "TestSupport", "NearbyTesting", "LANMulticast",
+      "MediumTestKit", "Core",
       "Resolution", "PeerResolution", "Strategy", "Tokens", logging, crypto),
     tests(
-      "BeaconEndToEndTests", dependsOn: "TestSupport", "BlueZTestSupport", "BLEBlueZ", "DBus",
+      "BeaconEndToEndTests", dependsOn: "TestSupport", "NearbyTesting", "BlueZTestSupport",
+      "BLEBlueZ", "DBus",
       "Core", "MediumTestKit", "NearbyServer", "Resolution", "ResolverClient", "ServerStorage",
       "Strategy", "Tokens", logging),
     tests(
-      "NearbyCLITests", dependsOn: "TestSupport", "CommandLineSupport", "MediumTestKit",
+      "NearbyCLITests", dependsOn: "TestSupport", "NearbyTesting", "CommandLineSupport",
+      "MediumTestKit",
       "BlueZTestSupport", "DBus",
       "ResolverWire",
       "Tokens", "Resolution", "ServerStorage", "PeerResolution"),

@@ -5,6 +5,7 @@ import Testing
 import Tokens
 
 @testable import AudioPulse
+import NearbyTesting
 
 /// Streams open at the device's own rate (read from the server), so nothing is resampled.
 @Suite("PulseAudio device rate", .serialized)

@@ -6,6 +6,7 @@ import Resolution
 import Strategy
 import Synchronization
 import Testing
+import NearbyTesting
 
 /// Two managers whose only medium is PulseAudio (sink "nearby_managers") find each other's
 /// messages: each publishes and subscribes, both transmit and listen on one null sink.

@@ -5,6 +5,7 @@ import Foundation
 import MediumTestKit
 import Testing
 import Tokens
+import NearbyTesting
 
 /// A PulseAudio server of this test's own, stopped and started again under the mediums.
 @Suite("PulseAudio server restart", .serialized)

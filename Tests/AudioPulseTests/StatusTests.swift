@@ -3,6 +3,7 @@ import AudioPulse
 import Core
 import MediumTestKit
 import Testing
+import NearbyTesting
 
 @Suite("PulseAudio medium status")
 struct StatusTests {

@@ -5,6 +5,7 @@ import MediumTestKit
 import Testing
 import TestSupport
 import Tokens
+import NearbyTesting
 
 /// One medium in this process, the other in a `nearby audio` subprocess, through the real
 /// PulseAudio server (sink "nearby_process").

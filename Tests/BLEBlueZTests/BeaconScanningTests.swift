@@ -7,6 +7,7 @@ import Testing
 import Tokens
 
 @testable import BLEBlueZ
+import NearbyTesting
 
 /// Beacon scanning against simulated beacons: adverts registered on another adapter of the
 /// double, exactly as a Linux box makes itself a beacon. In the serialized double suite.

@@ -8,6 +8,7 @@ import Testing
 import Tokens
 
 @testable import BLEBlueZ
+import NearbyTesting
 
 /// Every test that uses the BlueZ double: one serialized suite, because they share the one
 /// double on the private system bus (each test resets it first).

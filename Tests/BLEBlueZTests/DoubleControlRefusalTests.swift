@@ -2,6 +2,7 @@ import BlueZTestSupport
 import DBus
 import TestSupport
 import Testing
+import NearbyTesting
 
 extension BlueZDoubleTests {
   /// The double's control interface refuses loudly what it does not know, naming it: an

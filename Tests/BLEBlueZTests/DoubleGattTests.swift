@@ -4,6 +4,7 @@ import Foundation
 import Synchronization
 import Testing
 import TestSupport
+import NearbyTesting
 
 /// The double's GATT (Tests/Executables/bluez-double/BlueZDouble+Gatt.swift), driven over
 /// D-Bus as bluetoothd 5.66 is: a GATT app registered on hci0 with a connectable advert, hci1

@@ -13,6 +13,7 @@ import TestSupport
 import Tokens
 
 @testable import BLEBlueZ
+import NearbyTesting
 
 /// Peer resolution over GATT through the double: the transport's conformance, and two
 /// managers with peer resolvers whose only way to each other is BLE. In the serialized double

@@ -11,6 +11,7 @@ import Synchronization
 import Testing
 import TestSupport
 import Tokens
+import NearbyTesting
 
 extension BlueZDoubleTests {
   /// Two managers, each with only a BlueZ medium on its own adapter of the double, and one

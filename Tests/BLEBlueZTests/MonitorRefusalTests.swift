@@ -7,6 +7,7 @@ import TestSupport
 import Tokens
 
 @testable import BLEBlueZ
+import NearbyTesting
 
 /// A pattern monitor the kernel refuses (docs/bluez-vm-findings.md item L): bluetoothd answers
 /// `RegisterMonitor`, then calls `Release` and keeps the app, so that a second registration

@@ -7,6 +7,7 @@ import TestSupport
 import Tokens
 
 @testable import BLEBlueZ
+import NearbyTesting
 
 /// A still peer or beacon, which real bluetoothd reports once and then never again
 /// (docs/bluez-vm-findings.md item 10), stays present; the watchdog leaves its scan alone but

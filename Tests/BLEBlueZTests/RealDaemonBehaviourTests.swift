@@ -4,6 +4,7 @@ import DBus
 import Testing
 import TestSupport
 import Tokens
+import NearbyTesting
 
 /// The double against what the real bluetoothd did in the VM (docs/bluez-vm-findings.md): the
 /// answers, properties and signals a client sees, checked through a plain D-Bus client. In

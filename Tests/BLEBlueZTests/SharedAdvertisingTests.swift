@@ -6,6 +6,7 @@ import Logging
 import Testing
 import TestSupport
 import Tokens
+import NearbyTesting
 
 /// Others' adverts on our adapter while we scan (docs/bluez-vm-findings.md item K): the medium
 /// cannot know whether the controller can take turns between them while scanning, so it warns.

@@ -8,6 +8,7 @@ import Strategy
 import TestSupport
 import Testing
 import Tokens
+import NearbyTesting
 
 extension RealBlueZTests.Beacons {
   /// A manager's beacon subscription on hci1 finds the attachments of the four beacons that

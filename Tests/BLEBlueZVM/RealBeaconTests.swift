@@ -8,6 +8,7 @@ import Strategy
 import TestSupport
 import Testing
 import Tokens
+import NearbyTesting
 
 extension RealBlueZTests {
   /// Beacons of every kind sent by hci0 through the kernel's management interface (`btmgmt

@@ -6,6 +6,7 @@ import Testing
 import Tokens
 
 @testable import BLEBlueZ
+import NearbyTesting
 
 /// Presence against the REAL bluetoothd of the BlueZ VM (docs/bluez-vm-findings.md items 8, 10
 /// and 11): the emulated air always reports RSSI 127 and bluetoothd sends nothing for an

@@ -6,6 +6,7 @@ import Logging
 import TestSupport
 import Testing
 import Tokens
+import NearbyTesting
 
 /// The BlueZ medium against the REAL bluetoothd when the stack under it goes away and comes
 /// back (issue 17): bluetoothd stopped and started again (SIGTERM, and SIGKILL: a crash that

@@ -6,6 +6,7 @@ import MediumTestKit
 import TestSupport
 import Testing
 import Tokens
+import NearbyTesting
 
 /// MediumConformance for `.bluez()`, and one adapter both advertising and scanning, against the
 /// REAL bluetoothd, in the virtual machine of

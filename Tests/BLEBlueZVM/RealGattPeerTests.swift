@@ -11,6 +11,7 @@ import Synchronization
 import TestSupport
 import Testing
 import Tokens
+import NearbyTesting
 
 extension RealBlueZTests {
   /// Peer resolution over GATT against the real bluetoothd (issue 30, the BLE stage): the

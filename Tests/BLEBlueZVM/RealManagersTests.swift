@@ -4,37 +4,15 @@ import Foundation
 import MediumTestKit
 import Resolution
 import Strategy
-import Synchronization
 import TestSupport
 import Testing
+import NearbyTesting
 
 extension RealBlueZTests {
   /// Managers (Core's manager, the Strategy, the in-process resolver) over the real bluetoothd,
   /// one BlueZ medium each on its own adapter of the VM: the seed's scenarios over real BLE.
   /// Nested in ``RealBlueZTests``: serialized with every other test on the one bluetoothd.
   @Suite struct Managers {
-    /// Every found and lost of named subscriptions, in order.
-    final class Seen: Sendable {
-      private let events = Mutex<[(who: String, event: SubscriptionEvent)]>([])
-
-      func subscribe(
-        _ manager: MessageManager, as who: String,
-        configure: (inout SubscriptionParams) throws -> Void
-      ) async throws -> Subscription {
-        try await manager.subscribe(
-          onFound: { message in self.events.withLock { $0.append((who, .found(message))) } },
-          onLost: { message in self.events.withLock { $0.append((who, .lost(message))) } },
-          configure: configure)
-      }
-
-      func found(by who: String) -> [String] {
-        events.withLock { $0.compactMap { $0.who == who ? $0.event.found?.text : nil } }
-      }
-      func lost(by who: String) -> [String] {
-        events.withLock { $0.compactMap { $0.who == who ? $0.event.lost?.text : nil } }
-      }
-    }
-
     /// Alice on hci0 and Bob on hci1 each publish and subscribe over BLE (both modes: each
     /// adapter advertises and scans at once) and find each other's message; they stay found
     /// past the resolver's `lostAfter` though the peers stand still; Bob's unpublish loses his
@@ -44,7 +22,7 @@ extension RealBlueZTests {
       try RealBlueZ.requireVM()
       let lostAfter = Duration.seconds(10)
       let resolver = try InProcessResolver(configuration: .init(lostAfter: lostAfter))
-      let seen = Seen()
+      let seen = FoundLostRecorder()
       let alice = try await VMStack.manager("hci0", resolver: resolver)
       let bob = try await VMStack.manager("hci1", resolver: resolver)
       let ble = Strategy(mediums: .ble)
@@ -116,7 +94,7 @@ extension RealBlueZTests {
     @Test func scanOnlyPublicationReachesBroadcastOnlySubscription() async throws {
       try RealBlueZ.requireVM()
       let resolver = try InProcessResolver(configuration: .init(lostAfter: .seconds(10)))
-      let seen = Seen()
+      let seen = FoundLostRecorder()
       let phone = try await VMStack.manager("hci0", resolver: resolver)
       let box = try await VMStack.manager("hci1", resolver: resolver)
       let boxSubscription = try await seen.subscribe(box, as: "box") {

@@ -4,6 +4,7 @@ import Strategy
 import TestSupport
 import Testing
 import Tokens
+import NearbyTesting
 
 extension RealBlueZTests {
   /// The emulated air reports every advert with RSSI 127, HCI's "not available" (findings

@@ -9,6 +9,7 @@ import Strategy
 import Synchronization
 import Testing
 import Tokens
+import NearbyTesting
 
 @Suite("BackgroundPersistence")
 struct BackgroundPersistenceTests {

@@ -14,6 +14,7 @@ import Strategy
 import Synchronization
 import Testing
 import Tokens
+import NearbyTesting
 
 /// Beacon subscriptions end to end: simulated Eddystone-UID, Eddystone-EID and iBeacon beacons
 /// advertised through the BlueZ double, a manager on another adapter with `.bluez()`, and the

@@ -2,6 +2,7 @@ public import BLEBlueZ
 public import DBus
 import Logging
 import TestSupport
+import NearbyTesting
 
 /// The BlueZ double that `Tools/scripts/test.sh` starts on the private system bus
 /// (Tools/scripts/services/double-bluez.sh), steered through its control interface

@@ -5,6 +5,7 @@ import MediumTestKit
 import Resolution
 import Strategy
 import Testing
+import NearbyTesting
 
 @Suite("MessageManager: app state")
 struct AppStateTests {

@@ -5,6 +5,7 @@ import MediumTestKit
 import Strategy
 import Testing
 import Tokens
+import NearbyTesting
 
 /// Beacon subscriptions through a manager on the in-memory air: the wiring of
 /// `BeaconTracking` (whose rules, timing included, BeaconTrackingTests checks on instants) to

@@ -6,6 +6,7 @@ import Resolution
 import Strategy
 import Testing
 import Tokens
+import NearbyTesting
 
 @Suite("MessageManager")
 struct ManagerTests {

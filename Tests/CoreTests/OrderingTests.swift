@@ -5,6 +5,7 @@ import Resolution
 import Strategy
 import Testing
 import Tokens
+import NearbyTesting
 
 @Suite("Event order, stale answers and recovery")
 struct OrderingTests {

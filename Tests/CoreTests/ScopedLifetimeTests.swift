@@ -4,6 +4,7 @@ import MediumTestKit
 import Resolution
 import Strategy
 import Testing
+import NearbyTesting
 
 /// The structured forms of Core's API: scoped publications, subscriptions and managers, events
 /// that keep their subscription alive, status streams with a reader each, the trailing

@@ -2,6 +2,7 @@ import TestSupport
 import DBus
 import Foundation
 import Testing
+import NearbyTesting
 
 /// Calls, errors, timeouts and signals on the private buses.
 @Suite struct ConnectionTests {

@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import TestSupport
 import Testing
+import NearbyTesting
 
 /// Objects exported on one connection, used from another connection and from `gdbus`.
 @Suite struct ExportTests {

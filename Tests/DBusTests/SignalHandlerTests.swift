@@ -3,6 +3,7 @@ import DBus
 import Foundation
 import Synchronization
 import Testing
+import NearbyTesting
 
 /// Signal handlers (`handleSignals(matching:onEnd:_:)`): run synchronously on the connection's
 /// dispatch thread (outside any task), in order, until cancelled or the connection closes;

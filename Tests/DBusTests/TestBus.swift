@@ -2,6 +2,7 @@ import DBus
 import Foundation
 import Testing
 import TestSupport
+import NearbyTesting
 
 /// The private buses `Tools/scripts/test.sh` starts (Tools/scripts/services/dbus.sh).
 enum TestBus {

@@ -8,6 +8,7 @@ import PermissionStore
 import Resolution
 import Strategy
 import Testing
+import NearbyTesting
 
 /// The path nearby-restore takes for a message found in background, in one process: a
 /// restored background subscription finds a publication on the in-memory air, and the

@@ -6,6 +6,7 @@ import Logging
 import MediumTestKit
 import Testing
 import TestSupport
+import NearbyTesting
 
 @Suite("DesktopNotifier")
 struct DesktopNotifierTests {

@@ -5,6 +5,7 @@ import Resolution
 import Strategy
 import Synchronization
 import Testing
+import NearbyTesting
 
 /// Found and lost per subscription, from handlers running on 50 managers' actors.
 private final class Tally: Sendable {

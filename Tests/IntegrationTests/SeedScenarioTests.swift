@@ -4,6 +4,7 @@ import MediumTestKit
 import Resolution
 import Strategy
 import Testing
+import NearbyTesting
 
 /// The seed's scenarios, on the in-memory air with real managers and the in-process resolver.
 @Suite("Seed scenarios on the air")

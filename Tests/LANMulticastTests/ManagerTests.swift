@@ -7,6 +7,7 @@ import Resolution
 import Strategy
 import Synchronization
 import Testing
+import NearbyTesting
 
 /// Two managers in one process with LAN mediums on loopback and one in-process resolver:
 /// the medium as the manager drives it, from publish to found to lost.

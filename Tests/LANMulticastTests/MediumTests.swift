@@ -7,6 +7,7 @@ import Testing
 import Tokens
 
 @testable import LANMulticast
+import NearbyTesting
 
 @Suite("LAN medium on loopback")
 struct MediumTests {

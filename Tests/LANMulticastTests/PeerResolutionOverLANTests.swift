@@ -11,6 +11,7 @@ import Testing
 import Tokens
 
 @testable import LANMulticast
+import NearbyTesting
 
 /// Peer resolution over real UDP on loopback: each manager with its own peer resolver over a
 /// `LANPeerTransport`, and a LAN medium that announces the transport's port. No server and no

@@ -4,6 +4,7 @@ import Testing
 import Tokens
 
 @testable import LANMulticast
+import NearbyTesting
 
 /// Issue 16: the sender id and counter survived token rotation, so a listener could link a
 /// device's old token to its new one and follow it across rotations.

@@ -4,6 +4,7 @@ import Foundation
 import MediumTestKit
 import Testing
 import Tokens
+import NearbyTesting
 
 /// A speaker and a hearer of one kind on an air, the hearer scanning and its sightings recorded.
 struct Link {

@@ -2,6 +2,7 @@ import Core
 import MediumTestKit
 import Testing
 import Tokens
+import NearbyTesting
 
 @Suite("MediumConformance")
 struct ConformanceTests {

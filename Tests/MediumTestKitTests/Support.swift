@@ -4,6 +4,7 @@ import Strategy
 import MediumTestKit
 import Testing
 import Tokens
+import NearbyTesting
 
 /// The simulated mediums the tests run on.
 typealias Kind = DiscoveryMediums

@@ -1,6 +1,7 @@
 import Foundation
 import TestSupport
 import Testing
+import NearbyTesting
 
 /// A `nearby server` started for a CLI test, in its own folder, with the admin key it wrote
 /// at its first start.

@@ -2,6 +2,7 @@ import TestSupport
 import Foundation
 import MediumTestKit
 import Testing
+import NearbyTesting
 
 /// Hosts with real network stacks: network namespaces made by `Tools/scripts/services/
 /// netns.sh` (see the topology there). The resolver server runs in `srv`, `nearby publish` in

@@ -1,6 +1,7 @@
 import Foundation
 import TestSupport
 import Testing
+import NearbyTesting
 
 extension MultiHostTests.Peer {
   /// A keyless attacker in c (it holds no project key): it captures the LAN announcements it

@@ -4,6 +4,7 @@ import Testing
 import Tokens
 
 @testable import PeerResolution
+import NearbyTesting
 
 extension MultiHostTests {
   /// Peer resolution across hosts with no server process anywhere: `nearby publish` and

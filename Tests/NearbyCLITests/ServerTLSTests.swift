@@ -1,6 +1,7 @@
 import Foundation
 import TestSupport
 import Testing
+import NearbyTesting
 
 /// `nearby server --tls-certificate --tls-key`: HTTPS with no proxy, the certificate re-read on
 /// SIGHUP (what `systemctl reload` and a renewal hook send).

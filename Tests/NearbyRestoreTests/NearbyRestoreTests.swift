@@ -6,6 +6,7 @@ import MediumTestKit
 import PermissionStore
 import Strategy
 import Testing
+import NearbyTesting
 
 /// The nearby-restore launcher as systemd runs it, and the CLI that sets it up.
 @Suite("nearby-restore", .serialized)

@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 import TestSupport
 import ResolverWire
+import NearbyTesting
 
 /// Every kind of bad input gets its documented status and a message that says what is wrong;
 /// none of them is a 500.

@@ -5,6 +5,7 @@ import Testing
 import TestSupport
 
 @testable import NearbyServer
+import NearbyTesting
 
 @Suite("EID index cache")
 struct EIDIndexCacheTests {

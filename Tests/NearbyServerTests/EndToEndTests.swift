@@ -10,6 +10,7 @@ import Synchronization
 import ServerStorage
 import ServerTestSupport
 import Testing
+import NearbyTesting
 
 /// Managers using `.server(URL)` over real HTTP on loopback, with the in-memory air as their
 /// medium: the whole path app → manager → HTTP → server → database → event stream → app.

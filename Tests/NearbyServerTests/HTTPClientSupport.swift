@@ -8,6 +8,7 @@ import NIOCore
 import NIOHTTP1
 import Testing
 import ResolverWire
+import NearbyTesting
 
 /// A raw HTTP answer: status, headers, body as text and as JSON.
 struct RawAnswer: Sendable {

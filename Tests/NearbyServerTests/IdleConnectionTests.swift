@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 import TestSupport
 import ResolverWire
+import NearbyTesting
 
 /// A connection that trickles nothing is closed after the idle timeout (slowloris), while an
 /// event stream, an answer being sent, stays open past it.

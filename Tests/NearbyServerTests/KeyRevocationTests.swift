@@ -7,6 +7,7 @@ import ServerTestSupport
 import Synchronization
 import Testing
 import TestSupport
+import NearbyTesting
 
 /// Issue 39: revoking a key ends its open event streams within 5 s (the API key cache's
 /// lifetime, the delay `nearby-server keys revoke` promises) on every instance that shares the

@@ -10,6 +10,7 @@ import Strategy
 import Synchronization
 import TestSupport
 import Testing
+import NearbyTesting
 
 /// A device of the server (a phone whose page reports over HTTP) and a device with no server
 /// (a box running `nearby` in peer mode) on one in-memory air, the server joined to the box's
@@ -26,7 +27,7 @@ struct PeerBridgeTests {
     let air: Air
     let network = MemoryPeerNetwork()
     let server: ServerHarness
-    private let seen = Mutex<[(device: String, what: String)]>([])
+    private let seen = FoundLostRecorder()
     private let resolvers = Mutex<[String: PeerResolver]>([:])
 
     init() async throws {
@@ -74,25 +75,16 @@ struct PeerBridgeTests {
       _ manager: MessageManager, as name: String, type: String,
       strategy: Strategy = .default
     ) async throws -> Subscription {
-      try await manager.subscribe(
-        onFound: { [self] in record(name, "found \($0.text ?? "")") },
-        onLost: { [self] in record(name, "lost \($0.text ?? "")") }
-      ) {
+      try await seen.subscribe(manager, as: name) {
         $0.type = type
         $0.strategy = strategy
       }
     }
 
-    private func record(_ device: String, _ what: String) {
-      seen.withLock { $0.append((device, what)) }
-    }
-
     /// The peer resolver of the box `name`.
     func resolver(of name: String) -> PeerResolver? { resolvers.withLock { $0[name] } }
 
-    func seen(by device: String) -> [String] {
-      seen.withLock { $0.filter { $0.device == device }.map(\.what) }
-    }
+    func seen(by device: String) -> [String] { seen.history(of: device) }
   }
 
   static func peerConfiguration() -> PeerResolverConfiguration {

@@ -6,6 +6,7 @@ import Synchronization
 import Testing
 import TestSupport
 import ResolverWire
+import NearbyTesting
 
 /// Issue 29, finding 3: a client that holds no credentials holds nothing open for long, and
 /// nobody holds more than their share of connections and event streams.

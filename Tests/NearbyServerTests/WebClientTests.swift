@@ -6,6 +6,7 @@ import ResolverWire
 import ServerStorage
 import Testing
 import TestSupport
+import NearbyTesting
 
 /// The phone's page under /web: its files with their headers (a CSP that allows only our own
 /// files and calls), revalidation and gzip; and /web/key, which lets a page use a client key

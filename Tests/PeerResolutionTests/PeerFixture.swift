@@ -7,6 +7,7 @@ import Strategy
 import Synchronization
 import TestSupport
 import Tokens
+import NearbyTesting
 
 /// The time every resolver of a test decides by; moved by hand.
 final class TestTime: Sendable {

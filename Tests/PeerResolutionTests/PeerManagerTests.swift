@@ -4,6 +4,7 @@ import PeerResolution
 import Strategy
 import TestSupport
 import Testing
+import NearbyTesting
 
 /// The seed's scenarios with real managers on the air, each device with its own peer
 /// resolver: nothing is shared but the air and the peer network.

@@ -7,6 +7,7 @@ import Strategy
 import TestSupport
 import Testing
 import Tokens
+import NearbyTesting
 
 @Suite("Peer resolver over the in-memory transport")
 struct PeerResolverTests {

@@ -8,6 +8,7 @@ import Testing
 import Tokens
 
 @testable import PeerResolution
+import NearbyTesting
 
 /// Issue 39: what a host on the segment can make a device send to an address it names, and
 /// what it can keep a device from, with and without the project key.

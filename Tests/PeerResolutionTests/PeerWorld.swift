@@ -5,6 +5,7 @@ import PeerResolution
 import Resolution
 import Strategy
 import Synchronization
+import NearbyTesting
 
 /// Simulated devices on one in-memory air and one in-memory peer network, each with its own
 /// manager and its own peer resolver (no shared resolver anywhere), with every found and lost
@@ -15,7 +16,7 @@ final class PeerWorld: Sendable {
   let air: Air
   let network = MemoryPeerNetwork()
   let lostAfter: Duration
-  private let seen = Mutex<[(device: String, event: SubscriptionEvent)]>([])
+  private let seen = FoundLostRecorder()
   private let resolvers = Mutex<[String: PeerResolver]>([:])
 
   init(lostAfter: Duration = .seconds(10), advertiseInterval: Duration = .milliseconds(50)) {
@@ -56,26 +57,10 @@ final class PeerWorld: Sendable {
     _ manager: MessageManager, as name: String,
     configure: (inout SubscriptionParams) throws -> Void = { _ in }
   ) async throws -> Subscription {
-    try await manager.subscribe(
-      onFound: { [self] in record(name, .found($0)) },
-      onLost: { [self] in record(name, .lost($0)) },
-      configure: configure)
-  }
-
-  private func record(_ device: String, _ event: SubscriptionEvent) {
-    seen.withLock { $0.append((device, event)) }
+    try await seen.subscribe(manager, as: name, configure: configure)
   }
 
   /// The texts of messages `device` found (or lost), in order.
-  func found(by device: String) -> [String] {
-    seen.withLock { $0.compactMap { $0.device == device ? $0.event.foundText : nil } }
-  }
-  func lost(by device: String) -> [String] {
-    seen.withLock { $0.compactMap { $0.device == device ? $0.event.lostText : nil } }
-  }
-}
-
-extension SubscriptionEvent {
-  var foundText: String? { if case .found(let m) = self { m.text } else { nil } }
-  var lostText: String? { if case .lost(let m) = self { m.text } else { nil } }
+  func found(by device: String) -> [String] { seen.found(by: device) }
+  func lost(by device: String) -> [String] { seen.lost(by: device) }
 }

@@ -3,6 +3,7 @@ import Foundation
 import MediumTestKit
 import PermissionStore
 import Testing
+import NearbyTesting
 
 /// The store shared with other processes (the `nearby-store-probe` helper).
 @Suite("DefaultsStore across processes", .serialized)

@@ -3,6 +3,7 @@ import Foundation
 import MediumTestKit
 import PermissionStore
 import Testing
+import NearbyTesting
 
 @Suite("DefaultsStore")
 struct DefaultsStoreTests {

@@ -9,6 +9,7 @@ import Strategy
 import Synchronization
 import Testing
 import TestSupport
+import NearbyTesting
 
 @Suite("NearbyPermission")
 struct NearbyPermissionTests {

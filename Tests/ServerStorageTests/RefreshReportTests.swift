@@ -9,6 +9,7 @@ import Synchronization
 import Testing
 import TestSupport
 import Tokens
+import NearbyTesting
 
 /// Which reports may be refreshes, judged from the report and the authenticated device
 /// alone: no database.

@@ -9,6 +9,7 @@ import Synchronization
 import Testing
 import TestSupport
 import Tokens
+import NearbyTesting
 
 /// Two instances on one PostgreSQL database, as two servers behind a load balancer: their
 /// transactions run at once (no lock for the whole cluster), each locking the devices it

@@ -1,5 +1,6 @@
 public import Foundation
 import Synchronization
+import NearbyTesting
 
 /// A child process a test starts and talks to while it runs: the one process runner of the
 /// tests (``ChildProcess/run(_:_:environment:combineOutput:timeout:)`` runs one to its end with

@@ -1,4 +1,4 @@
-import TestSupport
+import NearbyTesting
 public import Core
 import Tokens
 
@@ -47,8 +47,8 @@ public struct MediumConformance: Sendable {
     public var second: any Medium
     /// Lets time pass for the pair while a check watches for silence (``settle``, then
     /// ``quiet``). Nil, the default, sleeps for the duration; a pair on simulated time, such as
-    /// two ``AirMedium``s on an ``Air`` on a ``ManualClock``, passes one that moves that time
-    /// and returns once the pair has caught up with it.
+    /// two ``AirMedium``s on an ``Air`` on NearbyTesting's `ManualClock`, passes one that moves
+    /// that time and returns once the pair has caught up with it.
     public var elapse: (@Sendable (Duration) async -> Void)?
 
     /// A pair of `first` and `second`, on real time unless `elapse` moves the pair's time.

@@ -1,5 +1,5 @@
 public import Core
-import TestSupport
+import NearbyTesting
 
 /// The checks every `PeerTransport` (Core) must pass, as ``MediumConformance`` for mediums.
 ///

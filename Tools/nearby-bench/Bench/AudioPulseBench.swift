@@ -8,6 +8,7 @@ import Foundation
 import Logging
 import MediumTestKit
 import Tokens
+import NearbyTesting
 
 /// Latency through a real PulseAudio server: one medium transmits a fresh token, another
 /// records the sink's monitor; from the end of the frame's airtime to the sighting.
