@@ -52,25 +52,38 @@ struct GattLinkStateMachine: Sendable {
     case backingOff(until: ContinuousClock.Instant)
   }
 
+  /// Where the link is, with what runs on it: one operation at a time, so connecting and
+  /// disconnecting are operations themselves and a connected link says which one runs.
   private enum State: Equatable, Sendable {
-    case disconnected
-    case connecting
-    case connected(mtu: Int)
+    case disconnected(Recovery)
+    case connecting(Recovery)
+    case connected(mtu: Int, running: Operation?, recovery: Recovery)
     case disconnecting
   }
 
+  /// A write or read on a connected link.
+  private enum Operation: Equatable, Sendable {
+    case writing
+    case reading
+  }
+
+  /// Whether the link is being remade after a failed write or read (one retry), and why: a
+  /// second failure before a write or read succeeds drops the datagram and the queue.
+  private enum Recovery: Equatable, Sendable {
+    case none
+    /// A write failed: its datagram is queued again, first.
+    case rewriting
+    /// A read failed: connect again even with nothing queued, to read what waits.
+    case rereading
+  }
+
   let configuration: Configuration
-  private var state = State.disconnected
-  private var running = false
+  private var state = State.disconnected(.none)
   private var queued: [[UInt8]] = []
   private var queuedBytes = 0
   /// The datagram being written and the chunks of it still to write.
   private var current: [UInt8]?
   private var chunks: [[UInt8]] = []
-  /// Whether the last operation failed and the link is being remade for it (one retry).
-  private var retrying = false
-  /// A read failed: connect again even with nothing queued.
-  private var reconnectToRead = false
   private var lastActivity: ContinuousClock.Instant
   private var lastWrite: ContinuousClock.Instant?
   private var nextRead: ContinuousClock.Instant?
@@ -86,7 +99,10 @@ struct GattLinkStateMachine: Sendable {
   }
 
   /// Whether the link is connected (or connecting) now.
-  var isLinked: Bool { state != .disconnected }
+  var isLinked: Bool {
+    if case .disconnected = state { return false }
+    return true
+  }
 
   /// Whether the link reads at ``Configuration/slowPoll`` at `now`: it is connected and the
   /// answer window of its last write (if any) has passed.
@@ -97,7 +113,7 @@ struct GattLinkStateMachine: Sendable {
 
   /// The MTU of the connected link, nil when not connected.
   var mtu: Int? {
-    if case .connected(let mtu) = state { return mtu }
+    if case .connected(let mtu, _, _) = state { return mtu }
     return nil
   }
 
@@ -117,17 +133,14 @@ struct GattLinkStateMachine: Sendable {
 
   /// The next thing to do.
   mutating func next(now: ContinuousClock.Instant) -> Action {
-    guard !running else { return .busy }
     switch state {
-    case .connecting, .disconnecting:
+    case .connecting, .disconnecting, .connected(_, running: .some, _):
       return .busy
-    case .disconnected:
-      guard !queued.isEmpty || reconnectToRead else { return .idle }
-      reconnectToRead = false
-      state = .connecting
-      running = true
+    case .disconnected(let recovery):
+      guard !queued.isEmpty || recovery == .rereading else { return .idle }
+      state = .connecting(recovery)
       return .connect
-    case .connected(let mtu):
+    case .connected(let mtu, running: nil, let recovery):
       if chunks.isEmpty, !queued.isEmpty {
         let datagram = queued.removeFirst()
         queuedBytes -= datagram.count
@@ -136,16 +149,15 @@ struct GattLinkStateMachine: Sendable {
           datagram, limit: GattPeerProfile.writeChunk(mtu: mtu))
       }
       if !chunks.isEmpty {
-        running = true
+        state = .connected(mtu: mtu, running: .writing, recovery: recovery)
         return .write(chunks.removeFirst())
       }
       if let at = nextRead, now >= at {
-        running = true
+        state = .connected(mtu: mtu, running: .reading, recovery: recovery)
         return .read
       }
       if now - lastActivity >= configuration.idleTimeout {
         state = .disconnecting
-        running = true
         return .disconnect
       }
       let quietEnd = lastActivity + configuration.idleTimeout
@@ -155,8 +167,11 @@ struct GattLinkStateMachine: Sendable {
 
   /// The connection is up and the service found, with this ATT MTU.
   mutating func connected(mtu: Int, now: ContinuousClock.Instant) {
-    running = false
-    state = .connected(mtu: max(GattPeerProfile.minimumMTU, mtu))
+    guard case .connecting(let recovery) = state else {
+      preconditionFailure("GATT link: connected while \(state), not connecting")
+    }
+    state = .connected(
+      mtu: max(GattPeerProfile.minimumMTU, mtu), running: nil, recovery: recovery)
     lastActivity = now
     nextRead = now
     pollDelay = configuration.firstPoll
@@ -165,18 +180,21 @@ struct GattLinkStateMachine: Sendable {
   /// The connection failed (or the device has no such service): what was queued is dropped
   /// and more is refused for ``Configuration/failureBackoff``.
   mutating func connectFailed(now: ContinuousClock.Instant) {
-    running = false
-    state = .disconnected
-    retrying = false
+    guard case .connecting = state else {
+      preconditionFailure("GATT link: connection failed while \(state), not connecting")
+    }
+    state = .disconnected(.none)
     dropQueued()
     refusedUntil = now + configuration.failureBackoff
   }
 
   /// The chunk was written.
   mutating func wrote(now: ContinuousClock.Instant) {
-    running = false
+    guard case .connected(let mtu, running: .writing, _) = state else {
+      preconditionFailure("GATT link: a write finished while \(state), not writing")
+    }
+    state = .connected(mtu: mtu, running: nil, recovery: .none)
     lastActivity = now
-    retrying = false
     if chunks.isEmpty {
       current = nil
       // A whole datagram is out: its answer comes soon.
@@ -188,8 +206,10 @@ struct GattLinkStateMachine: Sendable {
 
   /// A read of the outbox returned `chunk` (empty: nothing waited).
   mutating func read(_ chunk: [UInt8], now: ContinuousClock.Instant) {
-    running = false
-    retrying = false
+    guard case .connected(let mtu, running: .reading, _) = state else {
+      preconditionFailure("GATT link: a read finished while \(state), not reading")
+    }
+    state = .connected(mtu: mtu, running: nil, recovery: .none)
     if !chunk.isEmpty {
       lastActivity = now
       nextRead = now
@@ -209,33 +229,35 @@ struct GattLinkStateMachine: Sendable {
   /// again (connect, find the service) and the datagram being written starts over; a second
   /// failure in a row drops it and the queue.
   mutating func operationFailed(now: ContinuousClock.Instant) {
-    running = false
-    state = .disconnected
+    guard case .connected(_, running: .some, let recovery) = state else {
+      preconditionFailure("GATT link: an operation failed while \(state), with none running")
+    }
     chunks = []
     nextRead = nil
     lastActivity = now
-    if !retrying {
-      retrying = true
-      if let current {
-        queued.insert(current, at: 0)
-        queuedBytes += current.count
-      } else {
-        // A read failed: connect again to read what waits (the first read after connecting).
-        reconnectToRead = true
-      }
-      current = nil
+    defer { current = nil }
+    guard recovery == .none else {
+      state = .disconnected(.none)
+      if current != nil { dropped += 1 }
+      dropQueued()
       return
     }
-    retrying = false
-    if current != nil { dropped += 1 }
-    current = nil
-    dropQueued()
+    if let current {
+      queued.insert(current, at: 0)
+      queuedBytes += current.count
+      state = .disconnected(.rewriting)
+    } else {
+      // A read failed: connect again to read what waits (the first read after connecting).
+      state = .disconnected(.rereading)
+    }
   }
 
   /// The link is down (we disconnected, or the device did).
   mutating func disconnected(now: ContinuousClock.Instant) {
-    running = false
-    state = .disconnected
+    guard case .disconnecting = state else {
+      preconditionFailure("GATT link: disconnected while \(state), not disconnecting")
+    }
+    state = .disconnected(.none)
     if !chunks.isEmpty {
       chunks = []
       dropped += 1
