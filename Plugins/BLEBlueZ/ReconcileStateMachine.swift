@@ -64,11 +64,28 @@ struct ReconcileStateMachine: Sendable {
     case cannotAdvertise(BlueZMediumError)
   }
 
+  /// Running, or shut down (no status is told and no call tried again any more); either way
+  /// with the status last told, `nil` before the first.
+  private enum Phase: Sendable {
+    case running(told: MediumStatus?)
+    case shutDown(told: MediumStatus?)
+  }
+
   let configuration: Configuration
+  private var phase = Phase.running(told: nil)
+
   /// The status last told, `nil` before the first.
-  private(set) var status: MediumStatus?
-  /// Whether the medium shut down: no status is told and no call tried again any more.
-  private(set) var isShutDown = false
+  var status: MediumStatus? {
+    switch phase {
+    case .running(let told), .shutDown(let told): told
+    }
+  }
+
+  /// Whether the medium shut down.
+  var isShutDown: Bool {
+    if case .shutDown = phase { return true }
+    return false
+  }
 
   init(configuration: Configuration = Configuration()) {
     self.configuration = configuration
@@ -86,13 +103,13 @@ struct ReconcileStateMachine: Sendable {
       case .permissionDenied(let fix): .permissionDenied(fix)
       case let other?: .unavailable(other.description)
       }
-    guard next != status, !isShutDown else { return nil }
-    status = next
+    guard case .running(let told) = phase, next != told else { return nil }
+    phase = .running(told: next)
     return next
   }
 
   /// The medium shut down.
-  mutating func shutDown() { isShutDown = true }
+  mutating func shutDown() { phase = .shutDown(told: status) }
 
   // MARK: Decisions
 

@@ -39,11 +39,24 @@ struct DirectivesStateMachine {
   /// Added to the refresh delay, so that the refresh comes after the token rotated.
   static let refreshMargin = Duration.milliseconds(10)
 
+  /// The refresh timer: each one armed has a new generation, so one that fires after being
+  /// replaced is known by its number.
+  private enum Timer {
+    /// Armed and not fired.
+    case armed(generation: UInt64)
+    /// Fired (or never armed): none until the refresh is answered or fails.
+    case idle(lastGeneration: UInt64)
+
+    var lastGeneration: UInt64 {
+      switch self {
+      case .armed(let generation), .idle(let generation): generation
+      }
+    }
+  }
+
   /// The newest directives followed.
   private(set) var directives: Directives?
-  private var generation: UInt64 = 0
-  /// Whether a refresh timer is armed and has not fired.
-  private var isArmed = false
+  private var timer = Timer.idle(lastGeneration: 0)
   private var backoff: Backoff
 
   init(backoff: Backoff = Backoff(initial: .seconds(1), maximum: .seconds(60))) {
@@ -57,6 +70,7 @@ struct DirectivesStateMachine {
     let tokenChanged = directives?.token != new.token
     directives = new
     var actions: [Action] = []
+    let isArmed = if case .armed = timer { true } else { false }
     if tokenChanged || isRefresh || !isArmed { actions.append(arm(after: new.refreshDelay)) }
     actions.append(.reconcileMediums)
     return actions
@@ -65,8 +79,8 @@ struct DirectivesStateMachine {
   /// The timer of `generation` fired: whether to refresh now (false when another timer
   /// replaced it). From now until the refresh is answered or fails, no timer is armed.
   mutating func refreshDue(_ generation: UInt64) -> Bool {
-    guard isArmed, generation == self.generation else { return false }
-    isArmed = false
+    guard case .armed(generation) = timer else { return false }
+    timer = .idle(lastGeneration: generation)
     return true
   }
 
@@ -83,8 +97,8 @@ struct DirectivesStateMachine {
   }
 
   private mutating func arm(after delay: Duration) -> Action {
-    generation &+= 1
-    isArmed = true
+    let generation = timer.lastGeneration &+ 1
+    timer = .armed(generation: generation)
     return .scheduleRefresh(after: delay + Self.refreshMargin, generation: generation)
   }
 }
