@@ -15,7 +15,8 @@ let strictSwift: [SwiftSetting] = [
 /// The library products, each made of the one target of the same name. ServerResolver is the
 /// old name of ResolverClient, kept for one minor version so that apps by version still build.
 let libraryProducts = [
-  "Strategy", "Tokens", "Core", "Resolution", "PeerResolution", "MediumTestKit", "NearbyTesting",
+  "Strategy", "Tokens", "BeaconFrames", "Core", "Resolution", "PeerResolution", "MediumTestKit",
+  "NearbyTesting",
   "ServerStorage",
   "ResolverClient", "ServerResolver", "NearbyServer", "DBus", "BLEBlueZ", "AudioModem",
   "AudioPulse",
@@ -138,15 +139,20 @@ let package = Package(
     // Libraries (Modules/).
     library("Strategy"),
     library("Tokens"),
-    library("Core", dependsOn: "Strategy", "Tokens", logging, dequeModule),
+    // Beacon and token frames as they ride in BLE advertisements.
+    library("BeaconFrames", dependsOn: "Tokens"),
+    library("Core", dependsOn: "Strategy", "Tokens", "BeaconFrames", logging, dequeModule),
     library(
-      "Resolution", dependsOn: "Core", "Strategy", "Tokens", logging, heapModule, crypto,
+      "Resolution", dependsOn: "Core", "Strategy", "Tokens", "BeaconFrames", logging, heapModule,
+      crypto,
       cryptoExtras),
     library(
       "PeerResolution", dependsOn: "Core", "Resolution", "Strategy", "Tokens", logging, crypto),
     // What tests of apps and of mediums wait and record with; depends on nothing under Tests/.
     library("NearbyTesting", dependsOn: "Core", "Tokens"),
-    library("MediumTestKit", dependsOn: "NearbyTesting", "Core", "Strategy", "Tokens", logging),
+    library(
+      "MediumTestKit", dependsOn: "NearbyTesting", "Core", "Strategy", "Tokens", "BeaconFrames",
+      logging),
     library("PermissionStore", dependsOn: "Core", logging, asyncAlgorithms),
     library("BackgroundPersistence", dependsOn: "Core", "Strategy", "PermissionStore", logging),
     library("AudioModem", dependsOn: "Tokens"),
@@ -183,32 +189,38 @@ let package = Package(
         ? ["openapi.yaml", "openapi-generator-config.yaml"] : [],
       swiftSettings: [.swiftLanguageMode(.v6)]
     ),
-    library("ResolverWire", dependsOn: "ResolverAPI", "Core", "Strategy", "Tokens", openAPIRuntime),
+    library(
+      "ResolverWire", dependsOn: "ResolverAPI", "Core", "Strategy", "Tokens", "BeaconFrames",
+      openAPIRuntime),
     library(
       "ResolverClient", dependsOn: "ResolverAPI", "ResolverWire", "Core", "Strategy", "Tokens",
+      "BeaconFrames",
       logging, openAPIRuntime, openAPIAsyncHTTPClient, asyncHTTPClient, httpTypes, dequeModule,
       nioCore),
     // ResolverClient under its old name (deprecated): a re-export and nothing else.
     library("ServerResolver", dependsOn: "ResolverClient"),
     library(
-      "ServerStorage", dependsOn: "Core", "Resolution", "Strategy", "Tokens", logging, crypto, grdb,
+      "ServerStorage", dependsOn: "Core", "Resolution", "Strategy", "Tokens", "BeaconFrames",
+      logging, crypto, grdb,
       postgresNIO, nioCore, nioPosix, nioSSL),
     library(
       "NearbyServer", dependsOn: "ResolverAPI", "ResolverWire", "ServerStorage", "Core",
-      "Resolution", "PeerResolution", "Strategy", "Tokens", logging, hummingbird, hummingbirdCore,
+      "Resolution", "PeerResolution", "Strategy", "Tokens", "BeaconFrames", logging, hummingbird,
+      hummingbirdCore,
       hummingbirdTLS,
       openAPIHummingbird,
       openAPIRuntime, serviceLifecycle, metrics, prometheus, nioCore, nioHTTPTypes, nioSSL,
       httpTypes, mustache, crypto, "WebClient"),
 
     // Medium plugins (Plugins/<Name>/): one folder, one target, one medium.
-    plugin("BLEBlueZ", dependsOn: "Core", "DBus", "Strategy", "Tokens", logging),
+    plugin("BLEBlueZ", dependsOn: "Core", "DBus", "Strategy", "Tokens", "BeaconFrames", logging),
     plugin("AudioPulse", dependsOn: "CPulse", "AudioModem", "Core", "Strategy", "Tokens", logging),
     plugin("LANMulticast", dependsOn: "Core", "Strategy", "Tokens", logging, crypto),
 
     // Executables (Tools/).
     executable(
-      "nearby", dependsOn: "CommandLineSupport", "Core", "Strategy", "Tokens", "PermissionStore",
+      "nearby", dependsOn: "CommandLineSupport", "Core", "Strategy", "Tokens", "BeaconFrames",
+      "PermissionStore",
       "BackgroundPersistence", "DBus", "BLEBlueZ", "AudioModem", "AudioPulse", "ResolverClient",
       "LANMulticast", "ResolverAPI", "ResolverWire", "PeerResolution", "Resolution", argumentParser,
       openAPIRuntime, openAPIAsyncHTTPClient, httpTypes, asyncHTTPClient, nioCore, nioPosix,
@@ -225,7 +237,8 @@ let package = Package(
     executable(
       "nearby-bench", dependsOn: "CommandLineSupport", "TestSupport", "NearbyTesting", "Core",
       "Resolution",
-      "MediumTestKit", "Strategy", "Tokens", "NearbyServer", "ServerStorage", "PermissionStore",
+      "MediumTestKit", "Strategy", "Tokens", "BeaconFrames", "NearbyServer", "ServerStorage",
+      "PermissionStore",
       "BackgroundPersistence", "DBus", "BLEBlueZ", "AudioModem", "AudioModemTestKit", "AudioPulse",
       "ResolverClient", "LANMulticast", "ResolverAPI", "ResolverWire", "PeerResolution",
       argumentParser, asyncHTTPClient, nioCore, nioHTTP1, logging, serviceLifecycle, "WebClient"),
@@ -236,7 +249,8 @@ let package = Package(
     ),
     library("ServerTestSupport", dependsOn: postgresNIO, logging, path: "Tests/ServerTestSupport"),
     library(
-      "BlueZTestSupport", dependsOn: "DBus", "Tokens", "Core", "BLEBlueZ", "TestSupport",
+      "BlueZTestSupport", dependsOn: "DBus", "Tokens", "BeaconFrames", "Core", "BLEBlueZ",
+      "TestSupport",
       "NearbyTesting",
       path: "Tests/BlueZTestSupport"),
     executable("bluez-double", dependsOn: "DBus", logging, path: "Tests/Executables/bluez-double"),
@@ -247,14 +261,17 @@ let package = Package(
     // Tests (Tests/<Target>), Swift Testing.
     tests("StrategyTests", dependsOn: "Strategy"),
     tests("CommandLineSupportTests", dependsOn: "CommandLineSupport"),
-    tests("TokensTests", dependsOn: "Tokens"),
+    tests("TokensTests", dependsOn: "Tokens", "NearbyTesting"),
+    tests("BeaconFramesTests", dependsOn: "BeaconFrames", "Tokens", "NearbyTesting"),
     tests("QRCodeTests", dependsOn: "QRCode", "TestSupport"),
     tests(
       "CoreTests", dependsOn: "TestSupport", "NearbyTesting", "Core", "Strategy", "Tokens",
+      "BeaconFrames",
       "MediumTestKit",
       "Resolution"),
     tests(
-      "ResolutionTests", dependsOn: "Resolution", "Core", "Strategy", "Tokens", "MediumTestKit"),
+      "ResolutionTests", dependsOn: "Resolution", "Core", "Strategy", "Tokens", "BeaconFrames",
+      "MediumTestKit"),
     tests(
       "PeerResolutionTests", dependsOn: "TestSupport", "NearbyTesting", "PeerResolution",
       "Resolution", "Core",
@@ -266,7 +283,7 @@ let package = Package(
     tests(
       "IntegrationTests", dependsOn: "TestSupport", "NearbyTesting", "Core", "Resolution",
       "MediumTestKit",
-      "Strategy", "Tokens"),
+      "Strategy", "Tokens", "BeaconFrames"),
     tests(
       "PermissionStoreTests", dependsOn: "TestSupport", "NearbyTesting", "PermissionStore", "Core",
       "MediumTestKit",
@@ -274,7 +291,8 @@ let package = Package(
     tests(
       "BackgroundPersistenceTests", dependsOn: "TestSupport", "NearbyTesting",
       "BackgroundPersistence",
-      "PermissionStore", "Core", "Strategy", "MediumTestKit", "Resolution", "Tokens"),
+      "PermissionStore", "Core", "Strategy", "MediumTestKit", "Resolution", "Tokens", "BeaconFrames"
+    ),
     tests(
       "NearbyRestoreTests", dependsOn: "TestSupport", "NearbyTesting", "PermissionStore",
       "BackgroundPersistence",
@@ -290,17 +308,19 @@ let package = Package(
     tests("SystemdTests", dependsOn: "Systemd", logging),
     tests(
       "ResolverWireTests", dependsOn: "ResolverWire", "ResolverAPI", "Core", "Strategy", "Tokens",
+      "BeaconFrames",
       yams),
     tests(
       "ServerStorageTests", dependsOn: "ServerStorage", "ServerTestSupport", "TestSupport",
       "NearbyTesting",
-      "Resolution", "Core", "Strategy", "Tokens", nioSSL),
+      "Resolution", "Core", "Strategy", "Tokens", "BeaconFrames", nioSSL),
     tests(
       "NearbyServerTests", dependsOn: "TestSupport", "NearbyTesting", "NearbyServer",
       "ResolverClient",
       "ResolverWire", "PeerResolution",
       "ServerStorage", "ServerTestSupport", "Core", "Resolution", "MediumTestKit", "Strategy",
-      "Tokens", asyncHTTPClient, hummingbird, serviceLifecycle, logging, inMemoryLogging, nioCore,
+      "Tokens", "BeaconFrames", asyncHTTPClient, hummingbird, serviceLifecycle, logging,
+      inMemoryLogging, nioCore,
       nioHTTP1, nioSSL),
     tests(
       "ConsoleTests", dependsOn: "TestSupport", "NearbyTesting", "NearbyServer", "ServerStorage",
@@ -310,12 +330,13 @@ let package = Package(
     tests(
       "BLEBlueZTests", dependsOn: "TestSupport", "NearbyTesting", "BlueZTestSupport", "BLEBlueZ",
       "DBus", "Core",
-      "MediumTestKit", "Resolution", "Strategy", "Tokens", "PeerResolution", inMemoryLogging),
+      "MediumTestKit", "Resolution", "Strategy", "Tokens", "BeaconFrames", "PeerResolution",
+      inMemoryLogging),
     // MediumConformance against the real bluetoothd, run inside the BlueZ VM only
     // (Tools/scripts/bluez-vm/conformance.sh); the folder's name keeps it out of test.sh's loop.
     tests(
       "BLEBlueZVM", dependsOn: "TestSupport", "NearbyTesting", "BLEBlueZ", "DBus", "MediumTestKit",
-      "Tokens",
+      "Tokens", "BeaconFrames",
       "BlueZTestSupport", "Core", "Resolution", "Strategy", "PeerResolution", logging,
       path: "Tests/BLEBlueZVM"),
     tests(
@@ -330,12 +351,12 @@ let package = Package(
       "BeaconEndToEndTests", dependsOn: "TestSupport", "NearbyTesting", "BlueZTestSupport",
       "BLEBlueZ", "DBus",
       "Core", "MediumTestKit", "NearbyServer", "Resolution", "ResolverClient", "ServerStorage",
-      "Strategy", "Tokens", logging),
+      "Strategy", "Tokens", "BeaconFrames", logging),
     tests(
       "NearbyCLITests", dependsOn: "TestSupport", "NearbyTesting", "CommandLineSupport",
       "MediumTestKit",
       "BlueZTestSupport", "DBus",
       "ResolverWire",
-      "Tokens", "Resolution", "ServerStorage", "PeerResolution"),
+      "Tokens", "BeaconFrames", "Resolution", "ServerStorage", "PeerResolution"),
   ]
 )

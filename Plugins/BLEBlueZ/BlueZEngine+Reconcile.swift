@@ -3,6 +3,7 @@ import DBus
 import Logging
 import Strategy
 import Tokens
+import BeaconFrames
 
 /// Making BlueZ match the wishes: the status, the advert, and the calls to bluetoothd that
 /// every change goes through. What the problem and the status are, the advert's steps and the

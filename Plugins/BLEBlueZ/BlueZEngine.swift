@@ -3,6 +3,7 @@ import DBus
 import Logging
 import Strategy
 import Tokens
+import BeaconFrames
 
 /// The BlueZ medium's state and its conversation with bluetoothd. An actor: BlueZ's signals
 /// about adapters, the manager's requests, `Release` calls and the watchdog all arrive here.

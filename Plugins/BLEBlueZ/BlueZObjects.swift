@@ -1,5 +1,6 @@
 import DBus
 import Tokens
+import BeaconFrames
 
 /// What the medium keeps of a BlueZ adapter.
 struct AdapterState: Sendable {

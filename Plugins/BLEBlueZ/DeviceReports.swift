@@ -1,5 +1,6 @@
 import DBus
 import Tokens
+import BeaconFrames
 
 /// The devices bluetoothd tells of and which of their advertising reports become sightings,
 /// apart from D-Bus and from the engine's actor: an event and the instant in, the reports out;

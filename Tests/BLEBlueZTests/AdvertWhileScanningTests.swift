@@ -5,6 +5,7 @@ import Testing
 import TestSupport
 import Tokens
 import NearbyTesting
+import BeaconFrames
 
 /// Advertising on an adapter that scans. The double refuses the first advert of a scanning
 /// adapter as the kernel does (docs/bluez-vm-findings.md item D); the medium pauses its own

@@ -8,6 +8,7 @@ import Tokens
 
 @testable import BLEBlueZ
 import NearbyTesting
+import BeaconFrames
 
 /// Beacon scanning against simulated beacons: adverts registered on another adapter of the
 /// double, exactly as a Linux box makes itself a beacon. In the serialized double suite.

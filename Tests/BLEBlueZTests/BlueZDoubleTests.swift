@@ -9,6 +9,7 @@ import Tokens
 
 @testable import BLEBlueZ
 import NearbyTesting
+import BeaconFrames
 
 /// Every test that uses the BlueZ double: one serialized suite, because they share the one
 /// double on the private system bus (each test resets it first).

@@ -6,6 +6,7 @@ import TestSupport
 import Tokens
 
 @testable import BLEBlueZ
+import BeaconFrames
 
 /// Changes of the advert that arrive together run one after the other (the engine's gates,
 /// BlueZEngine+Gates.swift). In the serialized double suite.

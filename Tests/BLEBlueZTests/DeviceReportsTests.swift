@@ -3,6 +3,7 @@ import Testing
 import Tokens
 
 @testable import BLEBlueZ
+import BeaconFrames
 
 /// The device side's decisions on instants (``DeviceReports``): which BlueZ signals it handles
 /// on the dispatch thread and which wait for the engine, in order; which advertising reports

@@ -12,6 +12,7 @@ import Testing
 import TestSupport
 import Tokens
 import NearbyTesting
+import BeaconFrames
 
 extension BlueZDoubleTests {
   /// Two managers, each with only a BlueZ medium on its own adapter of the double, and one

@@ -9,6 +9,7 @@ import TestSupport
 import Testing
 import Tokens
 import NearbyTesting
+import BeaconFrames
 
 extension RealBlueZTests.Beacons {
   /// A manager's beacon subscription on hci1 finds the attachments of the four beacons that

@@ -9,6 +9,7 @@ import TestSupport
 import Testing
 import Tokens
 import NearbyTesting
+import BeaconFrames
 
 extension RealBlueZTests {
   /// Beacons of every kind sent by hci0 through the kernel's management interface (`btmgmt

@@ -6,6 +6,7 @@ import Logging
 import Resolution
 import TestSupport
 import Tokens
+import BeaconFrames
 
 /// What the scenario tests of the BlueZ VM do to its stack besides our medium: adverts added
 /// with `btmgmt` (the kernel's management interface, not bluetoothd's D-Bus API, as any other

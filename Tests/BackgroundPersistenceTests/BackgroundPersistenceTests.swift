@@ -10,6 +10,7 @@ import Synchronization
 import Testing
 import Tokens
 import NearbyTesting
+import BeaconFrames
 
 @Suite("BackgroundPersistence")
 struct BackgroundPersistenceTests {

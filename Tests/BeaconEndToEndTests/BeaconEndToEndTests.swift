@@ -15,6 +15,7 @@ import Synchronization
 import Testing
 import Tokens
 import NearbyTesting
+import BeaconFrames
 
 /// Beacon subscriptions end to end: simulated Eddystone-UID, Eddystone-EID and iBeacon beacons
 /// advertised through the BlueZ double, a manager on another adapter with `.bluez()`, and the

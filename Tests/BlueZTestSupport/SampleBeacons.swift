@@ -1,4 +1,5 @@
-public import Tokens
+import Tokens
+public import BeaconFrames
 
 /// Beacon frames of every kind with fixed fields, for tests that simulate beacons.
 public enum SampleBeacons {

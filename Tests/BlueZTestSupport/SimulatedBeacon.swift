@@ -1,5 +1,6 @@
 public import DBus
-public import Tokens
+import Tokens
+public import BeaconFrames
 
 /// A BLE beacon simulated the way a Linux box makes itself a beacon: an exported
 /// `org.bluez.LEAdvertisement1` (Type "broadcast") on a D-Bus connection of its own, registered

@@ -3,6 +3,7 @@ import Foundation
 import Resolution
 import Synchronization
 import Tokens
+import BeaconFrames
 
 /// An in-process resolver that also answers for beacons from a table the test fills, and
 /// counts the beacon lookups it gets.

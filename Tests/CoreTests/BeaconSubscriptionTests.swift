@@ -6,6 +6,7 @@ import Strategy
 import Testing
 import Tokens
 import NearbyTesting
+import BeaconFrames
 
 /// Beacon subscriptions through a manager on the in-memory air: the wiring of
 /// `BeaconTracking` (whose rules, timing included, BeaconTrackingTests checks on instants) to

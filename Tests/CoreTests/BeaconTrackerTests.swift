@@ -3,6 +3,7 @@ import Testing
 import Tokens
 
 @testable import Core
+import BeaconFrames
 
 /// The tracker on a replayed timeline (times given, no clock).
 @Suite("BeaconTracker")

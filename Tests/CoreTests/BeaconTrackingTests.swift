@@ -3,6 +3,7 @@ import Testing
 import Tokens
 
 @_spi(Resolver) @testable import Core
+import BeaconFrames
 
 /// The beacon subscriptions' decisions on a timeline of instants: no clock, no air, no
 /// resolver. Each test plays the performer: it hears frames at instants, runs the look-ups

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import Tokens
 import ResolverWire
+import BeaconFrames
 
 #if canImport(FoundationNetworking)
   import FoundationNetworking

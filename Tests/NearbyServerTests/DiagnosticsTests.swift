@@ -8,6 +8,7 @@ import Testing
 import TestSupport
 import Tokens
 import ResolverWire
+import BeaconFrames
 
 /// Beacon diagnostics (issue 18): telemetry and observations forwarded with `getforobserved`,
 /// kept per beacon, and the low-battery and low-activity alerts. On both databases, through

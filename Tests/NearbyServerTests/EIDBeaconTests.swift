@@ -11,6 +11,7 @@ import Testing
 import TestSupport
 import Tokens
 import ResolverWire
+import BeaconFrames
 
 /// Eddystone-EID beacons over HTTP: registration checked against the parameters, resolution of
 /// the ids the beacon broadcasts within the tolerance, the identity key never answered, and

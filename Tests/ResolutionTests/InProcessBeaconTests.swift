@@ -4,6 +4,7 @@ import Foundation
 import Synchronization
 import Testing
 import Tokens
+import BeaconFrames
 
 /// A clock tests move by hand.
 private final class TestClock: Sendable {

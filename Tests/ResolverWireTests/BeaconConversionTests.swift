@@ -4,6 +4,7 @@ import ResolverAPI
 @_spi(Resolver) import ResolverWire
 import Testing
 import Tokens
+import BeaconFrames
 
 @Suite("Beacon wire conversions")
 struct BeaconConversionTests {

@@ -50,12 +50,6 @@ struct PathLossModelTests {
       model.distance(signal, reference: .atOneMetre(-59))
         == model.distance(rssi: -79, reference: .atOneMetre(-59), spread: 6))
   }
-
-  @Test("a beacon frame gives the reference power its specification declares")
-  func frameReference() throws {
-    let eid = try EddystoneEID(ephemeralID: BeaconBytes(hex: "0102030405060708"), txPower: -21)
-    #expect(BeaconFrame.eddystoneEID(eid).referencePower == .atZeroMetres(-21))
-  }
 }
 
 @Suite("RSSI smoother")

@@ -1,13 +1,7 @@
 import Foundation
+import NearbyTesting
 import Testing
 import Tokens
-
-/// `count` tokens from a seeded generator, plus the edge values.
-func sampleTokens(count: Int, seed: UInt64) -> [Token] {
-  var generator = SplitMix64(seed: seed)
-  let edges: [UInt64] = [0, 1, 0xff, 0x0102_0304_0506_0708, 1 << 63, .max, .max - 1]
-  return edges.map(Token.init(value:)) + (0..<count).map { _ in Token.random(using: &generator) }
-}
 
 /// The RFC 4648 §5 base64url form of `bytes` without padding, via Foundation.
 func foundationBase64URL(_ bytes: [UInt8]) -> String {

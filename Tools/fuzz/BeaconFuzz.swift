@@ -1,5 +1,5 @@
-// libFuzzer entry point for the beacon parsers of the Tokens module. Not a SwiftPM target:
-// Tools/scripts/fuzz-beacons.sh compiles it together with Modules/Tokens using
+// libFuzzer entry point for the beacon parsers of the BeaconFrames module. Not a SwiftPM
+// target: Tools/scripts/fuzz-beacons.sh compiles it together with Modules/BeaconFrames using
 // `swiftc -sanitize=fuzzer,address` and runs each parser for a bounded number of inputs.
 //
 // The parser is chosen by the environment variable BEACON_FUZZ_PARSER:

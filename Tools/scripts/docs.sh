@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the DocC catalogs of all 18 library products (`targets` below), with
+# Builds the DocC catalogs of all 19 library products (`targets` below), with
 # swift-docc-plugin: each product's target has a `<Target>.docc` catalog in its folder, whose
 # root page says what the module is for and lists its main symbols; Core's also has "Getting
 # started" and "Writing a medium". Any DocC warning fails it: in a catalog, or in the doc
@@ -13,7 +13,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 targets=(
-  Strategy Tokens Core Resolution PeerResolution MediumTestKit NearbyTesting ServerStorage
+  Strategy Tokens BeaconFrames Core Resolution PeerResolution MediumTestKit NearbyTesting
+  ServerStorage
   ResolverClient
   NearbyServer DBus BLEBlueZ AudioModem AudioPulse PermissionStore BackgroundPersistence
   LANMulticast DesktopNotifications

@@ -85,7 +85,7 @@ export NEARBY_TEST_REQUIRE_SERVICES=1
 # The unit targets (no service, no process, no socket: values and actors on virtual time) in one
 # run, their tests all in parallel; then the other targets one at a time (the tests of a target
 # run in parallel): on two cores, every target at once starves the timing-bounded tests of the
-# processes and services they start. TokensTests and AudioModemTests run apart: their fuzzing
+# processes and services they start. BeaconFramesTests and AudioModemTests run apart: their fuzzing
 # and DSP hold both of the cooperative pool's threads for seconds at a time, and in one run with
 # them the peer resolver's tests (which wait, bounded, for its tasks) failed.
 unit_targets=(StrategyTests CommandLineSupportTests CoreTests ResolutionTests PeerResolutionTests ResolverWireTests

@@ -1,4 +1,5 @@
-public import Tokens
+import Tokens
+public import BeaconFrames
 
 /// Narrows a beacon subscription to some beacons by what they advertise, as the original
 /// Android API's `includeEddystoneUids` and `includeIBeaconIds` did.

@@ -1,4 +1,5 @@
-public import Tokens
+import Tokens
+public import BeaconFrames
 
 /// What identifies a beacon to the resolver: the identifier its frame advertises.
 ///

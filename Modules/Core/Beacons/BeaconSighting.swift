@@ -1,4 +1,5 @@
-public import Tokens
+import Tokens
+public import BeaconFrames
 
 /// One beacon frame heard by a medium that scans for beacons (``Medium/beaconSightings``).
 ///

@@ -1,4 +1,5 @@
 import Tokens
+import BeaconFrames
 
 /// Pairs the telemetry frames a manager hears (Eddystone-TLM, which identify nothing) with the
 /// beacon id advertised by the same transmitter, and holds the latest of each until the id is

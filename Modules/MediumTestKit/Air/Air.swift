@@ -2,6 +2,7 @@ public import Core
 import Foundation
 public import Strategy
 public import Tokens
+public import BeaconFrames
 
 /// An in-memory "air" that carries tokens between simulated devices, for tests, the demo and
 /// benchmarks.

@@ -3,6 +3,7 @@ import Foundation
 public import Strategy
 import Synchronization
 public import Tokens
+public import BeaconFrames
 
 /// A medium driven by the test: it hears what the test says it hears (``hear(_:rssi:txPower:)``, and
 /// with the `.beacons` capability ``hear(beacon:address:rssi:)``), reports the statuses the

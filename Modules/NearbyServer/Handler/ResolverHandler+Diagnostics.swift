@@ -6,6 +6,7 @@ import ResolverAPI
 @_spi(Resolver) import ResolverWire
 import ServerStorage
 import Tokens
+import BeaconFrames
 
 /// Beacon diagnostics: what clients observe of the project's beacons, kept per
 /// beacon, and the alerts derived from it.

@@ -5,6 +5,7 @@ import DBus
 import Foundation
 import Logging
 import Tokens
+import BeaconFrames
 
 /// Latency from a BlueZ device's `PropertiesChanged` to the sighting on the BlueZ medium's
 /// stream, with many devices advertising, and whether any sighting is lost.

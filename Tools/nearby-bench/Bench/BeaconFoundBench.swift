@@ -10,6 +10,7 @@ import ServerStorage
 import Strategy
 import Synchronization
 import Tokens
+import BeaconFrames
 
 /// `nearby bench beacon-found`: from a beacon frame reaching the manager to the attachment's
 /// found handler, with the resolver server on loopback; cache cold and cache warm.

@@ -1,5 +1,6 @@
 import CommandLineSupport
 import ArgumentParser
+import BeaconFrames
 
 /// Beacon advertisements parsed per second on one core, from a mixed set (BeaconsWorkload).
 struct BeaconsBench: ParsableCommand {

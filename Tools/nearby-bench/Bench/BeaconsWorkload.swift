@@ -1,4 +1,5 @@
 import Tokens
+import BeaconFrames
 
 /// The mixed set of advertisements `nearby bench beacons` parses, and the three ways a scanner
 /// parses them. Depends on Tokens only.

@@ -3,6 +3,7 @@ import ArgumentParser
 @_spi(Benchmarks) import DBus
 import Foundation
 import Tokens
+import BeaconFrames
 
 /// D-Bus decoding speed: a BlueZ `PropertiesChanged` carrying our BLE token frame as service
 /// data, decoded from its wire bytes into typed values; and the same signals through a private

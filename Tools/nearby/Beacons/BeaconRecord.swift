@@ -1,4 +1,5 @@
 import Tokens
+import BeaconFrames
 
 /// A beacon frame's fields for printing: every parsed field under a stable name, as one JSON
 /// object or one `kind key=value …` line.

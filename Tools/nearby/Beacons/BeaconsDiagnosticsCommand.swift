@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import OpenAPIRuntime
 import ResolverAPI
+import BeaconFrames
 
 /// `nearby beacons diagnostics`: the beacons' health as the server keeps it.
 struct BeaconsDiagnosticsCommand: AsyncParsableCommand {

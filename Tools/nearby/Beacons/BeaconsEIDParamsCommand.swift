@@ -3,6 +3,7 @@ import Foundation
 import OpenAPIRuntime
 import ResolverAPI
 import Tokens
+import BeaconFrames
 
 /// `nearby beacons eid-params`: what an Eddystone-EID beacon registered by key exchange needs
 /// from the server.

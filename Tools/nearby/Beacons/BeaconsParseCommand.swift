@@ -2,6 +2,7 @@ import CommandLineSupport
 import ArgumentParser
 import Foundation
 import Tokens
+import BeaconFrames
 
 /// `nearby beacons parse`: decodes beacon frames given as hex.
 struct BeaconsParseCommand: ParsableCommand {

@@ -3,6 +3,7 @@ import Foundation
 import OpenAPIRuntime
 import ResolverAPI
 import Tokens
+import BeaconFrames
 
 /// `nearby beacons register`: registers a beacon with the resolver server.
 struct BeaconsRegisterCommand: AsyncParsableCommand {

@@ -4,6 +4,7 @@ import BLEBlueZ
 import Core
 import Foundation
 import Tokens
+import BeaconFrames
 
 /// `nearby beacons scan`: the beacons heard now, live.
 struct BeaconsScanCommand: AsyncParsableCommand {

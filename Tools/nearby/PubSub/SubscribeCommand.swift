@@ -5,6 +5,7 @@ import Foundation
 import Glibc
 import PermissionStore
 import Strategy
+import BeaconFrames
 
 /// `nearby subscribe`: a live table of the messages present nearby, or one JSON event a line.
 struct SubscribeCommand: AsyncParsableCommand {

@@ -1,3 +1,5 @@
+import Tokens
+
 /// A fixed run of up to 20 bytes kept inline (no heap allocation): the identifiers and opaque
 /// fields of beacon frames — Eddystone namespace (10) and instance (6), ephemeral id (8),
 /// encrypted telemetry (12), salt and MIC (2 each), iBeacon proximity UUID (16), AltBeacon

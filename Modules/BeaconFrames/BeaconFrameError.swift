@@ -1,3 +1,5 @@
+import Tokens
+
 /// Why bytes are not a valid beacon frame, or why a frame cannot be built.
 ///
 /// Every case names what is wrong (which field, which byte, which length) so that the message

@@ -1,4 +1,5 @@
 import Testing
+import BeaconFrames
 import Tokens
 
 /// Every Eddystone reader goes through one header check: the length first, then the frame

@@ -1,6 +1,7 @@
 import Testing
 
-@testable import Tokens
+@testable import BeaconFrames
+import Tokens
 
 @Suite("Advertising payloads and BlueZ entries")
 struct AdvertisementTests {

@@ -1,4 +1,5 @@
 import Testing
+import BeaconFrames
 import Tokens
 
 @Suite("Eddystone-EID")

@@ -1,4 +1,6 @@
 import Testing
+import BeaconFrames
+import NearbyTesting
 import Tokens
 
 /// The Flags AD structure most advertisements start with (LE General Discoverable, BR/EDR off).

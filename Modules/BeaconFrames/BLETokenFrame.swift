@@ -1,3 +1,5 @@
+public import Tokens
+
 /// The token frame carried in a BLE advertisement (contract §6).
 ///
 /// On the air it is the payload of a Service Data AD structure (type 0x21) for the 128-bit

@@ -1,3 +1,5 @@
+import Tokens
+
 /// The Bluetooth advertising-data (AD) structures a beacon rides in, and how BlueZ names them.
 ///
 /// An advertising payload is a run of structures `length ‖ type ‖ data` (`length` counts the

@@ -1,4 +1,5 @@
 import Testing
+import BeaconFrames
 import Tokens
 
 // SplitMix64 is Tokens': a failing case can be replayed from its seed.

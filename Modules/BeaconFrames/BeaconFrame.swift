@@ -1,3 +1,5 @@
+public import Tokens
+
 /// One beacon frame of any kind this module reads, and the three ways a scanner meets one.
 ///
 /// - A whole advertising payload (a run of AD structures, e.g. from a raw HCI scan):

@@ -1,4 +1,5 @@
 import Testing
+import BeaconFrames
 import Tokens
 
 /// Bytes from hex digits; spaces are ignored. Traps on bad text (test literals only).
