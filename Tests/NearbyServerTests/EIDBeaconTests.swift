@@ -183,7 +183,7 @@ struct EIDBeaconTests {
     }
   }
 
-  @Test func serverResolverMapsAnswersToObservedIDs() async throws {
+  @Test func resolverClientMapsAnswersToObservedIDs() async throws {
     let server = try await ServerHarness.start()
     try await withShutdown(server) { server in
       let now = generator.eid(beaconTime: clock)

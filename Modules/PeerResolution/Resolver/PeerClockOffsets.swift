@@ -18,7 +18,7 @@ public import Core
 /// stamp).
 ///
 /// At most ``capacity`` peers are remembered; the one added longest ago is forgotten to make
-/// room (it is stamped in our clock again until it answers).
+/// room (it is stamped in our clock again until it sends an `iHave`).
 public struct PeerClockOffsets: Sendable {
   private struct Peer: Sendable {
     var offset: Int64 = 0

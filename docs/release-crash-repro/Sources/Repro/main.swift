@@ -30,7 +30,7 @@ struct FailingTransport: ClientTransport {
   }
 }
 
-actor ResolverClient {
+actor ServerResolver {
   let url: URL
   private let client: Client
   private var apiKey = "key"
@@ -70,7 +70,7 @@ actor ResolverClient {
   }
 }
 
-let resolver = ResolverClient(url: URL(string: "http://127.0.0.1:7555")!)
+let resolver = ServerResolver(url: URL(string: "http://127.0.0.1:7555")!)
 do {
   try await resolver.streamOnce(
     DeviceCredentials(id: ID(bits: 0x8f6a_1e0b_4c2d_4e8f_9a1b_2c3d_4e5f_6a7b), secret: "secret"))
