@@ -1,7 +1,7 @@
 public import Core
 import Foundation
 public import Strategy
-public import Tokens
+import Tokens
 public import BeaconFrames
 
 /// An in-memory "air" that carries tokens between simulated devices, for tests, the demo and
