@@ -257,11 +257,8 @@ struct GattLinkStateMachine: Sendable {
     guard case .disconnecting = state else {
       preconditionFailure("GATT link: disconnected while \(state), not disconnecting")
     }
+    // A link disconnects only when idle: no datagram is half written.
     state = .disconnected(.none)
-    if !chunks.isEmpty {
-      chunks = []
-      dropped += 1
-    }
     nextRead = nil
     lastActivity = now
   }
