@@ -147,7 +147,8 @@ let package = Package(
       crypto,
       cryptoExtras),
     library(
-      "PeerResolution", dependsOn: "Core", "Resolution", "Strategy", "Tokens", logging, crypto),
+      "PeerResolution", dependsOn: "Core", "Resolution", "Strategy", "Tokens", logging, crypto,
+      asyncAlgorithms),
     // What tests of apps and of mediums wait and record with; depends on nothing under Tests/.
     library("NearbyTesting", dependsOn: "Core", "Tokens"),
     library(

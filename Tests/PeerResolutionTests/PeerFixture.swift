@@ -5,6 +5,7 @@ import PeerResolution
 import Resolution
 import Strategy
 import Synchronization
+import Testing
 import TestSupport
 import Tokens
 import NearbyTesting
@@ -25,13 +26,16 @@ final class PeerNode: Sendable {
   let time: TestTime
   /// How far this node's clock is from the test's time, in seconds.
   let clockOffset: Double
+  /// Every node of the fixture, to run them all to rest.
+  let world: PeerRest
   var address: PeerAddress { transport.address }
   /// This node's clock.
   var now: Date { time.now.addingTimeInterval(clockOffset) }
 
   init(
     resolver: PeerResolver, transport: MemoryPeerTransport, device: DeviceCredentials,
-    events: StreamRecorder<SequencedEvent>, time: TestTime, clockOffset: Double = 0
+    events: StreamRecorder<SequencedEvent>, time: TestTime, clockOffset: Double = 0,
+    world: PeerRest
   ) {
     self.resolver = resolver
     self.transport = transport
@@ -39,6 +43,7 @@ final class PeerNode: Sendable {
     self.events = events
     self.time = time
     self.clockOffset = clockOffset
+    self.world = world
   }
 
   func token() async throws -> Token {
@@ -103,25 +108,75 @@ final class PeerNode: Sendable {
     allEvents.compactMap { if case .lost(_, let m) = $0.event { m.text } else { nil } }
   }
 
-  /// Waits (up to 30 s of real time: a loaded machine) until every question this node
-  /// asked was answered. Time is moved by hand, so nothing times out meanwhile; call it
-  /// before ``PeerFixture/advance(_:_:)`` moves past the query timeout.
+  /// Runs the network to rest, then tells whether every question this node asked was
+  /// answered. Time is moved by hand, so nothing times out meanwhile; call it before
+  /// ``PeerFixture/advance(_:_:)`` moves past the query timeout.
   func answered() async -> Bool {
-    await eventually(timeout: .seconds(30)) { await resolver.waitingQuestions == 0 }
+    await world.settle()
+    return await resolver.waitingQuestions == 0
   }
 
-  /// Waits (up to 30 s of real time) until `condition` holds of this node's events.
-  func waitFor(_ condition: @escaping (PeerNode) -> Bool) async -> Bool {
-    await eventually(timeout: .seconds(30)) { condition(self) }
+  /// Runs the network to rest, then judges `condition` of this node.
+  func settled(_ condition: (PeerNode) -> Bool) async -> Bool {
+    await world.settle()
+    return condition(self)
+  }
+}
+
+/// The nodes of one fixture and their network, run to rest together.
+final class PeerRest: Sendable {
+  let network: MemoryPeerNetwork
+  private let nodes = Mutex<[PeerNode]>([])
+
+  init(network: MemoryPeerNetwork) { self.network = network }
+
+  func add(_ node: PeerNode) { nodes.withLock { $0.append(node) } }
+
+  /// Returns once nothing is left to happen on the network (time stands still): every node
+  /// handled what the network delivered to it, has nothing left to send and its recorder
+  /// read every event, and no count moved between two looks. That is a wait for rest, not
+  /// for an outcome: what the test asserts next does not depend on how loaded the machine
+  /// is. A network that never comes to rest is a bug; after 60 s of real time it is
+  /// recorded as one.
+  func settle() async {
+    let deadline = ContinuousClock.now + .seconds(60)
+    var previous: [Int]?
+    while true {
+      var counts: [Int] = []
+      var atRest = true
+      for node in nodes.withLock({ $0 }) {
+        let progress = await node.resolver.progress()
+        let delivered = await network.delivered(to: node.address)
+        let streamed = progress.eventsStreamed[node.device.id] ?? 0
+        let read = node.events.elements.count
+        atRest =
+          atRest && delivered == progress.datagramsHandled && progress.sendsPending == 0
+          && read == streamed
+        counts += [delivered, progress.datagramsHandled, progress.sendsPending, streamed, read]
+      }
+      if atRest, counts == previous { return }
+      previous = atRest ? counts : nil
+      guard ContinuousClock.now < deadline else {
+        Issue.record("the peer network did not come to rest in 60 s: \(counts)")
+        return
+      }
+      try? await Task.sleep(for: .milliseconds(1))
+    }
   }
 }
 
 /// Devices on one in-memory network, deciding by one hand-moved time.
 struct PeerFixture {
-  let network = MemoryPeerNetwork()
+  let network: MemoryPeerNetwork
+  let rest: PeerRest
   let time = TestTime()
   /// What the resolvers' ticks sleep on: never advanced, so they tick only when a test says.
   let clock = ManualClock()
+
+  init(network: MemoryPeerNetwork = MemoryPeerNetwork()) {
+    self.network = network
+    rest = PeerRest(network: network)
+  }
 
   func node(
     apiKey: String = "project-key", name: String = "node", lostAfter: Duration = .seconds(10),
@@ -138,15 +193,21 @@ struct PeerFixture {
       now: { time.now.addingTimeInterval(clockOffset) }, clock: clock)
     let device = try await resolver.register(apiKey: apiKey)
     let events = StreamRecorder(try await resolver.events(for: device))
-    return PeerNode(
+    let node = PeerNode(
       resolver: resolver, transport: transport, device: device, events: events, time: time,
-      clockOffset: clockOffset)
+      clockOffset: clockOffset, world: rest)
+    rest.add(node)
+    return node
   }
 
-  /// Moves time on and lets every resolver handle what fell due.
+  /// Runs every node to rest (see ``PeerRest/settle()``).
+  func settle() async { await rest.settle() }
+
+  /// Moves time on, lets every resolver handle what fell due and runs the network to rest.
   func advance(_ seconds: Double, _ nodes: PeerNode...) async {
     time.advance(seconds)
     for node in nodes { await node.resolver.tick() }
+    await settle()
   }
 
   /// Awaited teardown.

@@ -19,7 +19,7 @@ struct PeerResolverTests {
     try await alice.publish("Alice")
     let subscription = try await bob.subscribe()
     try await bob.hear(alice, on: .ble)
-    #expect(await bob.waitFor { $0.found == ["Alice"] })
+    #expect(await bob.settled { $0.found == ["Alice"] })
     #expect(
       bob.allEvents.first
         == SequencedEvent(
@@ -27,7 +27,8 @@ struct PeerResolverTests {
     // Heard again (a refresh too): still found once.
     await f.advance(4, alice, bob)
     try await bob.hear(alice, on: .ble)
-    #expect(await eventually { await alice.resolver.counters().accepted >= 2 })
+    await f.settle()
+    #expect(await alice.resolver.counters().accepted >= 2)
     #expect(await bob.answered())
     #expect(bob.found == ["Alice"])
     // The publisher found nothing (it has no subscription) and nobody else was told.
@@ -47,13 +48,13 @@ struct PeerResolverTests {
     // Bob hears Alice: Bob finds Alice's message; Alice learns Bob's handles and that Bob
     // heard her, so (default strategies scan and broadcast) she finds Bob's.
     try await bob.hear(alice, on: .ble)
-    #expect(await bob.waitFor { $0.found == ["Alice"] })
-    #expect(await alice.waitFor { $0.found == ["Bob"] })
+    #expect(await bob.settled { $0.found == ["Alice"] })
+    #expect(await alice.settled { $0.found == ["Bob"] })
     await f.advance(9, alice, bob)
     #expect(bob.lost.isEmpty && alice.lost.isEmpty)
     await f.advance(2, alice, bob)
-    #expect(await bob.waitFor { $0.lost == ["Alice"] })
-    #expect(await alice.waitFor { $0.lost == ["Bob"] })
+    #expect(await bob.settled { $0.lost == ["Alice"] })
+    #expect(await alice.settled { $0.lost == ["Bob"] })
     #expect(bob.allEvents.map(\.sequence) == [1, 2])
     await f.shutdown(alice, bob)
   }
@@ -79,13 +80,13 @@ struct PeerResolverTests {
     // The last tick may have asked a refresh: its answer comes before the silence.
     #expect(await bob.answered())
     #expect(tokens.count >= 5)
-    #expect(await bob.waitFor { $0.found == ["Alice"] })
-    #expect(await alice.waitFor { $0.found == ["Bob"] })
+    #expect(await bob.settled { $0.found == ["Alice"] })
+    #expect(await alice.settled { $0.found == ["Bob"] })
     #expect(bob.lost.isEmpty && alice.lost.isEmpty)
     // Silence: both lose, and the shadows are let go after shadowExpiry.
     await f.advance(61, alice, bob)
-    #expect(await bob.waitFor { $0.lost == ["Alice"] })
-    #expect(await alice.waitFor { $0.lost == ["Bob"] })
+    #expect(await bob.settled { $0.lost == ["Alice"] })
+    #expect(await alice.settled { $0.lost == ["Bob"] })
     #expect(await bob.resolver.shadowCount == 0)
     #expect(await alice.resolver.shadowCount == 0)
     await f.shutdown(alice, bob)
@@ -102,10 +103,10 @@ struct PeerResolverTests {
     try await box.subscribe(type: "cast", strategy: Strategy(mediums: .audio, mode: .broadcast))
     // Audio gives no way back: the phone asks everyone who has the token; the box answers.
     try await phone.hear(box, on: .audio, withReturnPath: false)
-    #expect(await box.waitFor { $0.found == ["Play"] })
+    #expect(await box.settled { $0.found == ["Play"] })
     #expect(phone.allEvents.isEmpty)
     await f.advance(11, phone, box)
-    #expect(await box.waitFor { $0.lost == ["Play"] })
+    #expect(await box.settled { $0.lost == ["Play"] })
     await f.shutdown(phone, box)
   }
 
@@ -122,7 +123,7 @@ struct PeerResolverTests {
     try await bob.subscribe()
     try await bob.hear(alice)
     #expect(
-      await bob.waitFor {
+      await bob.settled {
         $0.allEvents.contains {
           if case .found(_, let message) = $0.event { message.content == content } else { false }
         }
@@ -140,7 +141,7 @@ struct PeerResolverTests {
     try await alice.publish("Alice", strategy: Strategy(mediums: .audio))
     try await bob.subscribe(strategy: Strategy(mediums: .audio))
     try await bob.hear(alice, on: .audio)
-    #expect(await bob.waitFor { $0.found == ["Alice"] })
+    #expect(await bob.settled { $0.found == ["Alice"] })
     // Only BLE from now on: the refreshes it causes must not keep audio fresh.
     for _ in 0..<6 {
       await f.advance(2, alice, bob)
@@ -148,7 +149,7 @@ struct PeerResolverTests {
       #expect(await bob.answered())
     }
     await f.advance(0, alice, bob)
-    #expect(await bob.waitFor { $0.lost == ["Alice"] })
+    #expect(await bob.settled { $0.lost == ["Alice"] })
     await f.shutdown(alice, bob)
   }
 
@@ -165,19 +166,21 @@ struct PeerResolverTests {
     // Bob's probe of Alice's address is stale on her clock: it gets nothing (a stale query
     // may be a capture relayed from a forged source), and has no effect.
     try await bob.hear(alice)
-    #expect(await eventually { await alice.resolver.counters().droppedStale == 1 })
+    await f.settle()
+    #expect(await alice.resolver.counters().droppedStale == 1)
     #expect(await alice.resolver.shadowCount == 0 && alice.found.isEmpty)
     // The probe unanswered, Bob asks everyone: Alice answers his stale who-has with an
     // iHave, from which Bob learns her clock; his query, stamped in it, counts.
     await f.advance(1, alice, bob)
     #expect(await bob.answered())
-    #expect(await bob.waitFor { $0.found == ["Alice"] })
-    #expect(await alice.waitFor { $0.found == ["Bob"] })
+    #expect(await bob.settled { $0.found == ["Alice"] })
+    #expect(await alice.settled { $0.found == ["Bob"] })
     #expect(await alice.resolver.counters().droppedStale == 2)
     // The other way round: Alice asks Bob, whose clock she learns the same way (his iHave is
     // stamped in his clock, though he stamps the rest in hers).
     try await alice.hear(bob)
-    #expect(await eventually { await bob.resolver.counters().droppedStale == 1 })
+    await f.settle()
+    #expect(await bob.resolver.counters().droppedStale == 1)
     await f.advance(1, alice, bob)
     #expect(await alice.answered())
     #expect(await bob.resolver.counters().droppedStale == 2)
@@ -193,9 +196,9 @@ struct PeerResolverTests {
     let publication = try await alice.publish("Alice")
     try await bob.subscribe()
     try await bob.hear(alice)
-    #expect(await bob.waitFor { $0.found == ["Alice"] })
+    #expect(await bob.settled { $0.found == ["Alice"] })
     try await alice.report(Report(unpublish: [publication]))
-    #expect(await bob.waitFor { $0.lost == ["Alice"] })
+    #expect(await bob.settled { $0.lost == ["Alice"] })
     await f.shutdown(alice, bob)
   }
 
@@ -220,28 +223,24 @@ struct PeerResolverTests {
     let between = { @Sendable (from: PeerAddress, to: PeerAddress) in
       await f.network.log.dropFirst(sentBefore).filter { $0.from == from && $0.to == [to] }
     }
-    #expect(
-      await eventually(timeout: .seconds(5)) {
-        await between(alice.address, bob.address).count == 1
-      })
+    await f.settle()
+    #expect(await between(alice.address, bob.address).count == 1)
     let question = try #require(await between(alice.address, bob.address).first)
     await f.network.inject(question.bytes, from: alice.address, to: bob.address)
-    #expect(
-      await eventually(timeout: .seconds(5)) {
-        await between(bob.address, alice.address).count == 1
-      })
+    await f.settle()
+    #expect(await between(bob.address, alice.address).count == 1)
     let heldAnswer = try #require(await between(bob.address, alice.address).first)
     await f.network.heal(alice.address, bob.address)
     // A second later Bob asks Alice and finds her message.
     f.time.advance(1)
     try await bob.hear(alice)
     #expect(await bob.answered())
-    #expect(await bob.waitFor { $0.found == ["Alice"] })
+    #expect(await bob.settled { $0.found == ["Alice"] })
     // Only now does Bob's answer reach Alice, a second after he stamped it.
     await f.network.inject(heldAnswer.bytes, from: bob.address, to: alice.address)
     #expect(await alice.answered())
     try await alice.report(Report(unpublish: [publication]))
-    #expect(await bob.waitFor { $0.lost == ["Alice"] })
+    #expect(await bob.settled { $0.lost == ["Alice"] })
     await f.shutdown(alice, bob)
   }
 
@@ -253,7 +252,7 @@ struct PeerResolverTests {
     let first = try await alice.publish("A")
     try await bob.subscribe()
     try await bob.hear(alice)
-    #expect(await bob.waitFor { $0.found == ["A"] })
+    #expect(await bob.settled { $0.found == ["A"] })
     // Cut off, Alice changes twice; each update is sent (and logged) but not delivered.
     await f.network.partition(alice.address, bob.address)
     let sentBefore = await f.network.log.count
@@ -265,19 +264,21 @@ struct PeerResolverTests {
         $0.from == alice.address && $0.to == [bob.address]
       }
     }
-    #expect(await eventually(timeout: .seconds(5)) { await fromAlice().count == 2 })
+    await f.settle()
+    #expect(await fromAlice().count == 2)
     let updates = await fromAlice()
     await f.network.heal(alice.address, bob.address)
     // A refresh later Bob gets the newest set (C, no A).
     await f.advance(4, alice, bob)
     try await bob.hear(alice)
     #expect(await bob.answered())
-    #expect(await bob.waitFor { $0.found == ["A", "C"] && $0.lost == ["A"] })
+    #expect(await bob.settled { $0.found == ["A", "C"] && $0.lost == ["A"] })
     // The first update (no A, no C) arrives late: older news, ignored; C stays found.
     let ignored = await bob.resolver.counters().ignored
     let late = try #require(updates.first)
     await f.network.inject(late.bytes, from: late.from, to: bob.address)
-    #expect(await eventually { await bob.resolver.counters().ignored == ignored + 1 })
+    await f.settle()
+    #expect(await bob.resolver.counters().ignored == ignored + 1)
     #expect(bob.lost == ["A"])
     await f.shutdown(alice, bob)
   }
@@ -290,9 +291,9 @@ struct PeerResolverTests {
     try await alice.publish("Alice")
     try await bob.subscribe()
     try await bob.hear(alice)
-    #expect(await bob.waitFor { $0.found == ["Alice"] })
+    #expect(await bob.settled { $0.found == ["Alice"] })
     try await alice.resolver.unregister(alice.device)
-    #expect(await bob.waitFor { $0.lost == ["Alice"] })
+    #expect(await bob.settled { $0.lost == ["Alice"] })
     await f.shutdown(bob)
   }
 
@@ -303,10 +304,11 @@ struct PeerResolverTests {
     let bob = try await f.node(name: "bob")
     try await bob.subscribe()
     try await bob.hear(alice)
-    #expect(await eventually { await bob.resolver.shadowCount == 1 })
+    await f.settle()
+    #expect(await bob.resolver.shadowCount == 1)
     #expect(bob.found.isEmpty)
     try await alice.publish("Later")
-    #expect(await bob.waitFor { $0.found == ["Later"] })
+    #expect(await bob.settled { $0.found == ["Later"] })
     await f.shutdown(alice, bob)
   }
 
@@ -320,13 +322,13 @@ struct PeerResolverTests {
     try await bob.subscribe()
     await f.advance(2, alice, bob)
     try await bob.hear(alice)
-    #expect(await bob.waitFor { $0.found == ["Short"] })
+    #expect(await bob.settled { $0.found == ["Short"] })
     await f.advance(2.5, alice, bob)
     #expect(bob.lost.isEmpty)
     await f.advance(1, alice, bob)
-    #expect(await bob.waitFor { $0.lost == ["Short"] })
+    #expect(await bob.settled { $0.lost == ["Short"] })
     #expect(
-      await alice.waitFor {
+      await alice.settled {
         $0.allEvents.map(\.event) == [.publicationExpired(publication)]
       })
     await f.shutdown(alice, bob)
@@ -341,13 +343,13 @@ struct PeerResolverTests {
     try await alice.publish("Short", strategy: short)
     try await bob.subscribe()
     try await bob.hear(alice)
-    #expect(await bob.waitFor { $0.found == ["Short"] })
+    #expect(await bob.settled { $0.found == ["Short"] })
     await f.advance(5.5, alice, bob)
-    #expect(await bob.waitFor { $0.lost == ["Short"] })
+    #expect(await bob.settled { $0.lost == ["Short"] })
     // The same message and strategy again (the same identity on the hearer's shadow): the
     // owner's update must add it anew, not take it for the one that expired.
     try await alice.publish("Short", strategy: short)
-    #expect(await bob.waitFor { $0.found == ["Short", "Short"] })
+    #expect(await bob.settled { $0.found == ["Short", "Short"] })
     await f.shutdown(alice, bob)
   }
 
@@ -362,11 +364,12 @@ struct PeerResolverTests {
     try await alice.publish("Quiet", type: "b", strategy: Strategy(mediums: .ble, mode: .scan))
     try await bob.subscribe(strategy: Strategy(mediums: .ble, mode: .scan))
     try await bob.hear(alice, on: .ble)
-    #expect(await bob.waitFor { $0.found == ["Loud"] })
+    #expect(await bob.settled { $0.found == ["Loud"] })
     // Heard on audio, which neither strategy allows (asked again as a refresh): nothing more.
     await f.advance(4, alice, bob)
     try await bob.hear(alice, on: .audio)
-    #expect(await eventually { await alice.resolver.counters().accepted >= 2 })
+    await f.settle()
+    #expect(await alice.resolver.counters().accepted >= 2)
     #expect(await bob.answered())
     #expect(bob.found == ["Loud"])
     await f.shutdown(alice, bob)
@@ -384,10 +387,12 @@ struct PeerResolverTests {
     try await mallory.publish("Fake")
     try await mallory.subscribe()
     try await mallory.hear(alice, on: .ble)
-    #expect(await eventually { await alice.resolver.counters().droppedOtherProject == 1 })
+    await f.settle()
+    #expect(await alice.resolver.counters().droppedOtherProject == 1)
     // Alice hears Mallory: her question is dropped on Mallory's side too.
     try await alice.hear(mallory, on: .audio, withReturnPath: false)
-    #expect(await eventually { await mallory.resolver.counters().droppedOtherProject == 1 })
+    await f.settle()
+    #expect(await mallory.resolver.counters().droppedOtherProject == 1)
     #expect(await alice.resolver.counters().accepted == 0)
     #expect(await alice.resolver.shadowCount == 0)
     #expect(mallory.allEvents.isEmpty && alice.allEvents.isEmpty)
@@ -403,33 +408,38 @@ struct PeerResolverTests {
     try await alice.publish("Alice")
     try await bob.subscribe()
     try await bob.hear(alice)
-    #expect(await bob.waitFor { $0.found == ["Alice"] })
+    #expect(await bob.settled { $0.found == ["Alice"] })
     let query = try #require(await f.network.log.first { $0.to == [alice.address] })
     let attacker = PeerAddress(transport: MemoryPeerNetwork.kind, bytes: [0xee])!
     // The same datagram again: a replay.
     await f.network.inject(query.bytes, from: query.from, to: alice.address)
-    #expect(await eventually { await alice.resolver.counters().droppedReplayed == 1 })
+    await f.settle()
+    #expect(await alice.resolver.counters().droppedReplayed == 1)
     // One bit flipped in the sealed body: the seal does not open.
     var forged = query.bytes
     forged[forged.count - 20] ^= 1
     await f.network.inject(forged, from: attacker, to: alice.address)
-    #expect(await eventually { await alice.resolver.counters().droppedUnauthenticated == 1 })
+    await f.settle()
+    #expect(await alice.resolver.counters().droppedUnauthenticated == 1)
     // Too large, too short, not ours at all.
     await f.network.inject(Array(repeating: 0, count: 70_000), from: attacker, to: alice.address)
     await f.network.inject([0x4e, 0x50, 1], from: attacker, to: alice.address)
     await f.network.inject(Array(repeating: 0x41, count: 100), from: attacker, to: alice.address)
-    #expect(await eventually { await alice.resolver.counters().droppedOversized == 1 })
-    #expect(await eventually { await alice.resolver.counters().droppedMalformed == 2 })
+    await f.settle()
+    #expect(await alice.resolver.counters().droppedOversized == 1)
+    #expect(await alice.resolver.counters().droppedMalformed == 2)
     // A query captured and played back 31 s later to a device that never saw it (a fresh
     // nonce would not help without the key): stale.
     await f.advance(31, alice, bob, carol)
     await f.network.inject(query.bytes, from: query.from, to: carol.address)
-    #expect(await eventually { await carol.resolver.counters().droppedStale == 1 })
+    await f.settle()
+    #expect(await carol.resolver.counters().droppedStale == 1)
     #expect(await carol.resolver.shadowCount == 0)
     // The answer played back to Bob: its nonce was seen, and no question waits for it.
     let answer = try #require(await f.network.log.first { $0.to == [bob.address] })
     await f.network.inject(answer.bytes, from: answer.from, to: bob.address)
-    #expect(await eventually { await bob.resolver.counters().droppedReplayed == 1 })
+    await f.settle()
+    #expect(await bob.resolver.counters().droppedReplayed == 1)
     // Nothing of it reached the engines: still the one found.
     #expect(bob.found == ["Alice"])
     await f.shutdown(alice, bob, carol)
@@ -444,11 +454,9 @@ struct PeerResolverTests {
     #expect(await bob.answered())
     let query = try #require(await f.network.log.first { $0.to == [alice.address] })
     for _ in 0..<100 { await f.network.inject(query.bytes, from: query.from, to: alice.address) }
-    #expect(
-      await eventually {
-        let c = await alice.resolver.counters()
-        return c.droppedRateLimited + c.droppedReplayed == 100
-      })
+    await f.settle()
+    let c = await alice.resolver.counters()
+    #expect(c.droppedRateLimited + c.droppedReplayed == 100)
     #expect(await alice.resolver.counters().droppedRateLimited >= 50)
     await f.shutdown(alice, bob)
   }
@@ -466,14 +474,12 @@ struct PeerResolverTests {
     #expect(await carol.answered())
     let whoHas = try #require(await f.network.log.first { $0.to.count > 1 })
     for _ in 0..<100 { await f.network.inject(whoHas.bytes, from: bob.address, to: alice.address) }
-    #expect(
-      await eventually {
-        let c = await alice.resolver.counters()
-        return c.droppedRateLimited + c.droppedReplayed >= 100
-      })
+    await f.settle()
+    let c = await alice.resolver.counters()
+    #expect(c.droppedRateLimited + c.droppedReplayed >= 100)
     try await bob.hear(alice)
     #expect(await bob.answered())
-    #expect(await bob.waitFor { $0.found == ["Alice"] })
+    #expect(await bob.settled { $0.found == ["Alice"] })
     await f.shutdown(alice, bob, carol)
   }
 
@@ -494,11 +500,12 @@ struct PeerResolverTests {
     try await bob.subscribe()
     try await bob.hear(alice)
     #expect(await bob.answered())
-    #expect(await bob.waitFor { $0.allEvents.count == 1 })
+    #expect(await bob.settled { $0.allEvents.count == 1 })
     // The refresh's answer would pass the budget (40 KB more within a few seconds).
     await f.advance(4, alice, bob)
     try await bob.hear(alice)
-    #expect(await eventually { await alice.resolver.counters().refusedSends == 1 })
+    await f.settle()
+    #expect(await alice.resolver.counters().refusedSends == 1)
     #expect(await bob.resolver.waitingQuestions == 1)
     await f.shutdown(alice, bob)
   }
@@ -522,9 +529,10 @@ struct PeerResolverTests {
     try await bob.subscribe()
     try await carol.subscribe()
     try await bob.hear(alice)
-    #expect(await bob.waitFor { $0.found == ["Alice"] })
+    #expect(await bob.settled { $0.found == ["Alice"] })
     try await carol.hear(alice)
-    #expect(await eventually { await alice.resolver.counters().refusedPeers == 1 })
+    await f.settle()
+    #expect(await alice.resolver.counters().refusedPeers == 1)
     #expect(await alice.resolver.shadowCount == 1)
     #expect(carol.found.isEmpty)
     await f.shutdown(alice, bob, carol)
@@ -537,7 +545,7 @@ struct PeerResolverTests {
     let bob = try await f.node(name: "bob")
     try await alice.publish("Alice")
     try await alice.resolver.unregister(alice.device)
-    #expect(await eventually { alice.events.isFinished })
+    #expect(await alice.events.waitUntilFinished())
     // A manager that comes later (a shared choice) registers and resolves as before.
     let later = try await alice.resolver.register(apiKey: "project-key")
     _ = try await alice.resolver.report(
@@ -550,7 +558,7 @@ struct PeerResolverTests {
       Report(sightings: [
         Sighting(token: token, medium: .ble, time: f.time.now, returnPath: alice.address)
       ]))
-    #expect(await bob.waitFor { $0.found == ["Later"] })
+    #expect(await bob.settled { $0.found == ["Later"] })
     // Two shutdowns at once: both return once the transport is down.
     async let first: Void = alice.resolver.shutdown()
     async let second: Void = alice.resolver.shutdown()

@@ -37,7 +37,8 @@ struct PeerSecurityTests {
         Sighting(
           token: try await alice.token(), medium: .ble, time: bob.now, returnPath: victim.address)
       ]))
-    #expect(await eventually { await Self.bytesSent(to: victim.address, in: f.network) > 0 })
+    await f.settle()
+    #expect(await Self.bytesSent(to: victim.address, in: f.network) > 0)
     let probe = await Self.bytesSent(to: victim.address, in: f.network)
     #expect(probe == 128, "the victim got \(probe) bytes")
     #expect(probe <= 3 * 64)
@@ -45,7 +46,7 @@ struct PeerSecurityTests {
     // more, and gets nothing more from the refreshes.
     await f.advance(1, alice, bob)
     #expect(await bob.answered())
-    #expect(await bob.waitFor { $0.found == ["Alice"] })
+    #expect(await bob.settled { $0.found == ["Alice"] })
     for _ in 0..<4 {
       await f.advance(4, alice, bob)
       try await bob.report(
@@ -72,7 +73,7 @@ struct PeerSecurityTests {
     try await bob.subscribe()
     try await bob.hear(alice)
     #expect(await bob.answered())
-    #expect(await bob.waitFor { $0.found.count == 3 })
+    #expect(await bob.settled { $0.found.count == 3 })
     // Bob's query with its cookie (the last datagram Bob sent Alice), captured and relayed
     // from the victim's address before the replay guard could see it: a fresh nonce needs the
     // key, so the attacker replays the capture to another device of the project instead.
@@ -83,16 +84,21 @@ struct PeerSecurityTests {
     let answered = await Self.bytesSent(to: bob.address, in: f.network)
     await f.network.inject(query.bytes, from: victim.address, to: alice.address)
     // Stale or replayed: Alice has seen its nonce: nothing at all.
-    #expect(await eventually { await alice.resolver.counters().droppedReplayed == 1 })
+    await f.settle()
+    #expect(await alice.resolver.counters().droppedReplayed == 1)
     #expect(await Self.bytesSent(to: victim.address, in: f.network) == 0)
     // A fresh query sealed by a key holder but sent from a forged source (its cookie is
     // Bob's, not the victim's): the cookie only.
     let sealer = PeerSealer(keys: PeerKeys(apiKey: "project-key"))
     let (_, body) = try sealer.open(query.bytes)
     let fresh = try sealer.seal(kind: .query, body: body, now: alice.now)
+    // Bob's own first query was challenged already: the forgery adds one.
+    let challengedBefore = await alice.resolver.counters().challenged
     await f.network.inject(fresh, from: victim.address, to: alice.address)
-    #expect(await eventually { await alice.resolver.counters().challenged == 1 })
-    #expect(await eventually { await Self.bytesSent(to: victim.address, in: f.network) > 0 })
+    await f.settle()
+    let afterForgery = await alice.resolver.counters()
+    #expect(afterForgery.challenged == challengedBefore + 1, "\(afterForgery)")
+    #expect(await Self.bytesSent(to: victim.address, in: f.network) > 0)
     let toVictim = await Self.bytesSent(to: victim.address, in: f.network)
     #expect(toVictim <= fresh.count, "\(toVictim) bytes for a query of \(fresh.count)")
     #expect(answered > 3 * 1_200, "Bob's own answers carried the publications")
@@ -113,7 +119,8 @@ struct PeerSecurityTests {
     // Captured 63 s ago (the battery's case) and relayed now.
     let stale = try sealer.seal(kind: .query, body: query.body, now: alice.now - 63)
     await f.network.inject(stale, from: victim.address, to: alice.address)
-    #expect(await eventually { await alice.resolver.counters().droppedStale == 1 })
+    await f.settle()
+    #expect(await alice.resolver.counters().droppedStale == 1)
     await f.advance(1, alice)
     #expect(await Self.bytesSent(to: victim.address, in: f.network) == 0)
     #expect(await alice.resolver.shadowCount == 0)
@@ -140,8 +147,8 @@ struct PeerSecurityTests {
         let datagram = try sealer.seal(kind: .whoHas, body: whoHas.body, now: alice.now)
         await f.network.inject(datagram, from: from, to: alice.address)
       }
-      #expect(
-        await eventually { await alice.resolver.counters().received == (batch + 1) * 512 })
+      await f.settle()
+      #expect(await alice.resolver.counters().received == (batch + 1) * 512)
     }
     let counters = await alice.resolver.counters()
     #expect(counters.droppedRateLimited == 0, "each port sent one: \(counters)")
@@ -159,7 +166,7 @@ struct PeerSecurityTests {
     try await bob.subscribe()
     try await bob.hear(alice)
     #expect(await bob.answered())
-    #expect(await bob.waitFor { $0.found == ["Alice"] })
+    #expect(await bob.settled { $0.found == ["Alice"] })
     // The probe was challenged; the query with the cookie answered.
     #expect(await alice.resolver.counters().challenged == 1)
     #expect(await bob.resolver.counters().probes == 1)
@@ -170,7 +177,8 @@ struct PeerSecurityTests {
       try await bob.hear(alice)
       #expect(await bob.answered())
     }
-    #expect(await alice.resolver.counters().challenged == 1)
+    let afterTenMinutes = await alice.resolver.counters()
+    #expect(afterTenMinutes.challenged == 1, "\(afterTenMinutes)")
     #expect(bob.lost.isEmpty)
     await f.shutdown(alice, bob)
   }

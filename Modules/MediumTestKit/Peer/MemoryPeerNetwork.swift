@@ -34,6 +34,7 @@ public actor MemoryPeerNetwork {
   /// not grow it without bound.
   public private(set) var log: [(bytes: [UInt8], from: PeerAddress, to: [PeerAddress])] = []
   private var logBytes = 0
+  private var deliveries: [PeerAddress: Int] = [:]
 
   /// - Parameters:
   ///   - incomingCapacity: how many datagrams each node's incoming stream buffers.
@@ -74,17 +75,28 @@ public actor MemoryPeerNetwork {
   /// Delivers `bytes` to `to` as if `from` had sent them (a test's hostile or replayed
   /// datagram); `from` need not be a node.
   public func inject(_ bytes: [UInt8], from: PeerAddress, to: PeerAddress) {
-    nodes[to]?.continuation.yield(PeerDatagram(bytes: bytes, sender: from))
+    deliver(PeerDatagram(bytes: bytes, sender: from), to: to)
+  }
+
+  /// How many datagrams reached the incoming buffer of the node at `address` (sent to it,
+  /// multicast or injected), less those its full buffer let go unread: what its reader has
+  /// taken, or will, once the network is at rest.
+  public func delivered(to address: PeerAddress) -> Int { deliveries[address, default: 0] }
+
+  private func deliver(_ datagram: PeerDatagram, to address: PeerAddress) {
+    if case .enqueued = nodes[address]?.continuation.yield(datagram) {
+      deliveries[address, default: 0] += 1
+    }
   }
 
   func send(_ bytes: [UInt8], from: PeerAddress, to: PeerAddress) throws {
     guard bytes.count <= maximumDatagramSize else {
       throw MemoryPeerError.tooLarge(bytes.count, limit: maximumDatagramSize)
     }
-    guard let node = nodes[to] else { throw MemoryPeerError.unreachable(to) }
+    guard nodes[to] != nil else { throw MemoryPeerError.unreachable(to) }
     record(bytes, from: from, to: [to])
     guard !cut.contains(Self.pair(from, to)) else { return }
-    node.continuation.yield(PeerDatagram(bytes: bytes, sender: from))
+    deliver(PeerDatagram(bytes: bytes, sender: from), to: to)
   }
 
   func sendToAll(_ bytes: [UInt8], from: PeerAddress) throws {
@@ -95,7 +107,7 @@ public actor MemoryPeerNetwork {
       .sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }
     record(bytes, from: from, to: receivers)
     for address in receivers {
-      nodes[address]?.continuation.yield(PeerDatagram(bytes: bytes, sender: from))
+      deliver(PeerDatagram(bytes: bytes, sender: from), to: address)
     }
   }
 

@@ -253,7 +253,7 @@ extension PeerResolver {
     do {
       let (reply, deviceEvents) = try engine.report(
         Report(sightings: sightings), from: credentials, now: time)
-      for event in reply.events { streams[local]?.yield(event) }
+      for event in reply.events { stream(event, to: local) }
       route(deviceEvents)
     } catch {
       logger.error("recording a resolved sighting failed", metadata: ["error": "\(error)"])

@@ -176,10 +176,15 @@ extension PeerResolver {
 }
 
 extension PeerResolver {
-  /// Queues `outgoing` for the sender task, counting the oldest dropped from a full outbox.
+  /// Queues `outgoing` for the sender, counting the oldest dropped from a full outbox.
   func queue(_ outgoing: Outgoing) {
-    if case .dropped = outboxContinuation.yield(outgoing) {
+    switch outboxContinuation.yield(outgoing) {
+    case .enqueued: queued += 1
+    case .dropped:
+      queued += 1
       statistics.outboxOverflows += 1
+    case .terminated: break
+    @unknown default: break
     }
   }
 }

@@ -1,6 +1,7 @@
 @_spi(Resolver) public import Core
 public import Foundation
 public import Logging
+import AsyncAlgorithms
 @_spi(Resolver) public import Resolution
 import Strategy
 import Tokens
@@ -26,20 +27,23 @@ import Tokens
 /// probe, a query without the cookie of its source address gets an `iHave`-sized cookie, and
 /// only a query with it gets the owner's publications (`AddressCookies`).
 ///
-/// The resolver runs a loop (receiving, sending, ticking) from the first registration until
-/// ``shutdown()``, which also shuts its transports down; devices may come and go meanwhile
-/// (the last one leaving does not stop it, so a resolver shared by several managers outlives
-/// any one of them). Released without a shutdown, its loops end and its transports are let
-/// go with it. Time
-/// comes from `now` (decisions) and `clock` (the tick's sleep); tests pass a manual time and
-/// call ``tick()``.
+/// From the first registration until ``shutdown()`` the resolver runs one task: one loop
+/// that takes its inputs one at a time (datagrams from each transport, the tick every
+/// ``PeerResolverConfiguration/tickInterval`` on `clock`, the sender's results), beside the
+/// sender that drains its outbox. Devices may come and go meanwhile (the last one leaving
+/// does not stop it, so a resolver shared by several managers outlives any one of them).
+/// ``shutdown()`` sends what is queued, closes the transports and awaits the task; released
+/// without a shutdown, the task ends the same way. Decisions take their time from `now`;
+/// tests pass a hand-moved time, a clock that never moves, call ``tick()`` themselves and
+/// compare ``progress()`` with what their network delivered to know when nothing is left to
+/// happen.
 public actor PeerResolver {
   let configuration: PeerResolverConfiguration
   let engine: ResolutionEngine<InMemoryResolutionStore>
   let transports: [any PeerTransport]
   let logger: Logger
   let now: @Sendable () -> Date
-  private let clock: any Clock<Duration>
+  let clock: any Clock<Duration>
 
   /// The project's keys, set by the first registration.
   var sealer: PeerSealer?
@@ -72,15 +76,17 @@ public actor PeerResolver {
   var destinationBudget: SenderRateLimiter
   var statistics = PeerCounters()
 
-  private let outbox: AsyncStream<Outgoing>
+  let outbox: AsyncStream<Outgoing>
   let outboxContinuation: AsyncStream<Outgoing>.Continuation
-  /// Receives and ticks.
-  private var loop: Task<Void, Never>?
-  /// Sends what ``outbox`` queues; ends when the outbox is finished and drained.
-  private var sender: Task<Void, Never>?
-  private var isShutDown = false
-  /// The shutdown under way or done, awaited by every caller of ``shutdown()``.
-  private var shutdownTask: Task<Void, Never>?
+  /// What the loop reads, one at a time: received datagrams, ticks, send results. Sending
+  /// into it waits until the loop takes the input, so a flood stays in the transports'
+  /// bounded buffers.
+  let inputs = AsyncChannel<Input>()
+  var lifecycle = Lifecycle.idle
+  /// Events yielded to each local device's current stream, for ``progress()``.
+  var eventsStreamed: [DeviceID: Int] = [:]
+  /// Datagrams queued for the sender, for ``progress()``.
+  var queued = 0
 
   struct LocalDevice: Sendable {
     var credentials: DeviceCredentials
@@ -137,10 +143,10 @@ public actor PeerResolver {
   }
 
   deinit {
-    // The loops hold the resolver weakly; without a shutdown they end here.
-    loop?.cancel()
+    // The loop holds the resolver weakly; without a shutdown it ends here: the sender drains
+    // the outbox and closes the transports, the readers and the ticker stop.
     outboxContinuation.finish()
-    sender?.cancel()
+    inputs.finish()
   }
 
   /// What was received, dropped and sent so far.
@@ -163,7 +169,9 @@ public actor PeerResolver {
   /// - Throws: ``Core/ResolverError/invalidAPIKey`` for an empty key or another project's,
   ///   ``Core/ResolverError/unavailable(_:)`` after ``shutdown()``.
   @_spi(Resolver) public func register(apiKey: String) async throws -> DeviceCredentials {
-    guard !isShutDown else { throw ResolverError.unavailable("the peer resolver is shut down") }
+    if case .shutDown = lifecycle {
+      throw ResolverError.unavailable("the peer resolver is shut down")
+    }
     guard !apiKey.isEmpty else { throw ResolverError.invalidAPIKey }
     let keys = PeerKeys(apiKey: apiKey)
     if let sealer {
@@ -176,7 +184,7 @@ public actor PeerResolver {
     }
     let credentials = try engine.register(project: Self.project, now: now())
     locals[credentials.id] = LocalDevice(credentials: credentials)
-    startLoopIfNeeded()
+    startIfIdle()
     logger.debug("device registered", metadata: ["device": "\(credentials.id)"])
     return credentials
   }
@@ -223,6 +231,7 @@ public actor PeerResolver {
     let (stream, continuation) = AsyncStream.makeStream(
       of: SequencedEvent.self, bufferingPolicy: .unbounded)
     streams[device.id] = continuation
+    eventsStreamed[device.id] = 0
     return stream
   }
 
@@ -236,6 +245,7 @@ public actor PeerResolver {
     hearers[device.id] = nil
     exchange.removeLocal(device.id)
     streams.removeValue(forKey: device.id)?.finish()
+    eventsStreamed[device.id] = nil
     route(deviceEvents)
     logger.debug("device unregistered", metadata: ["device": "\(device.id)"])
   }
@@ -258,95 +268,6 @@ public actor PeerResolver {
     for (local, recent) in hearers {
       hearers[local] = recent.filter { $0.value.until > time }
     }
-  }
-
-  // MARK: Loop
-
-  /// Sends what is still queued, then stops the loops (awaiting them) and shuts the
-  /// transports down; finishes every event stream. Registering afterwards fails. A second
-  /// call (even a concurrent one) returns once the first has finished.
-  public func shutdown() async {
-    if let shutdownTask {
-      await shutdownTask.value
-      return
-    }
-    isShutDown = true
-    let task = Task { await self.stop() }
-    shutdownTask = task
-    await task.value
-  }
-
-  private func stop() async {
-    // The sender drains the queue (bounded by the outbox's capacity), then ends.
-    outboxContinuation.finish()
-    await sender?.value
-    sender = nil
-    for transport in transports { await transport.shutdown() }
-    loop?.cancel()
-    await loop?.value
-    loop = nil
-    for continuation in streams.values { continuation.finish() }
-    streams = [:]
-  }
-
-  private func startLoopIfNeeded() {
-    guard loop == nil else { return }
-    let (transports, outbox, clock, interval) = (
-      self.transports, self.outbox, self.clock, configuration.tickInterval
-    )
-    sender = Task { [weak self] in
-      for await outgoing in outbox {
-        let sent = await Self.send(outgoing, over: transports)
-        await self?.recordSend(sent)
-      }
-    }
-    loop = Task { [weak self] in
-      await withTaskGroup(of: Void.self) { group in
-        for (index, transport) in transports.enumerated() {
-          group.addTask { [weak self] in
-            for await datagram in transport.incoming {
-              guard let self else { return }
-              await self.receive(datagram, on: index)
-            }
-          }
-        }
-        group.addTask { [weak self] in
-          while !Task.isCancelled {
-            do { try await clock.sleep(for: interval) } catch { return }
-            guard let self else { return }
-            await self.tick()
-          }
-        }
-        await group.waitForAll()
-      }
-    }
-  }
-
-  private static func send(_ outgoing: Outgoing, over transports: [any PeerTransport]) async
-    -> Bool
-  {
-    do {
-      if let address = outgoing.address {
-        guard let transport = transports.first(where: { $0.kind == address.transport }) else {
-          return false
-        }
-        try await transport.send(outgoing.bytes, to: address)
-      } else {
-        var sentOnce = false
-        for transport in transports where transport.capabilities.contains(.multicast) {
-          try await transport.sendToAll(outgoing.bytes)
-          sentOnce = true
-        }
-        return sentOnce
-      }
-      return true
-    } catch {
-      return false
-    }
-  }
-
-  private func recordSend(_ sent: Bool) {
-    if sent { statistics.sent += 1 } else { statistics.sendFailures += 1 }
   }
 
   // MARK: Helpers
@@ -410,7 +331,14 @@ public actor PeerResolver {
   /// owners learn from their own engines).
   func route(_ deviceEvents: [DeviceEvent]) {
     for deviceEvent in deviceEvents where locals[deviceEvent.device] != nil {
-      streams[deviceEvent.device]?.yield(deviceEvent.sequenced)
+      stream(deviceEvent.sequenced, to: deviceEvent.device)
+    }
+  }
+
+  /// Yields `event` to the stream of the local device `local`, if it has one open.
+  func stream(_ event: SequencedEvent, to local: DeviceID) {
+    if case .enqueued = streams[local]?.yield(event) {
+      eventsStreamed[local, default: 0] += 1
     }
   }
 }
