@@ -20,7 +20,7 @@ import Tokens
 extension MessageManager {
   /// The beacon interests of the subscriptions that run now.
   var beaconInterests: [SubscriptionID: BeaconInterest] {
-    subscriptions.compactMapValues { $0.isPaused ? nil : $0.beacons }
+    subscriptions.filter { pausing.isRunning(subscription: $0.key) }.compactMapValues(\.beacons)
   }
 
   /// A medium heard a beacon frame: timed on the manager's clock as it arrives (mediums
@@ -115,7 +115,9 @@ extension MessageManager {
   /// How the mediums should scan for beacons now: `nil` not at all, else whether in low
   /// power (only when every running beacon subscription prefers it).
   private var wantedBeaconScan: Bool? {
-    let running = subscriptions.values.filter { !$0.isPaused && $0.beacons != nil }
+    let running = subscriptions.filter {
+      pausing.isRunning(subscription: $0.key) && $0.value.beacons != nil
+    }.values
     guard !running.isEmpty, !isShutDown else { return nil }
     return running.allSatisfy(\.beaconStrategy.lowPowerPreferred)
   }
@@ -172,6 +174,7 @@ extension MessageManager {
 
   private func expireLocally(_ id: SubscriptionID) async {
     guard let record = subscriptions.removeValue(forKey: id) else { return }
+    pausing.removeSubscription(id)
     logger.debug("subscription expired", metadata: ["subscription": "\(id)"])
     beaconTracking.forget(id)
     record.expiredHandler?()

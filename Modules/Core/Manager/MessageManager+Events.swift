@@ -26,6 +26,7 @@ extension MessageManager {
       record.continuation.yield(.lost(message))
     case .subscriptionExpired(let id):
       guard let record = subscriptions.removeValue(forKey: id) else { return false }
+      pausing.removeSubscription(id)
       logger.debug("subscription expired", metadata: ["subscription": "\(id)"])
       if record.beacons != nil {
         beaconTracking.forget(id)
@@ -38,6 +39,7 @@ extension MessageManager {
       return true
     case .publicationExpired(let id):
       guard let record = publications.removeValue(forKey: id) else { return false }
+      pausing.removePublication(id)
       logger.debug("publication expired", metadata: ["publication": "\(id)"])
       record.expiredHandler?()
       record.cell.set(.inactive)

@@ -14,7 +14,7 @@ extension MessageManager {
 
   /// Whether Nearby permission allows discovery now (always true without a permission gate).
   /// While it is false every publication and subscription is ``HandleStatus/paused``.
-  public var isPermissionGranted: Bool { pausing.permissionGranted }
+  public var isPermissionGranted: Bool { pausing.permission == .granted }
 
   /// Tells the manager that the app went to background or came back. In background, only
   /// publications and subscriptions whose strategy allows background work
@@ -22,41 +22,32 @@ extension MessageManager {
   /// resolver and show ``HandleStatus/paused`` until the app is in the foreground again.
   /// A resumed handle starts a new TTL, and a resumed subscription finds its messages again.
   public func setAppState(_ state: AppState) async {
-    guard !isShutDown, pausing.setAppState(state) else { return }
-    logger.debug("app state changed", metadata: ["state": "\(state.rawValue)"])
-    await reconcilePauses()
+    guard !isShutDown else { return }
+    let plan = pausing.setAppState(state)
+    logger.debug("app state told", metadata: ["state": "\(state.rawValue)"])
+    await performPauses(plan)
   }
 
-  func mustPause(background allowed: Bool) -> Bool {
-    pausing.mustPause(allowsBackground: allowed)
+  /// The permission is now `granted`: performs what changes with it.
+  private func permissionIs(_ granted: Bool) async {
+    await performPauses(pausing.setPermission(granted ? .granted : .denied))
   }
 
-  /// Withdraws the handles that must pause and restores those that may run again, in one
-  /// report. A restore that fails leaves the handle paused (logged); the next change of
+  /// Withdraws the handles that pause and gives back those that run again, in one report. A
+  /// report that fails leaves the resumed handles paused (logged); the next change of
   /// permission or app state tries again.
-  func reconcilePauses() async {
-    let plan = pausing.plan(
-      publications: publications.mapValues {
-        .init(allowsBackground: $0.spec.strategy.allowInBackground, isPaused: $0.isPaused)
-      },
-      subscriptions: subscriptions.mapValues {
-        .init(
-          allowsBackground: $0.allowsBackground, isPaused: $0.isPaused,
-          reportsToResolver: $0.reportsToResolver)
-      })
+  func performPauses(_ plan: PauseStateMachine.Plan) async {
+    guard !plan.isEmpty, !isShutDown else { return }
     var report = Report()
     for id in plan.pausePublications {
-      publications[id]?.isPaused = true
       publications[id]?.cell.set(.paused)
       report.unpublish.append(id)
     }
     for id in plan.resumePublications {
       guard let spec = publications[id]?.spec else { continue }
-      publications[id]?.isPaused = false
       report.publish.append(spec)
     }
     for id in plan.pauseSubscriptions + plan.pauseLocalSubscriptions {
-      subscriptions[id]?.isPaused = true
       subscriptions[id]?.cell.set(.paused)
       beaconTracking.forget(id)
     }
@@ -64,13 +55,11 @@ extension MessageManager {
     for id in plan.pauseLocalSubscriptions { subscriptions[id]?.expiryTask?.cancel() }
     for id in plan.resumeSubscriptions {
       guard let spec = subscriptions[id]?.spec else { continue }
-      subscriptions[id]?.isPaused = false
       report.subscribe.append(spec)
     }
     for id in plan.resumeLocalSubscriptions {
       // Beacons only: nothing to tell the resolver; the TTL starts anew.
       guard let record = subscriptions[id] else { continue }
-      subscriptions[id]?.isPaused = false
       record.cell.set(.active)
       startLocalExpiry(id, ttl: record.spec.strategy.ttl)
     }
@@ -83,45 +72,50 @@ extension MessageManager {
       logger.warning(
         "pausing or resuming handles failed; resumed ones stay paused",
         metadata: ["error": "\(error)"])
-      for spec in report.publish { publications[spec.id]?.isPaused = true }
-      for spec in report.subscribe { subscriptions[spec.id]?.isPaused = true }
+      pausing.resumeFailed(
+        publications: report.publish.map(\.id), subscriptions: report.subscribe.map(\.id))
       if report.subscribe.contains(where: { subscriptions[$0.id]?.beacons != nil }) {
         for spec in report.subscribe { beaconTracking.forget(spec.id) }
         await reconcileBeaconScanning()
       }
       return
     }
-    for spec in report.publish where publications[spec.id]?.isPaused == false {
+    for spec in report.publish where pausing.isRunning(publication: spec.id) {
       publications[spec.id]?.cell.set(.active)
     }
-    for spec in report.subscribe where subscriptions[spec.id]?.isPaused == false {
+    for spec in report.subscribe where pausing.isRunning(subscription: spec.id) {
       subscriptions[spec.id]?.cell.set(.active)
     }
   }
 
   // MARK: Permission
 
-  /// Whether discovery may run: always without a permission gate; otherwise the recorded
-  /// answer, asking the user first when there is none (one request at a time).
-  func permitDiscovery(asking handler: PermissionRequestHandler?) async -> Bool {
-    guard let gate = configuration.permission else { return true }
+  /// Brings the permission up to date before a new handle: without a permission gate it is
+  /// always granted; otherwise the recorded answer, asking the user first when there is none
+  /// (one request at a time). An answer that differs from what the manager knew pauses or
+  /// resumes the handles it has, as an answer from the gate's stream would.
+  func updatePermission(asking handler: PermissionRequestHandler?) async {
+    guard let gate = configuration.permission else { return }
     switch await gate.answer() {
     case true?:
-      _ = pausing.setPermission(true)
-      return true
+      await permissionIs(true)
+      return
     case false?:
-      _ = pausing.setPermission(false)
+      await permissionIs(false)
       logDenied(gate, because: "the user denied it")
-      return false
+      return
     case nil:
       break
     }
-    if let pending = permissionRequest { return await pending.value }
+    if let pending = permissionRequest {
+      await permissionIs(await pending.value)
+      return
+    }
     let request = Task { await self.askForPermission(gate, handler: handler) }
     permissionRequest = request
     let granted = await request.value
     permissionRequest = nil
-    return granted
+    await permissionIs(granted)
   }
 
   private func askForPermission(
@@ -147,7 +141,6 @@ extension MessageManager {
         logger.error("recording the Nearby permission failed", metadata: ["error": "\(error)"])
       }
     }
-    _ = pausing.setPermission(answer == true)
     if answer != true { logDenied(gate, because: reason) }
     return answer == true
   }
@@ -206,12 +199,12 @@ extension MessageManager {
   /// The gate reports a new answer (here or in another process).
   func permissionAnswerChanged(_ answer: Bool?) async {
     let granted = answer == true
-    guard !isShutDown, pausing.setPermission(granted) else { return }
+    guard !isShutDown, granted != isPermissionGranted else { return }
     if granted {
       logger.info("Nearby permission granted: paused publications and subscriptions resume")
     } else {
       logger.info("Nearby permission withdrawn: publications and subscriptions pause")
     }
-    await reconcilePauses()
+    await permissionIs(granted)
   }
 }

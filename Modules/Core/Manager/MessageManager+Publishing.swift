@@ -22,14 +22,15 @@ extension MessageManager {
     try params.strategy.validate()
     let spec = PublicationSpec(id: .random(), message: message, strategy: params.strategy)
     let cell = StatusCell()
-    let permitted = await permitDiscovery(asking: params.permissionRequestHandler)
+    await updatePermission(asking: params.permissionRequestHandler)
     guard !isShutDown else { throw ManagerError.shutDown }
-    let paused = !permitted || mustPause(background: params.strategy.allowInBackground)
+    let run = pausing.addPublication(
+      spec.id, reach: params.strategy.allowInBackground ? .background : .foregroundOnly)
     publications[spec.id] = PublicationRecord(
-      spec: spec, cell: cell, expiredHandler: params.expiredHandler, isPaused: paused)
+      spec: spec, cell: cell, expiredHandler: params.expiredHandler)
     let handle = Publication(
       id: spec.id, message: message, strategy: params.strategy, manager: self, cell: cell)
-    if paused {
+    if run == .paused {
       cell.set(.paused)
       logger.debug("published, paused", metadata: ["publication": "\(spec.id)"])
       return handle
@@ -38,6 +39,7 @@ extension MessageManager {
       try await send(Report(publish: [spec]))
     } catch {
       publications[spec.id] = nil
+      pausing.removePublication(spec.id)
       cell.set(.inactive)
       if case ResolverError.unavailable = error {
         // The resolver may have taken it before the connection failed.
@@ -49,7 +51,7 @@ extension MessageManager {
     if publications[spec.id] == nil {
       // Cancelled while the resolver was being told: make sure it is gone there too.
       try? await send(Report(unpublish: [spec.id]))
-    } else if publications[spec.id]?.isPaused == false {
+    } else if pausing.isRunning(publication: spec.id) {
       cell.set(.active)
     }
     logger.debug("published", metadata: ["publication": "\(spec.id)", "message": "\(message)"])
@@ -59,7 +61,9 @@ extension MessageManager {
   func unpublish(_ id: PublicationID) async {
     guard let record = publications.removeValue(forKey: id) else { return }
     record.cell.set(.inactive)
-    guard !record.isPaused else { return }
+    let wasRunning = pausing.isRunning(publication: id)
+    pausing.removePublication(id)
+    guard wasRunning else { return }
     do {
       try await send(Report(unpublish: [id]))
       logger.debug("unpublished", metadata: ["publication": "\(id)"])

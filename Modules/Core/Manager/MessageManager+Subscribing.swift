@@ -86,18 +86,19 @@ extension MessageManager {
     let (stream, continuation) = AsyncStream.makeStream(
       of: SubscriptionEvent.self, bufferingPolicy: .bufferingNewest(params.eventBufferSize))
     let cell = StatusCell()
-    let permitted = await permitDiscovery(asking: params.permissionRequestHandler)
+    await updatePermission(asking: params.permissionRequestHandler)
     guard !isShutDown else { throw ManagerError.shutDown }
     // Beacons alone: background as the beacon strategy says; with devices, both must allow.
     let allowsBackground =
       (!wantsDevices || params.strategy.allowInBackground)
       && (!wantsBeacons || params.beaconStrategy.allowInBackground)
-    let paused = !permitted || mustPause(background: allowsBackground)
+    let run = pausing.addSubscription(
+      spec.id, reach: allowsBackground ? .background : .foregroundOnly,
+      keeper: wantsDevices ? .resolver : .local)
     var record = SubscriptionRecord(
       spec: spec, cell: cell, continuation: continuation, onFound: onFound, onLost: onLost,
-      expiredHandler: params.expiredHandler, isPaused: paused)
+      expiredHandler: params.expiredHandler)
     record.reportsToResolver = wantsDevices
-    record.allowsBackground = allowsBackground
     record.beaconStrategy = params.beaconStrategy
     if wantsBeacons {
       record.beacons = BeaconInterest(
@@ -107,7 +108,7 @@ extension MessageManager {
     subscriptions[spec.id] = record
     let handle = Subscription(id: spec.id, events: stream, manager: self, cell: cell)
     if !wantsDevices { startLocalExpiry(spec.id, ttl: params.strategy.ttl) }
-    if paused {
+    if run == .paused {
       cell.set(.paused)
       logger.debug("subscribed, paused", metadata: ["subscription": "\(spec.id)"])
       return handle
@@ -127,6 +128,7 @@ extension MessageManager {
       try await send(Report(subscribe: [spec]))
     } catch {
       subscriptions[spec.id] = nil
+      pausing.removeSubscription(spec.id)
       continuation.finish()
       cell.set(.inactive)
       if wantsBeacons {
@@ -141,7 +143,7 @@ extension MessageManager {
     guard !isShutDown else { throw ManagerError.shutDown }
     if subscriptions[spec.id] == nil {
       try? await send(Report(unsubscribe: [spec.id]))
-    } else if subscriptions[spec.id]?.isPaused == false {
+    } else if pausing.isRunning(subscription: spec.id) {
       cell.set(.active)
       if wantsBeacons { await reconcileBeaconScanning() }
     }
@@ -163,7 +165,9 @@ extension MessageManager {
       beaconTracking.forget(id)
       await reconcileBeaconScanning()
     }
-    guard !record.isPaused, record.reportsToResolver else { return }
+    let wasRunning = pausing.isRunning(subscription: id)
+    pausing.removeSubscription(id)
+    guard wasRunning, record.reportsToResolver else { return }
     do {
       try await send(Report(unsubscribe: [id]))
       logger.debug("unsubscribed", metadata: ["subscription": "\(id)"])

@@ -40,8 +40,6 @@ public actor MessageManager {
     let spec: PublicationSpec
     let cell: StatusCell
     let expiredHandler: (@Sendable () -> Void)?
-    /// Withdrawn from the resolver for now (no permission, or background); see Pausing.
-    var isPaused = false
   }
 
   struct SubscriptionRecord {
@@ -51,11 +49,8 @@ public actor MessageManager {
     let onFound: (@Sendable (Message) -> Void)?
     let onLost: (@Sendable (Message) -> Void)?
     let expiredHandler: (@Sendable () -> Void)?
-    var isPaused = false
     /// Whether the resolver knows this subscription (it looks for nearby devices).
     var reportsToResolver = true
-    /// Whether it keeps running while the app is in background.
-    var allowsBackground = false
     /// For a subscription to beacons: which beacons and attachments, and how to scan.
     var beacons: BeaconInterest?
     var beaconStrategy = BeaconStrategy.default
@@ -147,7 +142,7 @@ public actor MessageManager {
         smoothingWindow: configuration.beaconSmoothingWindow, model: configuration.pathLossModel),
       cacheTTL: configuration.beaconCacheTTL)
     if let gate = configuration.permission {
-      _ = pausing.setPermission(await gate.answer() == true)
+      pausing = PauseStateMachine(permission: await gate.answer() == true ? .granted : .denied)
       let answers = gate.answers()
       tasks.append(
         ManagerTask.start(for: self) { [weak self] in
@@ -267,6 +262,7 @@ public actor MessageManager {
     }
     publications.removeAll()
     subscriptions.removeAll()
+    pausing.removeAll()
   }
 
   /// The resolver no longer knows this device (unknown device, wrong secret, stream closed):
