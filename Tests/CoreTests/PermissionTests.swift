@@ -67,6 +67,23 @@ struct PermissionTests {
     await device.manager.shutdown()
   }
 
+  @Test("a grant found while publishing resumes the handles paused before it, not only the new one")
+  func grantFoundWhilePublishing() async throws {
+    let gate = TestGate(answer: false)
+    let device = try await ScriptedDevice(resolver: InProcessResolver()) {
+      $0.permission = gate
+    }
+    let first = try await device.manager.publish(Message(text: "first"))
+    #expect(first.status == .paused)
+    // Granted in another process; its notice has not arrived when the app publishes again.
+    gate.changeQuietly(to: true)
+    let second = try await device.manager.publish(Message(text: "second"))
+    #expect(second.status == .active)
+    #expect(first.status == .active)
+    #expect(await device.manager.isPermissionGranted)
+    await device.manager.shutdown()
+  }
+
   @Test("a handler that never answers counts as denied after the timeout, and is not recorded")
   func handlerTimeout() async throws {
     let gate = TestGate()

@@ -29,6 +29,10 @@ final class TestGate: PermissionGate {
     for continuation in continuations { continuation.yield(answer) }
   }
 
+  /// Changes the answer without telling the managers yet (the notice of another process's
+  /// change still on its way).
+  func changeQuietly(to answer: Bool?) { state.withLock { $0.answer = answer } }
+
   func answer() async -> Bool? { state.withLock { $0.answer } }
 
   func record(_ granted: Bool) async throws {
