@@ -10,8 +10,8 @@ public protocol ResolverStorage: Sendable {
   /// Runs `body` in one transaction and returns its result: committed if `body` returns,
   /// rolled back if it throws. On SQLite transactions never interleave (one writer). On
   /// PostgreSQL they run concurrently (see ``runsConcurrently``): a body that runs the engine
-  /// first locks the devices it can change (`SQLStore.prepare(forReport:…)`,
-  /// `SQLStore.lockDevices(for:…)`; the engine operations in `ResolverStorage+Engine` do it),
+  /// first locks the devices it can change (`DeviceLocks.prepare(forReport:…)`,
+  /// `DeviceLocks.lockDevices(for:…)`; the engine operations in `ResolverStorage+Engine` do it),
   /// so the engine sees a consistent state and numbers events without gaps; a transaction
   /// that deadlocks or fails to serialize is run again, so `body` must not have effects
   /// outside the database.
@@ -19,13 +19,14 @@ public protocol ResolverStorage: Sendable {
   /// `body` runs on a thread of the storage's own (never on Swift's cooperative pool), because
   /// it makes blocking database calls.
   /// - Throws: what `body` throws, or the database's error.
-  func transaction<T: Sendable>(_ body: @escaping @Sendable (SQLStore) throws -> T) async throws
+  func transaction<T: Sendable>(_ body: @escaping @Sendable (SQLTransaction) throws -> T)
+    async throws
     -> T
 
   /// Runs `body`, which only reads, in a read-only transaction that does not wait for writers
   /// (the event stream and API-key lookups use it). Same threading as ``transaction(_:)``.
   /// - Throws: what `body` throws, or the database's error.
-  func read<T: Sendable>(_ body: @escaping @Sendable (SQLStore) throws -> T) async throws -> T
+  func read<T: Sendable>(_ body: @escaping @Sendable (SQLTransaction) throws -> T) async throws -> T
 
   /// Whether transactions run at the same time (PostgreSQL), so that engine work must lock
   /// the devices it changes and leave due deadlines to one transaction each; false when the

@@ -89,17 +89,19 @@ struct BeaconEndToEndTests {
       try EddystoneEID(ephemeralID: BeaconBytes(eid), txPower: -10))
     let (soup, price, bread, iBeaconMenu, eidMenu) = (soup, price, bread, iBeaconMenu, eidMenu)
     let key = try await storage.transaction { store in
-      let key = try store.createAPIKey(project: "beacons", role: .admin, label: "test", now: now)
-        .key
-      _ = try store.registerBeacon(
+      let key = try store.apiKeys.createAPIKey(
+        project: "beacons", role: .admin, label: "test", now: now
+      )
+      .key
+      _ = try store.beacons.registerBeacon(
         project: "beacons",
         advertisedID: BeaconID(frame: Self.uid)!,
         description: "", attachments: [soup.new, price.new, bread.new], now: now)
-      _ = try store.registerBeacon(
+      _ = try store.beacons.registerBeacon(
         project: "beacons",
         advertisedID: BeaconID(frame: Self.iBeacon)!,
         description: "", attachments: [iBeaconMenu.new], now: now)
-      _ = try store.registerBeacon(
+      _ = try store.beacons.registerBeacon(
         project: "beacons", advertisedID: BeaconID(kind: .eddystoneEID, bytes: eid)!,
         description: "", eid: registration, attachments: [eidMenu.new], now: now)
       return key
@@ -190,13 +192,13 @@ struct BeaconEndToEndTests {
     // Project "partner" registered the same Eddystone-UID beacon, with a public namespace and
     // an unlisted one.
     try await world.storage.transaction { store in
-      _ = try store.registerBeacon(
+      _ = try store.beacons.registerBeacon(
         project: "partner", advertisedID: BeaconID(frame: Self.uid)!, description: "theirs",
         attachments: [
           try NewAttachment(namespacedType: "partner.offers/coupon", data: Array("coupon".utf8)),
           try NewAttachment(namespacedType: "partner.private/key", data: Array("secret".utf8)),
         ], now: now)
-      _ = try store.setNamespaceVisibility(
+      _ = try store.namespaces.setNamespaceVisibility(
         project: "partner", name: "partner.offers", visibility: .public, now: now)
     }
     let manager = try await manager(world)
@@ -268,7 +270,7 @@ struct BeaconEndToEndTests {
     let storage = world.storage
     let read = { @Sendable () async throws -> BeaconDiagnostics? in
       try await storage.read { store in
-        try store.diagnostics(
+        try store.observations.diagnostics(
           project: "beacons", beacon: name, now: Date(), settings: DiagnosticsSettings())
       }
     }

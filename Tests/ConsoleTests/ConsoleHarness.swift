@@ -43,8 +43,10 @@ final class ConsoleHarness: AsyncShutdown {
       }
     let (admin, client) = try await storage.transaction { store in
       (
-        try store.createAPIKey(project: "test", role: .admin, label: "ops", now: Date()).key,
-        try store.createAPIKey(project: "test", role: .client, label: "app", now: Date()).key
+        try store.apiKeys.createAPIKey(project: "test", role: .admin, label: "ops", now: Date())
+          .key,
+        try store.apiKeys.createAPIKey(project: "test", role: .client, label: "app", now: Date())
+          .key
       )
     }
     var configuration = ResolverServerConfiguration()

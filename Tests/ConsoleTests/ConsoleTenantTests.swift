@@ -109,7 +109,7 @@ struct ConsoleTenantTests {
   func theOverviewShowsTheProjectsOwnFigures(_ engine: Engine) async throws {
     try await ConsoleHarness.with(engine) { server in
       let other = try await server.storage.transaction { store in
-        try store.createAPIKey(project: "b", role: .client, label: "", now: Date())
+        try store.apiKeys.createAPIKey(project: "b", role: .client, label: "", now: Date())
       }.key
       let registered = try await server.api(.POST, "/v1/devices", key: other)
       let object = try JSONSerialization.jsonObject(with: Data(registered.body.utf8))

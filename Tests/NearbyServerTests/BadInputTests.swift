@@ -55,9 +55,9 @@ struct BadInputTests {
       #expect(unknown.status == 401)
       #expect(unknown.json["message"] == "unknown or revoked API key")
       let key = server.apiKey
-      let id = try await server.storage.read { store in try store.apiKey(key)?.id }
+      let id = try await server.storage.read { store in try store.apiKeys.apiKey(key)?.id }
       _ = try await server.storage.transaction { store in
-        try store.revokeAPIKey(id: id ?? "", now: Date())
+        try store.apiKeys.revokeAPIKey(id: id ?? "", now: Date())
       }
       let revoked = try await rawRequest(
         .POST, server.url, path: "/v1/devices", headers: [ResolverContract.apiKeyHeader: key])
@@ -188,9 +188,10 @@ struct BadInputTests {
         return metrics?.body.contains("nearby_event_streams_opened_total 1") == true
       }
       #expect(opened)
-      let key = try await server.storage.read { store in try store.apiKey(server.apiKey)?.id }
+      let key = try await server.storage.read { store in try store.apiKeys.apiKey(server.apiKey)?.id
+      }
       let revoked = try await server.storage.transaction { store in
-        try store.revokeAPIKey(id: try #require(key), now: Date())
+        try store.apiKeys.revokeAPIKey(id: try #require(key), now: Date())
       }
       #expect(revoked)
       #expect(await eventually { answer.withLock { $0 != nil } }, "the stream stayed open")

@@ -117,7 +117,7 @@ struct BeaconAPITests {
     let server = try await ServerHarness.start()
     try await withShutdown(server) { server in
       let other = try await server.storage.transaction { store in
-        try store.createAPIKey(project: "other", role: .admin, label: "", now: Date())
+        try store.apiKeys.createAPIKey(project: "other", role: .admin, label: "", now: Date())
       }.key
       let registered = try await call(
         .POST, server, "/v1/beacons",

@@ -281,7 +281,7 @@ struct BeaconLifecycleTests {
         #expect(answer.status == status, "\(body): \(answer.status) \(answer.body)")
       }
       let unchanged = try await server.storage.read { store in
-        try store.beacon(project: "test", name: "eddystone!\(uid(1))")
+        try store.beacons.beacon(project: "test", name: "eddystone!\(uid(1))")
       }
       #expect(unchanged?.metadata == BeaconMetadata())
     }

@@ -21,7 +21,7 @@ struct BodyLimitTests {
     let server = try await ServerHarness.start(storage: try await ServerHarness.storage(engine))
     try await withShutdown(server) { server in
       let key = try await server.storage.transaction { store in
-        try store.createAPIKey(project: "test", role: .client, label: "app", now: Date())
+        try store.apiKeys.createAPIKey(project: "test", role: .client, label: "app", now: Date())
       }.key
       let device = try await server.registerDevice(key: key)
       let limit = server.configuration.maximumBodyBytes

@@ -165,7 +165,7 @@ struct DiagnosticsTests {
 
       // A client key forwards telemetry but cannot read diagnostics.
       let client = try await server.storage.transaction { store in
-        try store.createAPIKey(project: "test", role: .client, label: "app", now: Date())
+        try store.apiKeys.createAPIKey(project: "test", role: .client, label: "app", now: Date())
       }.key
       #expect(
         try await observe(server, 1, telemetry: tlm(millivolts: 2800), key: client).status == 200)

@@ -141,7 +141,9 @@ struct EIDBeaconTests {
         try await observed(server, [("eddystone-eid", broadcast(after: 7800))]).map(\.name) == [
           name
         ])
-      let stored = try await server.storage.read { store in try store.eidBeacons(project: "test") }
+      let stored = try await server.storage.read { store in
+        try store.beacons.eidBeacons(project: "test")
+      }
       let registration = try #require(stored.first?.registration)
       #expect(abs(registration.clockOffset + Int64(lag)) < 1024, "\(registration.clockOffset)")
       #expect(registration.lastMatchedAt == start.addingTimeInterval(7800))

@@ -78,7 +78,7 @@ struct EndToEndTests {
     withExtendedLifetime((aliceName, bobName, aliceWatch, bobWatch)) {}
     await alice.shutdown()
     await bob.shutdown()
-    let counts = try await server.storage.read { try $0.counts() }
+    let counts = try await server.storage.read { try $0.resolution.counts() }
     #expect(counts.devices == 0)
     #expect(counts.publications == 0)
     await server.shutdown()

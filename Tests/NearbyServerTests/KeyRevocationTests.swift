@@ -48,8 +48,9 @@ struct KeyRevocationTests {
     } _: {
       let (revoked, kept) = try await keys.transaction { store in
         (
-          try store.createAPIKey(project: "test", role: .client, label: "revoked", now: Date()),
-          try store.createAPIKey(project: "test", role: .client, label: "kept", now: Date())
+          try store.apiKeys.createAPIKey(
+            project: "test", role: .client, label: "revoked", now: Date()),
+          try store.apiKeys.createAPIKey(project: "test", role: .client, label: "kept", now: Date())
         )
       }
       var streams: [EventStream] = []
@@ -59,7 +60,8 @@ struct KeyRevocationTests {
       let other = try await EventStream.open(servers[0], key: kept.key)
       let revokedStreams = streams
       let id = revoked.record.id
-      #expect(try await keys.transaction { store in try store.revokeAPIKey(id: id, now: Date()) })
+      #expect(
+        try await keys.transaction { store in try store.apiKeys.revokeAPIKey(id: id, now: Date()) })
       let start = ContinuousClock.now
       let ended = await eventually(timeout: .seconds(5)) { revokedStreams.allSatisfy(\.hasEnded) }
       #expect(ended, "still open \(start.duration(to: .now)) after the key was revoked")

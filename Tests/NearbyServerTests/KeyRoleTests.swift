@@ -15,7 +15,7 @@ struct KeyRoleTests {
     let server = try await ServerHarness.start()
     try await withShutdown(server) { server in
       let client = try await server.storage.transaction { store in
-        try store.createAPIKey(project: "test", role: .client, label: "app", now: Date())
+        try store.apiKeys.createAPIKey(project: "test", role: .client, label: "app", now: Date())
       }.key
       let admin = server.apiKey
 
@@ -59,7 +59,9 @@ struct KeyRoleTests {
         #expect(answer.json["error"] == "forbidden")
         #expect(answer.json["message"]?.contains("--role admin") == true, "\(answer.body)")
       }
-      let beacons = try await server.storage.read { store in try store.beacons(project: "test") }
+      let beacons = try await server.storage.read { store in
+        try store.beacons.beacons(project: "test")
+      }
       #expect(beacons.isEmpty)
 
       // The admin key does all of it, and a device's work too.
@@ -77,8 +79,8 @@ struct KeyRoleTests {
     let server = try await ServerHarness.start()
     try await withShutdown(server) { server in
       let keys = try await server.storage.transaction { store in
-        _ = try store.createAPIKey(project: "roles", role: .client, label: "", now: Date())
-        return try store.apiKeys(project: "roles")
+        _ = try store.apiKeys.createAPIKey(project: "roles", role: .client, label: "", now: Date())
+        return try store.apiKeys.apiKeys(project: "roles")
       }
       #expect(keys.map(\.role) == [.client])
       #expect(APIKeyRole.admin.includes(.client) && APIKeyRole.admin.includes(.admin))

@@ -19,8 +19,9 @@ struct NamespaceTests {
     let server = try await HostileInputTests().start(engine)
     let (admin, client) = try await server.storage.transaction { store in
       (
-        try store.createAPIKey(project: "other", role: .admin, label: "b", now: Date()).key,
-        try store.createAPIKey(project: "other", role: .client, label: "b app", now: Date()).key
+        try store.apiKeys.createAPIKey(project: "other", role: .admin, label: "b", now: Date()).key,
+        try store.apiKeys.createAPIKey(project: "other", role: .client, label: "b app", now: Date())
+          .key
       )
     }
     return (server, admin, client)
@@ -142,7 +143,9 @@ struct NamespaceTests {
         server, key: otherAdmin, uid: uid, attachments: ["a.menus/menu"])
       #expect(registered.status == 403, "\(registered.body)")
       #expect(registered.json["message"]?.contains("belongs to another project") == true)
-      let theirs = try await server.storage.read { store in try store.beacons(project: "other") }
+      let theirs = try await server.storage.read { store in
+        try store.beacons.beacons(project: "other")
+      }
       #expect(theirs.isEmpty)
       // Attaching to B's own beacon in A's namespace, or changing its visibility: refused.
       #expect(try await register(server, key: otherAdmin, uid: uid, attachments: []).status == 201)
@@ -190,7 +193,8 @@ struct NamespaceTests {
         let answer = try await call(.PATCH, server, path, key: server.apiKey, body: body)
         #expect(answer.status == 400, "\(path) \(body): \(answer.status) \(answer.body)")
       }
-      let unclaimed = try await server.storage.read { store in try store.namespace("ok") }
+      let unclaimed = try await server.storage.read { store in try store.namespaces.namespace("ok")
+      }
       #expect(unclaimed == nil)
     }
   }

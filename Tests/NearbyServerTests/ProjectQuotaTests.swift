@@ -27,7 +27,7 @@ struct ProjectQuotaTests {
       #expect(statuses == [201, 201, 422])
       // Another project is not held back by this one.
       let other = try await server.storage.transaction { store in
-        try store.createAPIKey(project: "other", role: .client, label: "", now: Date())
+        try store.apiKeys.createAPIKey(project: "other", role: .client, label: "", now: Date())
       }.key
       let elsewhere = try await rawRequest(
         .POST, server.url, path: "/v1/devices", headers: [ResolverContract.apiKeyHeader: other])
@@ -45,7 +45,7 @@ struct ProjectQuotaTests {
     }
     let id = try BeaconID(kind: .eddystoneUID, hex: String(repeating: "ab", count: 16))
     _ = try await storage.transaction { store in
-      try store.registerBeacon(
+      try store.beacons.registerBeacon(
         project: "test", advertisedID: id, description: "", attachments: attachments, now: Date())
     }
     let server = try await ServerHarness.start(storage: storage) {

@@ -30,7 +30,7 @@ struct RedirectTests {
         _ = try await client.register(apiKey: server.apiKey)
       }
       // Nothing reached the real server with the key.
-      let devices = try await server.storage.read { store in try store.counts().devices }
+      let devices = try await server.storage.read { store in try store.resolution.counts().devices }
       #expect(devices == 0)
     }
   }

@@ -117,7 +117,7 @@ struct RequestLimitTests {
     let server = try await ServerHarness.start()
     try await withShutdown(server) { server in
       let client = try await server.storage.transaction { store in
-        try store.createAPIKey(project: "test", role: .client, label: "", now: Date())
+        try store.apiKeys.createAPIKey(project: "test", role: .client, label: "", now: Date())
       }.key
       #expect(try await rawRequest(.GET, server.url, path: "/metrics").status == 401)
       let byClient = try await rawRequest(

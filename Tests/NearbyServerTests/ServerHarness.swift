@@ -46,12 +46,12 @@ final class ServerHarness: AsyncShutdown {
     configuration.eventPollInterval = .milliseconds(200)
     configure(&configuration)
     let key = try await storage.transaction { store in
-      try store.createAPIKey(project: "test", role: .admin, label: "", now: Date())
+      try store.apiKeys.createAPIKey(project: "test", role: .admin, label: "", now: Date())
     }
     var bridge: PeerBridgeConfiguration?
     if let peerBridge {
       let peerKey = try await storage.transaction { store in
-        try store.createAPIKey(project: "test", role: peerRole, label: "peers", now: Date())
+        try store.apiKeys.createAPIKey(project: "test", role: peerRole, label: "peers", now: Date())
       }
       bridge = peerBridge(peerKey.key)
     }

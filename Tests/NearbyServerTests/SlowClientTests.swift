@@ -144,7 +144,7 @@ struct SlowClientTests {
       $0.maximumEventStreamsPerAddress = 3
     }) { server in
       let other = try await server.storage.transaction { store in
-        try store.createAPIKey(project: "b", role: .client, label: "", now: Date())
+        try store.apiKeys.createAPIKey(project: "b", role: .client, label: "", now: Date())
       }.key
       func open(_ key: String) async throws -> HTTPClientResponse {
         let device = try await rawRequest(

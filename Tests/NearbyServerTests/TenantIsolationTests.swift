@@ -41,7 +41,7 @@ struct TenantIsolationTests {
   /// A key of another project, "b".
   func otherProjectKey(_ server: ServerHarness, role: APIKeyRole = .admin) async throws -> String {
     try await server.storage.transaction { store in
-      try store.createAPIKey(project: "b", role: role, label: "", now: Date())
+      try store.apiKeys.createAPIKey(project: "b", role: role, label: "", now: Date())
     }.key
   }
 
@@ -157,7 +157,7 @@ struct TenantIsolationTests {
         try await report(server, theirs, key: other, body: #"{"unpublish":["\#(id)"]}"#).status
           == 200)
       let stored = try await server.storage.read { store in
-        try store.publications(on: try #require(DeviceID(mine.id)))
+        try store.resolution.publications(on: try #require(DeviceID(mine.id)))
       }
       #expect(stored.count == 1)
       #expect(stored.first?.id.description != id)

@@ -77,8 +77,10 @@ struct WebClientTests {
     try await withShutdown(server) { server in
       let (client, other) = try await server.storage.transaction { store in
         (
-          try store.createAPIKey(project: "test", role: .client, label: "phones", now: Date()),
-          try store.createAPIKey(project: "elsewhere", role: .client, label: "", now: Date())
+          try store.apiKeys.createAPIKey(
+            project: "test", role: .client, label: "phones", now: Date()),
+          try store.apiKeys.createAPIKey(
+            project: "elsewhere", role: .client, label: "", now: Date())
         )
       }
       func ask(_ key: String?) async throws -> RawAnswer {
@@ -104,7 +106,7 @@ struct WebClientTests {
       #expect(try await ask(String(repeating: "k", count: 4000)).status == 401)
 
       _ = try await server.storage.transaction { store in
-        try store.revokeAPIKey(id: client.record.id, now: Date())
+        try store.apiKeys.revokeAPIKey(id: client.record.id, now: Date())
       }
       // The key cache keeps an active key for its lifetime; past it the key is refused.
       let refused = try await eventually(timeout: .seconds(10), interval: .milliseconds(200)) {

@@ -15,14 +15,14 @@ struct BeaconStoreTests {
       let menu = try NewAttachment(namespacedType: "cafe/menu", data: [1, 2, 3])
       let now = Date(timeIntervalSince1970: 1_800_000_000)
       let result = try await storage.transaction { store in
-        let first = try store.registerBeacon(
+        let first = try store.beacons.registerBeacon(
           project: "p", advertisedID: id, description: "d", attachments: [menu], now: now)
-        let twice = try store.registerBeacon(
+        let twice = try store.beacons.registerBeacon(
           project: "p", advertisedID: id, description: "", attachments: [], now: now)
-        let elsewhere = try store.beacons(project: "q", advertisedIDs: [id])
-        let found = try store.beacons(project: "p", advertisedIDs: [id, id])
-        let deleted = try store.deleteBeacon(project: "p", name: id.name)
-        return (first, twice, elsewhere, found, deleted, try store.beacons(project: "p"))
+        let elsewhere = try store.beacons.beacons(project: "q", advertisedIDs: [id])
+        let found = try store.beacons.beacons(project: "p", advertisedIDs: [id, id])
+        let deleted = try store.beacons.deleteBeacon(project: "p", name: id.name)
+        return (first, twice, elsewhere, found, deleted, try store.beacons.beacons(project: "p"))
       }
       #expect(result.0?.attachments.map(\.data) == [[1, 2, 3]])
       #expect(result.1 == nil)
@@ -44,14 +44,15 @@ struct BeaconStoreTests {
         registeredAt: registeredAt)
       let plain = try BeaconID(kind: .altBeacon, hex: String(repeating: "0f", count: 20))
       let result = try await storage.transaction { store in
-        _ = try store.registerBeacon(
+        _ = try store.beacons.registerBeacon(
           project: "p", advertisedID: plain, description: "", attachments: [], now: registeredAt)
-        let registered = try store.registerBeacon(
+        let registered = try store.beacons.registerBeacon(
           project: "p", advertisedID: id, description: "", eid: eid, attachments: [],
           now: registeredAt)
         return (
-          registered, try store.beacons(project: "p"), try store.eidBeacons(project: "p"),
-          try store.eidBeacons(project: "q")
+          registered, try store.beacons.beacons(project: "p"),
+          try store.beacons.eidBeacons(project: "p"),
+          try store.beacons.eidBeacons(project: "q")
         )
       }
       #expect(result.0?.eid == eid)
@@ -60,8 +61,8 @@ struct BeaconStoreTests {
       #expect(result.2.first?.registration == eid)
       #expect(result.3.isEmpty)
       let left = try await storage.transaction { store in
-        _ = try store.deleteBeacon(project: "p", name: id.name)
-        return try store.eidBeacons(project: "p")
+        _ = try store.beacons.deleteBeacon(project: "p", name: id.name)
+        return try store.beacons.eidBeacons(project: "p")
       }
       #expect(left.isEmpty)
     }

@@ -47,7 +47,7 @@ struct DeadlineHintTests {
       // Once it is due, a report (no sweeper runs here) handles it: bob loses Alice.
       let later = heardAt.addingTimeInterval(11)
       _ = try await storage.report(Report(), from: alice, configuration: configuration, now: later)
-      let log = try await storage.read { try $0.events(for: bob.id, after: 0, limit: 10) }
+      let log = try await storage.read { try $0.eventLog.events(for: bob.id, after: 0, limit: 10) }
       #expect(log.map(\.event) == [.found(subscription, message), .lost(subscription, message)])
     }
   }

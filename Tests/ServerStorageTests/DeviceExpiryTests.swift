@@ -48,8 +48,8 @@ struct DeviceExpiryTests {
       #expect(expired.events.map(\.event) == [.lost(subscription, message)])
       let (gone, logged) = try await storage.read { store in
         (
-          try store.device(silent.id),
-          try store.events(for: listener.id, after: 0, limit: 10).map(\.event)
+          try store.resolution.device(silent.id),
+          try store.eventLog.events(for: listener.id, after: 0, limit: 10).map(\.event)
         )
       }
       #expect(gone == nil)

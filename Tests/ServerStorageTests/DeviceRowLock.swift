@@ -19,7 +19,7 @@ final class DeviceRowLock: Sendable {
   /// the holding transaction commits).
   static func hold(
     _ device: DeviceID, on storage: any ResolverStorage,
-    then change: @escaping @Sendable (SQLStore) throws -> Void = { _ in }
+    then change: @escaping @Sendable (SQLTransaction) throws -> Void = { _ in }
   ) async -> DeviceRowLock {
     let lock = DeviceRowLock()
     let holding = AsyncStream.makeStream(of: Void.self)

@@ -54,10 +54,10 @@ struct EIDKeyExchangeTests {
   func theServiceKeyIsMadeOnceAndKept(_ kind: StorageKind) async throws {
     let storage = try await StorageFixture.make(kind)
     let first = try await storage.transaction { store in
-      try store.eidServiceKey(project: "a", now: Date())
+      try store.beacons.eidServiceKey(project: "a", now: Date())
     }
     let second = try await storage.transaction { store in
-      try store.eidServiceKey(project: "a", now: Date())
+      try store.beacons.eidServiceKey(project: "a", now: Date())
     }
     #expect(first.publicKey == second.publicKey)
     #expect(first.privateKey == second.privateKey)
@@ -71,10 +71,10 @@ struct EIDKeyExchangeTests {
   func eachProjectHasItsOwnServiceKey(_ kind: StorageKind) async throws {
     let storage = try await StorageFixture.make(kind)
     let a = try await storage.transaction { store in
-      try store.eidServiceKey(project: "a", now: Date())
+      try store.beacons.eidServiceKey(project: "a", now: Date())
     }
     let b = try await storage.transaction { store in
-      try store.eidServiceKey(project: "b", now: Date())
+      try store.beacons.eidServiceKey(project: "b", now: Date())
     }
     #expect(a.publicKey != b.publicKey)
     let beacon = EIDKeyExchange.newServiceKey()

@@ -17,10 +17,10 @@ struct EngineOnStorageTests {
   /// Runs `body` with an engine over the transaction's store.
   static func engine<T: Sendable>(
     _ storage: any ResolverStorage,
-    _ body: @escaping @Sendable (ResolutionEngine<SQLStore>) throws -> T
+    _ body: @escaping @Sendable (ResolutionEngine<ResolutionTables>) throws -> T
   ) async throws -> T {
     try await storage.transaction { store in
-      try body(ResolutionEngine(store: store, configuration: configuration))
+      try body(ResolutionEngine(store: store.resolution, configuration: configuration))
     }
   }
 
@@ -59,7 +59,7 @@ struct EngineOnStorageTests {
       let lost = try await Self.engine(storage) { try $0.sweep(now: t0.addingTimeInterval(11)) }
       #expect(
         lost == [DeviceEvent(device: bob.id, sequence: 2, event: .lost(subscription, message))])
-      let counts = try await storage.transaction { try $0.counts() }
+      let counts = try await storage.transaction { try $0.resolution.counts() }
       #expect(counts.sightings == 0)
       #expect(counts.deliveries == 0)
       #expect(counts.publications == 1)
@@ -85,7 +85,7 @@ struct EngineOnStorageTests {
             from: alice, now: t0)
         }
       }
-      let counts = try await storage.transaction { try $0.counts() }
+      let counts = try await storage.transaction { try $0.resolution.counts() }
       #expect(counts.publications == 0)
     }
   }
@@ -103,11 +103,11 @@ struct EngineOnStorageTests {
           event: .found(subscription, Message(text: "m\($0)", type: "t")))
       }
       let (replay, pruned, left) = try await storage.transaction { store in
-        try store.appendEvents(Array(events.prefix(2)), at: t0)
-        try store.appendEvents(Array(events.suffix(3)), at: t0.addingTimeInterval(100))
-        let replay = try store.events(for: device, after: 1, limit: 3)
-        let pruned = try store.pruneEvents(before: t0.addingTimeInterval(50))
-        return (replay, pruned, try store.events(for: device, after: 0, limit: 100))
+        try store.eventLog.appendEvents(Array(events.prefix(2)), at: t0)
+        try store.eventLog.appendEvents(Array(events.suffix(3)), at: t0.addingTimeInterval(100))
+        let replay = try store.eventLog.events(for: device, after: 1, limit: 3)
+        let pruned = try store.eventLog.pruneEvents(before: t0.addingTimeInterval(50))
+        return (replay, pruned, try store.eventLog.events(for: device, after: 0, limit: 100))
       }
       #expect(replay.map(\.sequence) == [2, 3, 4])
       #expect(replay.first?.event == events[1].event)
@@ -137,14 +137,15 @@ struct EngineOnStorageTests {
     try await withShutdown(storage) { storage in
       let t0 = Date(timeIntervalSince1970: 1_800_000_000)
       let created = try await storage.transaction { store in
-        try store.createAPIKey(project: "cafe", role: .admin, label: "kiosk", now: t0)
+        try store.apiKeys.createAPIKey(project: "cafe", role: .admin, label: "kiosk", now: t0)
       }
       #expect(created.key.hasPrefix("nk_"))
       let (found, unknown, revoked, again, list) = try await storage.transaction { store in
         (
-          try store.apiKey(created.key), try store.apiKey(created.key + "x"),
-          try store.revokeAPIKey(id: created.record.id, now: t0),
-          try store.revokeAPIKey(id: created.record.id, now: t0), try store.apiKeys(project: "cafe")
+          try store.apiKeys.apiKey(created.key), try store.apiKeys.apiKey(created.key + "x"),
+          try store.apiKeys.revokeAPIKey(id: created.record.id, now: t0),
+          try store.apiKeys.revokeAPIKey(id: created.record.id, now: t0),
+          try store.apiKeys.apiKeys(project: "cafe")
         )
       }
       #expect(found?.project == "cafe")

@@ -23,12 +23,12 @@ struct EventPageTests {
             Message(content: Data(repeating: UInt8(index), count: 100 * 1024), type: "t")))
       }
       let (all, budgeted, tiny, rest) = try await storage.transaction { [events] store in
-        try store.appendEvents(events, at: Date(timeIntervalSince1970: 1_800_000_000))
+        try store.eventLog.appendEvents(events, at: Date(timeIntervalSince1970: 1_800_000_000))
         return (
-          try store.events(for: device, after: 0, limit: 256),
-          try store.events(for: device, after: 0, limit: 256, byteBudget: 250 * 1024),
-          try store.events(for: device, after: 0, limit: 256, byteBudget: 1),
-          try store.events(for: device, after: 8, limit: 256, byteBudget: 250 * 1024)
+          try store.eventLog.events(for: device, after: 0, limit: 256),
+          try store.eventLog.events(for: device, after: 0, limit: 256, byteBudget: 250 * 1024),
+          try store.eventLog.events(for: device, after: 0, limit: 256, byteBudget: 1),
+          try store.eventLog.events(for: device, after: 8, limit: 256, byteBudget: 250 * 1024)
         )
       }
       #expect(all.count == 10)

@@ -17,7 +17,7 @@ struct GroupCommitTests {
           group.addTask {
             do {
               try await storage.transaction { store in
-                _ = try store.createAPIKey(
+                _ = try store.apiKeys.createAPIKey(
                   project: "p\(index)", role: .admin, label: "", now: Date())
                 if index % 5 == 0 { throw FixtureError("transaction \(index) gives up") }
               }
@@ -31,7 +31,9 @@ struct GroupCommitTests {
       }
       #expect(outcomes.count == 60)
       #expect(outcomes.filter { !$0.value }.keys.sorted() == Array(stride(from: 0, to: 60, by: 5)))
-      let projects = try await storage.read { store in Set(try store.apiKeys().map(\.project)) }
+      let projects = try await storage.read { store in
+        Set(try store.apiKeys.apiKeys().map(\.project))
+      }
       #expect(projects.count == 48)
       #expect(!projects.contains("p0") && projects.contains("p1"))
     }

@@ -31,12 +31,12 @@ struct MessageStoreTests {
       }
       let (messages, storedBytes, largestEvent, replays) = try await storage.transaction {
         [events] store in
-        try store.appendEvents(events, at: Self.t0)
+        try store.eventLog.appendEvents(events, at: Self.t0)
         return (
           try store.sql.queryFirst("SELECT COUNT(*) FROM messages", [])?.integer(0),
           try store.sql.queryFirst("SELECT SUM(LENGTH(content)) FROM messages", [])?.integer(0),
           try store.sql.queryFirst("SELECT MAX(LENGTH(body)) FROM events", [])?.integer(0),
-          try devices.map { try store.events(for: $0, after: 0, limit: 10) }
+          try devices.map { try store.eventLog.events(for: $0, after: 0, limit: 10) }
         )
       }
       #expect(messages == 2)
@@ -56,21 +56,21 @@ struct MessageStoreTests {
       let kept = Message(text: "kept", type: "t")
       let (device, subscription) = (DeviceID.random(), SubscriptionID.random())
       let (pruned, bodies, left) = try await storage.transaction { store in
-        try store.appendEvents(
+        try store.eventLog.appendEvents(
           [
             DeviceEvent(device: device, sequence: 1, event: .found(subscription, old)),
             DeviceEvent(device: device, sequence: 2, event: .found(subscription, kept)),
           ], at: Self.t0)
-        try store.appendEvents(
+        try store.eventLog.appendEvents(
           [DeviceEvent(device: device, sequence: 3, event: .lost(subscription, kept))],
           at: Self.t0.addingTimeInterval(100))
-        let pruned = try store.pruneEvents(before: Self.t0.addingTimeInterval(50))
+        let pruned = try store.eventLog.pruneEvents(before: Self.t0.addingTimeInterval(50))
         return (
           pruned,
           try store.sql.query("SELECT namespace, type, content FROM messages", []).map {
             Message(content: Data(try $0.blob(2)), type: try $0.text(1), namespace: try $0.text(0))
           },
-          try store.events(for: device, after: 0, limit: 10)
+          try store.eventLog.events(for: device, after: 0, limit: 10)
         )
       }
       #expect(pruned == 2)
@@ -93,9 +93,9 @@ struct MessageStoreTests {
       let kept = DeviceEvent(
         device: device, sequence: 6, event: .lost(subscription, Message(text: "kept", type: "t")))
       let (first, messagesAfterFirst) = try await storage.transaction { store in
-        try store.appendEvents(old, at: Self.t0)
-        try store.appendEvents([kept], at: Self.t0.addingTimeInterval(100))
-        let first = try store.pruneEvents(before: Self.t0.addingTimeInterval(50), limit: 2)
+        try store.eventLog.appendEvents(old, at: Self.t0)
+        try store.eventLog.appendEvents([kept], at: Self.t0.addingTimeInterval(100))
+        let first = try store.eventLog.pruneEvents(before: Self.t0.addingTimeInterval(50), limit: 2)
         return (first, try store.sql.queryFirst("SELECT COUNT(*) FROM messages", [])?.integer(0))
       }
       #expect(first == 2)
@@ -104,7 +104,7 @@ struct MessageStoreTests {
       #expect(rest == 3)
       let (left, messages) = try await storage.read { store in
         (
-          try store.events(for: device, after: 0, limit: 10),
+          try store.eventLog.events(for: device, after: 0, limit: 10),
           try store.sql.queryFirst("SELECT COUNT(*) FROM messages", [])?.integer(0)
         )
       }
@@ -126,7 +126,7 @@ struct MessageStoreTests {
         try store.sql.execute(
           "INSERT INTO events (device, sequence, created_at, body) VALUES (?, 1, ?, ?)",
           [.text(device.description), SQLValue(Self.t0), .text(body)])
-        return try store.events(for: device, after: 0, limit: 10)
+        return try store.eventLog.events(for: device, after: 0, limit: 10)
       }
       #expect(replay == [SequencedEvent(sequence: 1, event: event)])
     }
@@ -142,14 +142,14 @@ struct MessageStoreTests {
       let (first, second) = (DeviceID.random(), DeviceID.random())
       let subscription = SubscriptionID.random()
       try await storage.transaction { store in
-        try store.appendEvents(
+        try store.eventLog.appendEvents(
           [DeviceEvent(device: first, sequence: 1, event: .found(subscription, message))],
           at: Self.t0)
       }
       let appended = DispatchSemaphore(value: 0)
       let pruned = DispatchSemaphore(value: 0)
       async let append = storage.transaction { store in
-        try store.appendEvents(
+        try store.eventLog.appendEvents(
           [DeviceEvent(device: second, sequence: 1, event: .found(subscription, message))],
           at: Self.t0.addingTimeInterval(100))
         appended.signal()
@@ -164,13 +164,13 @@ struct MessageStoreTests {
         }
       }
       let count = try await storage.transaction { store in
-        try store.pruneEvents(before: Self.t0.addingTimeInterval(50))
+        try store.eventLog.pruneEvents(before: Self.t0.addingTimeInterval(50))
       }
       pruned.signal()
       #expect(try await append, "the prune waited for the appending transaction")
       #expect(count == 1)
       let replay = try await storage.transaction { store in
-        try store.events(for: second, after: 0, limit: 10)
+        try store.eventLog.events(for: second, after: 0, limit: 10)
       }
       #expect(replay == [SequencedEvent(sequence: 1, event: .found(subscription, message))])
     }

@@ -13,11 +13,11 @@ struct MigrationTests {
       .appendingPathComponent("nearby-reopen-\(UUID().uuidString)/db.sqlite").path
     let first = try SQLiteStorage(path: path)
     let key = try await first.transaction { store in
-      try store.createAPIKey(project: "p", role: .admin, label: "", now: Date())
+      try store.apiKeys.createAPIKey(project: "p", role: .admin, label: "", now: Date())
     }
     await first.shutdown()
     let second = try SQLiteStorage(path: path)
-    let found = try await second.transaction { store in try store.apiKey(key.key) }
+    let found = try await second.transaction { store in try store.apiKeys.apiKey(key.key) }
     #expect(found?.project == "p")
     await second.shutdown()
   }
@@ -38,9 +38,9 @@ struct MigrationTests {
     let first = try await open()
     let id = try BeaconID(kind: .eddystoneUID, hex: String(repeating: "ab", count: 16))
     let key = try await first.transaction { store in
-      _ = try store.registerBeacon(
+      _ = try store.beacons.registerBeacon(
         project: "p", advertisedID: id, description: "old", attachments: [], now: Date())
-      let key = try store.createAPIKey(project: "p", role: .client, label: "", now: Date())
+      let key = try store.apiKeys.createAPIKey(project: "p", role: .client, label: "", now: Date())
       // Back to version 2: as a database written before EID beacons (stored messages, roles,
       // namespaces and lifecycle).
       try Self.undoVersion9(store)
@@ -65,8 +65,8 @@ struct MigrationTests {
     let second = try await open()
     let (beacons, eids, oldKey, version) = try await second.transaction { store in
       (
-        try store.beacons(project: "p"), try store.eidBeacons(project: "p"),
-        try store.apiKey(key.key),
+        try store.beacons.beacons(project: "p"), try store.beacons.eidBeacons(project: "p"),
+        try store.apiKeys.apiKey(key.key),
         try store.sql.queryFirst("SELECT MAX(version) FROM schema_migrations", [])?.integer(0)
       )
     }
@@ -79,13 +79,13 @@ struct MigrationTests {
   }
 
   /// Drops what version 9 added (issue 32: the refresh report's function, PostgreSQL only).
-  static func undoVersion9(_ store: SQLStore) throws {
+  static func undoVersion9(_ store: SQLTransaction) throws {
     guard store.sql.dialect == .postgres else { return }
     try store.sql.execute("DROP FUNCTION nearby_refresh_report")
   }
 
   /// Drops what version 8 added (issue 29: scoped ids, EID keys per project, sessions).
-  static func undoVersion8(_ store: SQLStore) throws {
+  static func undoVersion8(_ store: SQLTransaction) throws {
     try store.sql.execute("ALTER TABLE devices DROP COLUMN scoped_handles")
     try store.sql.execute("DROP TABLE eid_project_keys")
     try store.sql.execute("DROP INDEX console_sessions_by_key")
@@ -93,7 +93,7 @@ struct MigrationTests {
   }
 
   /// Drops what version 7 added (beacon diagnostics, what EID matches taught).
-  static func undoVersion7(_ store: SQLStore) throws {
+  static func undoVersion7(_ store: SQLTransaction) throws {
     try store.sql.execute("DROP TABLE beacon_diagnostics")
     try store.sql.execute("DROP TABLE beacon_battery_samples")
     try store.sql.execute("ALTER TABLE beacon_eids DROP COLUMN clock_offset")
@@ -101,7 +101,7 @@ struct MigrationTests {
   }
 
   /// Drops what version 6 added (namespaces, the beacon lifecycle and metadata).
-  static func undoVersion6(_ store: SQLStore) throws {
+  static func undoVersion6(_ store: SQLTransaction) throws {
     try store.sql.execute("DROP TABLE namespaces")
     try store.sql.execute("DROP TABLE beacon_properties")
     try store.sql.execute("DROP TABLE eid_service_keys")
@@ -152,7 +152,7 @@ struct MigrationTests {
     await first.shutdown()
     let second = try await open()
     let (shared, own) = try await second.read { store in
-      (try store.namespace("shared.ns"), try store.namespace("q.ns"))
+      (try store.namespaces.namespace("shared.ns"), try store.namespaces.namespace("q.ns"))
     }
     #expect(shared?.project == "p")
     #expect(shared?.visibility == .unlisted)
@@ -160,7 +160,7 @@ struct MigrationTests {
     // q keeps what it attached before, but attaches no more there.
     await #expect(throws: BeaconInputError.self) {
       try await second.transaction { store in
-        _ = try store.claimNamespace(project: "q", name: "shared.ns", now: Date())
+        _ = try store.namespaces.claimNamespace(project: "q", name: "shared.ns", now: Date())
       }
     }
     await second.shutdown()
@@ -229,7 +229,10 @@ struct ScopedHandleMigrationTests {
       _ = try await second.report(report, from: device, configuration: .init(), now: Date())
     }
     let (oldIDs, newIDs) = try await second.read { store in
-      (try store.publications(on: old.id).map(\.id), try store.publications(on: new.id).map(\.id))
+      (
+        try store.resolution.publications(on: old.id).map(\.id),
+        try store.resolution.publications(on: new.id).map(\.id)
+      )
     }
     #expect(oldIDs == [id])
     #expect(newIDs.count == 1 && newIDs != [id])

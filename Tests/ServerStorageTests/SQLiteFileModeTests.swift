@@ -18,7 +18,7 @@ struct SQLiteFileModeTests {
     let path = folder.appendingPathComponent("resolver.sqlite").path
     let storage = try SQLiteStorage(path: path)
     _ = try await storage.transaction { store in
-      try store.createAPIKey(project: "p", role: .admin, label: "", now: Date())
+      try store.apiKeys.createAPIKey(project: "p", role: .admin, label: "", now: Date())
     }
     return (folder, path, storage)
   }
@@ -42,7 +42,7 @@ struct SQLiteFileModeTests {
     }
     let second = try SQLiteStorage(path: path)
     #expect(try Self.mode(path) == 0o600)
-    let keys = try await second.read { store in try store.apiKeys(project: "p") }
+    let keys = try await second.read { store in try store.apiKeys.apiKeys(project: "p") }
     #expect(keys.count == 1)
     for file in [path + "-wal", path + "-shm"] where FileManager.default.fileExists(atPath: file) {
       #expect(try Self.mode(file) == 0o600, "\(file)")

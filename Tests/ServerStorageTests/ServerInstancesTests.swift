@@ -13,18 +13,20 @@ struct ServerInstancesTests {
     let storage = try await StorageFixture.make(kind)
     try await withShutdown(storage) { storage in
       let t0 = Date(timeIntervalSince1970: 1_800_000_000)
-      let first = try await storage.transaction { try $0.heartbeat(instance: "a", now: t0) }
+      let first = try await storage.transaction {
+        try $0.instances.heartbeat(instance: "a", now: t0)
+      }
       #expect(first == 1)
       let both = try await storage.transaction {
-        try $0.heartbeat(instance: "b", now: t0.addingTimeInterval(1))
+        try $0.instances.heartbeat(instance: "b", now: t0.addingTimeInterval(1))
       }
       #expect(both == 2)
       // "a" says nothing for 20 s: "b" is alone again.
       let alone = try await storage.transaction {
-        try $0.heartbeat(instance: "b", now: t0.addingTimeInterval(20))
+        try $0.instances.heartbeat(instance: "b", now: t0.addingTimeInterval(20))
       }
       #expect(alone == 1)
-      try await storage.transaction { try $0.forgetInstance("b") }
+      try await storage.transaction { try $0.instances.forgetInstance("b") }
       let none = try await storage.read { store in
         try store.sql.queryFirst("SELECT COUNT(*) FROM server_instances", [])?.integer(0)
       }

@@ -133,7 +133,7 @@ struct SharedPostgresTests {
       let others = messages.indices.filter { $0 != index }.map { messages[$0] }
       #expect(Set(lost) == Set(others) && lost.count == others.count, "device \(index)")
     }
-    let counts = try await instances[0].transaction { try $0.counts() }
+    let counts = try await instances[0].transaction { try $0.resolution.counts() }
     #expect(counts.sightings == 0)
     #expect(counts.deliveries == 0)
   }
@@ -171,7 +171,7 @@ struct SharedPostgresTests {
   static func log(of device: DeviceCredentials, in storage: any ResolverStorage) async throws
     -> [SequencedEvent]
   {
-    try await storage.read { try $0.events(for: device.id, after: 0, limit: 1000) }
+    try await storage.read { try $0.eventLog.events(for: device.id, after: 0, limit: 1000) }
   }
 }
 

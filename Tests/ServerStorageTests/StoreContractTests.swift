@@ -30,21 +30,21 @@ struct StoreContractTests {
       record.lastEventSequence = 7
       let saved = record
       let loaded = try await storage.transaction { store in
-        try store.saveDevice(saved)
-        return try store.device(saved.id)
+        try store.resolution.saveDevice(saved)
+        return try store.resolution.device(saved.id)
       }
       #expect(loaded == record)
       record.revision = 3
       let updated = record
       let (again, count) = try await storage.transaction { store in
-        try store.saveDevice(updated)
-        return (try store.device(updated.id), try store.counts().devices)
+        try store.resolution.saveDevice(updated)
+        return (try store.resolution.device(updated.id), try store.resolution.counts().devices)
       }
       #expect(again?.revision == 3)
       #expect(count == 1)
       let gone = try await storage.transaction { store in
-        try store.removeDevice(updated.id)
-        return try store.device(updated.id)
+        try store.resolution.removeDevice(updated.id)
+        return try store.resolution.device(updated.id)
       }
       #expect(gone == nil)
     }
@@ -58,12 +58,12 @@ struct StoreContractTests {
       let owner = DeviceID.random()
       let t0 = self.t0
       let (before, after, binding, unbound) = try await storage.transaction { store in
-        try store.bind(token, to: owner, until: t0.addingTimeInterval(60))
-        let before = try store.device(heard: token, at: t0.addingTimeInterval(59))
-        let after = try store.device(heard: token, at: t0.addingTimeInterval(60))
-        let binding = try store.binding(of: token)
-        try store.unbind(token)
-        return (before, after, binding, try store.binding(of: token))
+        try store.resolution.bind(token, to: owner, until: t0.addingTimeInterval(60))
+        let before = try store.resolution.device(heard: token, at: t0.addingTimeInterval(59))
+        let after = try store.resolution.device(heard: token, at: t0.addingTimeInterval(60))
+        let binding = try store.resolution.binding(of: token)
+        try store.resolution.unbind(token)
+        return (before, after, binding, try store.resolution.binding(of: token))
       }
       #expect(before == owner)
       #expect(after == nil)
@@ -93,22 +93,24 @@ struct StoreContractTests {
         strategy: Strategy(mediums: .ble), deviceTypes: .nearbyDevices,
         expiresAt: t0.addingTimeInterval(10))
       let result = try await storage.transaction { store in
-        for record in [menu, other] { try store.savePublication(record) }
-        for record in [anyType, menusOnly] { try store.saveSubscription(record) }
+        for record in [menu, other] { try store.resolution.savePublication(record) }
+        for record in [anyType, menusOnly] { try store.resolution.saveSubscription(record) }
         return (
-          loaded: try store.publication(menu.id),
-          onA: try store.publications(on: a).count,
-          idsOnA: Set(try store.publicationIDs(on: a)),
-          subscriptionIDsOnB: Set(try store.subscriptionIDs(on: b)),
-          tallyOnA: try store.publicationTally(on: a, among: [menu.id, .random()]),
-          subscriptionTallyOnB: try store.subscriptionTally(on: b, among: [menusOnly.id]),
-          acceptedByMenus: try store.publications(on: a, acceptedBy: menusOnly).map(\.id),
-          acceptedByAny: try store.publications(on: a, acceptedBy: anyType).map(\.id),
-          accepting: Set(try store.subscriptions(on: b, accepting: menu).map(\.id)),
-          acceptingOther: try store.subscriptions(on: b, accepting: other).map(\.id),
-          subscription: try store.subscription(menusOnly.id),
-          removed: try store.removePublication(other.id),
-          left: try store.publications(on: a).map(\.id)
+          loaded: try store.resolution.publication(menu.id),
+          onA: try store.resolution.publications(on: a).count,
+          idsOnA: Set(try store.resolution.publicationIDs(on: a)),
+          subscriptionIDsOnB: Set(try store.resolution.subscriptionIDs(on: b)),
+          tallyOnA: try store.resolution.publicationTally(on: a, among: [menu.id, .random()]),
+          subscriptionTallyOnB: try store.resolution.subscriptionTally(
+            on: b, among: [menusOnly.id]),
+          acceptedByMenus: try store.resolution.publications(on: a, acceptedBy: menusOnly).map(
+            \.id),
+          acceptedByAny: try store.resolution.publications(on: a, acceptedBy: anyType).map(\.id),
+          accepting: Set(try store.resolution.subscriptions(on: b, accepting: menu).map(\.id)),
+          acceptingOther: try store.resolution.subscriptions(on: b, accepting: other).map(\.id),
+          subscription: try store.resolution.subscription(menusOnly.id),
+          removed: try store.resolution.removePublication(other.id),
+          left: try store.resolution.publications(on: a).map(\.id)
         )
       }
       #expect(result.loaded == menu)
@@ -135,12 +137,16 @@ struct StoreContractTests {
       let t0 = self.t0
       let result = try await storage.transaction { store in
         let key = ProximityKey(hearer: a, heard: b, medium: .ble)
-        let first = try store.recordSighting(key, at: t0)
-        let second = try store.recordSighting(key, at: t0.addingTimeInterval(2))
-        _ = try store.recordSighting(ProximityKey(hearer: c, heard: a, medium: .audio), at: t0)
-        let neighbors = Set(try store.neighbors(of: a))
-        try store.removeSighting(key)
-        return (first, second, neighbors, try store.lastSighting(key), try store.neighbors(of: b))
+        let first = try store.resolution.recordSighting(key, at: t0)
+        let second = try store.resolution.recordSighting(key, at: t0.addingTimeInterval(2))
+        _ = try store.resolution.recordSighting(
+          ProximityKey(hearer: c, heard: a, medium: .audio), at: t0)
+        let neighbors = Set(try store.resolution.neighbors(of: a))
+        try store.resolution.removeSighting(key)
+        return (
+          first, second, neighbors, try store.resolution.lastSighting(key),
+          try store.resolution.neighbors(of: b)
+        )
       }
       #expect(result.0 == nil)
       #expect(result.1 == t0)
@@ -163,23 +169,23 @@ struct StoreContractTests {
         expiresAt: nil)
       let subscription = SubscriptionID.random()
       let steps = try await storage.transaction { store in
-        try store.savePublication(first)
-        try store.savePublication(second)
+        try store.resolution.savePublication(first)
+        try store.resolution.savePublication(second)
         return [
-          try store.addDelivery(
+          try store.resolution.addDelivery(
             subscription: subscription, publication: first.id, message: first.key),
-          try store.addDelivery(
+          try store.resolution.addDelivery(
             subscription: subscription, publication: second.id, message: second.key),
-          try store.addDelivery(
+          try store.resolution.addDelivery(
             subscription: subscription, publication: first.id, message: first.key),
-          try store.isDelivered(subscription: subscription, publication: second.id),
-          try store.deliveries(of: first.id) == [subscription],
-          Set(try store.deliveries(to: subscription).map(\.0)) == [first.id, second.id],
-          try store.removeDelivery(
+          try store.resolution.isDelivered(subscription: subscription, publication: second.id),
+          try store.resolution.deliveries(of: first.id) == [subscription],
+          Set(try store.resolution.deliveries(to: subscription).map(\.0)) == [first.id, second.id],
+          try store.resolution.removeDelivery(
             subscription: subscription, publication: first.id, message: first.key),
-          try store.removeDelivery(
+          try store.resolution.removeDelivery(
             subscription: subscription, publication: first.id, message: first.key),
-          try store.removeDelivery(
+          try store.resolution.removeDelivery(
             subscription: subscription, publication: second.id, message: second.key),
         ]
       }
@@ -200,14 +206,15 @@ struct StoreContractTests {
       ]
       let (next, popped, rest) = try await storage.transaction { store in
         for (offset, kind) in kinds.enumerated().reversed() {
-          try store.schedule(Deadline(at: t0.addingTimeInterval(Double(offset)), kind: kind))
+          try store.resolution.schedule(
+            Deadline(at: t0.addingTimeInterval(Double(offset)), kind: kind))
         }
-        let next = try store.nextDeadline()
+        let next = try store.resolution.nextDeadline()
         var popped: [DeadlineKind] = []
-        while let deadline = try store.popDeadline(dueAt: t0.addingTimeInterval(2)) {
+        while let deadline = try store.resolution.popDeadline(dueAt: t0.addingTimeInterval(2)) {
           popped.append(deadline.kind)
         }
-        return (next, popped, try store.counts().deadlines)
+        return (next, popped, try store.resolution.counts().deadlines)
       }
       #expect(next == t0)
       #expect(popped == Array(kinds.prefix(3)))
@@ -222,11 +229,11 @@ struct StoreContractTests {
       let record = device()
       await #expect(throws: FixtureError.self) {
         try await storage.transaction { store in
-          try store.saveDevice(record)
+          try store.resolution.saveDevice(record)
           throw FixtureError("abandon")
         }
       }
-      let loaded = try await storage.transaction { store in try store.device(record.id) }
+      let loaded = try await storage.transaction { store in try store.resolution.device(record.id) }
       #expect(loaded == nil)
     }
   }
@@ -245,12 +252,12 @@ struct UsageTextTests {
       let saved = record
       let id = record.id
       let (fresh, old) = try await storage.transaction { store in
-        try store.saveDevice(saved)
-        let fresh = try SQLStore(store.sql).device(id)
+        try store.resolution.saveDevice(saved)
+        let fresh = try SQLTransaction(store.sql).resolution.device(id)
         try store.sql.execute(
           "UPDATE devices SET usage = ? WHERE id = ?",
           [.text(#"{"broadcastCounts":[1,1,2,1],"scanCounts":[2,1]}"#), .text(id.description)])
-        return (fresh, try SQLStore(store.sql).device(id))
+        return (fresh, try SQLTransaction(store.sql).resolution.device(id))
       }
       #expect(fresh?.usage == record.usage)
       #expect(old?.usage == record.usage)

@@ -11,8 +11,8 @@ enum BootstrapKey {
   /// Creates the key when the database has none, and writes it to `file` (mode 0600).
   static func ensure(in storage: any ResolverStorage, file: String, logger: Logger) async throws {
     let created = try await storage.transaction { store -> NewAPIKey? in
-      guard try store.apiKeys().isEmpty else { return nil }
-      return try store.createAPIKey(
+      guard try store.apiKeys.apiKeys().isEmpty else { return nil }
+      return try store.apiKeys.createAPIKey(
         project: "default", role: .admin, label: "bootstrap", now: Date())
     }
     guard let created else { return }

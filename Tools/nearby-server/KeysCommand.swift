@@ -38,7 +38,7 @@ struct KeysCommand: AsyncParsableCommand {
       let (project, role, label) = (project, APIKeyRole(rawValue: role) ?? .client, label)
       let created = try await withStorage(database) { storage in
         try await storage.transaction { store in
-          try store.createAPIKey(project: project, role: role, label: label, now: Date())
+          try store.apiKeys.createAPIKey(project: project, role: role, label: label, now: Date())
         }
       }
       if json {
@@ -62,7 +62,7 @@ struct KeysCommand: AsyncParsableCommand {
     func run() async throws {
       let project = project
       let keys = try await withStorage(database) { storage in
-        try await storage.read { store in try store.apiKeys(project: project) }
+        try await storage.read { store in try store.apiKeys.apiKeys(project: project) }
       }
       for key in keys {
         if json {
@@ -85,7 +85,8 @@ struct KeysCommand: AsyncParsableCommand {
     func run() async throws {
       let id = id
       let revoked = try await withStorage(database) { storage in
-        try await storage.transaction { store in try store.revokeAPIKey(id: id, now: Date()) }
+        try await storage.transaction { store in try store.apiKeys.revokeAPIKey(id: id, now: Date())
+        }
       }
       guard revoked else { throw CommandFailure("no active key with id \(id)") }
       print("revoked \(id)")

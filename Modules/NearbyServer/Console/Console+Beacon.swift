@@ -48,8 +48,9 @@ extension Console {
     let (project, now, settings) = (session.project, now, configuration.diagnostics)
     let (record, diagnostics) = try await handler.read { store in
       (
-        try store.beacon(project: project, name: name),
-        try store.diagnostics(project: project, beacon: name, now: now, settings: settings)
+        try store.beacons.beacon(project: project, name: name),
+        try store.observations.diagnostics(
+          project: project, beacon: name, now: now, settings: settings)
       )
     }
     guard let record else {

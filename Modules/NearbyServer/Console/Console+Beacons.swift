@@ -74,7 +74,8 @@ extension Console {
     let seen = try await handler.read { store in
       try names.reduce(into: [String: Date]()) { seen, name in
         seen[name] =
-          try store.diagnostics(project: project, beacon: name, now: now, settings: settings)?
+          try store.observations.diagnostics(
+            project: project, beacon: name, now: now, settings: settings)?
           .lastObservedAt
       }
     }

@@ -31,7 +31,7 @@ extension Console {
         }
         let (project, now) = (session.project, now)
         let created = try await handler.transaction { store in
-          try store.createAPIKey(project: project, role: role, label: label, now: now)
+          try store.apiKeys.createAPIKey(project: project, role: role, label: label, now: now)
         }
         return try await keys(
           session: session, created: created, notice: nil, label: "", error: nil, status: .created)
@@ -42,10 +42,10 @@ extension Console {
         let (id, project, now) = (form.text("id"), session.project, now)
         let revoked = try await handler.transaction { store -> Bool in
           // Only this project's keys.
-          guard try store.apiKeys(project: project).contains(where: { $0.id == id }) else {
+          guard try store.apiKeys.apiKeys(project: project).contains(where: { $0.id == id }) else {
             return false
           }
-          return try store.revokeAPIKey(id: id, now: now)
+          return try store.apiKeys.revokeAPIKey(id: id, now: now)
         }
         guard revoked else {
           throw APIFailure.notFound(
@@ -64,7 +64,7 @@ extension Console {
     status: HTTPResponse.Status
   ) async throws -> Response {
     let project = session.project
-    let records = try await handler.read { store in try store.apiKeys(project: project) }
+    let records = try await handler.read { store in try store.apiKeys.apiKeys(project: project) }
     var values: [String: Any] = [
       "keys": records.map { record -> [String: Any] in
         [

@@ -68,8 +68,9 @@ extension Console {
       while !Task.isCancelled {
         let from = since
         let read = try? await storage.read { store -> [ProjectEvent]? in
-          guard try store.isActiveAPIKey(id: keyID) else { return nil }
-          return try store.projectEvents(project: project, since: from, limit: Self.liveBatch)
+          guard try store.apiKeys.isActiveAPIKey(id: keyID) else { return nil }
+          return try store.projects.projectEvents(
+            project: project, since: from, limit: Self.liveBatch)
         }
         // nil: the key was revoked, or the database did not answer (the client reconnects).
         guard let events = read else { return }

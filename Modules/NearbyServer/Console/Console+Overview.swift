@@ -17,8 +17,8 @@ extension Console {
     let (project, now) = (session.project, now)
     let (minute, hour) = try await handler.read { store in
       (
-        try store.devicesSeen(project: project, since: now.addingTimeInterval(-60)),
-        try store.devicesSeen(project: project, since: now.addingTimeInterval(-3600))
+        try store.projects.devicesSeen(project: project, since: now.addingTimeInterval(-60)),
+        try store.projects.devicesSeen(project: project, since: now.addingTimeInterval(-3600))
       )
     }
     // The project's own figures: another project's activity is not this admin's to see.

@@ -23,7 +23,7 @@ extension Console {
         // Ended in the database: a copy of the cookie opens nothing after this.
         let (project, id) = (session.project, ConsoleSessionSigner.sessionID(of: session))
         try await handler.transaction { store in
-          try store.endConsoleSession(project: project, id: id)
+          try store.consoleSessions.endConsoleSession(project: project, id: id)
         }
         return Self.redirect(
           to: "/console/sign-in", cookies: [clearedSession(secure: secure(request, context))])
@@ -78,7 +78,7 @@ extension Console {
     if !text.isEmpty, text.utf8.count <= APIKeyMiddleware.maximumKeyBytes,
       !Message.containsControlCharacters(text)
     {
-      record = try await handler.read { store in try store.apiKey(text) }
+      record = try await handler.read { store in try store.apiKeys.apiKey(text) }
     }
     guard let record, !record.isRevoked else {
       if let wait = limits.refusedKeysPerAddress.take(address) {
@@ -107,7 +107,7 @@ extension Console {
     )
     let (expiresAt, idle) = (session.expiresAt, configuration.console.sessionIdleTimeout.seconds)
     try await handler.transaction { store in
-      try store.createConsoleSession(
+      try store.consoleSessions.createConsoleSession(
         project: project, id: id, keyID: keyID, now: now, expiresAt: expiresAt,
         idleTimeout: idle)
     }

@@ -70,15 +70,15 @@ struct Console: Sendable {
     )
     let (now, idle) = (now, configuration.console.sessionIdleTimeout.seconds)
     let stored = try await handler.read { store -> ConsoleSessionRecord? in
-      guard try store.isActiveAPIKey(id: keyID) else { return nil }
-      return try store.consoleSession(project: project, id: id)
+      guard try store.apiKeys.isActiveAPIKey(id: keyID) else { return nil }
+      return try store.consoleSessions.consoleSession(project: project, id: id)
     }
     guard let stored, stored.keyID == keyID, stored.expiresAt > now,
       now.timeIntervalSince(stored.lastSeenAt) < idle
     else { return nil }
     if now.timeIntervalSince(stored.lastSeenAt) >= Self.sessionTouchInterval {
       try await handler.transaction { store in
-        try store.touchConsoleSession(project: project, id: id, now: now)
+        try store.consoleSessions.touchConsoleSession(project: project, id: id, now: now)
       }
     }
     return session

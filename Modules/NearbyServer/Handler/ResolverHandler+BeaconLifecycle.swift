@@ -22,12 +22,12 @@ extension ResolverHandler {
     let status = body.status.flatMap { BeaconStatus(rawValue: $0.rawValue) }
     let patch = body
     let updated = try await transaction { store -> BeaconRecord? in
-      guard let current = try store.beacon(project: project, name: name) else { return nil }
+      guard let current = try store.beacons.beacon(project: project, name: name) else { return nil }
       let metadata = try Self.metadata(
         current.metadata, properties: patch.properties, place: patch.place,
         latLng: patch.latLng, indoorLevel: patch.indoorLevel,
         expectedStability: patch.expectedStability)
-      return try store.updateBeacon(
+      return try store.beacons.updateBeacon(
         project: project, name: name, description: patch.description ?? current.description,
         status: status ?? current.status, metadata: metadata)
     }
@@ -85,7 +85,7 @@ extension ResolverHandler {
     let cursor = try query.pageToken.map(Self.cursor)
     let wanted = filter
     let (records, next) = try await read { store in
-      try store.listBeacons(project: project, filter: wanted, after: cursor, limit: size)
+      try store.beacons.listBeacons(project: project, filter: wanted, after: cursor, limit: size)
     }
     return .ok(
       .init(
@@ -101,7 +101,7 @@ extension ResolverHandler {
       try Self.namespacedTypeQuery($0, field: "namespacedType")
     }
     let found = try await read { store in
-      try store.attachments(
+      try store.beacons.attachments(
         project: project, beacon: beacon, namespace: type?.namespace, type: type?.type)
     }
     guard let found else { throw APIFailure.notFound("no beacon \(beacon) in this project") }
@@ -117,7 +117,7 @@ extension ResolverHandler {
       try Self.namespacedTypeQuery($0, field: "namespacedType")
     }
     let deleted = try await transaction { store in
-      try store.deleteAttachments(
+      try store.beacons.deleteAttachments(
         project: project, beacon: beacon, namespace: type?.namespace, type: type?.type)
     }
     guard let deleted else { throw APIFailure.notFound("no beacon \(beacon) in this project") }
@@ -208,7 +208,7 @@ extension ResolverHandler {
     let (project, now) = (try RequestContext.required().project, now())
     // The caller's project's key: another project's registrations derive other identity keys.
     let key = try await transaction { store in
-      try store.eidServiceKey(project: project, now: now).publicKey
+      try store.beacons.eidServiceKey(project: project, now: now).publicKey
     }
     return .ok(
       .init(

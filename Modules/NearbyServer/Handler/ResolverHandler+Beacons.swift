@@ -40,13 +40,13 @@ extension ResolverHandler {
       body.eid?.beaconEcdhPublicKey == nil
       ? nil
       : try await transaction { store in
-        try store.eidServiceKey(project: project, now: now).privateKey
+        try store.beacons.eidServiceKey(project: project, now: now).privateKey
       }
     let eid = try Self.eidRegistration(
       body.eid, for: advertisedID, now: now,
       minimumRotationExponent: limits.minimumEIDRotationExponent, servicePrivateKey: serviceKey)
     let record = try await transaction { store in
-      try store.registerBeacon(
+      try store.beacons.registerBeacon(
         project: project, advertisedID: advertisedID, description: description, eid: eid,
         attachments: attachments, now: now, limits: limits, status: status, metadata: metadata)
     }
@@ -67,7 +67,7 @@ extension ResolverHandler {
     let project = try RequestContext.required().project
     let name = try Self.pathName(input.path.name, field: "name")
     let deleted = try await transaction { store in
-      try store.deleteBeacon(project: project, name: name)
+      try store.beacons.deleteBeacon(project: project, name: name)
     }
     guard deleted else { throw APIFailure.notFound("no beacon \(name) in this project") }
     await eidIndexes.update(project: project, beacon: name, registration: nil)
@@ -86,7 +86,7 @@ extension ResolverHandler {
     try await checkStoredBytes(project: project)
     let (now, limits) = (now(), configuration.beaconLimits)
     let added = try await transaction { store in
-      try store.addAttachment(
+      try store.beacons.addAttachment(
         project: project, beacon: beacon, attachment, now: now, limits: limits)
     }
     guard let added else { throw APIFailure.notFound("no beacon \(beacon) in this project") }
@@ -100,7 +100,7 @@ extension ResolverHandler {
     let beacon = try Self.pathName(input.path.name, field: "name")
     let name = try Self.pathName(input.path.attachment, field: "attachment")
     let deleted = try await transaction { store in
-      try store.deleteAttachment(project: project, beacon: beacon, name: name)
+      try store.beacons.deleteAttachment(project: project, beacon: beacon, name: name)
     }
     guard deleted else {
       throw APIFailure.notFound("no attachment \(name) on beacon \(beacon) in this project")
@@ -156,7 +156,10 @@ extension ResolverHandler {
     let named = filters.namedNamespaces
     let foreign =
       named.isEmpty
-      ? [] : try await read { store in try store.publicNamespaces(named: named, readBy: project) }
+      ? []
+      : try await read { store in
+        try store.namespaces.publicNamespaces(named: named, readBy: project)
+      }
     guard foreign.count <= Self.maximumForeignNamespaces else {
       throw APIFailure.limitExceeded(
         "namespacedTypes name \(foreign.count) public namespaces of other projects; the limit "
@@ -194,7 +197,7 @@ extension ResolverHandler {
     if observed.contains(where: { $0.kind == .eddystoneEID }) {
       let storage = storage
       index = try await eidIndexes.index(project: project, now: now) {
-        try await storage.read { store in try store.eidBeacons(project: project) }
+        try await storage.read { store in try store.beacons.eidBeacons(project: project) }
       }
     }
     var matches: [(observed: BeaconID, registered: BeaconID)] = []
@@ -215,7 +218,7 @@ extension ResolverHandler {
     if !eidMatches.isEmpty { await learnEIDClocks(eidMatches, project: project, now: now) }
     let registered = matches.map(\.registered)
     let records = try await read { store in
-      try store.beacons(project: project, advertisedIDs: registered, servedOnly: true)
+      try store.beacons.beacons(project: project, advertisedIDs: registered, servedOnly: true)
     }
     let byID = Dictionary(records.map { ($0.advertisedID, $0) }, uniquingKeysWith: { a, _ in a })
     var found: [BeaconID: BeaconRecord] = [:]
@@ -256,7 +259,9 @@ extension ResolverHandler {
     guard !learned.isEmpty else { return }
     let rows = learned.values.sorted { $0.beacon < $1.beacon }
     do {
-      try await storage.transaction { store in try store.recordEIDMatches(project: project, rows) }
+      try await storage.transaction { store in
+        try store.beacons.recordEIDMatches(project: project, rows)
+      }
       for (beacon, registration) in registrations {
         await eidIndexes.update(project: project, beacon: beacon, registration: registration)
       }

@@ -18,7 +18,8 @@ extension ResolverHandler {
     let name = try Self.pathName(input.path.name, field: "name")
     let (now, settings) = (now(), configuration.diagnostics)
     let found = try await read { store in
-      try store.diagnostics(project: project, beacon: name, now: now, settings: settings)
+      try store.observations.diagnostics(
+        project: project, beacon: name, now: now, settings: settings)
     }
     guard let found else {
       throw APIFailure.notFound("no beacon \(name) in this project (or it is decommissioned)")
@@ -39,7 +40,7 @@ extension ResolverHandler {
     let after = try query.pageToken.map(Self.diagnosticsCursor)
     let (now, settings) = (now(), configuration.diagnostics)
     let (page, more) = try await read { store in
-      try store.listDiagnostics(
+      try store.observations.listDiagnostics(
         project: project, alert: alert, after: after, limit: size, now: now, settings: settings)
     }
     let next = more ? page.last.map { Self.diagnosticsToken(after: $0.beaconName) } : nil
@@ -70,7 +71,8 @@ extension ResolverHandler {
     let settings = configuration.diagnostics
     do {
       try await storage.transaction { store in
-        try store.recordObservations(project: project, records, now: now, settings: settings)
+        try store.observations.recordObservations(
+          project: project, records, now: now, settings: settings)
       }
     } catch {
       logger.warning(

@@ -30,7 +30,7 @@ extension ResolverHandler {
     do {
       let authorize = authorizeDevice(project: project)
       try await storage.read { store in
-        let engine = ResolutionEngine(store: store, configuration: resolution)
+        let engine = ResolutionEngine(store: store.resolution, configuration: resolution)
         try authorize(engine.authenticate(credentials))
       }
     } catch let error as ResolverError {
@@ -144,10 +144,11 @@ struct DeviceEventSequence: AsyncSequence, Sendable {
         )
         let (project, keyID) = (sequence.project, sequence.apiKeyID)
         let read = try await storage.read { store -> [SequencedEvent]? in
-          guard try store.isActiveAPIKey(id: keyID),
-            try store.device(device)?.project == project
+          guard try store.apiKeys.isActiveAPIKey(id: keyID),
+            try store.resolution.device(device)?.project == project
           else { return nil }
-          return try store.events(for: device, after: after, limit: limit, byteBudget: budget)
+          return try store.eventLog.events(
+            for: device, after: after, limit: limit, byteBudget: budget)
         }
         guard let read else { return nil }  // the key was revoked or the device removed
         pending = read

@@ -9,7 +9,7 @@ extension ResolverHandler {
     -> Operations.ListNamespaces.Output
   {
     let project = try RequestContext.required().project
-    let records = try await read { store in try store.namespaces(project: project) }
+    let records = try await read { store in try store.namespaces.namespaces(project: project) }
     return .ok(.init(body: .json(.init(namespaces: records.map(Self.wire)))))
   }
 
@@ -28,7 +28,7 @@ extension ResolverHandler {
       }
     let now = now()
     let record = try await transaction { store in
-      try store.setNamespaceVisibility(
+      try store.namespaces.setNamespaceVisibility(
         project: project, name: name, visibility: visibility, now: now)
     }
     return .ok(.init(body: .json(Self.wire(record))))

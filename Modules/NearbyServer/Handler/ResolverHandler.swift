@@ -37,7 +37,7 @@ struct ResolverHandler: APIProtocol {
     let resolution = configuration.resolution
     let now = now()
     let maximum = configuration.projectQuotas.maximumDevices
-    let held = try await read { store in try store.deviceCount(project: context.project) }
+    let held = try await read { store in try store.projects.deviceCount(project: context.project) }
     guard held < maximum else {
       throw APIFailure.limitExceeded(
         "the project has \(held) devices registered, its most (\(maximum)); devices that "
@@ -138,7 +138,8 @@ struct ResolverHandler: APIProtocol {
 
   /// A transaction whose errors become answers: the resolver's refusals as 4xx, the
   /// database's failures as 503.
-  func transaction<T: Sendable>(_ body: @escaping @Sendable (SQLStore) throws -> T) async throws
+  func transaction<T: Sendable>(_ body: @escaping @Sendable (SQLTransaction) throws -> T)
+    async throws
     -> T
   {
     try await answering { try await storage.transaction(body) }
@@ -163,7 +164,8 @@ struct ResolverHandler: APIProtocol {
   }
 
   /// A read-only transaction, with the same error answers.
-  func read<T: Sendable>(_ body: @escaping @Sendable (SQLStore) throws -> T) async throws -> T {
+  func read<T: Sendable>(_ body: @escaping @Sendable (SQLTransaction) throws -> T) async throws -> T
+  {
     do {
       return try await storage.read(body)
     } catch let failure as APIFailure {

@@ -61,7 +61,8 @@ actor PeerBridge {
     now: @escaping @Sendable () -> Date
   ) async throws -> PeerBridge {
     let key = configuration.apiKey
-    guard let record = try await storage.read({ try $0.apiKey(key) }), !record.isRevoked else {
+    guard let record = try await storage.read({ try $0.apiKeys.apiKey(key) }), !record.isRevoked
+    else {
       throw PeerBridgeError.unknownKey
     }
     guard record.role == .client else { throw PeerBridgeError.adminKey(project: record.project) }

@@ -39,7 +39,7 @@ actor APIKeyCache {
     if let entry = entries[key], entry.fetchedAt.duration(to: now) < lifetime {
       return entry.record.flatMap { $0.isRevoked ? nil : $0 }
     }
-    guard let record = try await storage.read({ store in try store.apiKey(key) }) else {
+    guard let record = try await storage.read({ store in try store.apiKeys.apiKey(key) }) else {
       entries[key] = nil
       return nil
     }

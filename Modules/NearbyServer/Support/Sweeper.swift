@@ -51,13 +51,13 @@ struct Sweeper: Sendable {
       try? await Task.sleep(for: configuration.sweepInterval)
     }
     let instance = instance
-    try? await storage.transaction { store in try store.forgetInstance(instance) }
+    try? await storage.transaction { store in try store.instances.forgetInstance(instance) }
   }
 
   /// Finds the projects over their stored-bytes quota.
   func checkQuotas() async throws {
     let maximum = configuration.projectQuotas.maximumStoredBytes
-    let usage = try await storage.read { store in try store.projectUsage() }
+    let usage = try await storage.read { store in try store.projects.projectUsage() }
     let over = usage.filter { $0.value.storedBytes > maximum }.mapValues(\.storedBytes)
     for (project, bytes) in over where await quotas.storedBytesOverQuota(project: project) == nil {
       logger.notice(
@@ -72,7 +72,7 @@ struct Sweeper: Sendable {
     let (instance, now) = (instance, now())
     do {
       let count = try await storage.transaction { store in
-        try store.heartbeat(instance: instance, now: now)
+        try store.instances.heartbeat(instance: instance, now: now)
       }
       limits.setInstances(count)
     } catch {
@@ -86,7 +86,7 @@ struct Sweeper: Sendable {
     guard !keys.isEmpty else { return }
     do {
       let revoked = try await storage.read { store in
-        try keys.filter { try !store.isActiveAPIKey(id: $0) }
+        try keys.filter { try !store.apiKeys.isActiveAPIKey(id: $0) }
       }
       if !revoked.isEmpty {
         logger.info(

@@ -16,7 +16,7 @@ import Tokens
 /// sighting counts when heard within the window (`ResolutionConfiguration.counts`), of a
 /// token bound at that time to another device of the reporter's project. Whatever cannot be
 /// told for sure this way (a sighting that starts a nearness, a token due, a time within
-/// ``SQLStore/timeMargin`` of a boundary) is a ``Detour``: the storage changes nothing and
+/// ``DeviceLocks/timeMargin`` of a boundary) is a ``Detour``: the storage changes nothing and
 /// the report takes the general path, which decides as it always has.
 package struct RefreshReport: Sendable, Hashable {
   /// A sighting that counts by its time, as the statement takes it.
@@ -44,15 +44,15 @@ package struct RefreshReport: Sendable, Hashable {
     case invalidMedium
     /// The device's secret is stored as it was before digests: the engine replaces it.
     case plainSecret
-    /// The device's token is due to rotate (or within ``SQLStore/timeMargin`` of it).
+    /// The device's token is due to rotate (or within ``DeviceLocks/timeMargin`` of it).
     case tokenDue
     /// The device was removed, or its stored secret changed, between authentication and
     /// its lock.
     case deviceChanged
-    /// A sighting was heard within ``SQLStore/timeMargin`` of its token's binding's end.
+    /// A sighting was heard within ``DeviceLocks/timeMargin`` of its token's binding's end.
     case bindingEdge
     /// A counted sighting starts a nearness: none before, or the last one stale (or within
-    /// ``SQLStore/timeMargin`` of stale).
+    /// ``DeviceLocks/timeMargin`` of stale).
     case startsNearness
   }
 
@@ -77,7 +77,7 @@ package struct RefreshReport: Sendable, Hashable {
   package var heard: [Heard]
   /// When the report arrived.
   package var now: Date
-  /// The age below which a sighting is fresh for sure (see ``SQLStore/freshFor(_:)``).
+  /// The age below which a sighting is fresh for sure (see ``DeviceLocks/freshFor(_:)``).
   package var freshFor: Double
 
   /// The refresh `report` is, or why it is none, judged from the report alone.
@@ -98,7 +98,8 @@ package struct RefreshReport: Sendable, Hashable {
       }
     return .refresh(
       RefreshReport(
-        device: device, heard: heard, now: now, freshFor: SQLStore.freshFor(configuration.lostAfter)
+        device: device, heard: heard, now: now,
+        freshFor: DeviceLocks.freshFor(configuration.lostAfter)
       ))
   }
 
@@ -107,7 +108,7 @@ package struct RefreshReport: Sendable, Hashable {
   package func detour(for device: DeviceRecord) -> Detour? {
     if device.holdsPlainSecret { return .plainSecret }
     if device.tokenExpiresAt.timeIntervalSince1970 - now.timeIntervalSince1970
-      <= SQLStore.timeMargin
+      <= DeviceLocks.timeMargin
     {
       return .tokenDue
     }

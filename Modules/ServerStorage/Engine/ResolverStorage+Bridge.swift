@@ -13,17 +13,17 @@ extension ResolverStorage {
   @_spi(Resolver) public func handles(of device: DeviceID, now: Date) async throws
     -> (publish: [PublicationSpec], subscribe: [SubscriptionSpec])?
   {
-    try await read { store in
-      guard let record = try store.device(device) else { return nil }
+    try await read { tx in
+      guard let record = try tx.resolution.device(device) else { return nil }
       let scope = HandleScope(record)
-      let publish = try store.publications(on: device).compactMap { publication in
+      let publish = try tx.resolution.publications(on: device).compactMap { publication in
         Self.remaining(publication.strategy, until: publication.expiresAt, now: now).map {
           PublicationSpec(
             id: scope?(publication.id) ?? publication.id, message: publication.message,
             strategy: $0)
         }
       }
-      let subscribe = try store.subscriptions(on: device).compactMap { subscription in
+      let subscribe = try tx.resolution.subscriptions(on: device).compactMap { subscription in
         Self.remaining(subscription.strategy, until: subscription.expiresAt, now: now).map {
           SubscriptionSpec(
             id: scope?(subscription.id) ?? subscription.id, namespace: subscription.namespace,
@@ -54,21 +54,22 @@ extension ResolverStorage {
     _ events: [DeviceEvent], configuration: ResolutionConfiguration, now: Date
   ) async throws -> [DeviceEvent] {
     guard !events.isEmpty else { return [] }
-    return try await transaction { store in
-      try store.lockDevices(Set(events.map(\.device)))
+    return try await transaction { tx in
+      try tx.locks.lockDevices(Set(events.map(\.device)))
       var scopes: [DeviceID: HandleScope?] = [:]
       let masked = try events.map { event in
         if scopes[event.device] == nil {
-          scopes[event.device] = .some(try store.device(event.device).flatMap(HandleScope.init))
+          scopes[event.device] = .some(
+            try tx.resolution.device(event.device).flatMap(HandleScope.init))
         }
         guard let scope = scopes[event.device] ?? nil else { return event }
         var stored = event
         stored.event = scope(event.event)
         return stored
       }
-      let sequenced = try ResolutionEngine(store: store, configuration: configuration)
+      let sequenced = try ResolutionEngine(store: tx.resolution, configuration: configuration)
         .sequence(masked)
-      try store.appendEvents(sequenced, at: now)
+      try tx.eventLog.appendEvents(sequenced, at: now)
       return sequenced
     }
   }

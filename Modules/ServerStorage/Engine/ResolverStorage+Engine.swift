@@ -13,8 +13,8 @@ extension ResolverStorage {
   @_spi(Resolver) public func register(
     project: String, configuration: ResolutionConfiguration, now: Date
   ) async throws -> DeviceCredentials {
-    try await transaction { store in
-      try ResolutionEngine(store: store, configuration: configuration)
+    try await transaction { tx in
+      try ResolutionEngine(store: tx.resolution, configuration: configuration)
         .register(project: project, now: now)
     }
   }
@@ -75,8 +75,8 @@ extension ResolverStorage {
   ) async throws -> (answer: ReportAnswer, deviceEvents: [DeviceEvent]) {
     let concurrent = runsConcurrently
     let cautious = CautiousFlag()
-    return try await transaction { store in
-      let engine = ResolutionEngine(store: store, configuration: configuration)
+    return try await transaction { tx in
+      let engine = ResolutionEngine(store: tx.resolution, configuration: configuration)
       // Authenticated before anything is locked: a request that is not the device's (another
       // project's key, no secret) reads one row and holds nothing up.
       let device = try engine.authenticate(credentials)
@@ -86,7 +86,7 @@ extension ResolverStorage {
       let sent = report
       let report = scope.map { $0(sent) } ?? sent
       do {
-        try store.prepare(
+        try tx.locks.prepare(
           forReport: report, from: credentials.id, now: now, lostAfter: configuration.lostAfter,
           earliestHeard: configuration.earliestHeard(now: now),
           cautious: cautious.isSet)
@@ -95,7 +95,7 @@ extension ResolverStorage {
         throw SQLStorageError.lockBusy
       }
       // One writer: the report handles due deadlines too, unless none can be due.
-      let sweeping = !concurrent && store.deadlinesMayBeDue(at: now)
+      let sweeping = !concurrent && tx.deadlinesMayBeDue(at: now)
       let (answer, others): (ReportAnswer, [DeviceEvent])
       do {
         (answer, others) = try engine.report(
@@ -103,12 +103,12 @@ extension ResolverStorage {
       } catch ResolverError.invalidReport(let why) {
         throw ResolverError.invalidReport(scope?.unmaskingIDs(in: why, of: sent) ?? why)
       }
-      if sweeping { try store.noteNextDeadline() }
-      try store.appendEvents(
+      if sweeping { try tx.noteNextDeadline() }
+      try tx.eventLog.appendEvents(
         answer.events.map {
           DeviceEvent(device: credentials.id, sequence: $0.sequence, event: $0.event)
         } + others, at: now)
-      let theirs = try store.unmasked(others)
+      let theirs = try tx.eventLog.unmasked(others)
       guard let scope else { return (answer, theirs) }
       var unmasked = answer
       unmasked.events = answer.events.map { scope($0) }
@@ -124,14 +124,14 @@ extension ResolverStorage {
     _ credentials: DeviceCredentials, configuration: ResolutionConfiguration, now: Date,
     authorize: @escaping @Sendable (DeviceRecord) throws -> Void = { _ in }
   ) async throws -> [DeviceEvent] {
-    try await transaction { store in
-      let engine = ResolutionEngine(store: store, configuration: configuration)
+    try await transaction { tx in
+      let engine = ResolutionEngine(store: tx.resolution, configuration: configuration)
       // Authenticated before anything is locked, as for a report.
       try authorize(engine.authenticate(credentials))
-      try store.lockDevices(forUnregistering: credentials.id)
+      try tx.locks.lockDevices(forUnregistering: credentials.id)
       let events = try engine.unregister(credentials, now: now)
-      try store.appendEvents(events, at: now)
-      return try store.unmasked(events)
+      try tx.eventLog.appendEvents(events, at: now)
+      return try tx.eventLog.unmasked(events)
     }
   }
 
@@ -142,22 +142,22 @@ extension ResolverStorage {
   @_spi(Resolver) public func expireSilentDevices(
     configuration: ResolutionConfiguration, now: Date, limit: Int = 100
   ) async throws -> (removed: Int, events: [DeviceEvent]) {
-    let silent = try await read { store in
-      try ResolutionEngine(store: store, configuration: configuration)
+    let silent = try await read { tx in
+      try ResolutionEngine(store: tx.resolution, configuration: configuration)
         .silentDevices(now: now, limit: limit)
     }
     var events: [DeviceEvent] = []
     var removed = 0
     for id in silent {
       if Task.isCancelled { break }
-      let expired = try await transaction { store -> [DeviceEvent]? in
-        try store.lockDevices(forUnregistering: id)
-        let engine = ResolutionEngine(store: store, configuration: configuration)
-        guard try store.device(id) != nil else { return nil }
+      let expired = try await transaction { tx -> [DeviceEvent]? in
+        try tx.locks.lockDevices(forUnregistering: id)
+        let engine = ResolutionEngine(store: tx.resolution, configuration: configuration)
+        guard try tx.resolution.device(id) != nil else { return nil }
         let events = try engine.expire(id, now: now)
-        if try store.device(id) != nil { return nil }  // it reported since it was listed
-        try store.appendEvents(events, at: now)
-        return try store.unmasked(events)
+        if try tx.resolution.device(id) != nil { return nil }  // it reported since it was listed
+        try tx.eventLog.appendEvents(events, at: now)
+        return try tx.eventLog.unmasked(events)
       }
       if let expired {
         removed += 1
@@ -177,24 +177,24 @@ extension ResolverStorage {
     configuration: ResolutionConfiguration, now: Date, limit: Int = 10_000
   ) async throws -> [DeviceEvent] {
     guard runsConcurrently else {
-      return try await transaction { store in
-        let events = try ResolutionEngine(store: store, configuration: configuration)
+      return try await transaction { tx in
+        let events = try ResolutionEngine(store: tx.resolution, configuration: configuration)
           .sweep(now: now)
-        try store.appendEvents(events, at: now)
-        try store.noteNextDeadline()
-        return try store.unmasked(events)
+        try tx.eventLog.appendEvents(events, at: now)
+        try tx.noteNextDeadline()
+        return try tx.eventLog.unmasked(events)
       }
     }
     var events: [DeviceEvent] = []
     for _ in 0..<max(limit, 1) {
       if Task.isCancelled { break }
-      let handled = try await transaction { store -> [DeviceEvent]? in
-        guard let deadline = try store.popDeadline(dueAt: now) else { return nil }
-        try store.lockDevices(for: deadline, now: now, lostAfter: configuration.lostAfter)
-        let events = try ResolutionEngine(store: store, configuration: configuration)
+      let handled = try await transaction { tx -> [DeviceEvent]? in
+        guard let deadline = try tx.resolution.popDeadline(dueAt: now) else { return nil }
+        try tx.locks.lockDevices(for: deadline, now: now, lostAfter: configuration.lostAfter)
+        let events = try ResolutionEngine(store: tx.resolution, configuration: configuration)
           .handle(deadline, now: now)
-        try store.appendEvents(events, at: now)
-        return try store.unmasked(events)
+        try tx.eventLog.appendEvents(events, at: now)
+        return try tx.eventLog.unmasked(events)
       }
       guard let handled else { break }
       events += handled

@@ -30,7 +30,7 @@ extension PostgresStorage: RefreshingStorage {
             DeviceStatement(id: credentials.id.description), on: connection, prepared: prepared,
             logger: logger)
           device = try DeviceRecord.authenticated(
-            try rows.first.map { try SQLStore.deviceRecord(from: $0) }, as: credentials)
+            try rows.first.map { try DeviceRows.record(from: $0) }, as: credentials)
           known.keep(device)
         }
         try authorize(device)
@@ -80,9 +80,9 @@ extension PostgresStorage: RefreshingStorage {
   }
 }
 
-/// The device's row, as `SQLStore.device(_:)` reads it.
+/// The device's row, as `ResolutionTables.device(_:)` reads it.
 private struct DeviceStatement: PostgresPreparedStatement {
-  static let sql = "SELECT \(SQLStore.deviceColumns()) FROM devices WHERE id = $1"
+  static let sql = "SELECT \(DeviceRows.columns()) FROM devices WHERE id = $1"
   typealias Row = SQLRow
 
   var id: String
@@ -129,7 +129,7 @@ private struct RefreshStatement: PostgresPreparedStatement {
     bindings.append(device)
     bindings.append(secret)
     bindings.append(now)
-    bindings.append(SQLStore.timeMargin)
+    bindings.append(DeviceLocks.timeMargin)
     bindings.append(freshFor)
     bindings.append(tokens)
     bindings.append(heardAt)

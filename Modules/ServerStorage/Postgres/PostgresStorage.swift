@@ -12,7 +12,7 @@ import PostgresNIO
 /// How several instances stay consistent: transactions run concurrently, on this instance and
 /// on others; one that runs the engine first locks the rows of exactly the devices it can
 /// change, in one statement in id order, or without waiting when out of order (see
-/// `SQLStore.prepare(forReport:…)`), so reports about different devices never wait for each
+/// `DeviceLocks.prepare(forReport:…)`), so reports about different devices never wait for each
 /// other and two transactions never wait in a circle. Due deadlines are taken one per transaction with `FOR UPDATE SKIP LOCKED`, so
 /// the sweepers of several instances share them. A transaction PostgreSQL aborts as a deadlock
 /// or a serialization failure, or that met a row held where it would not wait, is run again
@@ -21,7 +21,7 @@ import PostgresNIO
 /// instances that start together migrate once.
 ///
 /// Events reach other instances' streams through `LISTEN`/`NOTIFY` on
-/// `SQLStore.eventChannel` (see ``eventNotifications()``); nothing polls.
+/// `EventLog.eventChannel` (see ``eventNotifications()``); nothing polls.
 ///
 /// The engine's store is synchronous, so each transaction runs on a thread of a blocking pool
 /// as large as the connection pool and waits there for each query's answer; Swift's
@@ -121,7 +121,7 @@ public final class PostgresStorage: ResolverStorage {
 
   public var runsConcurrently: Bool { true }
 
-  public func transaction<T: Sendable>(_ body: @escaping @Sendable (SQLStore) throws -> T)
+  public func transaction<T: Sendable>(_ body: @escaping @Sendable (SQLTransaction) throws -> T)
     async throws -> T
   {
     var attempt = 1
@@ -157,14 +157,14 @@ public final class PostgresStorage: ResolverStorage {
   private static func run<T: Sendable>(
     client: PostgresClient, threads: NIOThreadPool, prepared: PreparedStatementCache?,
     logger: Logger, begin: String,
-    _ body: @escaping @Sendable (SQLStore) throws -> T
+    _ body: @escaping @Sendable (SQLTransaction) throws -> T
   ) async throws -> T {
     try await client.withConnection { connection in
       try await threads.runIfActive {
         let sql = PostgresSQLConnection(connection, prepared: prepared, logger: logger)
         try sql.execute(begin)
         do {
-          let store = SQLStore(sql)
+          let store = SQLTransaction(sql)
           let result = try body(store)
           try store.finish()
           try sql.execute("COMMIT")
@@ -177,7 +177,7 @@ public final class PostgresStorage: ResolverStorage {
     }
   }
 
-  /// Listens on `SQLStore.eventChannel` on a connection of its own (reconnecting after a
+  /// Listens on `EventLog.eventChannel` on a connection of its own (reconnecting after a
   /// second when it fails, and then asking every stream to look: notifications sent in
   /// between are lost). Buffers at most 4 096 notifications; past that it drops them and
   /// sends ``EventNotification/resynchronize`` once there is room.
@@ -196,7 +196,7 @@ public final class PostgresStorage: ResolverStorage {
       while !Task.isCancelled {
         do {
           try await client.withConnection { connection in
-            try await connection.listen(on: SQLStore.eventChannel) { notifications in
+            try await connection.listen(on: EventLog.eventChannel) { notifications in
               send(.resynchronize)
               for try await notification in notifications {
                 let ids = notification.payload.split(separator: " ").compactMap {
@@ -220,7 +220,8 @@ public final class PostgresStorage: ResolverStorage {
     return stream
   }
 
-  public func read<T: Sendable>(_ body: @escaping @Sendable (SQLStore) throws -> T) async throws
+  public func read<T: Sendable>(_ body: @escaping @Sendable (SQLTransaction) throws -> T)
+    async throws
     -> T
   {
     let (logger, threads, prepared) = (self.logger, self.threads, self.prepared)
@@ -229,7 +230,7 @@ public final class PostgresStorage: ResolverStorage {
         let sql = PostgresSQLConnection(connection, prepared: prepared, logger: logger)
         try sql.execute("BEGIN READ ONLY")
         do {
-          let result = try body(SQLStore(sql))
+          let result = try body(SQLTransaction(sql))
           try sql.execute("COMMIT")
           return result
         } catch {

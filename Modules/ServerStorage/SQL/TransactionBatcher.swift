@@ -11,10 +11,10 @@ import Synchronization
 /// own until ``finish()``; a transaction submitted after that fails with
 /// ``SQLStorageError/shutDown``.
 final class TransactionBatcher: Sendable {
-  typealias Work = @Sendable (SQLStore) throws -> any Sendable
+  typealias Work = @Sendable (SQLTransaction) throws -> any Sendable
   /// Runs `body` in one database transaction (committed if it returns).
   typealias RunTransaction =
-    @Sendable (@escaping @Sendable (SQLStore) throws -> Void) async throws
+    @Sendable (@escaping @Sendable (SQLTransaction) throws -> Void) async throws
     -> Void
 
   private struct Item: Sendable {
@@ -59,7 +59,9 @@ final class TransactionBatcher: Sendable {
     signal.finish()
   }
 
-  func submit<T: Sendable>(_ body: @escaping @Sendable (SQLStore) throws -> T) async throws -> T {
+  func submit<T: Sendable>(_ body: @escaping @Sendable (SQLTransaction) throws -> T) async throws
+    -> T
+  {
     let value = try await withCheckedThrowingContinuation {
       (continuation: CheckedContinuation<any Sendable, any Error>) in
       let start = state.withLock { state -> Bool? in
@@ -93,17 +95,17 @@ final class TransactionBatcher: Sendable {
       if batch.isEmpty { return }
       let results = Mutex<[Result<any Sendable, any Error>]>([])
       do {
-        try await run { store in
+        try await run { tx in
           var outcomes: [Result<any Sendable, any Error>] = []
           outcomes.reserveCapacity(batch.count)
           for item in batch {
-            // A store per item: its caches must not outlive a savepoint that rolls back.
+            // A transaction per item: its caches must not outlive a savepoint that rolls back.
             outcomes.append(
               Result {
-                try store.sql.savepoint {
-                  let itemStore = SQLStore(store.sql, deadlineHint: store.deadlineHint)
-                  let result = try item.work(itemStore)
-                  try itemStore.finish()
+                try tx.sql.savepoint {
+                  let itemTx = SQLTransaction(tx.sql, deadlineHint: tx.deadlineHint)
+                  let result = try item.work(itemTx)
+                  try itemTx.finish()
                   return result
                 }
               })

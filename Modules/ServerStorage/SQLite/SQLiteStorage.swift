@@ -41,7 +41,8 @@ public final class SQLiteStorage: ResolverStorage {
     try pool.write { db in try Schema.migrate(GRDBConnection(db)) }
     let hint = DeadlineHint()
     let batcher = TransactionBatcher { body in
-      try await pool.write { db in try body(SQLStore(GRDBConnection(db), deadlineHint: hint)) }
+      try await pool.write { db in try body(SQLTransaction(GRDBConnection(db), deadlineHint: hint))
+      }
     }
     self.batcher = batcher
     writer = Task { await batcher.run() }
@@ -72,16 +73,17 @@ public final class SQLiteStorage: ResolverStorage {
     }
   }
 
-  public func transaction<T: Sendable>(_ body: @escaping @Sendable (SQLStore) throws -> T)
+  public func transaction<T: Sendable>(_ body: @escaping @Sendable (SQLTransaction) throws -> T)
     async throws -> T
   {
     try await batcher.submit(body)
   }
 
-  public func read<T: Sendable>(_ body: @escaping @Sendable (SQLStore) throws -> T) async throws
+  public func read<T: Sendable>(_ body: @escaping @Sendable (SQLTransaction) throws -> T)
+    async throws
     -> T
   {
-    try await pool.read { db in try body(SQLStore(GRDBConnection(db))) }
+    try await pool.read { db in try body(SQLTransaction(GRDBConnection(db))) }
   }
 
   public func shutdown() async {

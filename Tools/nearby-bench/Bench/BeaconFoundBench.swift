@@ -59,10 +59,12 @@ struct BeaconFoundBench: AsyncParsableCommand {
     let frames = (0..<beacons).map(Self.frame)
     let now = Date()
     let key = try await storage.transaction { store in
-      let key = try store.createAPIKey(project: "bench", role: .admin, label: "bench", now: now).key
+      let key = try store.apiKeys.createAPIKey(
+        project: "bench", role: .admin, label: "bench", now: now
+      ).key
       for (index, frame) in frames.enumerated() {
         let id = BeaconID(frame: frame)!
-        _ = try store.registerBeacon(
+        _ = try store.beacons.registerBeacon(
           project: "bench", advertisedID: id, description: "",
           attachments: [NewAttachment(namespacedType: "bench/seat", data: Array("\(index)".utf8))],
           now: now)

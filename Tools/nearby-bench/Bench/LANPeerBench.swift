@@ -91,7 +91,8 @@ struct LANPeerBench: AsyncParsableCommand {
       path: folder.appendingPathComponent("bench.sqlite").path
     ).open(logger: logger)
     let key = try await storage.transaction { store in
-      try store.createAPIKey(project: "bench", role: .admin, label: "bench", now: Date()).key
+      try store.apiKeys.createAPIKey(project: "bench", role: .admin, label: "bench", now: Date())
+        .key
     }
     let server = try await BenchServer.start(storage: storage, logger: logger)
     progress("server on 127.0.0.1:\(server.port)")

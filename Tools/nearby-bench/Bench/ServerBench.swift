@@ -118,7 +118,7 @@ struct ServerBench: AsyncParsableCommand {
       ?? .sqlite(path: folder.appendingPathComponent("bench.sqlite").path)
     let storage = try await location.open(logger: logger)
     let key = try await storage.transaction { store in
-      try store.createAPIKey(project: "bench", role: .admin, label: "bench", now: Date())
+      try store.apiKeys.createAPIKey(project: "bench", role: .admin, label: "bench", now: Date())
     }.key
 
     var result: [String: Any] = [

@@ -40,7 +40,15 @@ public struct NewAPIKey: Sendable, Hashable, Codable {
 /// Project API keys (contract §7): created for a project, looked up by the SHA-256 of the key
 /// (keys are 256-bit random, so a fast hash is the right one; no password hashing is needed),
 /// revoked by id.
-extension SQLStore {
+public struct APIKeys {
+  let sql: any SQLConnection
+  let consoleSessions: ConsoleSessions
+
+  init(_ sql: any SQLConnection, consoleSessions: ConsoleSessions) {
+    self.sql = sql
+    self.consoleSessions = consoleSessions
+  }
+
   /// Creates a key for `project` with `role` (give apps ``APIKeyRole/client`` keys).
   public func createAPIKey(
     project: String, role: APIKeyRole, label: String, now: Date
@@ -98,7 +106,7 @@ extension SQLStore {
     guard found != nil else { return false }
     try sql.execute("UPDATE api_keys SET revoked_at = ? WHERE id = ?", [SQLValue(now), .text(id)])
     // Its console sessions end with it.
-    try endConsoleSessions(keyID: id)
+    try consoleSessions.endConsoleSessions(keyID: id)
     return true
   }
 

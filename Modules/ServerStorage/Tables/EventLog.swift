@@ -7,7 +7,17 @@ public import Foundation
 /// events a report caused; the event stream replays the log from the client's last sequence
 /// (`Last-Event-ID`), so a reconnect, or a server restart, loses nothing. A device can see an
 /// event on both channels; the manager drops the second by its sequence number.
-extension SQLStore {
+public struct EventLog {
+  let sql: any SQLConnection
+  let coding: SQLCoding
+  let resolution: ResolutionTables
+
+  init(_ sql: any SQLConnection, coding: SQLCoding, resolution: ResolutionTables) {
+    self.sql = sql
+    self.coding = coding
+    self.resolution = resolution
+  }
+
   /// Appends sequenced events to their devices' logs, in a few multi-row statements. The
   /// message of a found or lost event is stored once in `messages` (by its digest) and the
   /// event refers to it. On PostgreSQL it also notifies ``eventChannel`` with the devices' ids
@@ -21,13 +31,13 @@ extension SQLStore {
     for event in events {
       switch event.event {
       case .found(let subscription, let message), .lost(let subscription, let message):
-        let digest = Self.digest(of: message)
+        let digest = SQLCoding.digest(of: message)
         messages[digest] = message
         let stored: StoredMessageEvent =
           if case .found = event.event { .found(subscription) } else { .lost(subscription) }
-        rows.append((event, try json(stored), digest))
+        rows.append((event, try coding.json(stored), digest))
       case .subscriptionExpired, .publicationExpired:
-        rows.append((event, try json(event.event), nil))
+        rows.append((event, try coding.json(event.event), nil))
       }
     }
     try storeMessages(messages)
@@ -105,7 +115,7 @@ extension SQLStore {
   ) throws -> [SequencedEvent] {
     let logged = try loggedEvents(
       for: device, after: sequence, limit: limit, byteBudget: byteBudget)
-    guard let record = try self.device(device), let scope = HandleScope(record) else {
+    guard let record = try resolution.device(device), let scope = HandleScope(record) else {
       return logged
     }
     return logged.map { scope($0) }
@@ -117,7 +127,7 @@ extension SQLStore {
     var scopes: [DeviceID: HandleScope?] = [:]
     return try events.map { event in
       if scopes[event.device] == nil {
-        scopes[event.device] = .some(try device(event.device).flatMap(HandleScope.init))
+        scopes[event.device] = .some(try resolution.device(event.device).flatMap(HandleScope.init))
       }
       guard let scope = scopes[event.device] ?? nil else { return event }
       var unmasked = event
@@ -153,7 +163,7 @@ extension SQLStore {
       // Events logged before messages were stored apart hold their whole event.
       guard try row.optionalBlob(2) != nil else {
         return SequencedEvent(
-          sequence: sequence, event: try decode(ResolverEvent.self, row.text(1)))
+          sequence: sequence, event: try coding.decode(ResolverEvent.self, row.text(1)))
       }
       guard let namespace = try row.optionalText(3) else {
         throw SQLStorageError.unexpectedValue("event \(sequence) of \(device): no message")
@@ -161,7 +171,7 @@ extension SQLStore {
       let message = Message(
         content: Data(try row.blob(5)), type: try row.text(4), namespace: namespace)
       let event: ResolverEvent =
-        switch try decode(StoredMessageEvent.self, row.text(1)) {
+        switch try coding.decode(StoredMessageEvent.self, row.text(1)) {
         case .found(let subscription): .found(subscription, message)
         case .lost(let subscription): .lost(subscription, message)
         }
@@ -208,8 +218,8 @@ extension ResolverStorage {
   public func pruneEvents(before time: Date, chunk: Int = 10_000) async throws -> Int {
     var total = 0
     while !Task.isCancelled {
-      let pruned = try await transaction { store in
-        try store.pruneEvents(before: time, limit: chunk)
+      let pruned = try await transaction { tx in
+        try tx.eventLog.pruneEvents(before: time, limit: chunk)
       }
       total += pruned
       if pruned < chunk { break }

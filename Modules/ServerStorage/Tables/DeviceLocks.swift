@@ -10,7 +10,34 @@ public import Foundation
 /// its events) only for devices in these sets.
 ///
 /// On SQLite every method returns at once: its single writer already serializes transactions.
-extension SQLStore {
+public struct DeviceLocks {
+  let tables: ResolutionTables
+
+  init(_ tables: ResolutionTables) { self.tables = tables }
+
+  /// Locks the rows of `ids` until the transaction ends (PostgreSQL: one `SELECT … ORDER BY id
+  /// FOR UPDATE`, so every transaction takes its locks in the same order; SQLite: nothing to
+  /// do, its one writer excludes everyone) and keeps what it read for this transaction.
+  /// Devices that do not exist are remembered as absent.
+  /// - Parameter waiting: false for locks taken out of order (after others): then a row
+  ///   another transaction holds is not waited for (`NOWAIT`).
+  /// - Throws: ``SQLStorageError/lockBusy`` when not `waiting` and a row is held; the
+  ///   database's error.
+  func lockDevices(_ ids: some Collection<DeviceID>, waiting: Bool = true) throws {
+    guard tables.sql.dialect == .postgres, !ids.isEmpty else { return }
+    let list = StatementShapes.inList(ids.map { .text($0.description) })
+    let rows = try tables.sql.query(
+      """
+      SELECT \(DeviceRows.columns()) FROM devices
+      WHERE id IN (\(list.marks)) ORDER BY id FOR UPDATE\(waiting ? "" : " NOWAIT")
+      """, list.binds)
+    for id in ids { tables.devices[id] = .some(nil) }
+    for row in rows {
+      let record = try DeviceRows.record(from: row)
+      tables.devices[record.id] = record
+    }
+  }
+
   /// Prepares the transaction for a report by `device`: reads in one statement each what the
   /// engine will ask about the report's sightings (the tokens' bindings, the reporter's last
   /// sightings of those devices, the devices' rows), so it does not ask once per sighting; and
@@ -36,13 +63,13 @@ extension SQLStore {
     forReport report: Report, from device: DeviceID, now: Date, lostAfter: Duration,
     earliestHeard: Date, cautious: Bool
   ) throws {
-    let postgres = sql.dialect == .postgres
+    let postgres = tables.sql.dialect == .postgres
     let changesHandles =
       !report.publish.isEmpty || !report.unpublish.isEmpty || !report.subscribe.isEmpty
     var locked: Set<DeviceID> = [device]
     if postgres {
       if changesHandles {
-        locked.formUnion(try neighbors(of: device))
+        locked.formUnion(try tables.neighbors(of: device))
         for publication in report.unpublish {
           locked.formUnion(try subscribers(of: publication))
         }
@@ -54,7 +81,7 @@ extension SQLStore {
           let list = StatementShapes.inList(tokens.map { SQLValue(bits: $0) })
           // Only devices of the reporter's project: another project's token names no one
           // here, and its device is not locked (a report cannot hold up another project).
-          for row in try sql.query(
+          for row in try tables.sql.query(
             """
             SELECT t.device FROM tokens t JOIN devices d ON d.id = t.device
             WHERE t.token IN (\(list.marks)) AND t.valid_until > ?
@@ -68,7 +95,7 @@ extension SQLStore {
       }
       try lockDevices(locked)
       if changesHandles {
-        let late = Set(try neighbors(of: device)).subtracting(locked)
+        let late = Set(try tables.neighbors(of: device)).subtracting(locked)
         if !late.isEmpty {
           try lockDevices(late, waiting: false)
           locked.formUnion(late)
@@ -80,16 +107,16 @@ extension SQLStore {
     // device it names, and the reporter's last sightings of that device (read after the
     // reporter's lock: from then on only this transaction changes them).
     let tokens = Set(report.sightings.map(\.token.value))
-    for token in tokens { bindings[token] = .some(nil) }
+    for token in tokens { tables.bindings[token] = .some(nil) }
     let mediums = Set(report.sightings.map(\.medium.rawValue))
     var heardBy: [UInt64: DeviceID] = [:]
     var readRows: [DeviceID: DeviceRecord?] = [:]
     var times: [ProximityKey: Date] = [:]
     let list = StatementShapes.inList(tokens.map { SQLValue(bits: $0) })
-    for row in try sql.query(
+    for row in try tables.sql.query(
       """
       SELECT t.token, t.device, t.valid_until, s.medium, s.seen_at,
-        \(Self.deviceColumns(prefix: "d."))
+        \(DeviceRows.columns(prefix: "d."))
       FROM tokens t
       LEFT JOIN sightings s ON s.hearer = ? AND s.heard = t.device
       LEFT JOIN devices d ON d.id = t.device
@@ -99,7 +126,7 @@ extension SQLStore {
       let token = UInt64(bitPattern: try row.integer(0))
       let other: DeviceID = try identifier(row.text(1))
       let until = Date(timeIntervalSince1970: try row.real(2))
-      bindings[token] = (other, until)
+      tables.bindings[token] = (other, until)
       // Bound when the oldest sighting the engine accepts was heard: the engine may resolve it.
       if until > earliestHeard { heardBy[token] = other }
       if let medium = try row.optionalInteger(3), let seen = try row.optionalReal(4) {
@@ -109,17 +136,18 @@ extension SQLStore {
         times[key] = Date(timeIntervalSince1970: seen)
       }
       readRows[other] =
-        try row.optionalText(5) == nil ? .some(nil) : deviceRecord(SQLRow(Array(row.values[5...])))
+        try row.optionalText(5) == nil
+        ? .some(nil) : DeviceRows.record(from: SQLRow(Array(row.values[5...])))
     }
     // Another project's devices name no one for this reporter: not locked, not read further.
-    let project = try self.device(device)?.project
+    let project = try tables.device(device)?.project
     heardBy = heardBy.filter { (readRows[$0.value] ?? nil)?.project == project }
     let heard = Set(heardBy.values).subtracting([device])
     guard !heard.isEmpty else { return }
     for other in heard {
       for medium in mediums {
         let key = ProximityKey(hearer: device, heard: other, medium: .init(rawValue: medium))
-        sightingTimes[key] = times[key]
+        tables.sightingTimes[key] = times[key]
       }
     }
     let unlocked = heard.subtracting(locked)
@@ -128,13 +156,15 @@ extension SQLStore {
     for sighting in report.sightings {
       guard let other = heardBy[sighting.token.value], unlocked.contains(other) else { continue }
       let key = ProximityKey(hearer: device, heard: other, medium: sighting.medium)
-      if let last = sightingTimes[key] ?? nil, now.timeIntervalSince(last) < freshFor { continue }
+      if let last = tables.sightingTimes[key] ?? nil, now.timeIntervalSince(last) < freshFor {
+        continue
+      }
       needed.insert(other)
     }
     if postgres, !needed.isEmpty { try lockDevices(needed, waiting: false) }
     // The rest is only read (does the device exist?): keep what the statement above read.
-    for other in unlocked.subtracting(needed) where devices[other] == nil {
-      devices[other] = readRows[other] ?? .some(nil)
+    for other in unlocked.subtracting(needed) where tables.devices[other] == nil {
+      tables.devices[other] = readRows[other] ?? .some(nil)
     }
   }
 
@@ -157,10 +187,10 @@ extension SQLStore {
   /// subscribers of its publications.
   /// - Throws: the database's error.
   @_spi(Resolver) public func lockDevices(forUnregistering device: DeviceID) throws {
-    guard sql.dialect == .postgres else { return }
+    guard tables.sql.dialect == .postgres else { return }
     var ids: Set<DeviceID> = [device]
-    ids.formUnion(try neighbors(of: device))
-    for publication in try publications(on: device) {
+    ids.formUnion(try tables.neighbors(of: device))
+    for publication in try tables.publications(on: device) {
       ids.formUnion(try subscribers(of: publication.id))
     }
     try lockDevices(ids)
@@ -173,23 +203,23 @@ extension SQLStore {
   @_spi(Resolver) public func lockDevices(for deadline: Deadline, now: Date, lostAfter: Duration)
     throws
   {
-    guard sql.dialect == .postgres else { return }
+    guard tables.sql.dialect == .postgres else { return }
     var ids: Set<DeviceID> = []
     switch deadline.kind {
     case .proximity(let key):
       // A sighting still fresh is only scheduled again: nothing of either device changes.
       // (Its time only grows, or the row goes; the engine reads it again either way.)
-      if let last = try lastSighting(key),
+      if let last = try tables.lastSighting(key),
         last.addingTimeInterval(Self.seconds(lostAfter)) > now
       {
         return
       }
       ids = [key.hearer, key.heard]
     case .publicationExpiry(let id):
-      if let record = try publication(id) { ids.insert(record.device) }
+      if let record = try tables.publication(id) { ids.insert(record.device) }
       ids.formUnion(try subscribers(of: id))
     case .subscriptionExpiry(let id):
-      if let record = try subscription(id) { ids.insert(record.device) }
+      if let record = try tables.subscription(id) { ids.insert(record.device) }
     case .tokenRetirement: return
     }
     try lockDevices(ids)
@@ -202,7 +232,7 @@ extension SQLStore {
 
   /// The devices whose subscriptions `publication` is delivered to.
   private func subscribers(of publication: PublicationID) throws -> [DeviceID] {
-    try sql.query(
+    try tables.sql.query(
       """
       SELECT DISTINCT s.device FROM deliveries d JOIN subscriptions s ON s.id = d.subscription
       WHERE d.publication = ?

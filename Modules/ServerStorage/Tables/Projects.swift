@@ -12,7 +12,17 @@ public struct ProjectUsage: Sendable, Hashable {
   }
 }
 
-extension SQLStore {
+/// What each project holds (devices, stored bytes) and did (devices seen, found and lost
+/// events), for the console and the quotas; read only.
+public struct Projects {
+  let sql: any SQLConnection
+  let coding: SQLCoding
+
+  init(_ sql: any SQLConnection, coding: SQLCoding) {
+    self.sql = sql
+    self.coding = coding
+  }
+
   /// The devices registered in `project` (an index look-up).
   /// - Throws: the database's error.
   public func deviceCount(project: String) throws -> Int {

@@ -5,7 +5,17 @@ import Tokens
 
 /// Beacons and attachments (contract §7), always scoped to one project: a project never sees
 /// another's beacons or attachments.
-extension SQLStore {
+public struct BeaconTables {
+  let sql: any SQLConnection
+  let namespaces: Namespaces
+  let observations: BeaconObservations
+
+  init(_ sql: any SQLConnection, namespaces: Namespaces, observations: BeaconObservations) {
+    self.sql = sql
+    self.namespaces = namespaces
+    self.observations = observations
+  }
+
   /// Registers a beacon, with its EID parameters for an Eddystone-EID beacon; nil if the
   /// project has it already.
   /// - Throws: ``BeaconInputError/overLimit(_:)`` when the project holds its most beacons (or
@@ -167,7 +177,7 @@ extension SQLStore {
       "DELETE FROM attachments WHERE project = ? AND beacon = ?", [.text(project), .text(name)])
     try sql.execute(
       "DELETE FROM beacon_eids WHERE project = ? AND beacon = ?", [.text(project), .text(name)])
-    try deleteDiagnostics(project: project, beacon: name)
+    try observations.deleteDiagnostics(project: project, beacon: name)
     try sql.execute(
       "DELETE FROM beacons WHERE project = ? AND name = ?", [.text(project), .text(name)])
     return true
@@ -196,7 +206,7 @@ extension SQLStore {
         "beacon \(beacon) holds \(held) attachments, its most "
           + "(\(limits.maximumAttachmentsPerBeacon)); delete some first")
     }
-    try claimNamespace(project: project, name: attachment.namespace, now: now)
+    try namespaces.claimNamespace(project: project, name: attachment.namespace, now: now)
     var generator = SystemRandomNumberGenerator()
     let name = Hex.encode((0..<6).map { _ in UInt8.random(in: 0...255, using: &generator) })
     try sql.execute(

@@ -2,7 +2,13 @@ public import Foundation
 
 /// The server instances that share the database, so that each can take its share of limits
 /// meant for all of them together.
-extension SQLStore {
+public struct ServerInstances {
+  let sql: any SQLConnection
+
+  init(_ sql: any SQLConnection) {
+    self.sql = sql
+  }
+
   /// Notes that `instance` runs at `now`, forgets instances not heard from for `window`, and
   /// answers how many run (at least 1: this one).
   /// - Throws: the database's error.

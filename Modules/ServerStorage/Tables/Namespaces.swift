@@ -19,7 +19,13 @@ public struct NamespaceRecord: Sendable, Hashable, Codable {
 /// Namespaces (contract §7): owned by the first project that attaches data in one (or sets
 /// its visibility first); only the owner writes in it; a `public` one is read by any project
 /// that names it.
-extension SQLStore {
+public struct Namespaces {
+  let sql: any SQLConnection
+
+  init(_ sql: any SQLConnection) {
+    self.sql = sql
+  }
+
   /// Makes `project` the owner of `name` if nobody owns it yet.
   /// - Returns: the namespace's record (the owner's).
   /// - Throws: ``BeaconInputError/notOwned(_:)`` when another project owns it; the

@@ -44,7 +44,7 @@ public struct BeaconListCursor: Sendable, Hashable {
 
 /// The beacon lifecycle and its metadata: status changes, metadata updates, and
 /// listings in pages with filters.
-extension SQLStore {
+extension BeaconTables {
   /// One beacon of the project, nil if it has none by that name.
   public func beacon(project: String, name: String) throws -> BeaconRecord? {
     let rows = try sql.query(
@@ -74,7 +74,7 @@ extension SQLStore {
         "DELETE FROM attachments WHERE project = ? AND beacon = ?", [.text(project), .text(name)])
       try sql.execute(
         "DELETE FROM beacon_eids WHERE project = ? AND beacon = ?", [.text(project), .text(name)])
-      try deleteDiagnostics(project: project, beacon: name)
+      try observations.deleteDiagnostics(project: project, beacon: name)
     }
     return try beacon(project: project, name: name)
   }

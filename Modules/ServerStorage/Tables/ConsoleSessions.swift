@@ -11,7 +11,13 @@ public struct ConsoleSessionRecord: Sendable, Hashable {
 
 /// Console sessions, keyed by project and a session id (a digest of the cookie's random
 /// nonce, so the table alone cannot make a cookie).
-extension SQLStore {
+public struct ConsoleSessions {
+  let sql: any SQLConnection
+
+  init(_ sql: any SQLConnection) {
+    self.sql = sql
+  }
+
   /// Stores a new session, and removes the project's sessions that have ended (expired, or
   /// idle for `idleTimeout`).
   public func createConsoleSession(

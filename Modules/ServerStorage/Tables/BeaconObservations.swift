@@ -3,7 +3,13 @@ public import Foundation
 /// Beacon diagnostics: observations and telemetry that clients forward with
 /// `getforobserved`, the latest kept per beacon, a battery trend fitted over hourly samples,
 /// and the alerts derived from them.
-extension SQLStore {
+public struct BeaconObservations {
+  let sql: any SQLConnection
+
+  init(_ sql: any SQLConnection) {
+    self.sql = sql
+  }
+
   /// Records observations of the project's beacons at `now`: each beacon's last observation,
   /// and its telemetry when one came with it (the latest wins). A battery reading also goes
   /// into that hour's sample; when a new hour's sample starts, the samples older than

@@ -9,7 +9,7 @@ public import Foundation
 /// it (it travels with the registration) could register the same identity and resolve the
 /// beacon's rotating ids. Beacons registered under the server-wide pair of earlier versions
 /// (`eid_service_keys`) keep the identity key derived then, and keep resolving.
-extension SQLStore {
+extension BeaconTables {
   /// The project's service key pair, made now if it has none yet.
   public func eidServiceKey(project: String, now: Date) throws -> (
     privateKey: [UInt8], publicKey: [UInt8]

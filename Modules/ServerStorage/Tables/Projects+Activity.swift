@@ -22,7 +22,7 @@ public struct ProjectEvent: Sendable, Hashable {
 
 /// What a project's devices did lately, for the web console: how many were seen, and their
 /// found and lost events in the order they were logged.
-extension SQLStore {
+extension Projects {
   /// How many of the project's devices reported a sighting at or after `since`.
   public func devicesSeen(project: String, since: Date) throws -> Int {
     let row = try sql.queryFirst(
@@ -45,7 +45,7 @@ extension SQLStore {
       """, [.text(project), SQLValue(since), .integer(Int64(limit))]
     ).map { row in
       let found =
-        switch try decode(StoredMessageEvent.self, row.text(3)) {
+        switch try coding.decode(StoredMessageEvent.self, row.text(3)) {
         case .found: true
         case .lost: false
         }
