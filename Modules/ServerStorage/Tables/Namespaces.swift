@@ -1,21 +1,5 @@
 public import Foundation
 
-/// Who may read a namespace's attachments besides its owner.
-public enum NamespaceVisibility: String, Sendable, Hashable, Codable, CaseIterable {
-  /// Any project whose request names the namespace reads its attachments.
-  case `public`
-  /// The owner only (the default).
-  case unlisted
-}
-
-/// A namespace and the project that owns it.
-public struct NamespaceRecord: Sendable, Hashable, Codable {
-  public var name: String
-  public var project: String
-  public var visibility: NamespaceVisibility
-  public var createdAt: Date
-}
-
 /// Namespaces (contract §7): owned by the first project that attaches data in one (or sets
 /// its visibility first); only the owner writes in it; a `public` one is read by any project
 /// that names it.
