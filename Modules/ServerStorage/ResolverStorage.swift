@@ -11,7 +11,7 @@ public protocol ResolverStorage: Sendable {
   /// rolled back if it throws. On SQLite transactions never interleave (one writer). On
   /// PostgreSQL they run concurrently (see ``runsConcurrently``): a body that runs the engine
   /// first locks the devices it can change (`DeviceLocks.prepare(forReport:…)`,
-  /// `DeviceLocks.lockDevices(for:…)`; the engine operations in `ResolverStorage+Engine` do it),
+  /// `DeviceLocks.lockDevices(for:…)`; NearbyServer's engine operations do it),
   /// so the engine sees a consistent state and numbers events without gaps; a transaction
   /// that deadlocks or fails to serialize is run again, so `body` must not have effects
   /// outside the database.

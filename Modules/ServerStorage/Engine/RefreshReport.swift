@@ -123,7 +123,7 @@ package struct RefreshReport: Sendable, Hashable {
 }
 
 /// What a ``RefreshingStorage`` did with a report.
-enum RefreshResult: Sendable, Hashable {
+package enum RefreshResult: Sendable, Hashable {
   /// Applied in one statement: the answer.
   case answered(ReportAnswer)
   /// Nothing changed; the report goes the general way. `authorized`: the request's
@@ -132,7 +132,7 @@ enum RefreshResult: Sendable, Hashable {
 }
 
 /// A storage that applies a ``RefreshReport`` in one statement (``PostgresStorage``).
-protocol RefreshingStorage: ResolverStorage {
+package protocol RefreshingStorage: ResolverStorage {
   /// Whether refresh reports go this way (a database URL's `refresh=off` says not).
   var refreshesReports: Bool { get }
   /// How many reports went each way.
@@ -160,7 +160,7 @@ package final class ReportRoutes: Sendable {
 
   package init() {}
 
-  func note(_ way: Way) { counts.withLock { $0[way, default: 0] += 1 } }
+  package func note(_ way: Way) { counts.withLock { $0[way, default: 0] += 1 } }
 
   /// How many reports went `way`.
   package func count(_ way: Way) -> Int { counts.withLock { $0[way] ?? 0 } }

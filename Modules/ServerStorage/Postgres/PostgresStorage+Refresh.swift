@@ -1,8 +1,8 @@
-@_spi(Resolver) import Core
+@_spi(Resolver) package import Core
 import Foundation
 import Logging
 import PostgresNIO
-@_spi(Resolver) import Resolution
+@_spi(Resolver) package import Resolution
 import Tokens
 
 /// A refresh report in one round trip, its own transaction, awaited on the request's task (no
@@ -13,7 +13,7 @@ import Tokens
 /// (``AuthenticatedDevices``), or against its row read from the database (one more round
 /// trip) when none is kept.
 extension PostgresStorage: RefreshingStorage {
-  func refresh(
+  package func refresh(
     _ refresh: RefreshReport, credentials: DeviceCredentials,
     authorize: @escaping @Sendable (DeviceRecord) throws -> Void
   ) async throws -> RefreshResult {

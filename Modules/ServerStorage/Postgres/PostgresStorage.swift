@@ -47,7 +47,7 @@ public final class PostgresStorage: ResolverStorage {
   /// Nil when the URL says `?prepared=off`.
   let prepared: PreparedStatementCache?
   /// False when the URL says `?refresh=off`: every report runs the engine.
-  let refreshesReports: Bool
+  package let refreshesReports: Bool
   /// How many reports were applied in one statement, and why the others were not.
   package let reportRoutes = ReportRoutes()
   /// The devices that authenticated through this instance, for their next refresh report.

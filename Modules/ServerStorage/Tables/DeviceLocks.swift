@@ -23,7 +23,7 @@ public struct DeviceLocks {
   ///   another transaction holds is not waited for (`NOWAIT`).
   /// - Throws: ``SQLStorageError/lockBusy`` when not `waiting` and a row is held; the
   ///   database's error.
-  func lockDevices(_ ids: some Collection<DeviceID>, waiting: Bool = true) throws {
+  package func lockDevices(_ ids: some Collection<DeviceID>, waiting: Bool = true) throws {
     guard tables.sql.dialect == .postgres, !ids.isEmpty else { return }
     let list = StatementShapes.inList(ids.map { .text($0.description) })
     let rows = try tables.sql.query(

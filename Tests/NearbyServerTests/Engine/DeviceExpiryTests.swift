@@ -1,6 +1,7 @@
 @_spi(Resolver) import Core
 import Foundation
 @_spi(Resolver) import Resolution
+@_spi(Resolver) import NearbyServer
 @_spi(Resolver) import ServerStorage
 import Strategy
 import Testing

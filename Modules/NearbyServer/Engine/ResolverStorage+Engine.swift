@@ -1,12 +1,13 @@
 @_spi(Resolver) public import Core
 public import Foundation
 @_spi(Resolver) public import Resolution
+@_spi(Resolver) public import ServerStorage
 import Synchronization
 
 /// The resolution engine's operations, each one transaction on the storage that locks what
 /// it changes (on PostgreSQL) and appends the events it causes to the log: the one way the
 /// server, and anything else that shares the database, runs the engine. A body passed to
-/// ``ResolverStorage/transaction(_:)`` that runs the engine by hand must do the same.
+/// `ResolverStorage/transaction(_:)` that runs the engine by hand must do the same.
 extension ResolverStorage {
   /// Registers a device in `project`.
   /// - Throws: the database's error.
@@ -20,9 +21,9 @@ extension ResolverStorage {
   }
 
   /// Applies a report (see `ResolutionEngine.report(_:from:now:sweeping:)`) and logs its
-  /// events. On a storage that ``runsConcurrently`` the report's devices are locked first and
+  /// events. On a storage that `runsConcurrently` the report's devices are locked first and
   /// due deadlines are left to ``sweep(configuration:now:limit:)``; on SQLite the report
-  /// handles due deadlines, and skips looking when the storage's ``DeadlineHint`` says none
+  /// handles due deadlines, and skips looking when the storage's `DeadlineHint` says none
   /// is due. On PostgreSQL a report that only refreshes sightings still fresh (the common
   /// one) is applied in one statement, the device authenticated first against its row as
   /// this instance kept it from its last report (or as read, one round trip more); when that
@@ -31,10 +32,10 @@ extension ResolverStorage {
   /// - Parameter authorize: called with the authenticated device before anything is locked
   ///   or changes; what it throws ends the transaction (the server checks the API key's
   ///   project and takes the device's rate budget).
-  /// The device's publication and subscription ids are stored under its ``HandleScope``; the
+  /// The device's publication and subscription ids are stored under its `HandleScope`; the
   /// answer's events, and `deviceEvents` (other devices' events), name each device's ids as
   /// it sent them.
-  /// - Throws: ``ResolverError`` for bad credentials or an invalid report, what `authorize`
+  /// - Throws: `ResolverError` for bad credentials or an invalid report, what `authorize`
   ///   throws, or the database's error.
   @_spi(Resolver) public func report(
     _ report: Report, from credentials: DeviceCredentials,
@@ -118,7 +119,7 @@ extension ResolverStorage {
 
   /// Removes a device and everything it published and subscribed to; returns (and logs) the
   /// `lost` events of its subscribers.
-  /// - Throws: ``ResolverError`` for bad credentials, what `authorize` throws, or the
+  /// - Throws: `ResolverError` for bad credentials, what `authorize` throws, or the
   ///   database's error.
   @_spi(Resolver) public func unregister(
     _ credentials: DeviceCredentials, configuration: ResolutionConfiguration, now: Date,
@@ -136,7 +137,7 @@ extension ResolverStorage {
   }
 
   /// Removes up to `limit` devices that have not reported for
-  /// ``ResolutionConfiguration/deviceExpiry``, each in its own transaction with what it
+  /// `ResolutionConfiguration/deviceExpiry`, each in its own transaction with what it
   /// touches locked (as unregistering does), and logs the `lost` events of their neighbours.
   /// - Throws: the database's error (devices removed before it stay removed).
   @_spi(Resolver) public func expireSilentDevices(
@@ -169,7 +170,7 @@ extension ResolverStorage {
 
   /// Handles deadlines due by `now` (lost after silence, TTL expiry, token retirement) and
   /// logs their events. On SQLite: all of them, in one transaction. On a storage that
-  /// ``runsConcurrently``: one deadline per transaction, with the devices it concerns locked,
+  /// `runsConcurrently`: one deadline per transaction, with the devices it concerns locked,
   /// at most `limit` of them (the rest wait for the next sweep, so one sweep's work is
   /// bounded); other instances' sweepers take other deadlines meanwhile.
   /// - Throws: the database's error (deadlines handled before it stay handled).

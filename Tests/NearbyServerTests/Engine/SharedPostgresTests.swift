@@ -2,6 +2,7 @@
 import Dispatch
 import Foundation
 @_spi(Resolver) import Resolution
+@_spi(Resolver) import NearbyServer
 @_spi(Resolver) import ServerStorage
 import ServerTestSupport
 import Strategy

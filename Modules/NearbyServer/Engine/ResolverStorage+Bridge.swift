@@ -1,6 +1,7 @@
 @_spi(Resolver) public import Core
 public import Foundation
 @_spi(Resolver) public import Resolution
+@_spi(Resolver) public import ServerStorage
 import Strategy
 
 /// What nearby-server's peer bridge needs of the storage: a device's handles as the device
@@ -8,7 +9,7 @@ import Strategy
 /// the bridge's peer resolver) in the device's own sequence.
 extension ResolverStorage {
   /// A device's publications and subscriptions as the device sent them (ids unmasked, see
-  /// ``HandleScope``), each with the TTL it has left at `now`; nil when the device is unknown.
+  /// `HandleScope`), each with the TTL it has left at `now`; nil when the device is unknown.
   /// - Throws: the database's error.
   @_spi(Resolver) public func handles(of device: DeviceID, now: Date) async throws
     -> (publish: [PublicationSpec], subscribe: [SubscriptionSpec])?
