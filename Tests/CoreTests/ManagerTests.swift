@@ -172,4 +172,20 @@ struct ManagerTests {
     }
     #expect(await resolver.counts().devices == 0)
   }
+
+  @Test("a manager released without shutdown still stops its mediums and unregisters")
+  func releasedWithoutShutdown() async throws {
+    let resolver = try InProcessResolver()
+    let ble = ScriptedMedium(kind: .ble)
+    var manager: MessageManager? = try await MessageManager(
+      apiKey: "test",
+      configuration: .init(resolver: .inProcess(resolver), mediums: [.scripted(ble)]))
+    _ = try await manager?.publish(Message(text: "hi"))
+    #expect(await eventually { ble.transmittedToken != nil })
+    #expect(await resolver.counts().devices == 1)
+    manager = nil
+    // Nothing awaits the teardown of a released manager: wait for what it does.
+    #expect(await eventually { await resolver.counts().devices == 0 })
+    #expect(ble.transmittedToken == nil)
+  }
 }

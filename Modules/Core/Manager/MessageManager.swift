@@ -91,6 +91,13 @@ public actor MessageManager {
   /// What the beacon subscriptions decide: beacons followed, look-ups, losses.
   var beaconTracking: BeaconTracking
   var beaconSweepTask: Task<Void, Never>?
+  /// Says the manager was released without ``shutdown()`` (finished empty by a shutdown):
+  /// what the teardown task waits for.
+  let released: AsyncStream<Void>.Continuation
+  /// Stops the mediums and unregisters the device of a manager released without
+  /// ``shutdown()`` (a `deinit` cannot await); started with the manager, so it holds
+  /// everything it needs but the manager itself.
+  var teardown: Task<Void, Never>?
   var isReconcilingBeacons = false
   var beaconReconcileRequested = false
 
@@ -127,6 +134,8 @@ public actor MessageManager {
       throw error
     }
 
+    let releasedSignal: AsyncStream<Void>
+    (releasedSignal, released) = AsyncStream.makeStream(of: Void.self)
     self.deviceID = credentials.id
     (self.errors, self.errorsContinuation) = AsyncStream.makeStream(
       of: MediumError.self, bufferingPolicy: .bufferingNewest(64))
@@ -181,6 +190,15 @@ public actor MessageManager {
         })
     }
     tasks += choreTasks()
+    let started = mediums
+    teardown = ManagerTask.start(for: self) {
+      for await _ in releasedSignal {
+        // Each call is bounded by its medium's and its resolver's timeouts.
+        for medium in started { await medium.shutdown() }
+        try? await resolver.unregister(credentials)
+        return
+      }
+    }
     tasks.append(
       ManagerTask.start(for: self) { [weak self] in
         for await event in events {
@@ -204,17 +222,8 @@ public actor MessageManager {
     beaconSweepTask?.cancel()
     for record in subscriptions.values { record.expiryTask?.cancel() }
     errorsContinuation.finish()
-    guard !isShutDown else { return }
-    let resolver = resolver
-    let credentials = credentials
-    let mediums = slots.map(\.medium)
-    // Unowned on purpose: a manager dropped without shutdown() (a deinit cannot await) still
-    // stops its mediums and unregisters; the task ends when those calls return (each bounded
-    // by its medium's and resolver's timeouts).
-    Task {
-      for medium in mediums { await medium.shutdown() }
-      try? await resolver.unregister(credentials)
-    }
+    if !isShutDown { released.yield() }
+    released.finish()
   }
 
   /// The publications this manager has running.
@@ -234,10 +243,11 @@ public actor MessageManager {
     if !isShutDown {
       isShutDown = true
       retiredTasks =
-        tasks + [refreshTask, runningRefresh, beaconSweepTask].compactMap { $0 }
+        tasks + [refreshTask, runningRefresh, beaconSweepTask, teardown].compactMap { $0 }
         + subscriptions.values.compactMap(\.expiryTask)
       stopHandles()
       for task in retiredTasks { task.cancel() }
+      released.finish()
       chores.finish()
       for slot in slots { await slot.medium.shutdown() }
       do {

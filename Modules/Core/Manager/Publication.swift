@@ -5,8 +5,8 @@ public import Strategy
 ///
 /// Prefer the scoped form, ``MessageManager/withPublication(_:configure:_:)``, which
 /// unpublishes when its closure returns or throws. A handle released without ``cancel()``
-/// is still unpublished, but only eventually: the manager is told from a task started in
-/// `deinit`, and nothing waits for it.
+/// is still unpublished, but only eventually: `deinit` queues the release on the manager,
+/// whose own task works through it, and nothing waits for that.
 public final class Publication: Sendable {
   /// The publication's identifier.
   public let id: PublicationID
