@@ -22,8 +22,8 @@ public enum SubscriptionEvent: Sendable, Hashable {
 ///
 /// Prefer the scoped form, ``MessageManager/withSubscription(onFound:onLost:configure:_:)``,
 /// which unsubscribes when its closure returns or throws. A handle released without
-/// ``cancel()`` is still unsubscribed, but only eventually: the manager is told from a task
-/// started in `deinit`, and nothing waits for it.
+/// ``cancel()`` is still unsubscribed, but only eventually: `deinit` queues the release on the
+/// manager, whose own task works through it, and nothing waits for that.
 public final class Subscription: Sendable {
   /// The subscription's identifier.
   public let id: SubscriptionID
