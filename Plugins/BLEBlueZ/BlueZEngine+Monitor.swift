@@ -91,7 +91,9 @@ extension BlueZEngine {
     await stopActiveScan()
     unlockScan()
     let decision = monitorRefusal.released(at: releasedAt)
-    if decision.refused { logRefusal(decision, "released right after its registration") }
+    if decision.verdict == .refusal {
+      logRefusal(decision, "released right after its registration")
+    }
     try? await Task.sleep(for: decision.delay)
     try? await applyScan(throwing: false)
   }

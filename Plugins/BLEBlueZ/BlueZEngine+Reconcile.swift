@@ -25,7 +25,7 @@ extension BlueZEngine {
   /// What the engine knows of bluetoothd and the chosen adapter, for ``reconciler``.
   var facts: ReconcileStateMachine.Facts {
     ReconcileStateMachine.Facts(
-      accessDenied: accessDenied, bluezPresent: bluezPresent,
+      daemon: daemon,
       adapter: chosen.flatMap { adapters[$0] }.map {
         .init(name: $0.name, powered: $0.powered, hasAdvertising: $0.hasAdvertising)
       })
@@ -116,8 +116,8 @@ extension BlueZEngine {
   }
 
   func noteAccess(_ error: DBusError) async {
-    guard error.name == .accessDenied, !accessDenied else { return }
-    accessDenied = true
+    guard error.name == .accessDenied, daemon != .refusedAccess else { return }
+    daemon = .refusedAccess
     advert = nil
     activeScan = nil
     updateStatus()

@@ -29,7 +29,8 @@ extension BlueZEngine {
   /// (``problem()``).
   var scanAdapter: ScanPlanStateMachine.Adapter? {
     guard problem() == nil, let chosen, let adapter = adapters[chosen] else { return nil }
-    return .init(canMonitor: adapter.canMonitor, monitorsRefused: monitorsRefused)
+    return .init(
+      monitors: !adapter.canMonitor ? .unsupported : monitorsRefused ? .refused : .offered)
   }
 
   /// How BlueZ should scan for the wishes now: `nil` when nothing is wanted (see the

@@ -38,14 +38,14 @@ extension BlueZEngine {
   func ownerChanged(to owner: String) async {
     if owner.isEmpty {
       logger.info("bluez: bluetoothd left the bus")
-      bluezPresent = false
+      if daemon == .present { daemon = .absent }
       adapters = [:]
       reporter.withState { $0.reset() }
       await forgetBlueZSide()
       updateStatus()
     } else {
       logger.info("bluez: bluetoothd is back as \(owner)")
-      accessDenied = false
+      // Whether it answers, refuses or is gone again, loading its objects says.
       await loadObjects()
     }
   }

@@ -45,8 +45,7 @@ actor BlueZEngine {
       reporter.withState { $0.scanning.adapter = chosen }
     }
   }
-  var bluezPresent = false
-  var accessDenied = false
+  var daemon = ReconcileStateMachine.Facts.Daemon.absent
   /// The problem, the status told, the advert's steps and the retries of failed calls (see
   /// BlueZEngine+Reconcile.swift).
   var reconciler: ReconcileStateMachine
@@ -210,8 +209,7 @@ actor BlueZEngine {
     do {
       let objects = try await connection.managedObjects(
         of: Self.service, timeout: configuration.callTimeout)
-      bluezPresent = true
-      accessDenied = false
+      daemon = .present
       var loaded: [DBusObjectPath: DeviceState] = [:]
       for (path, interfaces) in objects {
         if interfaces["org.bluez.Adapter1"] != nil {
@@ -225,9 +223,13 @@ actor BlueZEngine {
       }
       reporter.withState { $0.devices.merge(loaded) { $1 } }
     } catch {
-      bluezPresent = error.name != .serviceUnknown && error.name != .nameHasNoOwner
-      accessDenied = error.name == .accessDenied
-      if !accessDenied, bluezPresent {
+      daemon =
+        switch error.name {
+        case .accessDenied: .refusedAccess
+        case .serviceUnknown, .nameHasNoOwner: .absent
+        default: .present
+        }
+      if daemon == .present {
         logger.warning("cannot read BlueZ's objects: \(error)")
       }
     }

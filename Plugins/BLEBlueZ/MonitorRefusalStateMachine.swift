@@ -23,8 +23,15 @@ struct MonitorRefusalStateMachine: Sendable {
 
   /// What a refusal or a release leads to.
   struct Decision: Equatable, Sendable {
-    /// Whether it counted as a refusal.
-    var refused: Bool
+    /// What a release or a failed registration counted as.
+    enum Verdict: Equatable, Sendable {
+      /// The adapter refused the monitor.
+      case refusal
+      /// A monitor that had lived released: not a refusal.
+      case release
+    }
+
+    var verdict: Verdict
     /// Refusals in a row so far.
     var refusals: Int
     /// Set when this refusal set monitors aside: until when.
@@ -65,7 +72,7 @@ struct MonitorRefusalStateMachine: Sendable {
     }
     refusals = 0
     return Decision(
-      refused: false, refusals: 0, fallbackUntil: nil, delay: configuration.retryDelay)
+      verdict: .release, refusals: 0, fallbackUntil: nil, delay: configuration.retryDelay)
   }
 
   /// The monitor reported a device: it works.
@@ -86,7 +93,7 @@ struct MonitorRefusalStateMachine: Sendable {
       refusedUntil = fallbackUntil
     }
     return Decision(
-      refused: true, refusals: refusals, fallbackUntil: fallbackUntil,
+      verdict: .refusal, refusals: refusals, fallbackUntil: fallbackUntil,
       delay: .seconds(1) * (1 << min(refusals - 1, 3)))
   }
 }

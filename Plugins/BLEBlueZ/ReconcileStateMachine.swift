@@ -45,10 +45,18 @@ struct ReconcileStateMachine: Sendable {
       var hasAdvertising: Bool
     }
 
-    /// Whether bluetoothd refused our access.
-    var accessDenied = false
-    /// Whether bluetoothd is on the bus.
-    var bluezPresent = false
+    /// How bluetoothd stands with the medium.
+    enum Daemon: Sendable, Hashable {
+      /// Not on the bus.
+      case absent
+      /// It refused our access (it may have left the bus since: the refusal still applies
+      /// until it answers again).
+      case refusedAccess
+      /// On the bus, answering.
+      case present
+    }
+
+    var daemon = Daemon.absent
     /// The chosen adapter, `nil` when there is none.
     var adapter: Adapter?
   }
@@ -115,8 +123,11 @@ struct ReconcileStateMachine: Sendable {
 
   /// Why nothing can be done with these facts, or `nil` when the adapter can be used.
   func problem(_ facts: Facts) -> BlueZMediumError? {
-    if facts.accessDenied { return .permissionDenied(BlueZFix.permission) }
-    if !facts.bluezPresent { return .bluetoothdUnavailable(BlueZFix.noDaemon) }
+    switch facts.daemon {
+    case .refusedAccess: return .permissionDenied(BlueZFix.permission)
+    case .absent: return .bluetoothdUnavailable(BlueZFix.noDaemon)
+    case .present: break
+    }
     guard let adapter = facts.adapter else {
       return .poweredOff(BlueZFix.noAdapter(configuration.adapter))
     }

@@ -34,10 +34,17 @@ struct ScanPlanStateMachine: Sendable {
 
   /// What the chosen adapter offers for scanning now.
   struct Adapter: Sendable, Hashable {
-    /// Whether it offers "or_patterns" monitors.
-    var canMonitor: Bool
-    /// Whether monitors are set aside after refusals (``MonitorRefusalStateMachine``).
-    var monitorsRefused = false
+    /// Whether it offers pattern monitors.
+    enum Monitors: Sendable, Hashable {
+      /// It offers no "or_patterns" monitors.
+      case unsupported
+      /// It offers them but refused them lately: set aside (``MonitorRefusalStateMachine``).
+      case refused
+      /// It offers them.
+      case offered
+    }
+
+    var monitors: Monitors
   }
 
   /// A step towards the wanted scan.
@@ -116,8 +123,7 @@ struct ScanPlanStateMachine: Sendable {
     var patterns: MonitorPatterns = []
     if wantsTokens { patterns.insert(.tokens) }
     if wantsBeacons != nil { patterns.insert(.beacons) }
-    guard let adapter, adapter.canMonitor, !configuration.reportsAllAdvertisements,
-      !adapter.monitorsRefused
+    guard let adapter, adapter.monitors == .offered, !configuration.reportsAllAdvertisements
     else {
       return .discovery(beside: nil)
     }

@@ -17,7 +17,7 @@ struct MonitorRefusalStateMachineTests {
       let t = Double(attempt) * 20
       machine.registered(at: at(t))
       let decision = machine.released(at: at(t + 1))
-      #expect(decision.refused && decision.refusals == attempt + 1)
+      #expect(decision.verdict == .refusal && decision.refusals == attempt + 1)
       #expect(decision.fallbackUntil == nil)
       delays.append(decision.delay)
     }
@@ -33,7 +33,7 @@ struct MonitorRefusalStateMachineTests {
     machine.registered(at: at(2))
     #expect(machine.released(at: at(3)).refusals == 2)
     let third = machine.registrationFailed(at: at(10))
-    #expect(third.refused && third.refusals == 3 && third.fallbackUntil == at(70))
+    #expect(third.verdict == .refusal && third.refusals == 3 && third.fallbackUntil == at(70))
     #expect(machine.monitorsRefused(at: at(10)))
     #expect(machine.monitorsRefused(at: at(69.9)))
     #expect(!machine.monitorsRefused(at: at(70)))
@@ -46,7 +46,7 @@ struct MonitorRefusalStateMachineTests {
     _ = machine.registrationFailed(at: at(1))
     machine.registered(at: at(2))
     let late = machine.released(at: at(7))  // 5 s: not quick
-    #expect(!late.refused && late.refusals == 0 && late.delay == .milliseconds(100))
+    #expect(late.verdict == .release && late.refusals == 0 && late.delay == .milliseconds(100))
     _ = machine.registrationFailed(at: at(8))
     _ = machine.registrationFailed(at: at(9))
     machine.reported()

@@ -12,7 +12,7 @@ struct ReconcileStateMachineTests {
   typealias Facts = ReconcileStateMachine.Facts
 
   static let usable = Facts(
-    bluezPresent: true, adapter: .init(name: "hci0", powered: true, hasAdvertising: true))
+    daemon: .present, adapter: .init(name: "hci0", powered: true, hasAdvertising: true))
   static let path = try! DBusObjectPath("/org/nearby/ble/advert1")
 
   func facts(_ change: (inout Facts) -> Void) -> Facts {
@@ -32,13 +32,13 @@ struct ReconcileStateMachineTests {
     #expect(
       machine.problem(
         facts {
-          $0.bluezPresent = false; $0.adapter = nil
+          $0.daemon = .absent; $0.adapter = nil
         })
         == .bluetoothdUnavailable(BlueZFix.noDaemon))
     #expect(
       machine.problem(
         facts {
-          $0.accessDenied = true; $0.bluezPresent = false
+          $0.daemon = .refusedAccess
         })
         == .permissionDenied(BlueZFix.permission))
     #expect(
@@ -54,10 +54,10 @@ struct ReconcileStateMachineTests {
     #expect(machine.update(facts { $0.adapter?.powered = false }) == .poweredOff)
     #expect(machine.update(facts { $0.adapter = nil }) == nil)  // still powered off
     #expect(
-      machine.update(facts { $0.accessDenied = true })
+      machine.update(facts { $0.daemon = .refusedAccess })
         == .permissionDenied(BlueZFix.permission))
     #expect(
-      machine.update(facts { $0.bluezPresent = false })
+      machine.update(facts { $0.daemon = .absent })
         == .unavailable(BlueZMediumError.bluetoothdUnavailable(BlueZFix.noDaemon).description))
     #expect(machine.update(Self.usable) == .ready)
     #expect(machine.status == .ready)

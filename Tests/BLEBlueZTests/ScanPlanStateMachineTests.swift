@@ -9,9 +9,9 @@ struct ScanPlanStateMachineTests {
   let start = ContinuousClock.now
   func at(_ seconds: Double) -> ContinuousClock.Instant { start + .seconds(seconds) }
 
-  static let monitors = Machine.Adapter(canMonitor: true)
-  static let noMonitors = Machine.Adapter(canMonitor: false)
-  static let refused = Machine.Adapter(canMonitor: true, monitorsRefused: true)
+  static let monitors = Machine.Adapter(monitors: .offered)
+  static let noMonitors = Machine.Adapter(monitors: .unsupported)
+  static let refused = Machine.Adapter(monitors: .refused)
   static let both: MonitorPatterns = [.tokens, .beacons]
 
   func machine(

@@ -36,17 +36,34 @@ struct RequestDeadlineStateMachine {
     case drop
   }
 
+  /// How the latest request's body stands.
+  private enum Body {
+    /// Still arriving, after a head that came at `head`; `checked`: the request
+    /// authenticated, so the body has the longer deadline.
+    case arriving(head: NIODeadline, checked: Credential)
+    /// Arrived whole (or no request yet).
+    case ended
+  }
+
+  /// Whether a request's credential was checked.
+  private enum Credential {
+    case unchecked
+    case checked
+  }
+
+  /// What the latest request asked of the connection after its answer.
+  private enum AfterAnswer {
+    case keepOpen
+    case close
+  }
+
   let timeouts: Timeouts
   /// When the connection is to be closed; nil: not timed.
   private(set) var deadline: NIODeadline?
   private var heads = 0
   private var answers = 0
-  /// Whether the latest request's body is still arriving.
-  private var bodyOpen = false
-  private var headArrived = NIODeadline.uptimeNanoseconds(0)
-  private var isAuthenticated = false
-  /// Whether the latest request asked that the connection close after its answer.
-  private var closesAfterAnswer = false
+  private var body = Body.ended
+  private var afterAnswer = AfterAnswer.keepOpen
 
   init(timeouts: Timeouts) {
     self.timeouts = timeouts
@@ -56,7 +73,9 @@ struct RequestDeadlineStateMachine {
   /// body is still arriving or the connection is to close. The handler then reads on its
   /// own, since nobody else reads (the application stopped reading for a closing connection).
   var isDropping: Bool {
-    heads > 0 && answers == heads && (bodyOpen || closesAfterAnswer)
+    guard heads > 0, answers == heads else { return false }
+    if case .arriving = body { return true }
+    return afterAnswer == .close
   }
 
   /// The connection opened.
@@ -70,10 +89,8 @@ struct RequestDeadlineStateMachine {
     // Nothing after a closing request's answer is read as a request.
     if isDropping { return .drop }
     heads += 1
-    bodyOpen = true
-    closesAfterAnswer = closes
-    headArrived = now
-    isAuthenticated = false
+    body = .arriving(head: now, checked: .unchecked)
+    afterAnswer = closes ? .close : .keepOpen
     deadline = now + min(timeouts.unauthenticatedBody, timeouts.body)
     return .forward
   }
@@ -85,8 +102,8 @@ struct RequestDeadlineStateMachine {
 
   /// The request's end arrived.
   mutating func end(now: NIODeadline) -> Part {
-    if !bodyOpen { return isDropping ? .drop : .forward }
-    bodyOpen = false
+    guard case .arriving = body else { return isDropping ? .drop : .forward }
+    body = .ended
     // Answered already: the next head (or the client's close) is timed from now; otherwise
     // the answer is being made, and is not timed.
     deadline = answers == heads ? now + timeouts.head : nil
@@ -97,9 +114,9 @@ struct RequestDeadlineStateMachine {
 
   /// The latest request authenticated: its body has the longer deadline, from its head.
   mutating func authenticated() {
-    guard bodyOpen, answers < heads, !isAuthenticated else { return }
-    isAuthenticated = true
-    deadline = headArrived + timeouts.body
+    guard case .arriving(let head, .unchecked) = body, answers < heads else { return }
+    body = .arriving(head: head, checked: .checked)
+    deadline = head + timeouts.body
   }
 
   /// An answer ended.
