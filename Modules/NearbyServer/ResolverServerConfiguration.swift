@@ -38,6 +38,10 @@ public struct ResolverServerConfiguration: Sendable {
   /// burst: past it, the address gets 429 without its keys being looked up.
   public var refusedKeysPerSecondPerAddress: Double = 5
   public var refusedKeyBurstPerAddress: Double = 20
+  /// What the request rates above are measured on: the system's continuous clock; a test
+  /// passes a clock it moves by hand, so that a rate's verdict does not depend on how fast
+  /// its requests happen to run.
+  public var clock: any Clock<Duration> = ContinuousClock()
   /// The addresses of reverse proxies in front of the server (IP addresses as text, such as
   /// `127.0.0.1`): for a request from one of them, the client's address is the last one in
   /// `X-Forwarded-For` that is not a trusted proxy. Empty: the header is ignored (anyone could

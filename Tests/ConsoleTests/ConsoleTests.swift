@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import NearbyTesting
 import Testing
 import TestSupport
 
@@ -355,8 +356,8 @@ struct ConsoleTests {
     arguments: Engine.allCases)
   func signInIsRateLimited(_ engine: Engine) async throws {
     let server = try await ConsoleHarness.start(engine) { configuration in
-      configuration.refusedKeysPerSecondPerAddress = 0.001
       configuration.refusedKeyBurstPerAddress = 2
+      configuration.clock = ManualClock()
     }
     try await withShutdown(server) { server in
       var statuses: [Int] = []
@@ -401,8 +402,9 @@ struct ConsoleTests {
     arguments: Engine.allCases)
   func pagesAreRateLimited(_ engine: Engine) async throws {
     let server = try await ConsoleHarness.start(engine) { configuration in
-      configuration.requestsPerSecond = 0.001
+      configuration.requestsPerSecond = 0.5
       configuration.burst = 3
+      configuration.clock = ManualClock()
     }
     try await withShutdown(server) { server in
       let (cookie, _) = try await server.adminSession()  // the first page of the key's burst

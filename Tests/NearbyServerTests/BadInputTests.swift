@@ -127,11 +127,12 @@ struct BadInputTests {
   }
 
   @Test func tooManyRequestsIs429WithRetryAfter() async throws {
-    // One request refilled a minute, so a slow machine taking seconds per request still sees
-    // the third refused (at 0.5/s it refilled one while three took over 2 s under load).
+    // The rate is measured on a clock that stands still: nothing refills between requests,
+    // however long they take.
     let server = try await ServerHarness.start {
-      $0.requestsPerSecond = 1.0 / 60
+      $0.requestsPerSecond = 0.5
       $0.burst = 2
+      $0.clock = ManualClock()
     }
     try await withShutdown(server) { server in
       var statuses: [Int] = []

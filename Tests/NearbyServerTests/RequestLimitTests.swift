@@ -1,5 +1,6 @@
 import Foundation
 import NIOHTTP1
+import NearbyTesting
 import ServerStorage
 import Testing
 import TestSupport
@@ -30,8 +31,9 @@ struct RequestLimitTests {
   }
 
   @Test func anAddressThatKeepsGuessingKeysIsCutOff() async throws {
-    // The default burst, and (so that a slow machine does not refill it) almost no rate.
-    let server = try await ServerHarness.start { $0.refusedKeysPerSecondPerAddress = 0.001 }
+    // The default rate and burst, on a clock that moves only when the test says.
+    let clock = ManualClock()
+    let server = try await ServerHarness.start { $0.clock = clock }
     try await withShutdown(server) { server in
       var statuses: [Int] = []
       for index in 0..<25 {
@@ -47,12 +49,24 @@ struct RequestLimitTests {
         .POST, server.url, path: "/v1/devices", headers: [ResolverContract.apiKeyHeader: "nk_more"])
       #expect(limited.headers["retry-after"] != nil)
       #expect(limited.json["message"]?.contains("refused API keys from this address") == true)
+      // A second later (5 a second) five more refusals are allowed, then 429 again.
+      clock.advance(by: .seconds(1))
+      var after: [Int] = []
+      for index in 0..<6 {
+        after.append(
+          try await rawRequest(
+            .POST, server.url, path: "/v1/devices",
+            headers: [ResolverContract.apiKeyHeader: "nk_later\(index)"]
+          ).status)
+      }
+      #expect(after == [401, 401, 401, 401, 401, 429], "\(after)")
     }
   }
 
   @Test func behindATrustedProxyTheForwardedAddressCounts() async throws {
+    let clock = ManualClock()
     let server = try await ServerHarness.start {
-      $0.refusedKeysPerSecondPerAddress = 0.001
+      $0.clock = clock
       $0.trustedProxies = ["127.0.0.1"]
     }
     try await withShutdown(server) { server throws in
@@ -81,9 +95,11 @@ struct RequestLimitTests {
   }
 
   @Test func aDeviceHasARateOfItsOwn() async throws {
+    let clock = ManualClock()
     let server = try await ServerHarness.start {
       $0.requestsPerSecondPerDevice = 0.5
       $0.burstPerDevice = 3
+      $0.clock = clock
     }
     try await withShutdown(server) { server in
       func register() async throws -> (String, String) {
@@ -110,6 +126,10 @@ struct RequestLimitTests {
       #expect(limited.json["message"]?.contains("this device") == true, "\(limited.body)")
       // Another device of the same key is not held back.
       #expect(try await report(quiet, quietSecret).status == 200)
+      // Two seconds later (half a request a second) the busy device may report once more.
+      clock.advance(by: .seconds(2))
+      #expect(try await report(busy, busySecret).status == 200)
+      #expect(try await report(busy, busySecret).status == 429)
     }
   }
 

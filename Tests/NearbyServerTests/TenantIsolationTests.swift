@@ -1,4 +1,5 @@
 import Core
+import NearbyTesting
 import Foundation
 import NIOHTTP1
 import NearbyServer
@@ -77,8 +78,9 @@ struct TenantIsolationTests {
     try await withServer(
       engine,
       configure: {
-        $0.requestsPerSecondPerDevice = 0.001
+        $0.requestsPerSecondPerDevice = 0.5
         $0.burstPerDevice = 5
+        $0.clock = ManualClock()
       }
     ) { server, _ in
       let device = try await register(server, key: server.apiKey)

@@ -12,7 +12,8 @@ import Synchronization
 final class RateLimiter: Sendable {
   struct Bucket {
     var tokens: Double
-    var updatedAt: ContinuousClock.Instant
+    /// How long after the limiter's start it was last refilled.
+    var updatedAt: Duration
   }
 
   private struct State {
@@ -25,11 +26,24 @@ final class RateLimiter: Sendable {
   /// The most buckets kept before the full ones are dropped.
   let capacity: Int
   private let state = Mutex(State())
+  /// The time on the limiter's clock since it started.
+  private let elapsed: @Sendable () -> Duration
 
-  init(rate: Double, burst: Double, capacity: Int = 100_000) {
+  /// - Parameter clock: what rates are measured on (the server's
+  ///   ``ResolverServerConfiguration/clock``).
+  init(
+    rate: Double, burst: Double, capacity: Int = 100_000,
+    clock: any Clock<Duration> = ContinuousClock()
+  ) {
     self.rate = rate
     self.burst = max(burst, 1)
     self.capacity = capacity
+    elapsed = Self.stopwatch(clock)
+  }
+
+  private static func stopwatch<C: Clock<Duration>>(_ clock: C) -> @Sendable () -> Duration {
+    let start = clock.now
+    return { start.duration(to: clock.now) }
   }
 
   /// How many subjects have a bucket (for tests and diagnostics).
@@ -66,10 +80,10 @@ final class RateLimiter: Sendable {
   }
 
   private func refilled(_ stored: Bucket?, share: (rate: Double, burst: Double)) -> Bucket {
-    let now = ContinuousClock.now
+    let now = elapsed()
     var bucket = stored ?? Bucket(tokens: share.burst, updatedAt: now)
-    let elapsed = bucket.updatedAt.duration(to: now)
-    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    let since = now - bucket.updatedAt
+    let seconds = Double(since.components.seconds) + Double(since.components.attoseconds) / 1e18
     bucket.tokens = min(share.burst, bucket.tokens + seconds * share.rate)
     bucket.updatedAt = now
     return bucket
@@ -88,9 +102,9 @@ final class RateLimiter: Sendable {
   /// Drops the buckets that have refilled (they are as good as new); if that frees too
   /// little, starts over (every subject gets a full burst once more).
   private func forgetFullBuckets(_ state: inout State, share: (rate: Double, burst: Double)) {
-    let now = ContinuousClock.now
+    let now = elapsed()
     let refill = Duration.seconds(share.burst / max(share.rate, 1e-9))
-    state.buckets = state.buckets.filter { $0.value.updatedAt.duration(to: now) < refill }
+    state.buckets = state.buckets.filter { now - $0.value.updatedAt < refill }
     if state.buckets.count >= capacity * 3 / 4 { state.buckets.removeAll(keepingCapacity: true) }
   }
 

@@ -8,14 +8,18 @@ struct RequestLimits: Sendable {
   let refusedKeysPerAddress: RateLimiter
 
   init(configuration: ResolverServerConfiguration) {
-    perKey = RateLimiter(rate: configuration.requestsPerSecond, burst: configuration.burst)
+    let clock = configuration.clock
+    perKey = RateLimiter(
+      rate: configuration.requestsPerSecond, burst: configuration.burst, clock: clock)
     perDevice = RateLimiter(
-      rate: configuration.requestsPerSecondPerDevice, burst: configuration.burstPerDevice)
+      rate: configuration.requestsPerSecondPerDevice, burst: configuration.burstPerDevice,
+      clock: clock)
     perAddress = RateLimiter(
-      rate: configuration.requestsPerSecondPerAddress, burst: configuration.burstPerAddress)
+      rate: configuration.requestsPerSecondPerAddress, burst: configuration.burstPerAddress,
+      clock: clock)
     refusedKeysPerAddress = RateLimiter(
       rate: configuration.refusedKeysPerSecondPerAddress,
-      burst: configuration.refusedKeyBurstPerAddress)
+      burst: configuration.refusedKeyBurstPerAddress, clock: clock)
   }
 
   /// Divides every rate by `count` instances.
