@@ -3,8 +3,15 @@ import DBus
 import Logging
 
 /// The GATT transport's actor: performs what ``GattServiceState`` and each link's
-/// ``GattLinkStateMachine`` decide, over D-Bus. Every operation runs in a task it keeps and
-/// cancels and awaits on ``shutdown()``.
+/// ``GattLinkStateMachine`` decide, over D-Bus.
+///
+/// One task, started with the engine, hosts one loop (GattPeerEngine+Loop.swift): it reads
+/// the engine's inputs one at a time (work for a link, a link's wake-up, the end of a D-Bus
+/// operation, bluetoothd's return), hands each to the link's machine, and starts what the
+/// machine asks (connect, write, read, disconnect, a wake-up at an instant) as a child of its
+/// task group, which reports its end as the next input. ``shutdown()`` ends the loop and
+/// awaits it. Calls from bluetoothd (a hearer's write or read) and sends from the resolver
+/// are requests to the actor; a send that gives a link work tells the loop.
 actor GattPeerEngine {
   static let bluez = "org.bluez"
 
@@ -24,12 +31,15 @@ actor GattPeerEngine {
   var adapterPath: DBusObjectPath?
   var service: GattServiceState
   var links: [PeerAddress: Link] = [:]
-  /// Running operations and wake-ups, by an id of their own; each removes itself when done.
-  var tasks: [Int: Task<Void, Never>] = [:]
+  /// The wake-up each link waits for, by generation: a wake-up of an older one is stale.
   var wakeUps: [PeerAddress: Int] = [:]
-  var nextTaskID = 0
+  var nextWakeUp = 0
   var counters = BlueZPeerTransportCounters()
-  var isShutDown = false
+  /// The loop's inputs. Unbounded: what is in it is bounded by the operations under way (one
+  /// end each) and the sends the links' queues accepted (one each).
+  let inputs: AsyncStream<Input>
+  let inputsContinuation: AsyncStream<Input>.Continuation
+  var lifecycle = Lifecycle.starting
 
   init(
     configuration: BlueZPeerTransportConfiguration,
@@ -38,6 +48,7 @@ actor GattPeerEngine {
     self.configuration = configuration
     self.incoming = incoming
     self.logger = logger
+    (inputs, inputsContinuation) = AsyncStream.makeStream(of: Input.self)
     service = GattServiceState(
       configuration: GattServiceState.Configuration(keepFor: configuration.keepFor))
     connection = try await DBusConnection(configuration.bluez.bus, logger: logger)
@@ -63,24 +74,12 @@ actor GattPeerEngine {
       })
     let owners = try await connection.nameOwnerChanges(of: Self.bluez)
     try await register()
-    spawn { [weak self] in
-      for await change in owners where !change.new.isEmpty {
-        // bluetoothd is back: it forgot the application. Its adapters may take a moment to
-        // appear: tried for about 10 s.
-        for attempt in 1...20 {
-          guard let self, !Task.isCancelled else { return }
-          do {
-            try await self.register()
-            break
-          } catch {
-            if attempt == 20 {
-              self.logger.warning("ble gatt: cannot register the peer service again: \(error)")
-            }
-            try? await Task.sleep(for: .milliseconds(500))
-          }
-        }
-      }
-    }
+    lifecycle = .running(startLoop(owners: owners))
+  }
+
+  deinit {
+    // The loop holds the engine weakly: released without a shutdown, it ends here.
+    inputsContinuation.finish()
   }
 
   /// Picks the adapter and registers the application there.
@@ -178,7 +177,7 @@ actor GattPeerEngine {
       case .queueFull?: throw .queueFull(address)
       case .backingOff?: throw .backingOff(address)
       }
-      drive(address)
+      inputsContinuation.yield(.drive(address))
     }
   }
 
@@ -194,88 +193,61 @@ actor GattPeerEngine {
 
   // MARK: Driving a link
 
-  /// Asks the link's machine what to do and starts it.
-  func drive(_ address: PeerAddress) {
-    guard !isShutDown, var link = links[address] else { return }
+  /// Asks the link's machine what to do: the operation (or wake-up) to start.
+  func drive(_ address: PeerAddress) -> [Effect] {
+    guard !isShutDown, var link = links[address] else { return [] }
     let action = link.machine.next(now: .now)
     links[address] = link
     switch action {
     case .busy, .idle:
-      return
+      return []
     case .wait(let until):
-      if let id = wakeUps[address] { tasks[id]?.cancel() }
-      wakeUps[address] = spawn { [weak self] in
-        try? await Task.sleep(until: until, clock: .continuous)
-        guard !Task.isCancelled else { return }
-        await self?.drive(address)
-      }
+      nextWakeUp += 1
+      wakeUps[address] = nextWakeUp
+      return [.wake(address, at: until, generation: nextWakeUp)]
     case .connect:
-      let path = link.devicePath
-      spawn { [weak self] in
-        guard let self else { return }
-        do {
-          let endpoints = try await self.connect(path)
-          await self.connectFinished(address, endpoints, error: nil)
-        } catch {
-          await self.connectFinished(address, nil, error: error)
-        }
-      }
+      return [.connect(address, devicePath: link.devicePath)]
     case .write(let chunk):
-      guard let inbox = link.inbox else {
-        // Cannot happen (the machine writes only once connected); taken as a failure so
-        // the link cannot stay busy forever.
-        writeFinished(address, false)
-        return
-      }
-      spawn { [weak self] in
-        guard let self else { return }
-        let ok =
-          await self.callDevice(
-            inbox, "WriteValue", [.bytes(chunk), .vardict(["type": .string("request")])]) != nil
-        await self.writeFinished(address, ok)
-      }
+      // Without an inbox (the machine writes only once connected, so it cannot happen) the
+      // write fails, so that the link cannot stay busy forever.
+      guard let inbox = link.inbox else { return writeFinished(address, false) }
+      return [.write(address, inbox: inbox, chunk: chunk)]
     case .read:
-      guard let outbox = link.outbox else {
-        readFinished(address, nil)
-        return
-      }
-      spawn { [weak self] in
-        guard let self else { return }
-        let reply = await self.callDevice(outbox, "ReadValue", [.vardict([:])])
-        await self.readFinished(address, reply.map { $0.first?.bytes ?? [] })
-      }
+      guard let outbox = link.outbox else { return readFinished(address, nil) }
+      return [.read(address, outbox: outbox)]
     case .disconnect:
-      let path = link.devicePath
-      spawn { [weak self] in
-        guard let self else { return }
-        _ = try? await self.connection.call(
-          destination: Self.bluez, path: try DBusObjectPath(path), interface: "org.bluez.Device1",
-          member: "Disconnect", timeout: self.configuration.bluez.callTimeout)
-        await self.disconnectFinished(address)
-      }
+      return [.disconnect(address, devicePath: link.devicePath)]
     }
   }
 
-  func connectFinished(_ address: PeerAddress, _ endpoints: Endpoints?, error: (any Error)?) {
-    guard links[address] != nil else { return }
-    if let endpoints {
+  /// A wake-up fired: the link is driven unless a newer wake-up took its place.
+  func wokeUp(_ address: PeerAddress, generation: Int) -> [Effect] {
+    guard wakeUps[address] == generation else { return [] }
+    wakeUps[address] = nil
+    return drive(address)
+  }
+
+  func connectFinished(_ address: PeerAddress, _ result: Result<Endpoints, any Error>) -> [Effect] {
+    guard links[address] != nil else { return [] }
+    switch result {
+    case .success(let endpoints):
       counters.connects += 1
       links[address]!.inbox = endpoints.inbox
       links[address]!.outbox = endpoints.outbox
       links[address]!.reassembly = GattReassembly()
       links[address]!.machine.connected(mtu: endpoints.mtu, now: .now)
       logger.debug("ble gatt: linked to \(address) (MTU \(endpoints.mtu))")
-    } else {
+    case .failure(let error):
       counters.connectFailures += 1
       links[address]!.machine.connectFailed(now: .now)
       counters.dropped = service.dropped + linkDrops
-      logger.debug("ble gatt: no link to \(address): \(error.map { "\($0)" } ?? "-")")
+      logger.debug("ble gatt: no link to \(address): \(error)")
     }
-    drive(address)
+    return drive(address)
   }
 
-  func writeFinished(_ address: PeerAddress, _ ok: Bool) {
-    guard links[address] != nil else { return }
+  func writeFinished(_ address: PeerAddress, _ ok: Bool) -> [Effect] {
+    guard links[address] != nil else { return [] }
     if ok {
       counters.chunksWritten += 1
       links[address]!.machine.wrote(now: .now)
@@ -283,16 +255,15 @@ actor GattPeerEngine {
       links[address]!.machine.operationFailed(now: .now)
       counters.dropped = service.dropped + linkDrops
     }
-    drive(address)
+    return drive(address)
   }
 
-  func readFinished(_ address: PeerAddress, _ chunk: [UInt8]?) {
-    guard links[address] != nil else { return }
+  func readFinished(_ address: PeerAddress, _ chunk: [UInt8]?) -> [Effect] {
+    guard links[address] != nil else { return [] }
     guard let chunk else {
       links[address]!.machine.operationFailed(now: .now)
       counters.dropped = service.dropped + linkDrops
-      drive(address)
-      return
+      return drive(address)
     }
     links[address]!.machine.read(chunk, now: .now)
     if !chunk.isEmpty {
@@ -305,15 +276,15 @@ actor GattPeerEngine {
       case .dropped: counters.dropped += 1
       }
     }
-    drive(address)
+    return drive(address)
   }
 
-  func disconnectFinished(_ address: PeerAddress) {
-    guard links[address] != nil else { return }
+  func disconnectFinished(_ address: PeerAddress) -> [Effect] {
+    guard links[address] != nil else { return [] }
     links[address]!.machine.disconnected(now: .now)
     links[address]!.inbox = nil
     links[address]!.outbox = nil
-    drive(address)
+    return drive(address)
   }
 
   // MARK: D-Bus operations (run in the tasks `drive` starts)
@@ -407,25 +378,10 @@ actor GattPeerEngine {
     return links.values.contains { $0.machine.isSlowPolling(at: now) }
   }
 
-  // MARK: Tasks
-
-  /// Starts `work` in a task this actor keeps until it ends (or shutdown cancels it).
-  @discardableResult
-  func spawn(_ work: @escaping @Sendable () async -> Void) -> Int {
-    nextTaskID += 1
-    let id = nextTaskID
-    tasks[id] = Task { [weak self] in
-      await work()
-      await self?.finished(id)
-    }
-    return id
-  }
-
-  private func finished(_ id: Int) {
-    tasks[id] = nil
-    for (address, wake) in wakeUps where wake == id { wakeUps[address] = nil }
-  }
-
+  /// Waits (at most the drain timeout) for connected hearers to read what waits for them,
+  /// then ends the loop (cancelling the operations under way and awaiting them), disconnects
+  /// the linked devices, unregisters the application and closes the connection. A second
+  /// call returns at once.
   func shutdown() async {
     guard !isShutDown else { return }
     // What waits for connected hearers (an unpublish's update, sent just before) is read
@@ -434,12 +390,12 @@ actor GattPeerEngine {
     while service.hasWaiting(now: .now), ContinuousClock.now < deadline {
       try? await Task.sleep(for: .milliseconds(50))
     }
-    guard !isShutDown else { return }
-    isShutDown = true
+    guard case .running(let loop) = lifecycle else { return }
+    lifecycle = .shutDown
     let linked = links.values.filter { $0.machine.isLinked }.map(\.devicePath)
-    for task in tasks.values { task.cancel() }
-    for task in tasks.values { await task.value }
-    tasks = [:]
+    inputsContinuation.finish()
+    loop.cancel()
+    await loop.value
     for path in linked {
       _ = try? await connection.call(
         destination: Self.bluez, path: try DBusObjectPath(path), interface: "org.bluez.Device1",
