@@ -54,7 +54,9 @@ struct PeerResolutionOverLANTests {
   /// A manager with its own peer resolver over a LAN transport on loopback, and a LAN medium
   /// announcing the transport's port. `lostAfter` is long (10 s) so that a scheduling stall of
   /// a loaded machine cannot make a message flap between found and lost: the lost these tests
-  /// expect comes from an unpublish, at once.
+  /// expect comes from an unpublish, at once. A question waits 5 s for its answer, so that an
+  /// answer a loaded machine delays (a plain `swift test` runs every target at once on two
+  /// cores) is not asked again and backed off; the tests wait up to 30 s.
   static func manager(groupPort: UInt16, mediumPort: UInt16) async throws -> (
     MessageManager, PeerResolver
   ) {
@@ -64,10 +66,12 @@ struct PeerResolutionOverLANTests {
     medium.peerPort = transport.port
     // As `nearby` does in peer mode: announcements sealed under the project's key.
     medium.sharedKey = try LANMulticastKey(bytes: PeerKeys(apiKey: "lan-peer-test").announcementKey)
+    var exchange = PeerExchangeStateMachine.Configuration()
+    exchange.queryTimeout = .seconds(5)
     let resolver = try PeerResolver(
       transports: [transport],
       configuration: PeerResolverConfiguration(
-        resolution: ResolutionConfiguration(lostAfter: .seconds(10)),
+        resolution: ResolutionConfiguration(lostAfter: .seconds(10)), exchange: exchange,
         tickInterval: .milliseconds(50)))
     let manager = try await MessageManager(
       apiKey: "lan-peer-test",
@@ -89,7 +93,7 @@ struct PeerResolutionOverLANTests {
     let subscription = try await bob.subscribe(
       onFound: { message in found.withLock { $0.append(message.content) } }, onLost: { _ in }
     ) { $0.strategy = Strategy(mediums: .lan) }
-    #expect(await eventually { found.withLock { $0 } == [content] })
+    #expect(await eventually(timeout: .seconds(30)) { found.withLock { $0 } == [content] })
     #expect(await bobResolver.counters().dropped == 0)
     await publication.cancel()
     await subscription.cancel()
@@ -113,12 +117,14 @@ struct PeerResolutionOverLANTests {
       onFound: { message in seen.withLock { $0.append("found \(message.text ?? "")") } },
       onLost: { message in seen.withLock { $0.append("lost \(message.text ?? "")") } }
     ) { $0.strategy = Strategy(mediums: .lan) }
-    #expect(await eventually { seen.withLock { $0 } == ["found over udp"] })
+    #expect(await eventually(timeout: .seconds(30)) { seen.withLock { $0 } == ["found over udp"] })
     // Asked directly at the announced port: nothing was dropped on either side.
     #expect(await aliceResolver.counters().dropped == 0)
     #expect(await bobResolver.counters().dropped == 0)
     await publication.cancel()
-    let lost = await eventually { seen.withLock { $0 } == ["found over udp", "lost over udp"] }
+    let lost = await eventually(timeout: .seconds(30)) {
+      seen.withLock { $0 } == ["found over udp", "lost over udp"]
+    }
     // What each side counted says where a missing lost went (not sent, dropped or ignored).
     let (sent, heard) = (await aliceResolver.counters(), await bobResolver.counters())
     #expect(lost, "Bob saw \(seen.withLock { $0 }); Alice sent \(sent); Bob received \(heard)")

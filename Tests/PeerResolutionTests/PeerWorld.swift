@@ -9,13 +9,18 @@ import NearbyTesting
 
 /// Simulated devices on one in-memory air and one in-memory peer network, each with its own
 /// manager and its own peer resolver (no shared resolver anywhere), with every found and lost
-/// kept per device. The resolvers run on the real clock: these tests wait with `eventually`,
-/// and `lostAfter` is long by default (10 s) so that a scheduling stall on a loaded machine
-/// cannot make a message flap between found and lost.
+/// kept per device. The resolvers run on the real clock: these tests wait with `eventually`
+/// (up to ``patience``), `lostAfter` is long by default (10 s) so that a scheduling stall on a
+/// loaded machine cannot make a message flap between found and lost, and a question waits
+/// half of it for its answer, so that an answer a loaded machine delays is not asked again
+/// and backed off.
 final class PeerWorld: Sendable {
   let air: Air
   let network = MemoryPeerNetwork()
   let lostAfter: Duration
+  /// How long a test waits for what must happen: a plain `swift test` runs every target at
+  /// once on two cores.
+  static let patience: Duration = .seconds(30)
   private let seen = FoundLostRecorder()
   private let resolvers = Mutex<[String: PeerResolver]>([:])
 
@@ -35,7 +40,7 @@ final class PeerWorld: Sendable {
     let transport = await network.makeTransport(name: name)
     var exchange = PeerExchangeStateMachine.Configuration()
     exchange.refreshInterval = lostAfter / 4
-    exchange.queryTimeout = .milliseconds(500)
+    exchange.queryTimeout = lostAfter / 2
     let resolver = try PeerResolver(
       transports: [transport],
       configuration: PeerResolverConfiguration(
