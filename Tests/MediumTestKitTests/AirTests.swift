@@ -27,7 +27,7 @@ struct Link {
   }
 
   /// Waits at most `timeout` for a sighting of `token`.
-  func sighting(of token: Token, timeout: Duration = .seconds(10)) async -> Sighting? {
+  func sighting(of token: Token, timeout: Duration = defaultWaitBound) async -> Sighting? {
     await heard.first(timeout: timeout) { $0.token == token }
   }
 

@@ -53,7 +53,7 @@ public final class StreamRecorder<Element: Sendable>: Sendable {
   /// Waits, polling every 5 ms for at most `timeout`, until an element that arrived at or
   /// after `instant` (default: ever) satisfies `predicate`; returns it.
   public func first(
-    since instant: ContinuousClock.Instant? = nil, timeout: Duration = .seconds(10),
+    since instant: ContinuousClock.Instant? = nil, timeout: Duration = defaultWaitBound,
     where predicate: (Element) -> Bool = { _ in true }
   ) async -> Element? {
     await waitForValue(timeout: timeout, interval: .milliseconds(5)) {
@@ -62,13 +62,13 @@ public final class StreamRecorder<Element: Sendable>: Sendable {
   }
 
   /// Waits, for at most `timeout`, until `count` elements have arrived; returns them all.
-  public func waitForCount(_ count: Int, timeout: Duration = .seconds(10)) async -> [Element] {
+  public func waitForCount(_ count: Int, timeout: Duration = defaultWaitBound) async -> [Element] {
     _ = await eventually(timeout: timeout, interval: .milliseconds(5)) { elements.count >= count }
     return elements
   }
 
   /// Waits, for at most `timeout`, until the stream finishes.
-  public func waitUntilFinished(timeout: Duration = .seconds(10)) async -> Bool {
+  public func waitUntilFinished(timeout: Duration = defaultWaitBound) async -> Bool {
     await eventually(timeout: timeout, interval: .milliseconds(5)) { isFinished }
   }
 }

@@ -1,7 +1,13 @@
+/// How long the waits of this module wait when not told: a guard against a hang, not a
+/// deadline (a wait returns as soon as what it waits for is there). A plain `swift test` runs
+/// every test at once; on two cores what takes 100 ms alone then takes seconds, and a shorter
+/// bound makes a passing test fail by load alone.
+public let defaultWaitBound: Duration = .seconds(30)
+
 /// Waits until `condition` holds, checking every `interval`, for at most `timeout`; returns
 /// whether it held. For tests of asynchronous behaviour that must never hang.
 public func eventually(
-  timeout: Duration = .seconds(10), interval: Duration = .milliseconds(10),
+  timeout: Duration = defaultWaitBound, interval: Duration = .milliseconds(10),
   _ condition: () async throws -> Bool
 ) async rethrows -> Bool {
   try await waitForValue(timeout: timeout, interval: interval) {
