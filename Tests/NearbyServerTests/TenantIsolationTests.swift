@@ -159,7 +159,7 @@ struct TenantIsolationTests {
         try await report(server, theirs, key: other, body: #"{"unpublish":["\#(id)"]}"#).status
           == 200)
       let stored = try await server.storage.read { store in
-        try store.resolution.publications(on: try #require(DeviceID(mine.id)))
+        try store.resolution.handles.publications(on: try #require(DeviceID(mine.id)))
       }
       #expect(stored.count == 1)
       #expect(stored.first?.id.description != id)

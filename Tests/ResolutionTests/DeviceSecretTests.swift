@@ -10,7 +10,7 @@ struct DeviceSecretTests {
   @Test func onlyTheDigestIsKept() throws {
     let fixture = EngineFixture()
     let device = try fixture.device()
-    let record = try #require(fixture.engine.store.device(device.id))
+    let record = try #require(fixture.engine.store.devices.device(device.id))
     #expect(record.secretDigest == DeviceRecord.digest(ofSecret: device.secret))
     #expect(record.secretDigest.hasPrefix("sha256:"))
     #expect(!record.secretDigest.contains(device.secret))
@@ -25,12 +25,12 @@ struct DeviceSecretTests {
   @Test func aSecretKeptBeforeDigestsWorksAndIsReplacedByItsDigest() throws {
     let fixture = EngineFixture()
     let device = try fixture.device()
-    var record = try #require(fixture.engine.store.device(device.id))
+    var record = try #require(fixture.engine.store.devices.device(device.id))
     record.secretDigest = device.secret  // as a database written before digests holds it
-    fixture.engine.store.saveDevice(record)
+    fixture.engine.store.devices.saveDevice(record)
     #expect(try fixture.engine.authenticate(device).holdsPlainSecret)
     try fixture.report(Report(), from: device)
-    let after = try #require(fixture.engine.store.device(device.id))
+    let after = try #require(fixture.engine.store.devices.device(device.id))
     #expect(after.secretDigest == DeviceRecord.digest(ofSecret: device.secret))
     #expect(try fixture.engine.authenticate(device).id == device.id)
   }

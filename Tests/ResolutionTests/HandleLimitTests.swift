@@ -48,14 +48,14 @@ struct HandleLimitTests {
         strategy: .default, deviceTypes: .nearbyDevices, expiresAt: nil)
     }
     let onA = (0..<5).map { _ in subscription(a) }
-    for record in onA + [subscription(b)] { store.saveSubscription(record) }
-    store.saveSubscription(onA[0])  // saved again: still one
-    _ = store.removeSubscription(onA[1].id)
+    for record in onA + [subscription(b)] { store.handles.saveSubscription(record) }
+    store.handles.saveSubscription(onA[0])  // saved again: still one
+    _ = store.handles.removeSubscription(onA[1].id)
     let asked: Set<SubscriptionID> = [onA[0].id, onA[1].id, onA[2].id, .random()]
-    let tally = store.subscriptionTally(on: a, among: asked)
-    #expect(try tally == HandleTally(all: store.subscriptionIDs(on: a), among: asked))
+    let tally = store.handles.subscriptionTally(on: a, among: asked)
+    #expect(try tally == HandleTally(all: store.handles.subscriptionIDs(on: a), among: asked))
     #expect(tally == HandleTally(count: 4, present: [onA[0].id, onA[2].id]))
-    #expect(store.subscriptionTally(on: b, among: asked).count == 1)
+    #expect(store.handles.subscriptionTally(on: b, among: asked).count == 1)
   }
 
   /// The in-process resolver takes the limit from its configuration: raised, one device keeps

@@ -30,21 +30,23 @@ struct StoreContractTests {
       record.lastEventSequence = 7
       let saved = record
       let loaded = try await storage.transaction { store in
-        try store.resolution.saveDevice(saved)
-        return try store.resolution.device(saved.id)
+        try store.resolution.devices.saveDevice(saved)
+        return try store.resolution.devices.device(saved.id)
       }
       #expect(loaded == record)
       record.revision = 3
       let updated = record
       let (again, count) = try await storage.transaction { store in
-        try store.resolution.saveDevice(updated)
-        return (try store.resolution.device(updated.id), try store.resolution.counts().devices)
+        try store.resolution.devices.saveDevice(updated)
+        return (
+          try store.resolution.devices.device(updated.id), try store.resolution.counts().devices
+        )
       }
       #expect(again?.revision == 3)
       #expect(count == 1)
       let gone = try await storage.transaction { store in
-        try store.resolution.removeDevice(updated.id)
-        return try store.resolution.device(updated.id)
+        try store.resolution.devices.removeDevice(updated.id)
+        return try store.resolution.devices.device(updated.id)
       }
       #expect(gone == nil)
     }
@@ -58,12 +60,13 @@ struct StoreContractTests {
       let owner = DeviceID.random()
       let t0 = self.t0
       let (before, after, binding, unbound) = try await storage.transaction { store in
-        try store.resolution.bind(token, to: owner, until: t0.addingTimeInterval(60))
-        let before = try store.resolution.device(heard: token, at: t0.addingTimeInterval(59))
-        let after = try store.resolution.device(heard: token, at: t0.addingTimeInterval(60))
-        let binding = try store.resolution.binding(of: token)
-        try store.resolution.unbind(token)
-        return (before, after, binding, try store.resolution.binding(of: token))
+        try store.resolution.devices.bind(token, to: owner, until: t0.addingTimeInterval(60))
+        let before = try store.resolution.devices.device(
+          heard: token, at: t0.addingTimeInterval(59))
+        let after = try store.resolution.devices.device(heard: token, at: t0.addingTimeInterval(60))
+        let binding = try store.resolution.devices.binding(of: token)
+        try store.resolution.devices.unbind(token)
+        return (before, after, binding, try store.resolution.devices.binding(of: token))
       }
       #expect(before == owner)
       #expect(after == nil)
@@ -93,24 +96,29 @@ struct StoreContractTests {
         strategy: Strategy(mediums: .ble), deviceTypes: .nearbyDevices,
         expiresAt: t0.addingTimeInterval(10))
       let result = try await storage.transaction { store in
-        for record in [menu, other] { try store.resolution.savePublication(record) }
-        for record in [anyType, menusOnly] { try store.resolution.saveSubscription(record) }
+        for record in [menu, other] { try store.resolution.handles.savePublication(record) }
+        for record in [anyType, menusOnly] { try store.resolution.handles.saveSubscription(record) }
         return (
-          loaded: try store.resolution.publication(menu.id),
-          onA: try store.resolution.publications(on: a).count,
-          idsOnA: Set(try store.resolution.publicationIDs(on: a)),
-          subscriptionIDsOnB: Set(try store.resolution.subscriptionIDs(on: b)),
-          tallyOnA: try store.resolution.publicationTally(on: a, among: [menu.id, .random()]),
-          subscriptionTallyOnB: try store.resolution.subscriptionTally(
+          loaded: try store.resolution.handles.publication(menu.id),
+          onA: try store.resolution.handles.publications(on: a).count,
+          idsOnA: Set(try store.resolution.handles.publicationIDs(on: a)),
+          subscriptionIDsOnB: Set(try store.resolution.handles.subscriptionIDs(on: b)),
+          tallyOnA: try store.resolution.handles.publicationTally(
+            on: a, among: [menu.id, .random()]),
+          subscriptionTallyOnB: try store.resolution.handles.subscriptionTally(
             on: b, among: [menusOnly.id]),
-          acceptedByMenus: try store.resolution.publications(on: a, acceptedBy: menusOnly).map(
+          acceptedByMenus: try store.resolution.handles.publications(on: a, acceptedBy: menusOnly)
+            .map(
+              \.id),
+          acceptedByAny: try store.resolution.handles.publications(on: a, acceptedBy: anyType).map(
             \.id),
-          acceptedByAny: try store.resolution.publications(on: a, acceptedBy: anyType).map(\.id),
-          accepting: Set(try store.resolution.subscriptions(on: b, accepting: menu).map(\.id)),
-          acceptingOther: try store.resolution.subscriptions(on: b, accepting: other).map(\.id),
-          subscription: try store.resolution.subscription(menusOnly.id),
-          removed: try store.resolution.removePublication(other.id),
-          left: try store.resolution.publications(on: a).map(\.id)
+          accepting: Set(
+            try store.resolution.handles.subscriptions(on: b, accepting: menu).map(\.id)),
+          acceptingOther: try store.resolution.handles.subscriptions(on: b, accepting: other).map(
+            \.id),
+          subscription: try store.resolution.handles.subscription(menusOnly.id),
+          removed: try store.resolution.handles.removePublication(other.id),
+          left: try store.resolution.handles.publications(on: a).map(\.id)
         )
       }
       #expect(result.loaded == menu)
@@ -137,15 +145,16 @@ struct StoreContractTests {
       let t0 = self.t0
       let result = try await storage.transaction { store in
         let key = ProximityKey(hearer: a, heard: b, medium: .ble)
-        let first = try store.resolution.recordSighting(key, at: t0)
-        let second = try store.resolution.recordSighting(key, at: t0.addingTimeInterval(2))
-        _ = try store.resolution.recordSighting(
+        let first = try store.resolution.proximity.recordSighting(key, at: t0)
+        let second = try store.resolution.proximity.recordSighting(
+          key, at: t0.addingTimeInterval(2))
+        _ = try store.resolution.proximity.recordSighting(
           ProximityKey(hearer: c, heard: a, medium: .audio), at: t0)
-        let neighbors = Set(try store.resolution.neighbors(of: a))
-        try store.resolution.removeSighting(key)
+        let neighbors = Set(try store.resolution.proximity.neighbors(of: a))
+        try store.resolution.proximity.removeSighting(key)
         return (
-          first, second, neighbors, try store.resolution.lastSighting(key),
-          try store.resolution.neighbors(of: b)
+          first, second, neighbors, try store.resolution.proximity.lastSighting(key),
+          try store.resolution.proximity.neighbors(of: b)
         )
       }
       #expect(result.0 == nil)
@@ -169,23 +178,26 @@ struct StoreContractTests {
         expiresAt: nil)
       let subscription = SubscriptionID.random()
       let steps = try await storage.transaction { store in
-        try store.resolution.savePublication(first)
-        try store.resolution.savePublication(second)
+        try store.resolution.handles.savePublication(first)
+        try store.resolution.handles.savePublication(second)
         return [
-          try store.resolution.addDelivery(
+          try store.resolution.deliveries.addDelivery(
             subscription: subscription, publication: first.id, message: first.key),
-          try store.resolution.addDelivery(
+          try store.resolution.deliveries.addDelivery(
             subscription: subscription, publication: second.id, message: second.key),
-          try store.resolution.addDelivery(
+          try store.resolution.deliveries.addDelivery(
             subscription: subscription, publication: first.id, message: first.key),
-          try store.resolution.isDelivered(subscription: subscription, publication: second.id),
-          try store.resolution.deliveries(of: first.id) == [subscription],
-          Set(try store.resolution.deliveries(to: subscription).map(\.0)) == [first.id, second.id],
-          try store.resolution.removeDelivery(
+          try store.resolution.deliveries.isDelivered(
+            subscription: subscription, publication: second.id),
+          try store.resolution.deliveries.deliveries(of: first.id) == [subscription],
+          Set(try store.resolution.deliveries.deliveries(to: subscription).map(\.0)) == [
+            first.id, second.id,
+          ],
+          try store.resolution.deliveries.removeDelivery(
             subscription: subscription, publication: first.id, message: first.key),
-          try store.resolution.removeDelivery(
+          try store.resolution.deliveries.removeDelivery(
             subscription: subscription, publication: first.id, message: first.key),
-          try store.resolution.removeDelivery(
+          try store.resolution.deliveries.removeDelivery(
             subscription: subscription, publication: second.id, message: second.key),
         ]
       }
@@ -206,12 +218,14 @@ struct StoreContractTests {
       ]
       let (next, popped, rest) = try await storage.transaction { store in
         for (offset, kind) in kinds.enumerated().reversed() {
-          try store.resolution.schedule(
+          try store.resolution.deadlines.schedule(
             Deadline(at: t0.addingTimeInterval(Double(offset)), kind: kind))
         }
-        let next = try store.resolution.nextDeadline()
+        let next = try store.resolution.deadlines.nextDeadline()
         var popped: [DeadlineKind] = []
-        while let deadline = try store.resolution.popDeadline(dueAt: t0.addingTimeInterval(2)) {
+        while let deadline = try store.resolution.deadlines.popDeadline(
+          dueAt: t0.addingTimeInterval(2))
+        {
           popped.append(deadline.kind)
         }
         return (next, popped, try store.resolution.counts().deadlines)
@@ -229,11 +243,13 @@ struct StoreContractTests {
       let record = device()
       await #expect(throws: FixtureError.self) {
         try await storage.transaction { store in
-          try store.resolution.saveDevice(record)
+          try store.resolution.devices.saveDevice(record)
           throw FixtureError("abandon")
         }
       }
-      let loaded = try await storage.transaction { store in try store.resolution.device(record.id) }
+      let loaded = try await storage.transaction { store in
+        try store.resolution.devices.device(record.id)
+      }
       #expect(loaded == nil)
     }
   }
@@ -252,12 +268,12 @@ struct UsageTextTests {
       let saved = record
       let id = record.id
       let (fresh, old) = try await storage.transaction { store in
-        try store.resolution.saveDevice(saved)
-        let fresh = try SQLTransaction(store.sql).resolution.device(id)
+        try store.resolution.devices.saveDevice(saved)
+        let fresh = try SQLTransaction(store.sql).resolution.devices.device(id)
         try store.sql.execute(
           "UPDATE devices SET usage = ? WHERE id = ?",
           [.text(#"{"broadcastCounts":[1,1,2,1],"scanCounts":[2,1]}"#), .text(id.description)])
-        return (fresh, try SQLTransaction(store.sql).resolution.device(id))
+        return (fresh, try SQLTransaction(store.sql).resolution.devices.device(id))
       }
       #expect(fresh?.usage == record.usage)
       #expect(old?.usage == record.usage)

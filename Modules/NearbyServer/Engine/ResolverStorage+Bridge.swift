@@ -15,16 +15,17 @@ extension ResolverStorage {
     -> (publish: [PublicationSpec], subscribe: [SubscriptionSpec])?
   {
     try await read { tx in
-      guard let record = try tx.resolution.device(device) else { return nil }
+      guard let record = try tx.resolution.devices.device(device) else { return nil }
       let scope = HandleScope(record)
-      let publish = try tx.resolution.publications(on: device).compactMap { publication in
+      let publish = try tx.resolution.handles.publications(on: device).compactMap { publication in
         Self.remaining(publication.strategy, until: publication.expiresAt, now: now).map {
           PublicationSpec(
             id: scope?(publication.id) ?? publication.id, message: publication.message,
             strategy: $0)
         }
       }
-      let subscribe = try tx.resolution.subscriptions(on: device).compactMap { subscription in
+      let subscribe = try tx.resolution.handles.subscriptions(on: device).compactMap {
+        subscription in
         Self.remaining(subscription.strategy, until: subscription.expiresAt, now: now).map {
           SubscriptionSpec(
             id: scope?(subscription.id) ?? subscription.id, namespace: subscription.namespace,
@@ -61,7 +62,7 @@ extension ResolverStorage {
       let masked = try events.map { event in
         if scopes[event.device] == nil {
           scopes[event.device] = .some(
-            try tx.resolution.device(event.device).flatMap(HandleScope.init))
+            try tx.resolution.devices.device(event.device).flatMap(HandleScope.init))
         }
         guard let scope = scopes[event.device] ?? nil else { return event }
         var stored = event

@@ -154,9 +154,10 @@ extension ResolverStorage {
       let expired = try await transaction { tx -> [DeviceEvent]? in
         try tx.locks.lockDevices(forUnregistering: id)
         let engine = ResolutionEngine(store: tx.resolution, configuration: configuration)
-        guard try tx.resolution.device(id) != nil else { return nil }
+        guard try tx.resolution.devices.device(id) != nil else { return nil }
         let events = try engine.expire(id, now: now)
-        if try tx.resolution.device(id) != nil { return nil }  // it reported since it was listed
+        // It reported since it was listed.
+        if try tx.resolution.devices.device(id) != nil { return nil }
         try tx.eventLog.appendEvents(events, at: now)
         return try tx.eventLog.unmasked(events)
       }
@@ -190,7 +191,7 @@ extension ResolverStorage {
     for _ in 0..<max(limit, 1) {
       if Task.isCancelled { break }
       let handled = try await transaction { tx -> [DeviceEvent]? in
-        guard let deadline = try tx.resolution.popDeadline(dueAt: now) else { return nil }
+        guard let deadline = try tx.resolution.deadlines.popDeadline(dueAt: now) else { return nil }
         try tx.locks.lockDevices(for: deadline, now: now, lostAfter: configuration.lostAfter)
         let events = try ResolutionEngine(store: tx.resolution, configuration: configuration)
           .handle(deadline, now: now)

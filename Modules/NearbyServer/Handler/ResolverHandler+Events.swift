@@ -145,7 +145,7 @@ struct DeviceEventSequence: AsyncSequence, Sendable {
         let (project, keyID) = (sequence.project, sequence.apiKeyID)
         let read = try await storage.read { store -> [SequencedEvent]? in
           guard try store.apiKeys.isActiveAPIKey(id: keyID),
-            try store.resolution.device(device)?.project == project
+            try store.resolution.devices.device(device)?.project == project
           else { return nil }
           return try store.eventLog.events(
             for: device, after: after, limit: limit, byteBudget: budget)

@@ -13,7 +13,7 @@ extension PeerResolver {
     throws
   {
     guard locals[device.id] != nil else { throw ResolverError.unknownDevice(device.id) }
-    engine.store.bind(token, to: device.id, until: until)
+    engine.store.devices.bind(token, to: device.id, until: until)
     // A local device heard it before it was bound: its question, looped back over multicast,
     // would be answered here, by this resolver, about its own device.
     exchange.forget(token: token)
@@ -21,8 +21,9 @@ extension PeerResolver {
 
   /// Stops `token` resolving, when it is bound to a local device (an alias that ran out).
   @_spi(Resolver) public func unbindAlias(_ token: Token) {
-    guard let holder = engine.store.device(heard: token, at: .distantPast), locals[holder] != nil
+    guard let holder = engine.store.devices.device(heard: token, at: .distantPast),
+      locals[holder] != nil
     else { return }
-    engine.store.unbind(token)
+    engine.store.devices.unbind(token)
   }
 }

@@ -240,7 +240,8 @@ extension PeerResolver {
     // Sightings of a token already bound here were recorded when they were reported; only
     // those that could not resolve before are recorded again (recording one again would
     // refresh its nearness as if it had just been heard).
-    let wasBound = engine.store.device(heard: answer.token, at: time) == shadow.credentials.id
+    let wasBound =
+      engine.store.devices.device(heard: answer.token, at: time) == shadow.credentials.id
     bind(answer.token, to: answer.sender, validFor: answer.tokenValidFor, now: time)
     guard !wasBound else { return true }
     // The sightings that could not resolve before, heard within the sighting window.

@@ -57,7 +57,7 @@ extension PeerResolver {
     let publications = handles(of: owner, now: time).publications.filter { publication in
       wanted.contains { $0.accepts(publication.message) }
     }
-    let until = engine.store.binding(of: token) ?? time
+    let until = engine.store.devices.binding(of: token) ?? time
     let validFor = UInt32(min(max(until.timeIntervalSince(time) * 1000, 0), Double(UInt32.max)))
     send(
       .answer(
@@ -88,7 +88,7 @@ extension PeerResolver {
       strategy.ttl = ttl
       return strategy
     }
-    let publications = engine.store.publications(on: local).sorted {
+    let publications = engine.store.handles.publications(on: local).sorted {
       $0.id.identifier < $1.id.identifier
     }.compactMap {
       record in
@@ -96,7 +96,7 @@ extension PeerResolver {
         PeerPublication(message: record.message, strategy: $0)
       }
     }
-    let subscriptions = engine.store.subscriptions(on: local).sorted {
+    let subscriptions = engine.store.handles.subscriptions(on: local).sorted {
       $0.id.identifier < $1.id.identifier
     }.compactMap {
       record in

@@ -86,13 +86,13 @@ extension PeerResolver {
 
   /// Whether the engine still holds publication `id`, unexpired at `time`.
   private func holdsPublication(_ id: PublicationID, at time: Date) -> Bool {
-    guard let record = engine.store.publication(id) else { return false }
+    guard let record = engine.store.handles.publication(id) else { return false }
     return record.expiresAt.map { $0 > time } ?? true
   }
 
   /// Whether the engine still holds subscription `id`, unexpired at `time`.
   private func holdsSubscription(_ id: SubscriptionID, at time: Date) -> Bool {
-    guard let record = engine.store.subscription(id) else { return false }
+    guard let record = engine.store.handles.subscription(id) else { return false }
     return record.expiresAt.map { $0 > time } ?? true
   }
 
@@ -124,12 +124,12 @@ extension PeerResolver {
     guard var shadow = shadows[ephemeral] else { return }
     let validity = min(Double(milliseconds) / 1000, configuration.shadowExpiry.secondsValue)
     // A token another shadow held is taken from it.
-    if let holder = engine.store.device(heard: token, at: time),
+    if let holder = engine.store.devices.device(heard: token, at: time),
       let other = shadowOfDevice[holder], other != ephemeral
     {
       shadows[other]?.tokens.remove(token)
     }
-    engine.store.bind(
+    engine.store.devices.bind(
       token, to: shadow.credentials.id,
       until: time.addingTimeInterval(validity + configuration.resolution.tokenGrace.secondsValue))
     shadow.tokens.insert(token)
@@ -146,8 +146,8 @@ extension PeerResolver {
       shadows[ephemeral] = nil
       shadowOfDevice[shadow.credentials.id] = nil
       for token in shadow.tokens {
-        if engine.store.device(heard: token, at: time) == shadow.credentials.id {
-          engine.store.unbind(token)
+        if engine.store.devices.device(heard: token, at: time) == shadow.credentials.id {
+          engine.store.devices.unbind(token)
         }
       }
       do {

@@ -308,7 +308,7 @@ public actor PeerResolver {
 
   /// The local device that holds `token` at `time`.
   func localOwner(of token: Token, at time: Date) -> DeviceID? {
-    guard let device = engine.store.device(heard: token, at: time),
+    guard let device = engine.store.devices.device(heard: token, at: time),
       locals[device] != nil
     else { return nil }
     return device
@@ -319,7 +319,7 @@ public actor PeerResolver {
   func ephemeralID(of local: DeviceID) -> Identifier? {
     guard var device = locals[local] else { return nil }
     // A device being removed keeps the id its last token had.
-    if let token = engine.store.device(local)?.token, device.token != token {
+    if let token = engine.store.devices.device(local)?.token, device.token != token {
       device.token = token
       device.ephemeral = .random()
       locals[local] = device

@@ -55,7 +55,7 @@ public final class ResolutionEngine<Store: ResolutionStore> {
     let secret = Token.random().hex + Token.random().hex
     let token = Token.random()
     let expiresAt = now.addingTimeInterval(tokenLifetime)
-    try store.saveDevice(
+    try store.devices.saveDevice(
       DeviceRecord(
         id: id, project: project, secretDigest: DeviceRecord.digest(ofSecret: secret),
         token: token, tokenExpiresAt: expiresAt, lastReportAt: now))
@@ -67,7 +67,7 @@ public final class ResolutionEngine<Store: ResolutionStore> {
   /// - Throws: ``ResolverError/unknownDevice(_:)`` or ``ResolverError/wrongSecret(_:)``.
   @_spi(Resolver) public func authenticate(_ credentials: DeviceCredentials) throws -> DeviceRecord
   {
-    try DeviceRecord.authenticated(try store.device(credentials.id), as: credentials)
+    try DeviceRecord.authenticated(try store.devices.device(credentials.id), as: credentials)
   }
 
   /// Removes a device with everything it published and subscribed to; subscribers that had
@@ -82,7 +82,7 @@ public final class ResolutionEngine<Store: ResolutionStore> {
   /// (checked again here: it may have reported since it was listed), as ``unregister(_:now:)``
   /// does; no events if it is gone or reported since.
   @_spi(Resolver) public func expire(_ id: DeviceID, now: Date) throws -> [DeviceEvent] {
-    guard let expiry = configuration.deviceExpiry, let device = try store.device(id),
+    guard let expiry = configuration.deviceExpiry, let device = try store.devices.device(id),
       device.lastReportAt <= now.addingTimeInterval(-expiry.seconds)
     else { return [] }
     return try remove(device, now: now)
@@ -92,28 +92,31 @@ public final class ResolutionEngine<Store: ResolutionStore> {
   /// up to `limit` (none when devices do not expire).
   @_spi(Resolver) public func silentDevices(now: Date, limit: Int) throws -> [DeviceID] {
     guard let expiry = configuration.deviceExpiry else { return [] }
-    return try store.silentDevices(before: now.addingTimeInterval(-expiry.seconds), limit: limit)
+    return try store.devices.silentDevices(
+      before: now.addingTimeInterval(-expiry.seconds), limit: limit)
   }
 
   private func remove(_ device: DeviceRecord, now: Date) throws -> [DeviceEvent] {
     var outbox: [DeviceEvent] = []
-    for publication in try store.publications(on: device.id) {
+    for publication in try store.handles.publications(on: device.id) {
       try removePublication(publication.id, now: now, outbox: &outbox)
     }
-    for subscription in try store.subscriptions(on: device.id) {
+    for subscription in try store.handles.subscriptions(on: device.id) {
       try removeSubscription(subscription.id)
     }
-    for neighbor in try store.neighbors(of: device.id) {
+    for neighbor in try store.proximity.neighbors(of: device.id) {
       for (_, medium) in DiscoveryMediums.named {
-        try store.removeSighting(ProximityKey(hearer: device.id, heard: neighbor, medium: medium))
-        try store.removeSighting(ProximityKey(hearer: neighbor, heard: device.id, medium: medium))
+        try store.proximity.removeSighting(
+          ProximityKey(hearer: device.id, heard: neighbor, medium: medium))
+        try store.proximity.removeSighting(
+          ProximityKey(hearer: neighbor, heard: device.id, medium: medium))
       }
     }
     // Older tokens still in their grace period retire on their deadlines; sightings of them
     // are ignored because the device is gone.
-    try store.unbind(device.token)
+    try store.devices.unbind(device.token)
     let events = try seal(outbox)
-    try store.removeDevice(device.id)
+    try store.devices.removeDevice(device.id)
     return events
   }
 
@@ -138,20 +141,20 @@ public final class ResolutionEngine<Store: ResolutionStore> {
     if device.holdsPlainSecret {
       // Kept before digests: from now on only the digest is.
       device.secretDigest = DeviceRecord.digest(ofSecret: credentials.secret)
-      try store.saveDevice(device)
+      try store.devices.saveDevice(device)
     }
     try validate(report, device: device)
     var outbox: [DeviceEvent] = []
-    for id in report.unpublish where try store.publication(id)?.device == device.id {
+    for id in report.unpublish where try store.handles.publication(id)?.device == device.id {
       try removePublication(id, now: now, outbox: &outbox)
     }
-    for id in report.unsubscribe where try store.subscription(id)?.device == device.id {
+    for id in report.unsubscribe where try store.handles.subscription(id)?.device == device.id {
       try removeSubscription(id)
     }
-    for spec in report.publish where try store.publication(spec.id) == nil {
+    for spec in report.publish where try store.handles.publication(spec.id) == nil {
       try addPublication(spec, device: device, now: now, outbox: &outbox)
     }
-    for spec in report.subscribe where try store.subscription(spec.id) == nil {
+    for spec in report.subscribe where try store.handles.subscription(spec.id) == nil {
       try addSubscription(spec, device: device, now: now, outbox: &outbox)
     }
     var newNeighbors = device.newNeighbors
@@ -160,7 +163,7 @@ public final class ResolutionEngine<Store: ResolutionStore> {
     }
     if sweeping { try sweepDue(now: now, outbox: &outbox) }
 
-    device = try store.device(device.id) ?? device
+    device = try store.devices.device(device.id) ?? device
     device.newNeighbors = newNeighbors
     device.lastReportAt = now
     if now >= device.tokenExpiresAt {
@@ -169,7 +172,7 @@ public final class ResolutionEngine<Store: ResolutionStore> {
       try bind(device.token, to: device.id, expiresAt: device.tokenExpiresAt)
     }
     device.revision += 1
-    try store.saveDevice(device)
+    try store.devices.saveDevice(device)
     let directives = device.directives(now: now)
     var mine: [SequencedEvent] = []
     var others: [DeviceEvent] = []
@@ -190,13 +193,15 @@ public final class ResolutionEngine<Store: ResolutionStore> {
     var sealed: [DeviceEvent] = []
     sealed.reserveCapacity(outbox.count)
     for var item in outbox {
-      guard var record = try records[item.device] ?? store.device(item.device) else { continue }
+      guard var record = try records[item.device] ?? store.devices.device(item.device) else {
+        continue
+      }
       record.lastEventSequence += 1
       item.sequence = record.lastEventSequence
       records[item.device] = record
       sealed.append(item)
     }
-    for record in records.values { try store.saveDevice(record) }
+    for record in records.values { try store.devices.saveDevice(record) }
     return sealed
   }
 
@@ -206,7 +211,7 @@ public final class ResolutionEngine<Store: ResolutionStore> {
         try spec.message.validate()
         try spec.strategy.validate()
       }
-      if let existing = try store.publication(spec.id) {
+      if let existing = try store.handles.publication(spec.id) {
         guard existing.device == device.id else {
           throw ResolverError.invalidReport("publication id \(spec.id) belongs to another device")
         }
@@ -222,7 +227,7 @@ public final class ResolutionEngine<Store: ResolutionStore> {
         try Message.validate(namespace: spec.namespace)
         if let type = spec.type { try Message.validate(type: type) }
       }
-      if let existing = try store.subscription(spec.id) {
+      if let existing = try store.handles.subscription(spec.id) {
         guard existing.device == device.id else {
           throw ResolverError.invalidReport(
             "subscription id \(spec.id) belongs to another device")
@@ -251,14 +256,14 @@ public final class ResolutionEngine<Store: ResolutionStore> {
       let (removed, added) = (Set(report.unpublish), Set(report.publish.map(\.id)))
       try checkLimit(
         "publish", "publications",
-        tally: try store.publicationTally(on: device.id, among: removed.union(added)),
+        tally: try store.handles.publicationTally(on: device.id, among: removed.union(added)),
         removed: removed, added: added, hint: "unpublish")
     }
     if !report.subscribe.isEmpty {
       let (removed, added) = (Set(report.unsubscribe), Set(report.subscribe.map(\.id)))
       try checkLimit(
         "subscribe", "subscriptions",
-        tally: try store.subscriptionTally(on: device.id, among: removed.union(added)),
+        tally: try store.handles.subscriptionTally(on: device.id, among: removed.union(added)),
         removed: removed, added: added, hint: "unsubscribe")
     }
   }
@@ -286,8 +291,8 @@ public final class ResolutionEngine<Store: ResolutionStore> {
   /// window longer, for sightings heard before then that arrive later.
   private func bind(_ token: Token, to device: DeviceID, expiresAt: Date) throws {
     let until = expiresAt.addingTimeInterval(tokenGrace)
-    try store.bind(token, to: device, until: until)
-    try store.schedule(
+    try store.devices.bind(token, to: device, until: until)
+    try store.deadlines.schedule(
       Deadline(
         at: until.addingTimeInterval(configuration.sightingWindow.seconds),
         kind: .tokenRetirement(token)))
@@ -305,13 +310,13 @@ public final class ResolutionEngine<Store: ResolutionStore> {
     let record = PublicationRecord(
       id: spec.id, device: device.id, project: device.project, message: spec.message,
       strategy: spec.strategy, expiresAt: expiry(of: spec.strategy, now: now))
-    try store.savePublication(record)
+    try store.handles.savePublication(record)
     try updateUsage(of: device.id, with: spec.strategy, sign: 1)
     if let expiresAt = record.expiresAt {
-      try store.schedule(Deadline(at: expiresAt, kind: .publicationExpiry(record.id)))
+      try store.deadlines.schedule(Deadline(at: expiresAt, kind: .publicationExpiry(record.id)))
     }
-    for neighbor in try store.neighbors(of: device.id) {
-      for subscription in try store.subscriptions(on: neighbor, accepting: record) {
+    for neighbor in try store.proximity.neighbors(of: device.id) {
+      for subscription in try store.handles.subscriptions(on: neighbor, accepting: record) {
         try deliverIfQualified(record, to: subscription, now: now, outbox: &outbox)
       }
     }
@@ -324,13 +329,13 @@ public final class ResolutionEngine<Store: ResolutionStore> {
       id: spec.id, device: device.id, project: device.project, namespace: spec.namespace,
       type: spec.type, strategy: spec.strategy, deviceTypes: spec.deviceTypes,
       expiresAt: expiry(of: spec.strategy, now: now))
-    try store.saveSubscription(record)
+    try store.handles.saveSubscription(record)
     try updateUsage(of: device.id, with: spec.strategy, sign: 1)
     if let expiresAt = record.expiresAt {
-      try store.schedule(Deadline(at: expiresAt, kind: .subscriptionExpiry(record.id)))
+      try store.deadlines.schedule(Deadline(at: expiresAt, kind: .subscriptionExpiry(record.id)))
     }
-    for neighbor in try store.neighbors(of: device.id) {
-      for publication in try store.publications(on: neighbor, acceptedBy: record) {
+    for neighbor in try store.proximity.neighbors(of: device.id) {
+      for publication in try store.handles.publications(on: neighbor, acceptedBy: record) {
         try deliverIfQualified(publication, to: record, now: now, outbox: &outbox)
       }
     }
@@ -340,29 +345,30 @@ public final class ResolutionEngine<Store: ResolutionStore> {
   /// publication) get `lost`.
   private func removePublication(_ id: PublicationID, now: Date, outbox: inout [DeviceEvent]) throws
   {
-    guard let record = try store.publication(id) else { return }
-    for subscriptionID in try store.deliveries(of: id) {
-      guard let subscription = try store.subscription(subscriptionID) else { continue }
+    guard let record = try store.handles.publication(id) else { return }
+    for subscriptionID in try store.deliveries.deliveries(of: id) {
+      guard let subscription = try store.handles.subscription(subscriptionID) else { continue }
       try undeliver(record, from: subscription, outbox: &outbox)
     }
-    _ = try store.removePublication(id)
+    _ = try store.handles.removePublication(id)
     try updateUsage(of: record.device, with: record.strategy, sign: -1)
   }
 
   /// Removes a subscription and its deliveries; its owner asked for it or it expired, so no
   /// `lost` events are sent.
   private func removeSubscription(_ id: SubscriptionID) throws {
-    guard let record = try store.removeSubscription(id) else { return }
-    for (publication, key) in try store.deliveries(to: id) {
-      _ = try store.removeDelivery(subscription: id, publication: publication, message: key)
+    guard let record = try store.handles.removeSubscription(id) else { return }
+    for (publication, key) in try store.deliveries.deliveries(to: id) {
+      _ = try store.deliveries.removeDelivery(
+        subscription: id, publication: publication, message: key)
     }
     try updateUsage(of: record.device, with: record.strategy, sign: -1)
   }
 
   private func updateUsage(of id: DeviceID, with strategy: Strategy, sign: Int) throws {
-    guard var device = try store.device(id) else { return }
+    guard var device = try store.devices.device(id) else { return }
     device.usage.apply(strategy, sign: sign)
-    try store.saveDevice(device)
+    try store.devices.saveDevice(device)
   }
 
   // MARK: Sightings and matching
@@ -380,11 +386,12 @@ public final class ResolutionEngine<Store: ResolutionStore> {
     guard configuration.counts(heardAt: heardAt, now: now) else { return }
     // A token of another project names nothing here: no row about that device is written,
     // and nothing tells the reporter it exists.
-    guard let heard = try store.device(heard: sighting.token, at: heardAt), heard != hearer.id,
-      try store.device(heard)?.project == hearer.project
+    guard let heard = try store.devices.device(heard: sighting.token, at: heardAt),
+      heard != hearer.id,
+      try store.devices.device(heard)?.project == hearer.project
     else { return }
     let key = ProximityKey(hearer: hearer.id, heard: heard, medium: sighting.medium)
-    let previous = try store.lastSighting(key)
+    let previous = try store.proximity.lastSighting(key)
     // A sighting that was already fresh cannot create a delivery: handles added since were
     // matched against it when they were added.
     let startsNearness = previous.map { now.timeIntervalSince($0) >= lostAfter } ?? true
@@ -393,9 +400,10 @@ public final class ResolutionEngine<Store: ResolutionStore> {
     {
       return
     }
-    _ = try store.recordSighting(key, at: now)
+    _ = try store.proximity.recordSighting(key, at: now)
     if previous == nil {
-      try store.schedule(Deadline(at: now.addingTimeInterval(lostAfter), kind: .proximity(key)))
+      try store.deadlines.schedule(
+        Deadline(at: now.addingTimeInterval(lostAfter), kind: .proximity(key)))
     }
     guard startsNearness else { return }
     try match(hearer.id, heard, now: now, outbox: &outbox)
@@ -410,8 +418,8 @@ public final class ResolutionEngine<Store: ResolutionStore> {
   private func match(
     publisher: DeviceID, subscriber: DeviceID, now: Date, outbox: inout [DeviceEvent]
   ) throws {
-    for publication in try store.publications(on: publisher) {
-      for subscription in try store.subscriptions(on: subscriber, accepting: publication) {
+    for publication in try store.handles.publications(on: publisher) {
+      for subscription in try store.handles.subscriptions(on: subscriber, accepting: publication) {
         try deliverIfQualified(publication, to: subscription, now: now, outbox: &outbox)
       }
     }
@@ -426,7 +434,7 @@ public final class ResolutionEngine<Store: ResolutionStore> {
       subscription.accepts(publication),
       try qualifies(publication, subscription, now: now)
     else { return }
-    if try store.addDelivery(
+    if try store.deliveries.addDelivery(
       subscription: subscription.id, publication: publication.id, message: publication.key)
     {
       outbox.append(
@@ -439,7 +447,7 @@ public final class ResolutionEngine<Store: ResolutionStore> {
     _ publication: PublicationRecord, from subscription: SubscriptionRecord,
     outbox: inout [DeviceEvent]
   ) throws {
-    if try store.removeDelivery(
+    if try store.deliveries.removeDelivery(
       subscription: subscription.id, publication: publication.id, message: publication.key)
     {
       outbox.append(
@@ -474,14 +482,14 @@ public final class ResolutionEngine<Store: ResolutionStore> {
   }
 
   private func isFresh(_ key: ProximityKey, _ now: Date) throws -> Bool {
-    guard let last = try store.lastSighting(key) else { return false }
+    guard let last = try store.proximity.lastSighting(key) else { return false }
     return now.timeIntervalSince(last) < lostAfter
   }
 
   // MARK: Time
 
   /// When `sweep(now:)` (of the `Resolver` SPI) next has work to do.
-  public func nextDeadline() throws -> Date? { try store.nextDeadline() }
+  public func nextDeadline() throws -> Date? { try store.deadlines.nextDeadline() }
 
   /// Handles everything due by `now`: stale sightings (lost), expired publications (lost for
   /// subscribers, `publicationExpired` for the owner), expired subscriptions, and retired
@@ -499,7 +507,7 @@ public final class ResolutionEngine<Store: ResolutionStore> {
     try seal(events)
   }
 
-  /// Handles one deadline the caller has taken from the store (``ResolutionStore/popDeadline(dueAt:)``)
+  /// Handles one deadline the caller has taken from the store (``DeadlineStore/popDeadline(dueAt:)``)
   /// and returns the events it caused, sequenced. Lets a server whose transactions run
   /// concurrently handle each deadline in a transaction of its own, with exactly the devices
   /// it concerns locked.
@@ -510,7 +518,7 @@ public final class ResolutionEngine<Store: ResolutionStore> {
   }
 
   private func sweepDue(now: Date, outbox: inout [DeviceEvent]) throws {
-    while let deadline = try store.popDeadline(dueAt: now) {
+    while let deadline = try store.deadlines.popDeadline(dueAt: now) {
       try handle(deadline, now: now, outbox: &outbox)
     }
   }
@@ -518,29 +526,31 @@ public final class ResolutionEngine<Store: ResolutionStore> {
   private func handle(_ deadline: Deadline, now: Date, outbox: inout [DeviceEvent]) throws {
     switch deadline.kind {
     case .proximity(let key):
-      guard let last = try store.lastSighting(key) else { return }
+      guard let last = try store.proximity.lastSighting(key) else { return }
       let staleAt = last.addingTimeInterval(lostAfter)
       if staleAt > now {
-        try store.schedule(Deadline(at: staleAt, kind: .proximity(key)))
+        try store.deadlines.schedule(Deadline(at: staleAt, kind: .proximity(key)))
         return
       }
-      try store.removeSighting(key)
+      try store.proximity.removeSighting(key)
       try recheck(key.hearer, key.heard, now: now, outbox: &outbox)
     case .publicationExpiry(let id):
-      guard let record = try store.publication(id), let expiresAt = record.expiresAt,
+      guard let record = try store.handles.publication(id), let expiresAt = record.expiresAt,
         expiresAt <= now
       else { return }
       try removePublication(id, now: now, outbox: &outbox)
       outbox.append(DeviceEvent(device: record.device, event: .publicationExpired(id)))
     case .subscriptionExpiry(let id):
-      guard let record = try store.subscription(id), let expiresAt = record.expiresAt,
+      guard let record = try store.handles.subscription(id), let expiresAt = record.expiresAt,
         expiresAt <= now
       else { return }
       try removeSubscription(id)
       outbox.append(DeviceEvent(device: record.device, event: .subscriptionExpired(id)))
     case .tokenRetirement(let token):
-      if let until = try store.binding(of: token), until <= configuration.earliestHeard(now: now) {
-        try store.unbind(token)
+      if let until = try store.devices.binding(of: token),
+        until <= configuration.earliestHeard(now: now)
+      {
+        try store.devices.unbind(token)
       }
     }
   }
@@ -555,9 +565,9 @@ public final class ResolutionEngine<Store: ResolutionStore> {
   private func recheck(
     publisher: DeviceID, subscriber: DeviceID, now: Date, outbox: inout [DeviceEvent]
   ) throws {
-    for publication in try store.publications(on: publisher) {
-      for subscriptionID in try store.deliveries(of: publication.id) {
-        guard let subscription = try store.subscription(subscriptionID),
+    for publication in try store.handles.publications(on: publisher) {
+      for subscriptionID in try store.deliveries.deliveries(of: publication.id) {
+        guard let subscription = try store.handles.subscription(subscriptionID),
           subscription.device == subscriber,
           try !qualifies(publication, subscription, now: now)
         else { continue }

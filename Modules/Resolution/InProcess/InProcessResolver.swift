@@ -107,7 +107,7 @@ public actor InProcessResolver {
 
   /// Keeps one task sleeping until the earliest deadline.
   private func armSweeper() {
-    guard let next = engine.store.nextDeadline() else {
+    guard let next = engine.store.deadlines.nextDeadline() else {
       sweeper?.cancel()
       sweeper = nil
       sweeperDeadline = nil

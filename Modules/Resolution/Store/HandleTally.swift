@@ -1,5 +1,5 @@
 /// A device's handles as the per-device limit sees them: how many it has, and which of the ids
-/// a report names it has already (``ResolutionStore/publicationTally(on:among:)``).
+/// a report names it has already (``HandleStore/publicationTally(on:among:)``).
 public struct HandleTally<ID: Hashable & Sendable>: Sendable, Equatable {
   /// How many handles of the kind the device has.
   public var count: Int

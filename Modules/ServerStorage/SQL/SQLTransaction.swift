@@ -59,7 +59,7 @@ public final class SQLTransaction {
   /// thread, like the body.
   /// - Throws: the database's error.
   public func finish() throws {
-    try resolution.writePendingSightings()
+    try resolution.proximity.writePendingSightings()
   }
 
   /// Whether a deadline may be due at `now`: false only when the storage's hint says none
@@ -75,7 +75,7 @@ public final class SQLTransaction {
   /// - Throws: the database's error.
   @_spi(Resolver) public func noteNextDeadline() throws {
     guard let hint = deadlineHint else { return }
-    hint.set(try resolution.nextDeadline())
+    hint.set(try resolution.deadlines.nextDeadline())
   }
 }
 

@@ -31,10 +31,10 @@ public struct DeviceLocks {
       SELECT \(DeviceRows.columns()) FROM devices
       WHERE id IN (\(list.marks)) ORDER BY id FOR UPDATE\(waiting ? "" : " NOWAIT")
       """, list.binds)
-    for id in ids { tables.devices[id] = .some(nil) }
+    for id in ids { tables.cache.devices[id] = .some(nil) }
     for row in rows {
       let record = try DeviceRows.record(from: row)
-      tables.devices[record.id] = record
+      tables.cache.devices[record.id] = record
     }
   }
 
@@ -69,7 +69,7 @@ public struct DeviceLocks {
     var locked: Set<DeviceID> = [device]
     if postgres {
       if changesHandles {
-        locked.formUnion(try tables.neighbors(of: device))
+        locked.formUnion(try tables.proximity.neighbors(of: device))
         for publication in report.unpublish {
           locked.formUnion(try subscribers(of: publication))
         }
@@ -95,7 +95,7 @@ public struct DeviceLocks {
       }
       try lockDevices(locked)
       if changesHandles {
-        let late = Set(try tables.neighbors(of: device)).subtracting(locked)
+        let late = Set(try tables.proximity.neighbors(of: device)).subtracting(locked)
         if !late.isEmpty {
           try lockDevices(late, waiting: false)
           locked.formUnion(late)
@@ -107,7 +107,7 @@ public struct DeviceLocks {
     // device it names, and the reporter's last sightings of that device (read after the
     // reporter's lock: from then on only this transaction changes them).
     let tokens = Set(report.sightings.map(\.token.value))
-    for token in tokens { tables.bindings[token] = .some(nil) }
+    for token in tokens { tables.cache.bindings[token] = .some(nil) }
     let mediums = Set(report.sightings.map(\.medium.rawValue))
     var heardBy: [UInt64: DeviceID] = [:]
     var readRows: [DeviceID: DeviceRecord?] = [:]
@@ -126,7 +126,7 @@ public struct DeviceLocks {
       let token = UInt64(bitPattern: try row.integer(0))
       let other: DeviceID = try identifier(row.text(1))
       let until = Date(timeIntervalSince1970: try row.real(2))
-      tables.bindings[token] = (other, until)
+      tables.cache.bindings[token] = (other, until)
       // Bound when the oldest sighting the engine accepts was heard: the engine may resolve it.
       if until > earliestHeard { heardBy[token] = other }
       if let medium = try row.optionalInteger(3), let seen = try row.optionalReal(4) {
@@ -140,14 +140,14 @@ public struct DeviceLocks {
         ? .some(nil) : DeviceRows.record(from: SQLRow(Array(row.values[5...])))
     }
     // Another project's devices name no one for this reporter: not locked, not read further.
-    let project = try tables.device(device)?.project
+    let project = try tables.devices.device(device)?.project
     heardBy = heardBy.filter { (readRows[$0.value] ?? nil)?.project == project }
     let heard = Set(heardBy.values).subtracting([device])
     guard !heard.isEmpty else { return }
     for other in heard {
       for medium in mediums {
         let key = ProximityKey(hearer: device, heard: other, medium: .init(rawValue: medium))
-        tables.sightingTimes[key] = times[key]
+        tables.cache.sightingTimes[key] = times[key]
       }
     }
     let unlocked = heard.subtracting(locked)
@@ -156,15 +156,15 @@ public struct DeviceLocks {
     for sighting in report.sightings {
       guard let other = heardBy[sighting.token.value], unlocked.contains(other) else { continue }
       let key = ProximityKey(hearer: device, heard: other, medium: sighting.medium)
-      if let last = tables.sightingTimes[key] ?? nil, now.timeIntervalSince(last) < freshFor {
+      if let last = tables.cache.sightingTimes[key] ?? nil, now.timeIntervalSince(last) < freshFor {
         continue
       }
       needed.insert(other)
     }
     if postgres, !needed.isEmpty { try lockDevices(needed, waiting: false) }
     // The rest is only read (does the device exist?): keep what the statement above read.
-    for other in unlocked.subtracting(needed) where tables.devices[other] == nil {
-      tables.devices[other] = readRows[other] ?? .some(nil)
+    for other in unlocked.subtracting(needed) where tables.cache.devices[other] == nil {
+      tables.cache.devices[other] = readRows[other] ?? .some(nil)
     }
   }
 
@@ -189,8 +189,8 @@ public struct DeviceLocks {
   @_spi(Resolver) public func lockDevices(forUnregistering device: DeviceID) throws {
     guard tables.sql.dialect == .postgres else { return }
     var ids: Set<DeviceID> = [device]
-    ids.formUnion(try tables.neighbors(of: device))
-    for publication in try tables.publications(on: device) {
+    ids.formUnion(try tables.proximity.neighbors(of: device))
+    for publication in try tables.handles.publications(on: device) {
       ids.formUnion(try subscribers(of: publication.id))
     }
     try lockDevices(ids)
@@ -209,17 +209,17 @@ public struct DeviceLocks {
     case .proximity(let key):
       // A sighting still fresh is only scheduled again: nothing of either device changes.
       // (Its time only grows, or the row goes; the engine reads it again either way.)
-      if let last = try tables.lastSighting(key),
+      if let last = try tables.proximity.lastSighting(key),
         last.addingTimeInterval(Self.seconds(lostAfter)) > now
       {
         return
       }
       ids = [key.hearer, key.heard]
     case .publicationExpiry(let id):
-      if let record = try tables.publication(id) { ids.insert(record.device) }
+      if let record = try tables.handles.publication(id) { ids.insert(record.device) }
       ids.formUnion(try subscribers(of: id))
     case .subscriptionExpiry(let id):
-      if let record = try tables.subscription(id) { ids.insert(record.device) }
+      if let record = try tables.handles.subscription(id) { ids.insert(record.device) }
     case .tokenRetirement: return
     }
     try lockDevices(ids)

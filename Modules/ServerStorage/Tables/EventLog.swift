@@ -115,7 +115,7 @@ public struct EventLog {
   ) throws -> [SequencedEvent] {
     let logged = try loggedEvents(
       for: device, after: sequence, limit: limit, byteBudget: byteBudget)
-    guard let record = try resolution.device(device), let scope = HandleScope(record) else {
+    guard let record = try resolution.devices.device(device), let scope = HandleScope(record) else {
       return logged
     }
     return logged.map { scope($0) }
@@ -127,7 +127,8 @@ public struct EventLog {
     var scopes: [DeviceID: HandleScope?] = [:]
     return try events.map { event in
       if scopes[event.device] == nil {
-        scopes[event.device] = .some(try resolution.device(event.device).flatMap(HandleScope.init))
+        scopes[event.device] = .some(
+          try resolution.devices.device(event.device).flatMap(HandleScope.init))
       }
       guard let scope = scopes[event.device] ?? nil else { return event }
       var unmasked = event

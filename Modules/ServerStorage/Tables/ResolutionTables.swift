@@ -1,124 +1,43 @@
-public import Core
-public import Foundation
+import Core
+import Foundation
 public import Resolution
-public import Tokens
 
 /// The resolution engine's state in SQL: Resolution's `ResolutionStore` over one
 /// ``SQLTransaction``, so the server runs the same engine as the in-process resolver.
 ///
-/// It keeps what the transaction read (devices, token bindings, sighting times) and the
-/// sightings it recorded, written together before anything reads the table and when the
-/// transaction's work is done (``SQLTransaction/finish()``). Used only inside its
-/// transaction, on the storage's thread.
+/// Each part is a table type of its own over the same connection. They share one cache of
+/// what the transaction read (devices, token bindings, sighting times) and the sightings it
+/// recorded, written together before anything reads the table and when the transaction's
+/// work is done (``SQLTransaction/finish()``). Used only inside its transaction, on the
+/// storage's thread.
 public final class ResolutionTables: ResolutionStore {
   let sql: any SQLConnection
-  let coding: SQLCoding
-  let deadlineHint: DeadlineHint?
-  /// Devices read or written in this transaction (`.some(nil)`: known to be absent). The
-  /// tables live for one transaction (one savepoint of a batch), so nothing here goes stale.
-  var devices: [DeviceID: DeviceRecord?] = [:]
-  /// Token bindings read in this transaction (`.some(nil)`: no binding), same lifetime.
-  var bindings: [UInt64: (device: DeviceID, until: Date)?] = [:]
-  /// Last sighting times read or written in this transaction (`.some(nil)`: none).
-  var sightingTimes: [ProximityKey: Date?] = [:]
-  /// Sightings recorded but not yet written: written together, in one statement, before
-  /// anything reads the table and when the transaction's work is done.
-  var pendingSightings: [ProximityKey: Date] = [:]
+  /// What this transaction read and the sightings it has yet to write, shared by the tables.
+  let cache = ResolutionCache()
+  /// Devices and their token bindings.
+  public let devices: DeviceTable
+  /// Publications and subscriptions.
+  public let handles: HandleTables
+  /// The sightings.
+  public let proximity: SightingTable
+  /// Which publications are delivered to which subscriptions.
+  public let deliveries: DeliveryTable
+  /// The engine's deadlines.
+  public let deadlines: DeadlineTable
 
   init(_ sql: any SQLConnection, coding: SQLCoding, deadlineHint: DeadlineHint?) {
     self.sql = sql
-    self.coding = coding
-    self.deadlineHint = deadlineHint
-  }
-
-  // MARK: Devices
-
-  public func device(_ id: DeviceID) throws -> DeviceRecord? {
-    if let cached = devices[id] { return cached }
-    let record = try sql.queryFirst(
-      """
-      SELECT \(DeviceRows.columns()) FROM devices WHERE id = ?
-      """, [.text(id.description)]
-    ).map(DeviceRows.record(from:))
-    devices[id] = record
-    return record
-  }
-
-  public func saveDevice(_ device: DeviceRecord) throws {
-    devices[device.id] = nil
-    try sql.execute(
-      """
-      INSERT INTO devices (\(DeviceRows.columns()))
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-      ON CONFLICT (id) DO UPDATE SET project = excluded.project, secret = excluded.secret,
-        token = excluded.token, token_expires_at = excluded.token_expires_at,
-        usage = excluded.usage, revision = excluded.revision,
-        last_event_sequence = excluded.last_event_sequence,
-        last_report_at = excluded.last_report_at,
-        new_neighbors_since = excluded.new_neighbors_since,
-        new_neighbors = excluded.new_neighbors, scoped_handles = excluded.scoped_handles
-      """,
-      [
-        .text(device.id.description), .text(device.project), .text(device.secretDigest),
-        SQLValue(bits: device.token.value), SQLValue(device.tokenExpiresAt),
-        .text(UsageText.encode(device.usage)), SQLValue(bits: device.revision),
-        SQLValue(bits: device.lastEventSequence), SQLValue(device.lastReportAt),
-        SQLValue(device.newNeighbors.since),
-        .integer(Int64(device.newNeighbors.count)), .integer(device.scopesHandles ? 1 : 0),
-      ])
-    devices[device.id] = device
-  }
-
-  public func removeDevice(_ id: DeviceID) throws {
-    devices[id] = .some(nil)
-    try sql.execute("DELETE FROM devices WHERE id = ?", [.text(id.description)])
-    try sql.execute("DELETE FROM events WHERE device = ?", [.text(id.description)])
-  }
-  public func silentDevices(before time: Date, limit: Int) throws -> [DeviceID] {
-    try sql.query(
-      "SELECT id FROM devices WHERE last_report_at < ? ORDER BY last_report_at LIMIT ?",
-      [SQLValue(time), .integer(Int64(max(limit, 0)))]
-    ).map { try identifier($0.text(0)) }
-  }
-
-  // MARK: Tokens
-
-  public func bind(_ token: Token, to device: DeviceID, until: Date) throws {
-    bindings[token.value] = (device, until)
-    try sql.execute(
-      """
-      INSERT INTO tokens (token, device, valid_until) VALUES (?, ?, ?)
-      ON CONFLICT (token) DO UPDATE SET device = excluded.device,
-        valid_until = excluded.valid_until
-      """, [SQLValue(bits: token.value), .text(device.description), SQLValue(until)])
-  }
-
-  public func device(heard token: Token, at time: Date) throws -> DeviceID? {
-    if let known = bindings[token.value] {
-      guard let known, known.until > time else { return nil }
-      return known.device
-    }
-    return try sql.queryFirst(
-      "SELECT device FROM tokens WHERE token = ? AND valid_until > ?",
-      [SQLValue(bits: token.value), SQLValue(time)]
-    ).map { try identifier($0.text(0)) }
-  }
-
-  public func binding(of token: Token) throws -> Date? {
-    try sql.queryFirst(
-      "SELECT valid_until FROM tokens WHERE token = ?", [SQLValue(bits: token.value)]
-    ).map { Date(timeIntervalSince1970: try $0.real(0)) }
-  }
-
-  public func unbind(_ token: Token) throws {
-    bindings[token.value] = .some(nil)
-    try sql.execute("DELETE FROM tokens WHERE token = ?", [SQLValue(bits: token.value)])
+    devices = DeviceTable(sql, cache: cache)
+    handles = HandleTables(sql, coding: coding)
+    proximity = SightingTable(sql, cache: cache)
+    deliveries = DeliveryTable(sql, coding: coding)
+    deadlines = DeadlineTable(sql, deadlineHint: deadlineHint)
   }
 
   // MARK: Counts
 
   public func counts() throws -> ResolutionCounts {
-    try writePendingSightings()
+    try proximity.writePendingSightings()
     func count(_ table: String) throws -> Int {
       Int(try sql.queryFirst("SELECT COUNT(*) FROM \(table)", [])?.integer(0) ?? 0)
     }
@@ -132,4 +51,19 @@ public final class ResolutionTables: ResolutionStore {
     counts.deadlines = try count("deadlines")
     return counts
   }
+}
+
+/// What one transaction's ``ResolutionTables`` read and the sightings they recorded but have not
+/// written. The tables live for one transaction (one savepoint of a batch), so nothing here goes
+/// stale.
+final class ResolutionCache {
+  /// Devices read or written in this transaction (`.some(nil)`: known to be absent).
+  var devices: [DeviceID: DeviceRecord?] = [:]
+  /// Token bindings read in this transaction (`.some(nil)`: no binding).
+  var bindings: [UInt64: (device: DeviceID, until: Date)?] = [:]
+  /// Last sighting times read or written in this transaction (`.some(nil)`: none).
+  var sightingTimes: [ProximityKey: Date?] = [:]
+  /// Sightings recorded but not yet written: written together, in one statement, before
+  /// anything reads the table and when the transaction's work is done.
+  var pendingSightings: [ProximityKey: Date] = [:]
 }

@@ -49,7 +49,7 @@ struct DeviceExpiryTests {
       #expect(expired.events.map(\.event) == [.lost(subscription, message)])
       let (gone, logged) = try await storage.read { store in
         (
-          try store.resolution.device(silent.id),
+          try store.resolution.devices.device(silent.id),
           try store.eventLog.events(for: listener.id, after: 0, limit: 10).map(\.event)
         )
       }
@@ -74,7 +74,7 @@ struct DeviceExpiryTests {
     let far = t0.addingTimeInterval(365 * 86_400)
     #expect(try engine.silentDevices(now: far, limit: 10).isEmpty)
     #expect(try engine.expire(device.id, now: far).isEmpty)
-    #expect(engine.store.device(device.id) != nil)
+    #expect(engine.store.devices.device(device.id) != nil)
     configuration.deviceExpiry = .seconds(30)
     #expect(throws: ResolutionConfigurationError.self) { try configuration.validate() }
   }

@@ -306,7 +306,7 @@ struct RefreshReportTests {
         ).map { try $0.text(0) + " " + String($0.real(1)) }
       }
       #expect(times == ["\(fleet.bob.id) \(later.timeIntervalSince1970)"])
-      let bob = try await storage.read { try $0.resolution.device(fleet.bob.id) }
+      let bob = try await storage.read { try $0.resolution.devices.device(fleet.bob.id) }
       #expect(bob?.lastReportAt == later)
       #expect(bob?.revision == refreshed.answer.directives.revision)
     }
@@ -329,7 +329,9 @@ struct RefreshReportTests {
       _ = try await storage.report(
         Report(), from: fleet.alice, configuration: Self.configuration, now: Self.t0)
       #expect(routes.count(.general(.plainSecret)) == 1)
-      let stored = try await storage.read { try $0.resolution.device(fleet.alice.id)?.secretDigest }
+      let stored = try await storage.read {
+        try $0.resolution.devices.device(fleet.alice.id)?.secretDigest
+      }
       #expect(stored == DeviceRecord.digest(ofSecret: fleet.alice.secret))
       _ = try await storage.report(
         Report(), from: fleet.alice, configuration: Self.configuration, now: Self.t0)
@@ -365,7 +367,7 @@ struct RefreshReportTests {
           configuration: Self.configuration, now: late)
       }
       #expect(routes.all == all)
-      let bob = try await storage.read { try $0.resolution.device(fleet.bob.id) }
+      let bob = try await storage.read { try $0.resolution.devices.device(fleet.bob.id) }
       #expect(bob?.revision == 1)
     }
   }
@@ -400,7 +402,7 @@ struct RefreshReportTests {
           Report(), from: fleet.bob, configuration: Self.configuration,
           now: Self.t0.addingTimeInterval(3), authorize: { _ in throw Refused() })
       }
-      let bob = try await storage.read { try $0.resolution.device(fleet.bob.id) }
+      let bob = try await storage.read { try $0.resolution.devices.device(fleet.bob.id) }
       #expect(bob?.revision == 3)
       #expect(bob?.lastReportAt == Self.t0.addingTimeInterval(2))
     }
@@ -420,7 +422,7 @@ struct RefreshReportTests {
       let before = try await Self.dump(storage)
       let (secret, validUntil) = try await storage.read { store in
         (
-          try #require(try store.resolution.device(fleet.bob.id)).secretDigest,
+          try #require(try store.resolution.devices.device(fleet.bob.id)).secretDigest,
           try #require(
             try store.sql.queryFirst(
               "SELECT valid_until FROM tokens WHERE token = ?",

@@ -41,8 +41,8 @@ struct ScopedHandleMigrationTests {
     }
     let (oldIDs, newIDs) = try await second.read { store in
       (
-        try store.resolution.publications(on: old.id).map(\.id),
-        try store.resolution.publications(on: new.id).map(\.id)
+        try store.resolution.handles.publications(on: old.id).map(\.id),
+        try store.resolution.handles.publications(on: new.id).map(\.id)
       )
     }
     #expect(oldIDs == [id])

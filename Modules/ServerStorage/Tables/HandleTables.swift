@@ -3,8 +3,17 @@ import Foundation
 public import Resolution
 import Strategy
 
-/// Publications and subscriptions, with the queries the engine matches them by.
-extension ResolutionTables {
+/// Publications and subscriptions in SQL, with the queries the engine matches them by:
+/// Resolution's `HandleStore`, one of the ``ResolutionTables``.
+public final class HandleTables: HandleStore {
+  let sql: any SQLConnection
+  let coding: SQLCoding
+
+  init(_ sql: any SQLConnection, coding: SQLCoding) {
+    self.sql = sql
+    self.coding = coding
+  }
+
   // MARK: Publications
 
   public func publication(_ id: PublicationID) throws -> PublicationRecord? {
@@ -130,5 +139,4 @@ extension ResolutionTables {
       ]
     ).map(coding.subscription(from:))
   }
-
 }

@@ -2,8 +2,17 @@ public import Core
 import Foundation
 public import Resolution
 
-/// Which publications are delivered to which subscriptions.
-extension ResolutionTables {
+/// Which publications are delivered to which subscriptions, in SQL: Resolution's
+/// `DeliveryStore`, one of the ``ResolutionTables``.
+public final class DeliveryTable: DeliveryStore {
+  let sql: any SQLConnection
+  let coding: SQLCoding
+
+  init(_ sql: any SQLConnection, coding: SQLCoding) {
+    self.sql = sql
+    self.coding = coding
+  }
+
   public func addDelivery(
     subscription: SubscriptionID, publication: PublicationID, message: MessageKey
   ) throws -> Bool {

@@ -2,40 +2,52 @@ public import Core
 public import Foundation
 public import Resolution
 
-/// When each device last heard another, on each medium.
-extension ResolutionTables {
+/// When each device last heard another, on each medium, in SQL: Resolution's
+/// `ProximityStore`, one of the ``ResolutionTables``.
+///
+/// A sighting recorded is written with the others of the transaction, in one statement,
+/// before anything reads the table and when the transaction's work is done.
+public final class SightingTable: ProximityStore {
+  let sql: any SQLConnection
+  let cache: ResolutionCache
+
+  init(_ sql: any SQLConnection, cache: ResolutionCache) {
+    self.sql = sql
+    self.cache = cache
+  }
+
   public func lastSighting(_ key: ProximityKey) throws -> Date? {
-    if let known = sightingTimes[key] { return known }
+    if let known = cache.sightingTimes[key] { return known }
     try writePendingSightings()
     let time = try sql.queryFirst(
       "SELECT seen_at FROM sightings WHERE hearer = ? AND heard = ? AND medium = ?",
       key.sqlValues
     ).map { Date(timeIntervalSince1970: try $0.real(0)) }
-    sightingTimes[key] = time
+    cache.sightingTimes[key] = time
     return time
   }
 
   public func recordSighting(_ key: ProximityKey, at time: Date) throws -> Date? {
     let previous = try lastSighting(key)
-    pendingSightings[key] = time
-    sightingTimes[key] = time
+    cache.pendingSightings[key] = time
+    cache.sightingTimes[key] = time
     return previous
   }
 
   public func removeSighting(_ key: ProximityKey) throws {
     try writePendingSightings()
-    sightingTimes[key] = .some(nil)
+    cache.sightingTimes[key] = .some(nil)
     try sql.execute(
       "DELETE FROM sightings WHERE hearer = ? AND heard = ? AND medium = ?", key.sqlValues)
   }
 
   /// Writes the sightings recorded but not yet written, in statements of a bounded size.
   func writePendingSightings() throws {
-    guard !pendingSightings.isEmpty else { return }
+    guard !cache.pendingSightings.isEmpty else { return }
     // Rows keyed by a device this transaction holds (or, on SQLite, the only writer): no
     // other transaction writes them, so their order does not matter.
-    let pending = Array(pendingSightings)
-    pendingSightings = [:]
+    let pending = Array(cache.pendingSightings)
+    cache.pendingSightings = [:]
     var start = 0
     for size in StatementShapes.chunks(pending.count) {
       var binds: [SQLValue] = []

@@ -2,8 +2,17 @@ import Core
 public import Foundation
 public import Resolution
 
-/// The engine's deadlines, by time.
-extension ResolutionTables {
+/// The engine's deadlines in SQL, by time: Resolution's `DeadlineStore`, one of the
+/// ``ResolutionTables``.
+public final class DeadlineTable: DeadlineStore {
+  let sql: any SQLConnection
+  let deadlineHint: DeadlineHint?
+
+  init(_ sql: any SQLConnection, deadlineHint: DeadlineHint?) {
+    self.sql = sql
+    self.deadlineHint = deadlineHint
+  }
+
   public func schedule(_ deadline: Deadline) throws {
     let (kind, subject) = DeadlineText.encode(deadline.kind)
     try sql.execute(
