@@ -80,7 +80,7 @@ extension PostgresStorage: RefreshingStorage {
   }
 }
 
-/// The device's row, as `ResolutionTables.device(_:)` reads it.
+/// The device's row, as `DeviceTable.device(_:)` reads it.
 private struct DeviceStatement: PostgresPreparedStatement {
   static let sql = "SELECT \(DeviceRows.columns()) FROM devices WHERE id = $1"
   typealias Row = SQLRow

@@ -13,7 +13,8 @@ public final class SQLTransaction {
   /// What the storage remembers about its deadlines between transactions (SQLite), if
   /// anything.
   public let deadlineHint: DeadlineHint?
-  /// The resolution engine's state: Resolution's `ResolutionStore` over SQL.
+  /// The resolution engine's state: Resolution's `ResolutionStore` over SQL, one table per kind
+  /// of record (``ResolutionTables/devices``, ``ResolutionTables/handles``, …).
   public let resolution: ResolutionTables
   /// The row locks the engine's work takes first on PostgreSQL (nothing on SQLite).
   @_spi(Resolver) public let locks: DeviceLocks
