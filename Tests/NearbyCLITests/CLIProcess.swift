@@ -39,7 +39,7 @@ enum CLIEnvironment {
     environment["XDG_CONFIG_HOME"] = folder.appendingPathComponent("config").path
     environment["XDG_DATA_HOME"] = folder.appendingPathComponent("data").path
     environment["XDG_STATE_HOME"] = folder.appendingPathComponent("state").path
-    let port = Int.random(in: 20_000...40_000)
+    let port = freeLoopbackPort()
     environment["NEARBY_LOCAL_PORT"] = "\(port)"
     return (folder, environment, port)
   }
