@@ -248,7 +248,9 @@ let package = Package(
     library(
       "TestSupport", dependsOn: "NearbyTesting", logging, inMemoryLogging, path: "Tests/TestSupport"
     ),
-    library("ServerTestSupport", dependsOn: postgresNIO, logging, path: "Tests/ServerTestSupport"),
+    library(
+      "ServerTestSupport", dependsOn: "ServerStorage", "TestSupport", postgresNIO, logging,
+      path: "Tests/ServerTestSupport"),
     library(
       "BlueZTestSupport", dependsOn: "DBus", "Tokens", "BeaconFrames", "Core", "BLEBlueZ",
       "TestSupport",

@@ -1,3 +1,4 @@
+import ServerTestSupport
 import Core
 import Foundation
 import Resolution

@@ -1,3 +1,4 @@
+import ServerTestSupport
 import Foundation
 import Resolution
 import ServerStorage

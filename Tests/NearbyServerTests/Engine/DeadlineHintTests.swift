@@ -1,4 +1,5 @@
 @_spi(Resolver) import Core
+import ServerTestSupport
 import Foundation
 @_spi(Resolver) import Resolution
 @_spi(Resolver) import NearbyServer

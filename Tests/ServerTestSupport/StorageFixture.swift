@@ -1,21 +1,20 @@
 import Foundation
-import ServerStorage
-import ServerTestSupport
+public import ServerStorage
 public import TestSupport
-import Testing
+public import Testing
 
-/// The storages every test of this target runs against.
-enum StorageKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+/// The storages the storage and engine tests run against.
+public enum StorageKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
   case sqlite
   case postgres
 
-  var testDescription: String { rawValue }
+  public var testDescription: String { rawValue }
 }
 
 /// A fresh, empty storage of a kind: a new SQLite file, or a new database on the test
 /// PostgreSQL server.
-enum StorageFixture {
-  static func make(_ kind: StorageKind) async throws -> any ResolverStorage {
+public enum StorageFixture {
+  public static func make(_ kind: StorageKind) async throws -> any ResolverStorage {
     switch kind {
     case .sqlite:
       let folder = FileManager.default.temporaryDirectory
@@ -28,7 +27,7 @@ enum StorageFixture {
 }
 
 /// Runs `body` with `storage`, then awaits its shutdown whether `body` returned or threw.
-func withShutdown<Result>(
+public func withShutdown<Result>(
   _ storage: any ResolverStorage, isolation: isolated (any Actor)? = #isolation,
   _ body: (any ResolverStorage) async throws -> Result
 ) async throws -> Result {
