@@ -210,8 +210,12 @@ struct PeerFixture {
     await settle()
   }
 
-  /// Awaited teardown.
+  /// Awaited teardown; then every send the shutdown drained is counted (sent or failed).
   func shutdown(_ nodes: PeerNode...) async {
-    for node in nodes { await node.resolver.shutdown() }
+    for node in nodes {
+      await node.resolver.shutdown()
+      let progress = await node.resolver.progress()
+      #expect(progress.sendsPending == 0, "\(progress)")
+    }
   }
 }

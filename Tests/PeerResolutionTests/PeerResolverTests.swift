@@ -538,6 +538,22 @@ struct PeerResolverTests {
     await f.shutdown(alice, bob, carol)
   }
 
+  @Test("a shutdown sends what is queued and counts it")
+  func shutdownCountsTheDrain() async throws {
+    let f = PeerFixture()
+    let alice = try await f.node(name: "alice")
+    let bob = try await f.node(name: "bob")
+    try await alice.publish("Alice")
+    try await bob.subscribe()
+    // Bob's question is queued, and he shuts down before anything runs to rest.
+    try await bob.hear(alice)
+    await bob.resolver.shutdown()
+    let counters = await bob.resolver.counters()
+    #expect(counters.sent + counters.sendFailures >= 1, "\(counters)")
+    #expect(await bob.resolver.progress().sendsPending == 0)
+    await f.shutdown(alice)
+  }
+
   @Test("the last device unregistering leaves the resolver running; only shutdown() stops it")
   func lifecycle() async throws {
     let f = PeerFixture()

@@ -158,6 +158,9 @@ extension MessageManager {
 
   func unsubscribe(_ id: SubscriptionID) async {
     guard let record = subscriptions.removeValue(forKey: id) else { return }
+    // Read and forgotten before any await: a replan meanwhile must not count it.
+    let wasRunning = pausing.isRunning(subscription: id)
+    pausing.removeSubscription(id)
     record.expiryTask?.cancel()
     record.continuation.finish()
     record.cell.set(.inactive)
@@ -165,8 +168,6 @@ extension MessageManager {
       beaconTracking.forget(id)
       await reconcileBeaconScanning()
     }
-    let wasRunning = pausing.isRunning(subscription: id)
-    pausing.removeSubscription(id)
     guard wasRunning, record.reportsToResolver else { return }
     do {
       try await send(Report(unsubscribe: [id]))

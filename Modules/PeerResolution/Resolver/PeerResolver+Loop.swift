@@ -45,13 +45,14 @@ extension PeerResolver {
       return
     }
     lifecycle = .shutDown(loop)
+    // The sender drains the outbox, closes the transports, then ends the inputs: the loop
+    // counts every send result of the drain before it ends.
     outboxContinuation.finish()
-    inputs.finish()
     await loop.value
   }
 
-  /// The one task the resolver starts. It hosts the sender, which drains the outbox and then
-  /// closes the transports, and the feeders (one reader per transport and the ticker), which
+  /// The one task the resolver starts. It hosts the sender, which drains the outbox, closes
+  /// the transports and then ends the inputs, and the feeders (one reader per transport and the ticker), which
   /// hand their inputs to the one loop that decides. The task holds the resolver weakly: a
   /// resolver released without a shutdown finishes both streams in its `deinit`, which ends
   /// the task the same way.
@@ -65,6 +66,7 @@ extension PeerResolver {
             await inputs.send(.sent(await Self.send(outgoing, over: transports)))
           }
           for transport in transports { await transport.shutdown() }
+          inputs.finish()
         }
         await withDiscardingTaskGroup { feeders in
           for (index, transport) in transports.enumerated() {
