@@ -177,10 +177,11 @@ extension MessageManager {
     pausing.removeSubscription(id)
     logger.debug("subscription expired", metadata: ["subscription": "\(id)"])
     beaconTracking.forget(id)
+    // Inactive before anyone hears of the expiry.
+    record.cell.set(.inactive)
     record.expiredHandler?()
     record.continuation.yield(.expired)
     record.continuation.finish()
-    record.cell.set(.inactive)
     await reconcileBeaconScanning()
   }
 }

@@ -32,17 +32,18 @@ extension MessageManager {
         beaconTracking.forget(id)
         chores.reconcileBeacons.yield()
       }
+      // Inactive before anyone hears of the expiry.
+      record.cell.set(.inactive)
       record.expiredHandler?()
       record.continuation.yield(.expired)
       record.continuation.finish()
-      record.cell.set(.inactive)
       return true
     case .publicationExpired(let id):
       guard let record = publications.removeValue(forKey: id) else { return false }
       pausing.removePublication(id)
       logger.debug("publication expired", metadata: ["publication": "\(id)"])
-      record.expiredHandler?()
       record.cell.set(.inactive)
+      record.expiredHandler?()
       return true
     }
     return false

@@ -129,8 +129,8 @@ extension MessageManager {
     } catch {
       subscriptions[spec.id] = nil
       pausing.removeSubscription(spec.id)
-      continuation.finish()
       cell.set(.inactive)
+      continuation.finish()
       if wantsBeacons {
         beaconTracking.forget(spec.id)
         await reconcileBeaconScanning()
@@ -162,8 +162,8 @@ extension MessageManager {
     let wasRunning = pausing.isRunning(subscription: id)
     pausing.removeSubscription(id)
     record.expiryTask?.cancel()
-    record.continuation.finish()
     record.cell.set(.inactive)
+    record.continuation.finish()
     if record.beacons != nil {
       beaconTracking.forget(id)
       await reconcileBeaconScanning()

@@ -267,8 +267,8 @@ public actor MessageManager {
     for record in publications.values { record.cell.set(.inactive) }
     for record in subscriptions.values {
       record.expiryTask?.cancel()
-      record.continuation.finish()
       record.cell.set(.inactive)
+      record.continuation.finish()
     }
     publications.removeAll()
     subscriptions.removeAll()
