@@ -78,13 +78,13 @@ struct MigrationTests {
     await second.shutdown()
   }
 
-  /// Drops what version 9 added (issue 32: the refresh report's function, PostgreSQL only).
+  /// Drops what version 9 added (the refresh report's function, PostgreSQL only).
   static func undoVersion9(_ store: SQLTransaction) throws {
     guard store.sql.dialect == .postgres else { return }
     try store.sql.execute("DROP FUNCTION nearby_refresh_report")
   }
 
-  /// Drops what version 8 added (issue 29: scoped ids, EID keys per project, sessions).
+  /// Drops what version 8 added (scoped ids, EID keys per project, sessions).
   static func undoVersion8(_ store: SQLTransaction) throws {
     try store.sql.execute("ALTER TABLE devices DROP COLUMN scoped_handles")
     try store.sql.execute("DROP TABLE eid_project_keys")
