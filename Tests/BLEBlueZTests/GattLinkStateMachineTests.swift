@@ -120,7 +120,7 @@ import Testing
     #expect(value112 == .queueFull)
   }
 
-  @Test func aFailedWriteRemakesTheLinkOnceAndStartsTheDatagramOver() {
+  @Test func aFailedWriteLetsTheLinkGoRemakesItOnceAndStartsTheDatagramOver() {
     var machine = GattLinkStateMachine(now: at(0))
     let datagram = Array(repeating: UInt8(1), count: 600)
     _ = machine.enqueueing(datagram, now: at(0))
@@ -129,8 +129,14 @@ import Testing
     let first = machine.next(now: at(0))
     machine.wrote(now: at(1))
     _ = machine.next(now: at(1))
-    // The second chunk fails: connect again, then the datagram from its first chunk.
+    // The second chunk fails: let the link go, connect again, then the datagram from its
+    // first chunk.
     machine.operationFailed(now: at(5))
+    #expect(machine.isLinked)
+    let letGo = machine.next(now: at(5))
+    #expect(letGo == .disconnect)
+    #expect(machine.next(now: at(5)) == .busy)
+    machine.disconnected(now: at(5))
     #expect(!machine.isLinked)
     let reconnect = machine.next(now: at(5))
     #expect(reconnect == .connect)
@@ -138,14 +144,17 @@ import Testing
     let again = machine.next(now: at(6))
     #expect(again == first)
     #expect(machine.dropped == 0)
-    // Failing again right after the link was remade drops it.
+    // Failing again right after the link was remade drops it, and lets the link go.
     machine.operationFailed(now: at(7))
     #expect(machine.dropped == 1)
+    let letGoAgain = machine.next(now: at(7))
+    #expect(letGoAgain == .disconnect)
+    machine.disconnected(now: at(7))
     let after = machine.next(now: at(7))
     #expect(after == .idle)
   }
 
-  @Test func aFailedReadReconnectsOnceToReadAgain() {
+  @Test func aFailedReadLetsTheLinkGoAndReconnectsOnceToReadAgain() {
     var machine = GattLinkStateMachine(now: at(0))
     _ = machine.enqueueing([1], now: at(0))
     _ = machine.next(now: at(0))
@@ -155,12 +164,18 @@ import Testing
     let read = machine.next(now: at(0))
     #expect(read == .read)
     machine.operationFailed(now: at(3))
+    let letGo = machine.next(now: at(3))
+    #expect(letGo == .disconnect)
+    machine.disconnected(now: at(3))
     let reconnect = machine.next(now: at(3))
     #expect(reconnect == .connect)
     machine.connected(mtu: 517, now: at(4))
     let readAgain = machine.next(now: at(4))
     #expect(readAgain == .read)
     machine.operationFailed(now: at(5))
+    let letGoAgain = machine.next(now: at(5))
+    #expect(letGoAgain == .disconnect)
+    machine.disconnected(now: at(5))
     let after = machine.next(now: at(5))
     #expect(after == .idle)
   }

@@ -216,6 +216,52 @@ extension BlueZDoubleTests {
     await bobResolver.shutdown()
   }
 
+  /// An owner whose server takes the hearer as change-unaware answers every read and write
+  /// on that link "database out of sync" for as long as the link lasts (the real bluetoothd
+  /// does, to a hearer that missed a Service Changed indication), and connecting again to a
+  /// device that is connected keeps the same link. The hearer lets the link go and makes a
+  /// new one, which starts aware: what the owner publishes next is still found.
+  @Test(.requires(.bluezDouble)) func aHearerRefusedAsOutOfSyncLetsTheLinkGoAndLinksAgain()
+    async throws
+  {
+    let control = try await DoubleControl.connect()
+    defer { control.close() }
+    let (alice, aliceResolver) = try await Self.gattManager(
+      bus: control.bus, adapter: "hci0", lostAfter: .seconds(10))
+    let (bob, bobResolver, bobTransport) = try await Self.gattPeer(
+      bus: control.bus, adapter: "hci1", lostAfter: .seconds(10))
+    let found = Mutex<[String]>([])
+    let broadcast = Strategy(mediums: .ble, mode: .broadcast)
+    let first = try await alice.publish(Message(text: "first", type: "sync")) {
+      $0.strategy = broadcast
+    }
+    let subscription = try await bob.subscribe(
+      onFound: { message in found.withLock { $0.append(message.text ?? "") } }
+    ) {
+      $0.type = "sync"
+      $0.strategy = Strategy(mediums: .ble, mode: .scan)
+    }
+    #expect(await eventually(timeout: .seconds(20)) { found.withLock { $0 } == ["first"] })
+    let linksBefore = try await control.gattStats().connects
+    #expect(try await control.gattOutOfSync("hci0") == 1, "bob's link to alice")
+    let second = try await alice.publish(Message(text: "second", type: "sync")) {
+      $0.strategy = broadcast
+    }
+    let foundSecond = await eventually(timeout: .seconds(20)) {
+      found.withLock { $0 }.contains("second")
+    }
+    let bobCounted = await bobTransport.counters()
+    #expect(foundSecond, "found \(found.withLock { $0 }); bob's GATT \(bobCounted)")
+    #expect(try await control.gattStats().connects > linksBefore, "no new link was made")
+    await subscription.cancel()
+    await first.cancel()
+    await second.cancel()
+    await alice.shutdown()
+    await bob.shutdown()
+    await aliceResolver.shutdown()
+    await bobResolver.shutdown()
+  }
+
   /// bluetoothd restarting forgets every application: the transport registers its service
   /// again once bluetoothd is back.
   @Test(.requires(.bluezDouble)) func theServiceIsRegisteredAgainAfterABluetoothdRestart()

@@ -227,6 +227,19 @@ public struct DoubleControl: Sendable {
     return GattStats(connects: connects, reads: reads, writes: writes)
   }
 
+  /// `GattOutOfSync`: the links whose peripheral is `adapter` become change-unaware, as a
+  /// real owner's server takes a hearer that missed its database's change: each read and
+  /// write on them fails with ATT error 0x12 (Database Out of Sync) until the link drops.
+  /// Returns how many links.
+  @discardableResult
+  public func gattOutOfSync(_ adapter: String) async throws -> Int {
+    let reply = try await call("GattOutOfSync", [.string(adapter)])
+    guard reply.count == 1, case .uint32(let count) = reply[0] else {
+      throw Self.unexpected("GattOutOfSync", .structure(reply))
+    }
+    return Int(count)
+  }
+
   /// `GattApps`: the roots of the GATT applications registered on `adapter`, sorted.
   public func gattApps(_ adapter: String) async throws -> [DBusObjectPath] {
     try (try await call("GattApps", [.string(adapter)]).first?.elements ?? []).map { value in

@@ -11,9 +11,14 @@
 /// A failed connection drops what was queued and refuses more for
 /// ``Configuration/failureBackoff``: the peer exchange asks again, or asks everyone. A write or
 /// read that fails on a connected link (bluetoothd's objects for the owner's service replaced
-/// when the owner's GATT database changed, or the link dropped) reconnects and finds the
-/// service again, once: the datagram being written starts over; a second failure in a row
-/// drops it and what is queued.
+/// when the owner's GATT database changed, the owner answering "database out of sync", or the
+/// link dropped) lets the link go and makes it again, once: the datagram being written starts
+/// over; a second failure in a row drops it and what is queued, and lets the link go too.
+/// Letting go is a real disconnection: asking bluetoothd to connect a device it is connected
+/// to keeps the same ATT bearer, and an owner whose database changed while that bearer was up
+/// may refuse it for as long as it lasts (a hearer that missed the Service Changed
+/// indication stays "change-unaware"); a new bearer starts aware, with the services found
+/// again.
 struct GattLinkStateMachine: Sendable {
   struct Configuration: Sendable, Hashable {
     var idleTimeout: Duration = .seconds(10)
@@ -58,7 +63,9 @@ struct GattLinkStateMachine: Sendable {
     case disconnected(Recovery)
     case connecting(Recovery)
     case connected(mtu: Int, running: Operation?, recovery: Recovery)
-    case disconnecting
+    /// A write or read failed: the link must be let go before anything else runs on it.
+    case failed(Recovery)
+    case disconnecting(Recovery)
   }
 
   /// A write or read on a connected link.
@@ -136,6 +143,9 @@ struct GattLinkStateMachine: Sendable {
     switch state {
     case .connecting, .disconnecting, .connected(_, running: .some, _):
       return .busy
+    case .failed(let recovery):
+      state = .disconnecting(recovery)
+      return .disconnect
     case .disconnected(let recovery):
       guard !queued.isEmpty || recovery == .rereading else { return .idle }
       state = .connecting(recovery)
@@ -157,7 +167,7 @@ struct GattLinkStateMachine: Sendable {
         return .read
       }
       if now - lastActivity >= configuration.idleTimeout {
-        state = .disconnecting
+        state = .disconnecting(.none)
         return .disconnect
       }
       let quietEnd = lastActivity + configuration.idleTimeout
@@ -225,9 +235,10 @@ struct GattLinkStateMachine: Sendable {
     }
   }
 
-  /// A write or read failed: the link is taken as lost. The first time, the link is made
-  /// again (connect, find the service) and the datagram being written starts over; a second
-  /// failure in a row drops it and the queue.
+  /// A write or read failed: the link is taken as lost and let go (the next action is
+  /// ``Action/disconnect``). The first time, the link is then made again (connect, find the
+  /// service) and the datagram being written starts over; a second failure in a row drops it
+  /// and the queue.
   mutating func operationFailed(now: ContinuousClock.Instant) {
     guard case .connected(_, running: .some, let recovery) = state else {
       preconditionFailure("GATT link: an operation failed while \(state), with none running")
@@ -237,7 +248,7 @@ struct GattLinkStateMachine: Sendable {
     lastActivity = now
     defer { current = nil }
     guard recovery == .none else {
-      state = .disconnected(.none)
+      state = .failed(.none)
       if current != nil { dropped += 1 }
       dropQueued()
       return
@@ -245,20 +256,21 @@ struct GattLinkStateMachine: Sendable {
     if let current {
       queued.insert(current, at: 0)
       queuedBytes += current.count
-      state = .disconnected(.rewriting)
+      state = .failed(.rewriting)
     } else {
       // A read failed: connect again to read what waits (the first read after connecting).
-      state = .disconnected(.rereading)
+      state = .failed(.rereading)
     }
   }
 
   /// The link is down (we disconnected, or the device did).
   mutating func disconnected(now: ContinuousClock.Instant) {
-    guard case .disconnecting = state else {
+    guard case .disconnecting(let recovery) = state else {
       preconditionFailure("GATT link: disconnected while \(state), not disconnecting")
     }
-    // A link disconnects only when idle: no datagram is half written.
-    state = .disconnected(.none)
+    // A link disconnects when idle or after a failure, which put the datagram it was writing
+    // back first in the queue: none is half written.
+    state = .disconnected(recovery)
     nextRead = nil
     lastActivity = now
   }

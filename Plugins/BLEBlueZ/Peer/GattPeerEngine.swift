@@ -310,13 +310,29 @@ actor GattPeerEngine {
     var mtu: Int
   }
 
-  /// Connects to the device, waits for its services, finds ours.
+  /// Connects to the device, waits for its services, finds ours. Connected but without them
+  /// (not resolved in time, or not served), it lets the connection go: the next attempt then
+  /// gets a new ATT bearer and a new discovery, not the same stale one.
   /// - Throws: BlueZ's error (the connection failed), a timeout, or ``DBusError`` `failed`
   ///   when the device does not serve peer resolution.
   nonisolated func connect(_ devicePath: String) async throws -> Endpoints {
     let deadline = ContinuousClock.now + configuration.connectTimeout
     let device = try DBusObjectPath(devicePath)
     try await connectDevice(device)
+    do {
+      return try await service(of: device, at: devicePath, until: deadline)
+    } catch {
+      _ = try? await connection.call(
+        destination: Self.bluez, path: device, interface: "org.bluez.Device1",
+        member: "Disconnect", timeout: configuration.bluez.callTimeout)
+      throw error
+    }
+  }
+
+  /// Waits for the connected device's services to be resolved, then finds ours among them.
+  private nonisolated func service(
+    of device: DBusObjectPath, at devicePath: String, until deadline: ContinuousClock.Instant
+  ) async throws -> Endpoints {
     while true {
       let resolved = try await connection.property(
         "ServicesResolved", interface: "org.bluez.Device1", of: Self.bluez, at: device,
@@ -330,9 +346,6 @@ actor GattPeerEngine {
     let objects = try await connection.managedObjects(
       of: Self.bluez, timeout: configuration.bluez.callTimeout)
     if let endpoints = Self.endpoints(in: objects, under: devicePath) { return endpoints }
-    _ = try? await connection.call(
-      destination: Self.bluez, path: device, interface: "org.bluez.Device1",
-      member: "Disconnect", timeout: configuration.bluez.callTimeout)
     throw DBusError(.failed, "the device does not serve peer resolution")
   }
 

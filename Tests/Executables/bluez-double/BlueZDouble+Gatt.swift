@@ -368,6 +368,7 @@ extension BlueZDouble {
   /// value the client assembles to 512 bytes.
   func remoteRead(_ path: DBusObjectPath, options: [String: DBusValue]) async throws -> [UInt8] {
     let (link, side, remote) = try remoteCharacteristic(at: path)
+    guard !link.outOfSync else { throw ATTError.clientError(ATTError.databaseOutOfSync) }
     let full = Int(link.mtu) - 1
     var offset = Int(options["offset"]?.integer ?? 0)
     var value: [UInt8] = []
@@ -396,6 +397,7 @@ extension BlueZDouble {
     async throws
   {
     let (link, side, remote) = try remoteCharacteristic(at: path)
+    guard !link.outOfSync else { throw ATTError.clientError(ATTError.databaseOutOfSync) }
     let type = options["type"]?.string?.lowercased()
     let offset = Int(options["offset"]?.integer ?? 0)
     let flags = remote.flags
@@ -530,6 +532,18 @@ extension BlueZDouble {
     [.uint32(gatt.connects), .uint32(gatt.reads), .uint32(gatt.writes)]
   }
 
+  /// Makes the links whose peripheral is `name` change-unaware (``GattLink/outOfSync``), as
+  /// the real bluetoothd's server does to a hearer that missed a Service Changed indication;
+  /// returns how many.
+  func gattOutOfSync(_ name: String) -> UInt32 {
+    var count: UInt32 = 0
+    for id in gatt.links.keys where gatt.links[id]?.peripheral.adapter == name {
+      gatt.links[id]?.outOfSync = true
+      count += 1
+    }
+    return count
+  }
+
   /// The roots of the apps registered on an adapter.
   func gattApps(_ name: String) -> [DBusObjectPath] {
     (gatt.apps[name] ?? [:]).keys.map(\.path).sorted()
@@ -546,6 +560,10 @@ extension BlueZDouble {
       },
       DBusMethod("GattStats", output: "uuu") { [weak self] _ in
         await self?.gattStats() ?? [.uint32(0), .uint32(0), .uint32(0)]
+      },
+      DBusMethod("GattOutOfSync", input: "s", output: "u") { [weak self] call in
+        let adapter = try ControlArguments(call, adapters: adapters).adapter(0)
+        return [.uint32(await self?.gattOutOfSync(adapter) ?? 0)]
       },
       DBusMethod("GattApps", input: "s", output: "ao") { [weak self] call in
         let adapter = try ControlArguments(call, adapters: adapters).adapter(0)

@@ -112,6 +112,11 @@ struct GattLink: Sendable {
   var central: LinkEnd
   var peripheral: LinkEnd
   var mtu: UInt16
+  /// The peripheral's server takes the central as change-unaware (its database changed and
+  /// the central did not learn it): every read and write on the link is answered Database
+  /// Out of Sync until the link drops. A new link starts aware (an unbonded client's state
+  /// is not kept across connections).
+  var outOfSync = false
 
   subscript(side: Side) -> LinkEnd {
     get { side == .central ? central : peripheral }
@@ -164,6 +169,7 @@ enum ATTError {
   static let invalidOffset: UInt8 = 0x07
   static let invalidValueLength: UInt8 = 0x0d
   static let unlikely: UInt8 = 0x0e
+  static let databaseOutOfSync: UInt8 = 0x12
   /// BT_ATT_MAX_VALUE_LEN.
   static let maxValueLength = 512
 

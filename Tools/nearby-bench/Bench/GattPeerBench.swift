@@ -45,6 +45,9 @@ struct GattPeerBench: AsyncParsableCommand {
   @Flag(help: "Print the results as one JSON object.")
   var json = false
 
+  @Option(help: "The nodes' log level on standard error (debug shows each GATT operation).")
+  var logLevel = "warning"
+
   struct SizeResult: Encodable {
     var bytes: Int
     var rounds: Int
@@ -61,6 +64,11 @@ struct GattPeerBench: AsyncParsableCommand {
   }
 
   func validate() throws {
+    guard Logger.Level(rawValue: logLevel) != nil else {
+      throw ValidationError(
+        "--log-level must be one of "
+          + "\(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")), got \(logLevel)")
+    }
     guard rounds > 0 else { throw ValidationError("--rounds must be > 0") }
     guard advertiser != scanner else {
       throw ValidationError("--advertiser and --scanner must be different adapters")
@@ -115,9 +123,10 @@ struct GattPeerBench: AsyncParsableCommand {
   private func measure(size: Int) async throws -> (Duration, Duration) {
     let heardAt = Mutex<ContinuousClock.Instant?>(nil)
     let foundAt = Mutex<ContinuousClock.Instant?>(nil)
+    let level = Logger.Level(rawValue: logLevel) ?? .warning
     let content = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31) })
-    let publisher = try await Node(adapter: advertiser, onSighting: nil)
-    let subscriber = try await Node(adapter: scanner) { _ in
+    let publisher = try await Node(adapter: advertiser, logLevel: level, onSighting: nil)
+    let subscriber = try await Node(adapter: scanner, logLevel: level) { _ in
       heardAt.withLock { if $0 == nil { $0 = .now } }
     }
     let published = ContinuousClock.now
@@ -139,12 +148,15 @@ struct GattPeerBench: AsyncParsableCommand {
     }
     await subscription.cancel()
     await publication.cancel()
+    // Read before the shutdown: what each side counted says where a lost answer went.
+    let counted = (await publisher.counted(), await subscriber.counted())
     await publisher.shutdown()
     await subscriber.shutdown()
     guard let heard = heardAt.withLock({ $0 }), let found = foundAt.withLock({ $0 }) else {
       throw BenchError(
         "\(scanner) did not find the \(size)-byte message of \(advertiser) within 90 s "
-          + "(heard: \(heardAt.withLock { $0 } != nil))")
+          + "(heard: \(heardAt.withLock { $0 } != nil)); publisher \(counted.0); "
+          + "subscriber \(counted.1)")
     }
     return (heard - published, found - heard)
   }
@@ -154,14 +166,17 @@ struct GattPeerBench: AsyncParsableCommand {
   private struct Node {
     let manager: MessageManager
     let resolver: PeerResolver
+    let transport: BlueZPeerTransport
 
-    init(adapter: String, onSighting: (@Sendable (Sighting) -> Void)?) async throws {
+    init(
+      adapter: String, logLevel: Logger.Level, onSighting: (@Sendable (Sighting) -> Void)?
+    ) async throws {
       var logger = Logger(label: "nearby.bench.gatt-peer.\(adapter)")
-      logger.logLevel = .warning
+      logger.logLevel = logLevel
       var configuration = BlueZConfiguration(bus: .system, adapter: adapter)
       configuration.connectable = true
       configuration.scanWatchdog = .seconds(3600)
-      let transport = try await BlueZPeerTransport(
+      transport = try await BlueZPeerTransport(
         configuration: .init(bluez: configuration), logger: logger)
       resolver = try PeerResolver(
         transports: [transport], configuration: PeerResolverConfiguration(), logger: logger)
@@ -173,6 +188,11 @@ struct GattPeerBench: AsyncParsableCommand {
       manager = try await MessageManager(
         apiKey: "gatt-peer-bench",
         configuration: .init(resolver: .peer(resolver), mediums: [provider], logger: logger))
+    }
+
+    /// The GATT transport's and the resolver's counters, for a failure's message.
+    func counted() async -> String {
+      "gatt \(await transport.counters()), resolver \(await resolver.counters())"
     }
 
     func shutdown() async {

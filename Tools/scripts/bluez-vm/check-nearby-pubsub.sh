@@ -116,8 +116,8 @@ round() {
   fi
   step "[$name] (no network) nearby subscribe --mediums ble --ble-adapter hci1 --mode scan --json"
   local started=$SECONDS
-  isolated "$nearby" subscribe --mediums ble --ble-adapter hci1 --mode scan --json \
-    >"$sub_out" 2>"$out/$name-subscribe.err" &
+  isolated "$nearby" subscribe --mediums ble --ble-adapter hci1 --mode scan --log-level debug \
+    --json >"$sub_out" 2>"$out/$name-subscribe.err" &
   local subscriber=$!
   pids+=("$subscriber")
   wait_event "$sub_out" 90 \
@@ -131,8 +131,16 @@ round() {
   local publisher=$!
   pids+=("$publisher")
   wait_event "$pub_out" 60 'e["event"] == "status" and e["status"] == "active"' | cut -c1-160
-  wait_event "$sub_out" 90 "e['event'] == 'found' and $match and e['mediums'] == ['ble']" |
-    cut -c1-160
+  if ! wait_event "$sub_out" 90 "e['event'] == 'found' and $match and e['mediums'] == ['ble']" |
+    cut -c1-160; then
+    # Each side's GATT and peer-resolution lines say where the answer stopped.
+    for side in subscribe publish; do
+      echo "-- the last GATT and peer lines of $name-$side.err:"
+      grep -E "ble gatt|PeerResolution|peer resolution" "$out/$name-$side.err" | tail -n 40 |
+        cut -c1-300
+    done
+    exit 1
+  fi
   # JSON times: from the publisher's "active" to the subscriber's "found".
   step "[$name] found over BLE GATT $("$python" - "$pub_out" "$sub_out" <<'PY'
 import json, sys
