@@ -48,6 +48,10 @@ public struct BlueZConfiguration: Sendable {
   /// Whether ``BlueZMedium/advertisements`` reports every advertising report heard while
   /// scanning (for tools such as `nearby ble scan`); off by default.
   public var reportsAllAdvertisements = false
+  /// The clock of the medium's and the GATT transport's decisions and waits (presence,
+  /// watchdogs, retries, backoffs, polls), not of D-Bus calls' own timeouts. Default
+  /// `ContinuousClock`; a test may give a manual one.
+  public var clock: any Clock<Duration> = ContinuousClock()
 
   public init(
     bus: DBusBus = .system, adapter: String? = nil, txPowerAtZeroMeters: Int8 = -20,

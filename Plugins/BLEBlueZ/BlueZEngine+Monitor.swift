@@ -22,7 +22,7 @@ extension BlueZEngine {
 
   /// Whether monitors are set aside for now (the adapter refused them, see the extension's
   /// documentation).
-  var monitorsRefused: Bool { monitorRefusal.monitorsRefused(at: .now) }
+  var monitorsRefused: Bool { monitorRefusal.monitorsRefused(at: clock.now) }
 
   /// Exports a monitor with the patterns at a new path, then registers it on the adapter;
   /// an `AlreadyExists` (bluetoothd kept our app after a refusal) is answered by unregistering
@@ -62,11 +62,11 @@ extension BlueZEngine {
     } catch {
       if problem() == nil {
         logRefusal(
-          monitorRefusal.registrationFailed(at: .now), "RegisterMonitor failed: \(error)")
+          monitorRefusal.registrationFailed(at: clock.now), "RegisterMonitor failed: \(error)")
       }
       throw error
     }
-    monitorRefusal.registered(at: .now)
+    monitorRefusal.registered(at: clock.now)
   }
 
   /// `UnregisterMonitor` of our app on the adapter; errors (no such app) are of no interest.
@@ -86,7 +86,7 @@ extension BlueZEngine {
       unlockScan()
       return
     }
-    let releasedAt = ContinuousClock.now
+    let releasedAt = clock.now
     logger.debug("bluez \(name): BlueZ released our monitor")
     await stopActiveScan()
     unlockScan()
@@ -94,7 +94,7 @@ extension BlueZEngine {
     if decision.verdict == .refusal {
       logRefusal(decision, "released right after its registration")
     }
-    try? await Task.sleep(for: decision.delay)
+    try? await clock.sleep(for: decision.delay)
     try? await applyScan(throwing: false)
   }
 

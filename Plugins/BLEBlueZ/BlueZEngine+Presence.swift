@@ -70,7 +70,7 @@ extension BlueZEngine {
   /// held the device present, ``presence`` keeps it for a grace (see the extension's
   /// documentation).
   func deviceRemoved(_ path: DBusObjectPath) {
-    reporter.withState { $0.deviceRemoved(path, at: .now) }
+    reporter.withState { $0.deviceRemoved(path, at: clock.now) }
   }
 
   /// Our pattern monitor reported an advertising report of the device (DeviceFound, for every
@@ -92,7 +92,7 @@ extension BlueZEngine {
   /// The devices held present now, by the rule of the active scan (see the extension's
   /// documentation); none without a scan.
   func presentDevices() -> [PresenceStateMachine.Present] {
-    let now = ContinuousClock.now
+    let now = clock.now
     return reporter.withState { $0.present(at: now) }
   }
 
@@ -103,7 +103,7 @@ extension BlueZEngine {
     for action in reporter.tick() {
       switch action {
       case .report:
-        scanPlan.life(at: .now)
+        scanPlan.life(at: clock.now)
       case .restartMonitor:
         await restartMonitorForSilentDevices()
       }
@@ -117,7 +117,7 @@ extension BlueZEngine {
     await lockScan()
     defer { unlockScan() }
     guard case .monitor = activeScan else { return }
-    reporter.withState { $0.presence.monitorRestarted(at: .now) }
+    reporter.withState { $0.presence.monitorRestarted(at: clock.now) }
     logger.debug("bluez \(name): restarting the monitor to hear silent devices again")
     await stopActiveScan()
     try? await applyScanNow(throwing: false)

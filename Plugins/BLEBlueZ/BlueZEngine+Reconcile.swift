@@ -110,7 +110,7 @@ extension BlueZEngine {
         else { throw error }
         attempt += 1
         logger.debug("bluez \(name): \(member) answered \(error.name); retry in \(delay)")
-        try? await Task.sleep(for: delay)
+        try? await clock.sleep(for: delay)
       }
     }
   }

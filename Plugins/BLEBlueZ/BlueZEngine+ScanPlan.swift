@@ -80,7 +80,7 @@ extension BlueZEngine {
           try await startDiscovery(adapter, besideMonitor: plan.monitorPatterns != nil)
         }
         activeScan = plan
-        scanPlan.started(plan, at: .now)
+        scanPlan.started(plan, at: clock.now)
         logger.debug("bluez \(name): scanning with \(plan)")
         noteSharedAdvertising()
       } catch {
@@ -126,7 +126,7 @@ extension BlueZEngine {
     if let lastReport = reporter.withState({ $0.lastReport }) { scanPlan.life(at: lastReport) }
     let anyPresent = !presentDevices().isEmpty
     switch scanPlan.watchdog(
-      at: .now, active: activeScan, on: scanAdapter, anyPresent: anyPresent)
+      at: clock.now, active: activeScan, on: scanAdapter, anyPresent: anyPresent)
     {
     case .apply?:
       // A start (or a plan change's restart) failed earlier, or the plan changed with time

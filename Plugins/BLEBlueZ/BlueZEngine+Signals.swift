@@ -20,7 +20,7 @@ extension BlueZEngine {
     logger.debug("bluez \(name): BlueZ released our advert")
     advert = nil
     await connection.unexport(at: path)
-    try? await Task.sleep(for: configuration.retryDelay)
+    try? await clock.sleep(for: configuration.retryDelay)
     try? await applyAdvert(throwing: false)
   }
 

@@ -21,6 +21,8 @@ actor BlueZEngine {
   static let advertRoot = try! DBusObjectPath("/org/nearby/ble")
 
   let configuration: BlueZConfiguration
+  /// ``BlueZConfiguration/clock``: the instant of every decision, and every wait.
+  let clock: NearbyClock
   let connection: DBusConnection
   let logger: Logger
   let sightings: AsyncStream<Sighting>.Continuation
@@ -124,6 +126,8 @@ actor BlueZEngine {
     self.advertisements = advertisements
     self.beaconSightings = beaconSightings
     self.configuration = configuration
+    let clock = NearbyClock(configuration.clock)
+    self.clock = clock
     self.monitorRefusal = MonitorRefusalStateMachine(
       configuration: .init(
         fallback: configuration.monitorRefusalFallback, retryDelay: configuration.retryDelay))
@@ -135,7 +139,7 @@ actor BlueZEngine {
       configuration: .init(
         scanWatchdog: configuration.scanWatchdog,
         reportsAllAdvertisements: configuration.reportsAllAdvertisements),
-      at: .now)
+      at: clock.now)
     self.reporter = DeviceReporter(
       DeviceReports(
         presence: .init(
@@ -143,7 +147,7 @@ actor BlueZEngine {
           temporaryTimeout: configuration.temporaryTimeout),
         reportsAllAdvertisements: configuration.reportsAllAdvertisements),
       sightings: sightings, advertisements: advertisements, beaconSightings: beaconSightings,
-      logger: logger)
+      clock: clock, logger: logger)
     self.connection = connection
     self.logger = logger
     self.sightings = sightings
@@ -184,13 +188,13 @@ actor BlueZEngine {
         await self.ownerChanged(to: change.new)
       }
     }
-    own { [weak self] in
-      while (try? await Task.sleep(for: .seconds(1))) != nil, let self {
+    own { [weak self, clock] in
+      while (try? await clock.sleep(for: .seconds(1))) != nil, let self {
         await self.presenceTick()
       }
     }
-    own { [weak self, watchdog = configuration.scanWatchdog] in
-      while (try? await Task.sleep(for: watchdog / 3)) != nil, let self {
+    own { [weak self, clock, watchdog = configuration.scanWatchdog] in
+      while (try? await clock.sleep(for: watchdog / 3)) != nil, let self {
         await self.checkWatchdog()
       }
     }
@@ -216,8 +220,8 @@ actor BlueZEngine {
           adapters[path] = AdapterState(path: path, interfaces: interfaces)
         }
         if let properties = interfaces["org.bluez.Device1"] {
-          var device = DeviceState()
-          _ = device.apply(properties, at: .now)
+          var device = DeviceState(at: clock.now)
+          _ = device.apply(properties, at: clock.now)
           loaded[path] = device
         }
       }
@@ -267,7 +271,7 @@ actor BlueZEngine {
   }
 
   func startScanning() async throws {
-    scanPlan.startTokens(at: .now)
+    scanPlan.startTokens(at: clock.now)
     try await applyScan(throwing: true)
   }
 
@@ -277,7 +281,7 @@ actor BlueZEngine {
   }
 
   func startBeaconScanning(lowPower: Bool) async throws {
-    scanPlan.startBeacons(lowPower: lowPower, at: .now)
+    scanPlan.startBeacons(lowPower: lowPower, at: clock.now)
     try await applyScan(throwing: true)
   }
 

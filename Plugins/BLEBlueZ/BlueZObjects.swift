@@ -1,3 +1,4 @@
+import Core
 import DBus
 import Tokens
 import BeaconFrames
@@ -42,8 +43,8 @@ struct DeviceState: Sendable, Equatable {
   var txPower: Int16?
   var serviceData: [String: [UInt8]] = [:]
   var manufacturerData: [UInt16: [UInt8]] = [:]
-  /// When the last advertising report (RSSI or data) arrived.
-  var lastData = ContinuousClock.now
+  /// When the last advertising report (RSSI or data) arrived: made at, until one does.
+  var lastData: NearbyClock.Instant
   /// Whether bluetoothd holds an advertising report of the device: set by a report (its RSSI,
   /// even "unknown", or data), cleared when bluetoothd invalidates the RSSI (it does when
   /// discovery stops, before removing the device: docs/bluez-vm-findings.md item 11).
@@ -56,6 +57,9 @@ struct DeviceState: Sendable, Equatable {
   var trusted = false
   var connected = false
 
+  /// A device first seen at `now`, with nothing known of it yet.
+  init(at now: NearbyClock.Instant) { lastData = now }
+
   /// The RSSI a controller reports when it has none.
   static let unknownRSSI = 127
 
@@ -67,7 +71,7 @@ struct DeviceState: Sendable, Equatable {
 
   /// Applies Device1 properties that arrived at `now`; returns whether they carry an
   /// advertising report (RSSI or data), which sets ``lastData`` to `now`.
-  mutating func apply(_ properties: [String: DBusValue], at now: ContinuousClock.Instant) -> Bool {
+  mutating func apply(_ properties: [String: DBusValue], at now: NearbyClock.Instant) -> Bool {
     var report = false
     if let adapter = properties["Adapter"]?.objectPath { self.adapter = adapter }
     if let address = properties["Address"]?.string { self.address = address }

@@ -24,13 +24,17 @@ final class DeviceReporter: Sendable {
   let advertisements: AsyncStream<BlueZAdvertisement>.Continuation
   let beaconSightings: AsyncStream<BeaconSighting>.Continuation
   let logger: Logger
+  /// The engine's clock: the instant of every event decided here.
+  let clock: NearbyClock
 
   init(
     _ reports: DeviceReports, sightings: AsyncStream<Sighting>.Continuation,
     advertisements: AsyncStream<BlueZAdvertisement>.Continuation,
-    beaconSightings: AsyncStream<BeaconSighting>.Continuation, logger: Logger
+    beaconSightings: AsyncStream<BeaconSighting>.Continuation, clock: NearbyClock,
+    logger: Logger
   ) {
     state = Mutex(reports)
+    self.clock = clock
     self.sightings = sightings
     self.advertisements = advertisements
     self.beaconSightings = beaconSightings
@@ -48,7 +52,7 @@ final class DeviceReporter: Sendable {
   /// `true`, or returns `false` when the engine must handle it (then pass it on, in order, and
   /// call ``engineHandled()`` once the engine did, or at once if it is dropped).
   func receive(_ signal: DBusMessage) -> Bool {
-    let now = ContinuousClock.now
+    let now = clock.now
     let outcome = state.withLock { state -> (handled: Bool, malformed: [String]) in
       guard let event = state.receive(signal) else { return (false, []) }
       return (true, perform(state.apply(event, at: now), scanning: state.scanning, at: now))
@@ -66,7 +70,7 @@ final class DeviceReporter: Sendable {
   func deviceChanged(
     _ path: DBusObjectPath, _ changed: [String: DBusValue], invalidated: [String] = []
   ) {
-    let now = ContinuousClock.now
+    let now = clock.now
     let malformed = state.withLock { state in
       perform(
         state.deviceChanged(path, changed, invalidated: invalidated, at: now),
@@ -77,7 +81,7 @@ final class DeviceReporter: Sendable {
 
   /// Our pattern monitor reported the device: reports it when it was not present.
   func monitorFound(_ path: DBusObjectPath) {
-    let now = ContinuousClock.now
+    let now = clock.now
     let malformed = state.withLock { state in
       perform(state.monitorFound(path, at: now), scanning: state.scanning, at: now)
     }
@@ -87,7 +91,7 @@ final class DeviceReporter: Sendable {
   /// The periodic presence check: reports the devices held present, and returns the presence
   /// machine's actions for the engine (whose reports are already made).
   func tick() -> [PresenceStateMachine.Action] {
-    let now = ContinuousClock.now
+    let now = clock.now
     let (actions, malformed) = state.withLock { state in
       let actions = state.tick(at: now)
       var malformed: [String] = []
@@ -105,7 +109,7 @@ final class DeviceReporter: Sendable {
   /// Yields the reports (under the lock); returns what to log of malformed beacon frames.
   private func perform(
     _ reports: [DeviceReports.Report], scanning: DeviceReports.Scanning,
-    at now: ContinuousClock.Instant
+    at now: NearbyClock.Instant
   ) -> [String] {
     var malformed: [String] = []
     for report in reports {
@@ -125,10 +129,12 @@ final class DeviceReporter: Sendable {
             "bluez \(Self.name(scanning)): \(address) sent a malformed beacon in \(entry): \(error)"
           )
         }
+        // Stamped by BeaconSighting (the continuous clock, for logs): the manager times a
+        // sighting on its own clock as it arrives, and the engine's instants mean nothing
+        // outside the engine.
         for frame in frames {
           beaconSightings.yield(
-            BeaconSighting(
-              address: address, frame: frame, rssi: device.rssi.map(Int.init), time: now))
+            BeaconSighting(address: address, frame: frame, rssi: device.rssi.map(Int.init)))
         }
       case .advertisement(let device, let path):
         advertisements.yield(

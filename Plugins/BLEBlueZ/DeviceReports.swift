@@ -1,3 +1,4 @@
+import Core
 import DBus
 import Tokens
 import BeaconFrames
@@ -74,7 +75,7 @@ struct DeviceReports: Sendable {
   var presence: PresenceStateMachine
   var scanning: Scanning
   /// When the last advertising report on the adapter arrived, `nil` before the first.
-  private(set) var lastReport: ContinuousClock.Instant?
+  private(set) var lastReport: NearbyClock.Instant?
   /// Signals passed to the engine and not yet handled.
   private(set) var waiting = 0
 
@@ -140,7 +141,7 @@ struct DeviceReports: Sendable {
   }
 
   /// Applies a device event at `now`; returns what to report.
-  mutating func apply(_ event: Event, at now: ContinuousClock.Instant) -> [Report] {
+  mutating func apply(_ event: Event, at now: NearbyClock.Instant) -> [Report] {
     switch event {
     case .changed(let path, let changed, let invalidated):
       return deviceChanged(path, changed, invalidated: invalidated, at: now)
@@ -161,9 +162,9 @@ struct DeviceReports: Sendable {
   /// unchanged sends nothing: the presence ticks re-report those (BlueZEngine+Presence.swift).
   mutating func deviceChanged(
     _ path: DBusObjectPath, _ changed: [String: DBusValue], invalidated: [String] = [],
-    at now: ContinuousClock.Instant
+    at now: NearbyClock.Instant
   ) -> [Report] {
-    var device = devices[path] ?? DeviceState()
+    var device = devices[path] ?? DeviceState(at: now)
     presence.deviceChanged(path)
     device.invalidate(invalidated)
     let report = device.apply(changed, at: now)
@@ -181,7 +182,7 @@ struct DeviceReports: Sendable {
 
   /// bluetoothd removed a device at `now`: it is forgotten, but ``presence`` may hold it for a
   /// grace (``PresenceStateMachine/deviceRemoved(_:device:scan:adapter:at:)``).
-  mutating func deviceRemoved(_ path: DBusObjectPath, at now: ContinuousClock.Instant) {
+  mutating func deviceRemoved(_ path: DBusObjectPath, at now: NearbyClock.Instant) {
     guard let device = devices.removeValue(forKey: path) else { return }
     presence.deviceRemoved(
       path, device: device, scan: scanning.scan, adapter: scanning.adapter, at: now)
@@ -189,7 +190,7 @@ struct DeviceReports: Sendable {
 
   /// Our pattern monitor reported the device at `now` (DeviceFound); returns the reports of a
   /// device that was not present (``PresenceStateMachine/monitorFound(_:device:scan:at:)``).
-  mutating func monitorFound(_ path: DBusObjectPath, at now: ContinuousClock.Instant) -> [Report] {
+  mutating func monitorFound(_ path: DBusObjectPath, at now: NearbyClock.Instant) -> [Report] {
     let actions = presence.monitorFound(path, device: devices[path], scan: scanning.scan, at: now)
     return actions.flatMap { action -> [Report] in
       guard case .report(let present) = action else { return [] }
@@ -206,12 +207,12 @@ struct DeviceReports: Sendable {
   // MARK: Decisions
 
   /// The periodic presence check at `now` (``PresenceStateMachine/tick(at:scan:adapter:devices:)``).
-  mutating func tick(at now: ContinuousClock.Instant) -> [PresenceStateMachine.Action] {
+  mutating func tick(at now: NearbyClock.Instant) -> [PresenceStateMachine.Action] {
     presence.tick(at: now, scan: scanning.scan, adapter: scanning.adapter, devices: devices)
   }
 
   /// The devices held present at `now` by the rule of our scan.
-  func present(at now: ContinuousClock.Instant) -> [PresenceStateMachine.Present] {
+  func present(at now: NearbyClock.Instant) -> [PresenceStateMachine.Present] {
     presence.present(at: now, scan: scanning.scan, adapter: scanning.adapter, devices: devices)
   }
 

@@ -1,3 +1,5 @@
+import Core
+
 /// What the medium decides about an adapter that refuses pattern monitors, apart from D-Bus
 /// (docs/bluez-vm-findings.md item L; BlueZEngine+Monitor.swift performs it): whether a
 /// `Release` was a refusal, how long to wait before the next try, and when to set monitors
@@ -35,38 +37,38 @@ struct MonitorRefusalStateMachine: Sendable {
     /// Refusals in a row so far.
     var refusals: Int
     /// Set when this refusal set monitors aside: until when.
-    var fallbackUntil: ContinuousClock.Instant?
+    var fallbackUntil: NearbyClock.Instant?
     /// How long to wait before scanning again.
     var delay: Duration
   }
 
   let configuration: Configuration
   private(set) var refusals = 0
-  private(set) var refusedUntil: ContinuousClock.Instant?
-  private var registeredAt: ContinuousClock.Instant?
+  private(set) var refusedUntil: NearbyClock.Instant?
+  private var registeredAt: NearbyClock.Instant?
 
   init(configuration: Configuration = Configuration()) {
     self.configuration = configuration
   }
 
   /// Whether monitors are set aside at `now`.
-  func monitorsRefused(at now: ContinuousClock.Instant) -> Bool {
+  func monitorsRefused(at now: NearbyClock.Instant) -> Bool {
     refusedUntil.map { now < $0 } ?? false
   }
 
   /// A monitor was registered at `now`.
-  mutating func registered(at now: ContinuousClock.Instant) {
+  mutating func registered(at now: NearbyClock.Instant) {
     registeredAt = now
   }
 
   /// A registration failed at `now`: a refusal.
-  mutating func registrationFailed(at now: ContinuousClock.Instant) -> Decision {
+  mutating func registrationFailed(at now: NearbyClock.Instant) -> Decision {
     refused(at: now)
   }
 
   /// bluetoothd released the registered monitor at `now`: a refusal when it came within
   /// ``Configuration/quickRelease`` of the registration.
-  mutating func released(at now: ContinuousClock.Instant) -> Decision {
+  mutating func released(at now: NearbyClock.Instant) -> Decision {
     if let registeredAt, now - registeredAt < configuration.quickRelease {
       return refused(at: now)
     }
@@ -85,9 +87,9 @@ struct MonitorRefusalStateMachine: Sendable {
     registeredAt = nil
   }
 
-  private mutating func refused(at now: ContinuousClock.Instant) -> Decision {
+  private mutating func refused(at now: NearbyClock.Instant) -> Decision {
     refusals += 1
-    var fallbackUntil: ContinuousClock.Instant?
+    var fallbackUntil: NearbyClock.Instant?
     if refusals >= configuration.refusalsBeforeDiscovery {
       fallbackUntil = now + configuration.fallback
       refusedUntil = fallbackUntil

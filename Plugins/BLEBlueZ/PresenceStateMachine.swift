@@ -1,3 +1,4 @@
+import Core
 import DBus
 
 /// Which devices the medium holds present although bluetoothd is silent about them, apart
@@ -75,12 +76,12 @@ struct PresenceStateMachine: Sendable {
 
   let configuration: Configuration
   /// When our pattern monitor last reported each device (DeviceFound).
-  private(set) var monitorHeard: [DBusObjectPath: ContinuousClock.Instant] = [:]
+  private(set) var monitorHeard: [DBusObjectPath: NearbyClock.Instant] = [:]
   /// Devices bluetoothd removed while our discovery held them present, and when.
-  private(set) var vanished: [DBusObjectPath: (device: DeviceState, at: ContinuousClock.Instant)] =
+  private(set) var vanished: [DBusObjectPath: (device: DeviceState, at: NearbyClock.Instant)] =
     [:]
   /// When the monitor was last restarted for silent devices, `nil` before the first time.
-  private(set) var lastMonitorRefresh: ContinuousClock.Instant?
+  private(set) var lastMonitorRefresh: NearbyClock.Instant?
   /// How many times the monitor was restarted for silent devices (for tests).
   private(set) var monitorRefreshes = 0
 
@@ -94,7 +95,7 @@ struct PresenceStateMachine: Sendable {
   /// it is present for `monitorLostAfter` from then. Under a monitor, a known device that was
   /// not present is reported at once.
   mutating func monitorFound(
-    _ path: DBusObjectPath, device: DeviceState?, scan: ScanPlan?, at now: ContinuousClock.Instant
+    _ path: DBusObjectPath, device: DeviceState?, scan: ScanPlan?, at now: NearbyClock.Instant
   ) -> [Action] {
     let last = monitorHeard[path]
     let wasPresent = last.map { now - $0 < configuration.monitorLostAfter } ?? false
@@ -113,7 +114,7 @@ struct PresenceStateMachine: Sendable {
   @discardableResult
   mutating func deviceRemoved(
     _ path: DBusObjectPath, device: DeviceState, scan: ScanPlan?, adapter: DBusObjectPath?,
-    at now: ContinuousClock.Instant
+    at now: NearbyClock.Instant
   ) -> Bool {
     guard case .discovery(beside: nil) = scan, device.heard, !device.isKept,
       device.isOn(adapter: adapter, at: path),
@@ -130,7 +131,7 @@ struct PresenceStateMachine: Sendable {
   mutating func scanStopped() { vanished = [:] }
 
   /// The monitor was restarted for silent devices at `now`.
-  mutating func monitorRestarted(at now: ContinuousClock.Instant) {
+  mutating func monitorRestarted(at now: NearbyClock.Instant) {
     lastMonitorRefresh = now
     monitorRefreshes += 1
   }
@@ -145,7 +146,7 @@ struct PresenceStateMachine: Sendable {
   /// devices present, and asks for a monitor restart when a device present under it has been
   /// silent for 4/10 of `monitorLostAfter` (at most once in that time).
   mutating func tick(
-    at now: ContinuousClock.Instant, scan: ScanPlan?, adapter: DBusObjectPath?,
+    at now: NearbyClock.Instant, scan: ScanPlan?, adapter: DBusObjectPath?,
     devices: [DBusObjectPath: DeviceState]
   ) -> [Action] {
     vanished = vanished.filter { now - $0.value.at < configuration.rediscoveryGrace }
@@ -164,7 +165,7 @@ struct PresenceStateMachine: Sendable {
   /// The devices present at `now` by the rule of `scan`, in path order (bluetoothd's objects
   /// first, then the ones held after their removal).
   func present(
-    at now: ContinuousClock.Instant, scan: ScanPlan?, adapter: DBusObjectPath?,
+    at now: NearbyClock.Instant, scan: ScanPlan?, adapter: DBusObjectPath?,
     devices: [DBusObjectPath: DeviceState]
   ) -> [Present] {
     switch scan {
@@ -200,7 +201,7 @@ struct PresenceStateMachine: Sendable {
 
   /// Whether a device present under the monitor has been silent for 4/10 of
   /// `monitorLostAfter` and the monitor was not restarted within that time.
-  func shouldRestartMonitor(at now: ContinuousClock.Instant, scan: ScanPlan?) -> Bool {
+  func shouldRestartMonitor(at now: NearbyClock.Instant, scan: ScanPlan?) -> Bool {
     guard case .monitor = scan else { return false }
     let refreshAfter = configuration.monitorRefreshAfter
     if let lastMonitorRefresh, now - lastMonitorRefresh < refreshAfter { return false }

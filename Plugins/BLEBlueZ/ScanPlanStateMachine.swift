@@ -1,3 +1,5 @@
+import Core
+
 /// How the medium scans at BlueZ, apart from D-Bus (BlueZEngine+ScanPlan.swift performs it):
 /// the wishes (token scanning, beacon scanning and whether in low power), the plan they need
 /// on the adapter (a pattern monitor, discovery with a monitor beside it, or discovery alone),
@@ -72,11 +74,11 @@ struct ScanPlanStateMachine: Sendable {
   /// The beacon-scanning wish: `nil` when off.
   private(set) var wantsBeacons: BeaconWish?
   /// The last sign of life of the scan (see the type's documentation).
-  private(set) var lastLife: ContinuousClock.Instant
+  private(set) var lastLife: NearbyClock.Instant
   /// How many times the watchdog restarted the scan (for tests).
   private(set) var watchdogRestarts = 0
 
-  init(configuration: Configuration = Configuration(), at now: ContinuousClock.Instant) {
+  init(configuration: Configuration = Configuration(), at now: NearbyClock.Instant) {
     self.configuration = configuration
     lastLife = now
   }
@@ -84,7 +86,7 @@ struct ScanPlanStateMachine: Sendable {
   // MARK: Events
 
   /// Token scanning is wished from `now`; the watchdog counts from then.
-  mutating func startTokens(at now: ContinuousClock.Instant) {
+  mutating func startTokens(at now: NearbyClock.Instant) {
     wantsTokens = true
     lastLife = now
   }
@@ -94,7 +96,7 @@ struct ScanPlanStateMachine: Sendable {
 
   /// Beacon scanning is wished from `now`, in low power or not; the watchdog counts from then
   /// when it was not wished before.
-  mutating func startBeacons(lowPower: Bool, at now: ContinuousClock.Instant) {
+  mutating func startBeacons(lowPower: Bool, at now: NearbyClock.Instant) {
     if wantsBeacons == nil { lastLife = now }
     wantsBeacons = BeaconWish(lowPower: lowPower)
   }
@@ -109,11 +111,11 @@ struct ScanPlanStateMachine: Sendable {
   }
 
   /// The plan started at BlueZ at `now`: the watchdog counts from then.
-  mutating func started(_ plan: ScanPlan, at now: ContinuousClock.Instant) { lastLife = now }
+  mutating func started(_ plan: ScanPlan, at now: NearbyClock.Instant) { lastLife = now }
 
   /// The scan showed life at `now`: an advertising report, or a device held present. Life
   /// reported out of order keeps the latest instant.
-  mutating func life(at now: ContinuousClock.Instant) { lastLife = max(lastLife, now) }
+  mutating func life(at now: NearbyClock.Instant) { lastLife = max(lastLife, now) }
 
   // MARK: Decisions
 
@@ -144,7 +146,7 @@ struct ScanPlanStateMachine: Sendable {
   /// scan (`active`), the adapter (`nil`: it cannot be used now) and whether any device is held
   /// present; `nil`: nothing. A restart is counted.
   mutating func watchdog(
-    at now: ContinuousClock.Instant, active: ScanPlan?, on adapter: Adapter?, anyPresent: Bool
+    at now: NearbyClock.Instant, active: ScanPlan?, on adapter: Adapter?, anyPresent: Bool
   ) -> WatchdogAction? {
     guard adapter != nil else { return nil }
     if active != wanted(on: adapter) { return .apply }

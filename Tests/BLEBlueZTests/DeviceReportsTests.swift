@@ -1,3 +1,4 @@
+import Core
 import DBus
 import Testing
 import Tokens
@@ -10,7 +11,7 @@ import BeaconFrames
 /// become sightings. No bus, no double, no sleeping.
 @Suite("Device reports, decided on instants")
 struct DeviceReportsTests: DecidedOnInstants {
-  let start = ContinuousClock.now
+  let start = NearbyClock.Instant(offset: .seconds(100))
   static let token = Token(value: 0x0102_0304_0506_0708)
   static let frame = BLETokenFrame(token: token, txPower: -20)
 

@@ -1,11 +1,12 @@
 @testable import BLEBlueZ
+import Core
 import Testing
 
 /// The hearer's side of a GATT link, on instants (no D-Bus, no sleeping).
 @Suite struct GattLinkStateMachineTests {
-  let start = ContinuousClock.now
+  let start = NearbyClock.Instant(offset: .seconds(100))
 
-  func at(_ milliseconds: Int) -> ContinuousClock.Instant { start + .milliseconds(milliseconds) }
+  func at(_ milliseconds: Int) -> NearbyClock.Instant { start + .milliseconds(milliseconds) }
 
   @Test func aQueuedDatagramConnectsWritesItsChunksThenReadsAtOnce() {
     var machine = GattLinkStateMachine(now: at(0))

@@ -1,14 +1,15 @@
 @testable import BLEBlueZ
+import Core
 import Testing
 
 /// The owner's side: outboxes per connected hearer, read long, reassembly and bounds, on
 /// instants.
 @Suite struct GattServiceStateTests {
-  let start = ContinuousClock.now
+  let start = NearbyClock.Instant(offset: .seconds(100))
   let alice = "/org/bluez/hci0/dev_00_AA_01_00_00_01"
   let bob = "/org/bluez/hci0/dev_00_AA_01_00_00_02"
 
-  func at(_ seconds: Int) -> ContinuousClock.Instant { start + .seconds(seconds) }
+  func at(_ seconds: Int) -> NearbyClock.Instant { start + .seconds(seconds) }
 
   /// Reads `client`'s outbox the way bluetoothd's client reads long at `mtu`, chunk by chunk,
   /// until it is empty; the datagrams put back together.

@@ -1,3 +1,4 @@
+import Core
 import Testing
 
 @testable import BLEBlueZ
@@ -5,8 +6,8 @@ import Testing
 /// The monitor-refusal decisions on instants: no bluetoothd, no sleeping.
 @Suite("Monitor refusals, decided on instants")
 struct MonitorRefusalStateMachineTests {
-  let start = ContinuousClock.now
-  func at(_ seconds: Double) -> ContinuousClock.Instant { start + .seconds(seconds) }
+  let start = NearbyClock.Instant(offset: .seconds(100))
+  func at(_ seconds: Double) -> NearbyClock.Instant { start + .seconds(seconds) }
 
   @Test("a release right after the registration is a refusal; the delays grow 1, 2, 4, 8 s")
   func quickReleasesAreRefusals() {

@@ -1,3 +1,4 @@
+import Core
 import DBus
 import Testing
 
@@ -9,7 +10,7 @@ import Testing
 @Suite("Presence, decided on instants")
 struct PresenceStateMachineTests: DecidedOnInstants {
   typealias Machine = PresenceStateMachine
-  let start = ContinuousClock.now
+  let start = NearbyClock.Instant(offset: .seconds(100))
 
   static let monitor = ScanPlan.monitor(.tokens)
   static let beside = ScanPlan.discovery(beside: .tokens)
@@ -20,7 +21,7 @@ struct PresenceStateMachineTests: DecidedOnInstants {
     heardAt seconds: Double, rssi: Int16 = -60, kept: Bool = false,
     adapter: DBusObjectPath = PresenceStateMachineTests.adapter
   ) -> DeviceState {
-    var device = DeviceState()
+    var device = DeviceState(at: start)
     _ = device.apply(
       ["Adapter": .objectPath(adapter), "RSSI": .int16(rssi), "Paired": .boolean(kept)],
       at: at(seconds))

@@ -1,3 +1,4 @@
+import Core
 import BlueZTestSupport
 import DBus
 import Foundation
@@ -216,12 +217,13 @@ extension BlueZDoubleTests {
   /// Item 11: an invalidated RSSI (the third argument of PropertiesChanged) is unknown, not
   /// the last value, and the device no longer counts as heard by discovery.
   @Test func anInvalidatedRSSIIsUnknown() {
-    var device = DeviceState()
-    _ = device.apply(["RSSI": .int16(-60), "ServiceData": .vardict([:])], at: .now)
+    let now = NearbyClock.Instant(offset: .seconds(100))
+    var device = DeviceState(at: now)
+    _ = device.apply(["RSSI": .int16(-60), "ServiceData": .vardict([:])], at: now)
     #expect(device.rssi == -60 && device.heard)
     device.invalidate(["RSSI"])
     #expect(device.rssi == nil && !device.heard)
-    _ = device.apply(["RSSI": .int16(127)], at: .now)
+    _ = device.apply(["RSSI": .int16(127)], at: now)
     #expect(device.rssi == nil && device.heard)
   }
 

@@ -1,3 +1,4 @@
+import Core
 import Testing
 
 @testable import BLEBlueZ
@@ -6,8 +7,8 @@ import Testing
 @Suite("Scan plan, decided on instants")
 struct ScanPlanStateMachineTests {
   typealias Machine = ScanPlanStateMachine
-  let start = ContinuousClock.now
-  func at(_ seconds: Double) -> ContinuousClock.Instant { start + .seconds(seconds) }
+  let start = NearbyClock.Instant(offset: .seconds(100))
+  func at(_ seconds: Double) -> NearbyClock.Instant { start + .seconds(seconds) }
 
   static let monitors = Machine.Adapter(monitors: .offered)
   static let noMonitors = Machine.Adapter(monitors: .unsupported)

@@ -99,10 +99,11 @@ import NearbyTesting
         $0.member == "InterfacesRemoved" && (try? $0.arguments("oas"))?.first?.objectPath == path
       } != nil)
     // The medium, holding a known RSSI for that device, reads bluetoothd's own signal.
-    var known = DeviceState()
+    let now = await listener.engine.clock.now
+    var known = DeviceState(at: now)
     _ = known.apply(
       ["RSSI": .int16(-50), "Adapter": .objectPath(try DBusObjectPath("/org/bluez/hci1"))],
-      at: .now)
+      at: now)
     await listener.engine.remember(known, at: path)
     await listener.engine.handle(message)
     let after = await listener.engine.devices[path]

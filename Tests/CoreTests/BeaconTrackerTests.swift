@@ -21,7 +21,7 @@ struct BeaconTrackerTests {
   @Test("an EID rotation keeps the beacon's smoothing window: one outlier does not move it")
   func smoothingAcrossRotation() throws {
     var tracker = BeaconTracker(settings: settings)
-    let start = ManagerClock.Instant(offset: .seconds(100))
+    let start = NearbyClock.Instant(offset: .seconds(100))
     let first = try eid("0102030405060708")
     let second = try eid("1112131415161718")
     var events: [BeaconTracker.Event] = []
@@ -60,7 +60,7 @@ struct BeaconTrackerTests {
       name: "r", namespace: "ns", type: "t", data: Data("near".utf8), maxDistance: 2)
     #expect(ranged.leaveDistance == 3)
     let frame = try eid("0102030405060708")
-    let start = ManagerClock.Instant(offset: .seconds(100))
+    let start = NearbyClock.Instant(offset: .seconds(100))
     // TX power −20 dBm at 0 m: −61 dBm at 1 m; free space: −69 dBm ≈ 2.5 m, −75 dBm ≈ 5 m,
     // −65 dBm ≈ 1.6 m. One sample every 2 s, a 1 s window: each distance is the last sample's.
     var kinds: [String] = []

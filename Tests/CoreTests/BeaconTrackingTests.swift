@@ -10,7 +10,7 @@ import BeaconFrames
 /// the machine asks for and sweeps when told to.
 @Suite("BeaconTracking")
 struct BeaconTrackingTests {
-  typealias Instant = ManagerClock.Instant
+  typealias Instant = NearbyClock.Instant
 
   static let lostAfter = Duration.seconds(1)
   static let cacheTTL = Duration.seconds(300)

@@ -21,9 +21,9 @@ struct BeaconInfoCache {
   let ttl: Duration
   let retryAfter: Duration
   let capacity: Int
-  private var entries: [BeaconID: (info: BeaconInfo?, expires: ManagerClock.Instant)] = [:]
+  private var entries: [BeaconID: (info: BeaconInfo?, expires: NearbyClock.Instant)] = [:]
   private var inFlight: Set<BeaconID> = []
-  private var failedUntil: [BeaconID: ManagerClock.Instant] = [:]
+  private var failedUntil: [BeaconID: NearbyClock.Instant] = [:]
 
   init(ttl: Duration, retryAfter: Duration = .seconds(5), capacity: Int = 4096) {
     self.ttl = ttl
@@ -32,7 +32,7 @@ struct BeaconInfoCache {
   }
 
   /// What is known of `id` at `now`; a miss marks a lookup as started.
-  mutating func lookup(_ id: BeaconID, now: ManagerClock.Instant) -> Lookup {
+  mutating func lookup(_ id: BeaconID, now: NearbyClock.Instant) -> Lookup {
     let entry = entries[id]
     if let entry, entry.expires > now { return .answer(entry.info, refresh: false) }
     let waiting = inFlight.contains(id) || (failedUntil[id].map { $0 > now } ?? false)
@@ -42,7 +42,7 @@ struct BeaconInfoCache {
   }
 
   /// Stores the answer of a lookup.
-  mutating func store(_ info: BeaconInfo?, for id: BeaconID, now: ManagerClock.Instant) {
+  mutating func store(_ info: BeaconInfo?, for id: BeaconID, now: NearbyClock.Instant) {
     inFlight.remove(id)
     failedUntil[id] = nil
     let lifetime = info == nil ? ttl / 5 : ttl
@@ -57,7 +57,7 @@ struct BeaconInfoCache {
   }
 
   /// Notes a failed lookup: retried after ``retryAfter``.
-  mutating func failed(_ id: BeaconID, now: ManagerClock.Instant) {
+  mutating func failed(_ id: BeaconID, now: NearbyClock.Instant) {
     inFlight.remove(id)
     failedUntil[id] = now + retryAfter
     if failedUntil.count > capacity { failedUntil = failedUntil.filter { $0.value > now } }

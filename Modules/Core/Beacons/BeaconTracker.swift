@@ -54,13 +54,13 @@ struct BeaconTracker {
   }
 
   private struct Signal {
-    var smoother: RSSISmoother<ManagerClock.Instant>
+    var smoother: RSSISmoother<NearbyClock.Instant>
     var reference: ReferencePower?
-    var lastHeard: ManagerClock.Instant
+    var lastHeard: NearbyClock.Instant
   }
 
   private struct Heard {
-    var lastHeard: ManagerClock.Instant
+    var lastHeard: NearbyClock.Instant
     var latestID: BeaconID
   }
 
@@ -100,7 +100,7 @@ struct BeaconTracker {
 
   /// Notes a beacon frame's signal, heard at `time`; returns the id it advertises (`nil` for
   /// telemetry and URL frames, which identify nothing).
-  mutating func record(_ sighting: BeaconSighting, at time: ManagerClock.Instant) -> BeaconID? {
+  mutating func record(_ sighting: BeaconSighting, at time: NearbyClock.Instant) -> BeaconID? {
     guard let id = BeaconID(frame: sighting.frame) else { return nil }
     var signal =
       signals[id]
@@ -130,7 +130,7 @@ struct BeaconTracker {
   /// signal changes. `info == nil` (a beacon the resolver does not know) changes nothing.
   mutating func apply(
     _ info: BeaconInfo?, for id: BeaconID, interests: [SubscriptionID: BeaconInterest],
-    now: ManagerClock.Instant
+    now: NearbyClock.Instant
   ) -> [Event] {
     guard let info, let heard = signals[id]?.lastHeard else { return [] }
     let name = info.beaconName
@@ -184,7 +184,7 @@ struct BeaconTracker {
 
   /// Loses every attachment of the beacons not heard for ``Settings/lostAfter`` before `now`
   /// and forgets their signals.
-  mutating func sweep(now: ManagerClock.Instant) -> [Event] {
+  mutating func sweep(now: NearbyClock.Instant) -> [Event] {
     let oldest = now.advanced(by: .zero - settings.lostAfter)
     let silent = Set(beacons.filter { $0.value.lastHeard < oldest }.keys)
     signals = signals.filter { $0.value.lastHeard >= oldest }
@@ -215,7 +215,7 @@ struct BeaconTracker {
     signals.isEmpty && beacons.isEmpty && names.isEmpty && beaconSignals.isEmpty
   }
 
-  private func estimate(_ name: String, now: ManagerClock.Instant) -> (
+  private func estimate(_ name: String, now: NearbyClock.Instant) -> (
     DistanceEstimate?, BeaconSignal?
   ) {
     guard let id = beacons[name]?.latestID, var signal = beaconSignals[name] ?? signals[id],

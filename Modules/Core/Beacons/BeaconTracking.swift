@@ -4,7 +4,7 @@ import Tokens
 /// follow, which ids to ask the resolver about and when, what its answers mean for each
 /// subscription, and when a silent beacon is lost.
 ///
-/// A state machine in the manager's time (``ManagerClock``): each call takes an event (a frame
+/// A state machine in the manager's time (``NearbyClock``): each call takes an event (a frame
 /// heard, an answer, a failed look-up, a sweep) with its instant and the interests of the
 /// subscriptions that run now, and returns the ``Action``s to perform; the manager's actor
 /// performs them (delivers events, runs the look-ups against the resolver, runs the sweep
@@ -22,7 +22,7 @@ import Tokens
 /// ``sweepPeriod`` (``Action/startSweeping(every:)``); it loses the attachments of beacons
 /// silent for `lostAfter` and returns ``Action/stopSweeping`` once nothing is followed.
 struct BeaconTracking {
-  typealias Instant = ManagerClock.Instant
+  typealias Instant = NearbyClock.Instant
 
   /// What the performer does.
   enum Action: Equatable {

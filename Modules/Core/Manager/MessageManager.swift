@@ -87,7 +87,7 @@ public actor MessageManager {
   /// The consent request in progress, shared by concurrent first publishes/subscribes.
   var permissionRequest: Task<Bool, Never>?
   /// The manager's clock (``Configuration/clock``), read as instants its machines keep.
-  let clock: ManagerClock
+  let clock: NearbyClock
   /// What the beacon subscriptions decide: beacons followed, look-ups, losses.
   var beaconTracking: BeaconTracking
   var beaconSweepTask: Task<Void, Never>?
@@ -144,7 +144,7 @@ public actor MessageManager {
     self.configuration = configuration
     self.logger = logger
     self.slots = mediums.map { MediumSlot(medium: $0) }
-    self.clock = ManagerClock(configuration.clock)
+    self.clock = NearbyClock(configuration.clock)
     self.beaconTracking = BeaconTracking(
       settings: .init(
         lostAfter: configuration.beaconLostAfter,

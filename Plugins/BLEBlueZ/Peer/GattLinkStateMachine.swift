@@ -1,3 +1,5 @@
+import Core
+
 /// What one GATT link to an owner decides, apart from D-Bus: when to connect, which chunk to
 /// write, when to read the owner's outbox, when to let the link go and when to stop trying.
 /// An event and the instant in, the next action out; the transport's actor performs it and
@@ -42,7 +44,7 @@ struct GattLinkStateMachine: Sendable {
     /// Disconnect; report ``disconnected(now:)``.
     case disconnect
     /// Nothing now: ask again at this instant (or when an event arrives).
-    case wait(until: ContinuousClock.Instant)
+    case wait(until: NearbyClock.Instant)
     /// Nothing to do until something is queued: the link can be put away.
     case idle
     /// An operation is running: wait for its report.
@@ -54,7 +56,7 @@ struct GattLinkStateMachine: Sendable {
     /// The link's queue is full.
     case queueFull
     /// The last connection failed; the link refuses until this instant.
-    case backingOff(until: ContinuousClock.Instant)
+    case backingOff(until: NearbyClock.Instant)
   }
 
   /// Where the link is, with what runs on it: one operation at a time, so connecting and
@@ -91,15 +93,15 @@ struct GattLinkStateMachine: Sendable {
   /// The datagram being written and the chunks of it still to write.
   private var current: [UInt8]?
   private var chunks: [[UInt8]] = []
-  private var lastActivity: ContinuousClock.Instant
-  private var lastWrite: ContinuousClock.Instant?
-  private var nextRead: ContinuousClock.Instant?
+  private var lastActivity: NearbyClock.Instant
+  private var lastWrite: NearbyClock.Instant?
+  private var nextRead: NearbyClock.Instant?
   private var pollDelay: Duration
-  private var refusedUntil: ContinuousClock.Instant?
+  private var refusedUntil: NearbyClock.Instant?
   /// Datagrams dropped: queued when a connection failed or the link was lost.
   private(set) var dropped = 0
 
-  init(configuration: Configuration = .init(), now: ContinuousClock.Instant) {
+  init(configuration: Configuration = .init(), now: NearbyClock.Instant) {
     self.configuration = configuration
     lastActivity = now
     pollDelay = configuration.firstPoll
@@ -113,7 +115,7 @@ struct GattLinkStateMachine: Sendable {
 
   /// Whether the link reads at ``Configuration/slowPoll`` at `now`: it is connected and the
   /// answer window of its last write (if any) has passed.
-  func isSlowPolling(at now: ContinuousClock.Instant) -> Bool {
+  func isSlowPolling(at now: NearbyClock.Instant) -> Bool {
     guard case .connected = state else { return false }
     return lastWrite.map { now - $0 >= configuration.answerWindow } ?? true
   }
@@ -125,7 +127,7 @@ struct GattLinkStateMachine: Sendable {
   }
 
   /// Queues a datagram to write; returns why not, or nil when queued.
-  mutating func enqueueing(_ datagram: [UInt8], now: ContinuousClock.Instant) -> Refusal? {
+  mutating func enqueueing(_ datagram: [UInt8], now: NearbyClock.Instant) -> Refusal? {
     if let until = refusedUntil {
       guard now >= until else { return .backingOff(until: until) }
       refusedUntil = nil
@@ -139,7 +141,7 @@ struct GattLinkStateMachine: Sendable {
   }
 
   /// The next thing to do.
-  mutating func next(now: ContinuousClock.Instant) -> Action {
+  mutating func next(now: NearbyClock.Instant) -> Action {
     switch state {
     case .connecting, .disconnecting, .connected(_, running: .some, _):
       return .busy
@@ -176,7 +178,7 @@ struct GattLinkStateMachine: Sendable {
   }
 
   /// The connection is up and the service found, with this ATT MTU.
-  mutating func connected(mtu: Int, now: ContinuousClock.Instant) {
+  mutating func connected(mtu: Int, now: NearbyClock.Instant) {
     guard case .connecting(let recovery) = state else {
       preconditionFailure("GATT link: connected while \(state), not connecting")
     }
@@ -189,7 +191,7 @@ struct GattLinkStateMachine: Sendable {
 
   /// The connection failed (or the device has no such service): what was queued is dropped
   /// and more is refused for ``Configuration/failureBackoff``.
-  mutating func connectFailed(now: ContinuousClock.Instant) {
+  mutating func connectFailed(now: NearbyClock.Instant) {
     guard case .connecting = state else {
       preconditionFailure("GATT link: connection failed while \(state), not connecting")
     }
@@ -199,7 +201,7 @@ struct GattLinkStateMachine: Sendable {
   }
 
   /// The chunk was written.
-  mutating func wrote(now: ContinuousClock.Instant) {
+  mutating func wrote(now: NearbyClock.Instant) {
     guard case .connected(let mtu, running: .writing, _) = state else {
       preconditionFailure("GATT link: a write finished while \(state), not writing")
     }
@@ -215,7 +217,7 @@ struct GattLinkStateMachine: Sendable {
   }
 
   /// A read of the outbox returned `chunk` (empty: nothing waited).
-  mutating func read(_ chunk: [UInt8], now: ContinuousClock.Instant) {
+  mutating func read(_ chunk: [UInt8], now: NearbyClock.Instant) {
     guard case .connected(let mtu, running: .reading, _) = state else {
       preconditionFailure("GATT link: a read finished while \(state), not reading")
     }
@@ -239,7 +241,7 @@ struct GattLinkStateMachine: Sendable {
   /// ``Action/disconnect``). The first time, the link is then made again (connect, find the
   /// service) and the datagram being written starts over; a second failure in a row drops it
   /// and the queue.
-  mutating func operationFailed(now: ContinuousClock.Instant) {
+  mutating func operationFailed(now: NearbyClock.Instant) {
     guard case .connected(_, running: .some, let recovery) = state else {
       preconditionFailure("GATT link: an operation failed while \(state), with none running")
     }
@@ -264,7 +266,7 @@ struct GattLinkStateMachine: Sendable {
   }
 
   /// The link is down (we disconnected, or the device did).
-  mutating func disconnected(now: ContinuousClock.Instant) {
+  mutating func disconnected(now: NearbyClock.Instant) {
     guard case .disconnecting(let recovery) = state else {
       preconditionFailure("GATT link: disconnected while \(state), not disconnecting")
     }

@@ -22,7 +22,7 @@ extension GattPeerEngine {
 
   /// What the loop starts as a child task; each reports its end as an ``Input``.
   enum Effect: Sendable {
-    case wake(PeerAddress, at: ContinuousClock.Instant, generation: Int)
+    case wake(PeerAddress, at: NearbyClock.Instant, generation: Int)
     case connect(PeerAddress, devicePath: String)
     case write(PeerAddress, inbox: DBusObjectPath, chunk: [UInt8])
     case read(PeerAddress, outbox: DBusObjectPath)
@@ -92,7 +92,7 @@ extension GattPeerEngine {
     switch effect {
     case .wake(let address, let until, let generation):
       do {
-        try await Task.sleep(until: until, clock: .continuous)
+        try await clock.sleep(until: until)
       } catch {
         return nil
       }
@@ -125,7 +125,7 @@ extension GattPeerEngine {
           if attempt == 20 {
             logger.warning("ble gatt: cannot register the peer service again: \(error)")
           }
-          try? await Task.sleep(for: .milliseconds(500))
+          try? await clock.sleep(for: .milliseconds(500))
         }
       }
       return nil

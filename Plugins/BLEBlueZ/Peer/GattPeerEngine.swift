@@ -25,6 +25,9 @@ actor GattPeerEngine {
   }
 
   let configuration: BlueZPeerTransportConfiguration
+  /// The BlueZ configuration's clock (``BlueZConfiguration/clock``): every instant the
+  /// machines see, every wake-up and every bounded wait of the engine.
+  let clock: NearbyClock
   let connection: DBusConnection
   let logger: Logger
   let incoming: AsyncStream<PeerDatagram>.Continuation
@@ -46,6 +49,7 @@ actor GattPeerEngine {
     incoming: AsyncStream<PeerDatagram>.Continuation, logger: Logger
   ) async throws {
     self.configuration = configuration
+    clock = NearbyClock(configuration.bluez.clock)
     self.incoming = incoming
     self.logger = logger
     (inputs, inputsContinuation) = AsyncStream.makeStream(of: Input.self)
@@ -120,7 +124,8 @@ actor GattPeerEngine {
       throw DBusError(.init("org.bluez.Error.InvalidValueLength"), "a chunk is 512 bytes at most")
     }
     guard
-      let datagram = service.write(chunk, offset: options.offset, by: options.device, now: .now)
+      let datagram = service.write(
+        chunk, offset: options.offset, by: options.device, now: clock.now)
     else {
       counters.dropped = service.dropped + linkDrops
       return
@@ -134,7 +139,7 @@ actor GattPeerEngine {
 
   func readRequested(_ options: GattApplication.CallOptions) throws(DBusError) -> [UInt8] {
     do {
-      return try service.read(by: options.device, offset: options.offset, now: .now)
+      return try service.read(by: options.device, offset: options.offset, now: clock.now)
     } catch {
       throw DBusError(.init("org.bluez.Error.InvalidOffset"), "no such offset")
     }
@@ -148,7 +153,7 @@ actor GattPeerEngine {
     guard datagram.count <= GattPeerProfile.maximumDatagramSize else {
       throw .tooLarge(bytes: datagram.count, limit: GattPeerProfile.maximumDatagramSize)
     }
-    let now = ContinuousClock.now
+    let now = clock.now
     switch parts.role {
     case .client:
       guard let adapterPath else { throw .shutDown }
@@ -196,7 +201,7 @@ actor GattPeerEngine {
   /// Asks the link's machine what to do: the operation (or wake-up) to start.
   func drive(_ address: PeerAddress) -> [Effect] {
     guard !isShutDown, var link = links[address] else { return [] }
-    let action = link.machine.next(now: .now)
+    let action = link.machine.next(now: clock.now)
     links[address] = link
     switch action {
     case .busy, .idle:
@@ -235,11 +240,11 @@ actor GattPeerEngine {
       links[address]!.inbox = endpoints.inbox
       links[address]!.outbox = endpoints.outbox
       links[address]!.reassembly = GattReassembly()
-      links[address]!.machine.connected(mtu: endpoints.mtu, now: .now)
+      links[address]!.machine.connected(mtu: endpoints.mtu, now: clock.now)
       logger.debug("ble gatt: linked to \(address) (MTU \(endpoints.mtu))")
     case .failure(let error):
       counters.connectFailures += 1
-      links[address]!.machine.connectFailed(now: .now)
+      links[address]!.machine.connectFailed(now: clock.now)
       counters.dropped = service.dropped + linkDrops
       logger.debug("ble gatt: no link to \(address): \(error)")
     }
@@ -250,9 +255,9 @@ actor GattPeerEngine {
     guard links[address] != nil else { return [] }
     if ok {
       counters.chunksWritten += 1
-      links[address]!.machine.wrote(now: .now)
+      links[address]!.machine.wrote(now: clock.now)
     } else {
-      links[address]!.machine.operationFailed(now: .now)
+      links[address]!.machine.operationFailed(now: clock.now)
       counters.dropped = service.dropped + linkDrops
     }
     return drive(address)
@@ -261,11 +266,11 @@ actor GattPeerEngine {
   func readFinished(_ address: PeerAddress, _ chunk: [UInt8]?) -> [Effect] {
     guard links[address] != nil else { return [] }
     guard let chunk else {
-      links[address]!.machine.operationFailed(now: .now)
+      links[address]!.machine.operationFailed(now: clock.now)
       counters.dropped = service.dropped + linkDrops
       return drive(address)
     }
-    links[address]!.machine.read(chunk, now: .now)
+    links[address]!.machine.read(chunk, now: clock.now)
     if !chunk.isEmpty {
       counters.chunksRead += 1
       switch links[address]!.reassembly.take(chunk) {
@@ -281,7 +286,7 @@ actor GattPeerEngine {
 
   func disconnectFinished(_ address: PeerAddress) -> [Effect] {
     guard links[address] != nil else { return [] }
-    links[address]!.machine.disconnected(now: .now)
+    links[address]!.machine.disconnected(now: clock.now)
     links[address]!.inbox = nil
     links[address]!.outbox = nil
     return drive(address)
@@ -316,7 +321,7 @@ actor GattPeerEngine {
   /// - Throws: BlueZ's error (the connection failed), a timeout, or ``DBusError`` `failed`
   ///   when the device does not serve peer resolution.
   nonisolated func connect(_ devicePath: String) async throws -> Endpoints {
-    let deadline = ContinuousClock.now + configuration.connectTimeout
+    let deadline = clock.now + configuration.connectTimeout
     let device = try DBusObjectPath(devicePath)
     try await connectDevice(device)
     do {
@@ -331,17 +336,17 @@ actor GattPeerEngine {
 
   /// Waits for the connected device's services to be resolved, then finds ours among them.
   private nonisolated func service(
-    of device: DBusObjectPath, at devicePath: String, until deadline: ContinuousClock.Instant
+    of device: DBusObjectPath, at devicePath: String, until deadline: NearbyClock.Instant
   ) async throws -> Endpoints {
     while true {
       let resolved = try await connection.property(
         "ServicesResolved", interface: "org.bluez.Device1", of: Self.bluez, at: device,
         timeout: configuration.bluez.callTimeout)
       if resolved.bool == true { break }
-      guard ContinuousClock.now < deadline else {
+      guard clock.now < deadline else {
         throw DBusError(.noReply, "the device's services were not resolved in time")
       }
-      try await Task.sleep(for: .milliseconds(50))
+      try await clock.sleep(for: .milliseconds(50))
     }
     let objects = try await connection.managedObjects(
       of: Self.bluez, timeout: configuration.bluez.callTimeout)
@@ -387,7 +392,7 @@ actor GattPeerEngine {
   /// Whether a link to an owner reads at its slow poll now
   /// (``GattLinkStateMachine/isSlowPolling(at:)``): tests wait for it.
   var anyLinkSlowPolling: Bool {
-    let now = ContinuousClock.now
+    let now = clock.now
     return links.values.contains { $0.machine.isSlowPolling(at: now) }
   }
 
@@ -399,9 +404,9 @@ actor GattPeerEngine {
     guard !isShutDown else { return }
     // What waits for connected hearers (an unpublish's update, sent just before) is read
     // within a poll (1 s): wait for it, boundedly, before the service goes.
-    let deadline = ContinuousClock.now + configuration.drainTimeout
-    while service.hasWaiting(now: .now), ContinuousClock.now < deadline {
-      try? await Task.sleep(for: .milliseconds(50))
+    let deadline = clock.now + configuration.drainTimeout
+    while service.hasWaiting(now: clock.now), clock.now < deadline {
+      try? await clock.sleep(for: .milliseconds(50))
     }
     guard case .running(let loop) = lifecycle else { return }
     lifecycle = .shutDown

@@ -1,3 +1,5 @@
+import Core
+
 /// What the GATT service side of peer resolution decides, apart from D-Bus: which connected
 /// hearer ("client", by the device object path bluetoothd names in each call) gets which
 /// chunk, how their written chunks become datagrams, and what is kept how long. The
@@ -23,7 +25,7 @@ struct GattServiceState: Sendable {
 
   private struct Waiting: Sendable {
     var chunk: [UInt8]
-    var at: ContinuousClock.Instant
+    var at: NearbyClock.Instant
   }
 
   private struct Client: Sendable {
@@ -34,7 +36,7 @@ struct GattServiceState: Sendable {
     var current: [UInt8] = []
     var reassembly = GattReassembly()
     var written = GattWrittenChunk()
-    var lastActive: ContinuousClock.Instant
+    var lastActive: NearbyClock.Instant
   }
 
   let configuration: Configuration
@@ -48,13 +50,13 @@ struct GattServiceState: Sendable {
   var clientCount: Int { clients.count }
 
   /// Whether any hearer has a datagram waiting (`now`: what expired is not counted).
-  mutating func hasWaiting(now: ContinuousClock.Instant) -> Bool {
+  mutating func hasWaiting(now: NearbyClock.Instant) -> Bool {
     expire(now: now)
     return clients.values.contains { !$0.waiting.isEmpty }
   }
 
   /// Queues `datagram` for `client`; false when its outbox is full (the datagram is dropped).
-  mutating func queue(_ datagram: [UInt8], for client: String, now: ContinuousClock.Instant)
+  mutating func queue(_ datagram: [UInt8], for client: String, now: NearbyClock.Instant)
     -> Bool
   {
     expire(now: now)
@@ -77,7 +79,7 @@ struct GattServiceState: Sendable {
 
   /// A read of the outbox by `client` at `offset`: at 0 the next chunk waiting (empty when
   /// none), past 0 the rest of the chunk the last read at 0 served (a read long).
-  mutating func read(by client: String, offset: Int, now: ContinuousClock.Instant) throws(ReadError)
+  mutating func read(by client: String, offset: Int, now: NearbyClock.Instant) throws(ReadError)
     -> [UInt8]
   {
     expire(now: now)
@@ -107,7 +109,7 @@ struct GattServiceState: Sendable {
   /// A write of `client` into the inbox (a whole chunk, or a piece of one at `offset`): the
   /// datagram it completes, if any.
   mutating func write(
-    _ piece: [UInt8], offset: Int = 0, by client: String, now: ContinuousClock.Instant
+    _ piece: [UInt8], offset: Int = 0, by client: String, now: NearbyClock.Instant
   ) -> [UInt8]? {
     expire(now: now)
     var entry = clients[client] ?? admit(client, now: now)
@@ -138,7 +140,7 @@ struct GattServiceState: Sendable {
 
   /// Drops what waited past ``Configuration/keepFor`` and hearers idle that long with
   /// nothing waiting.
-  mutating func expire(now: ContinuousClock.Instant) {
+  mutating func expire(now: NearbyClock.Instant) {
     let horizon = now - configuration.keepFor
     for (key, var entry) in clients {
       var changed = false
@@ -160,7 +162,7 @@ struct GattServiceState: Sendable {
   }
 
   /// A new client's entry, after making room for it.
-  private mutating func admit(_ client: String, now: ContinuousClock.Instant) -> Client {
+  private mutating func admit(_ client: String, now: NearbyClock.Instant) -> Client {
     if clients.count >= configuration.maximumClients,
       let oldest = clients.min(by: { $0.value.lastActive < $1.value.lastActive })?.key
     {
