@@ -80,7 +80,12 @@ extension BlueZEngine {
   /// (unregistering our app, which bluetoothd keeps), then scans again after a delay, a
   /// growing one when the release came right after the registration (a refusal).
   func monitorReleased(_ generation: Int) async {
-    guard generation == monitorGeneration, activeScan?.monitorPatterns != nil else { return }
+    // Not `activeScan` yet: bluetoothd may release a refused monitor right after answering
+    // RegisterMonitor, before the scan change that registered it has recorded the scan. That
+    // change holds the scan lock: waiting for the lock lets it finish, and the check below
+    // then sees its scan (a release dropped here would leave the refusal uncounted and the
+    // monitor silent until the watchdog).
+    guard generation == monitorGeneration else { return }
     await lockScan()
     guard generation == monitorGeneration, activeScan?.monitorPatterns != nil else {
       unlockScan()
