@@ -66,19 +66,23 @@ struct IdleConnectionTests {
         headers: [ResolverContract.apiKeyHeader: server.apiKey])
       let id = try #require(registered.json["id"])
       let secret = try #require(registered.json["secret"])
-      let ended = Mutex(false)
-      let stream = Task {
-        _ = try? await rawRequest(
-          .GET, server.url, path: "/v1/devices/\(id)/events",
-          headers: [
-            ResolverContract.apiKeyHeader: server.apiKey,
-            ResolverContract.deviceSecretHeader: secret,
-          ])
-        ended.withLock { $0 = true }
-      }
-      defer { stream.cancel() }
-      // Five idle timeouts with nothing to send: the stream is still open.
-      #expect(!(await eventually(timeout: .milliseconds(1500)) { ended.withLock { $0 } }))
+      let port = try #require(server.url.port)
+      let connection = try #require(RawConnection(port: port))
+      connection.send(
+        "GET /v1/devices/\(id)/events HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+          + "\(ResolverContract.apiKeyHeader): \(server.apiKey)\r\n"
+          + "\(ResolverContract.deviceSecretHeader): \(secret)\r\n\r\n")
+      // The stream's answer has begun (how soon depends on the machine's load, which is
+      // not what this test is about)...
+      let head = await connection.receive(within: 10)
+      #expect(head?.hasPrefix("HTTP/1.1 200") == true, "the stream's head: \(head ?? "none")")
+      // ...then over six idle timeouts pass with nothing to send: the stream is still open.
+      let started = ContinuousClock.now
+      let closedAfter = await connection.secondsUntilClosed(within: 2)
+      #expect(closedAfter == nil, "the stream was closed after \(closedAfter ?? 0) s")
+      // nil is also a failed read (a reset): the wait must have lasted.
+      let waited = ContinuousClock.now - started
+      #expect(waited >= .milliseconds(1900), "the read ended after \(waited), not by its timeout")
     }
   }
 }
