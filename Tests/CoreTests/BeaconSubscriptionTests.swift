@@ -24,16 +24,24 @@ struct BeaconSubscriptionTests {
     /// The manager's clock.
     let clock: ManualClock
 
+    /// Moves the manager's time on by `duration` in steps of `step`, a frame heard between
+    /// steps.
+    func pass(step: Duration = .milliseconds(100), upTo duration: Duration) async {
+      _ = await pass(step: step, upTo: duration, catchUp: false) { false }
+    }
+
     /// Moves the manager's time on in steps of `step` until `condition` holds; false if it
     /// did not within `limit` of the manager's time. `hearing`: a frame is heard between
     /// steps (the beacon is in range all along).
     func pass(
       step: Duration = .milliseconds(100), upTo limit: Duration = .seconds(10),
-      hearing: Bool = true, until condition: () -> Bool
+      hearing: Bool = true, catchUp: Bool = true, until condition: () -> Bool
     ) async -> Bool {
       var passed = Duration.zero
       while !condition() {
-        guard passed < limit else { return false }
+        // `condition` reads streams recorded by tasks of their own, which may lag behind
+        // the manager on a loaded machine: at the limit, give them (real) time to catch up.
+        guard passed < limit else { return catchUp ? await eventually { condition() } : false }
         if hearing { await hearMore(1) }
         let sleepers = clock.sleeperCount
         clock.advance(by: step)
@@ -309,7 +317,7 @@ struct BeaconSubscriptionTests {
     device.resolver.setUnreachable(true)
     // 2.5 s of the manager's time (longer than lostAfter) with the beacon heard throughout:
     // the refresh after the 200 ms TTL fails, and the beacon stays found.
-    #expect(await device.pass(upTo: .milliseconds(2500)) { false } == false)
+    await device.pass(upTo: .milliseconds(2500))
     #expect(device.resolver.lookupCount >= 2)  // it tried to refresh
     await device.finish(events)
     #expect(events.elements.compactMap(\.lost).isEmpty)

@@ -1,7 +1,7 @@
 /// Work the manager is asked for where nothing can await it: a medium's sighting loop that
 /// must go on reading, a synchronous event dispatch, a handle's `deinit`. Each request goes
-/// into a stream, and a task the manager owns (in `tasks`, cancelled at shutdown) does the
-/// work: no fire-and-forget task per request.
+/// into a stream, and a reader in the manager's task group (ended at shutdown) does the work:
+/// no fire-and-forget task per request.
 ///
 /// A flush, a request for directives, a beacon look-up and a beacon-scan reconcile are signals
 /// (a burst of requests while one runs leaves one more run); a release names the handle whose
@@ -35,7 +35,7 @@ struct ManagerChores: Sendable {
     (releases, release) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
   }
 
-  /// Ends every stream (the manager's tasks that read them end).
+  /// Ends every stream (the manager's readers of them end).
   func finish() {
     flush.finish()
     requestDirectives.finish()
@@ -46,31 +46,29 @@ struct ManagerChores: Sendable {
 }
 
 extension MessageManager {
-  /// The tasks that do the chores, one per kind so that a slow beacon look-up never holds up
-  /// a flush of sightings. They hold the manager weakly and end when it shuts down.
-  func choreTasks() -> [Task<Void, Never>] {
+  /// Starts the readers that do the chores, one per kind so that a slow beacon look-up never
+  /// holds up a flush of sightings. They hold the manager weakly and end when it shuts down.
+  func startChores() {
     let chores = chores
-    return [
-      ManagerTask.start(for: self) { [weak self] in
-        for await _ in chores.flushes { await self?.flushSightings() }
-      },
-      ManagerTask.start(for: self) { [weak self] in
-        for await _ in chores.directiveRequests { await self?.requestDirectives() }
-      },
-      ManagerTask.start(for: self) { [weak self] in
-        for await _ in chores.beaconLookups { await self?.drainBeaconLookups() }
-      },
-      ManagerTask.start(for: self) { [weak self] in
-        for await _ in chores.beaconReconciles { await self?.reconcileBeaconScanning() }
-      },
-      ManagerTask.start(for: self) { [weak self] in
-        for await release in chores.releases {
-          switch release {
-          case .publication(let id): await self?.unpublish(id)
-          case .subscription(let id): await self?.unsubscribe(id)
-          }
+    start { [weak self] in
+      for await _ in chores.flushes { await self?.flushSightings() }
+    }
+    start { [weak self] in
+      for await _ in chores.directiveRequests { await self?.requestDirectives() }
+    }
+    start { [weak self] in
+      for await _ in chores.beaconLookups { await self?.drainBeaconLookups() }
+    }
+    start { [weak self] in
+      for await _ in chores.beaconReconciles { await self?.reconcileBeaconScanning() }
+    }
+    start { [weak self] in
+      for await release in chores.releases {
+        switch release {
+        case .publication(let id): await self?.unpublish(id)
+        case .subscription(let id): await self?.unsubscribe(id)
         }
-      },
-    ]
+      }
+    }
   }
 }

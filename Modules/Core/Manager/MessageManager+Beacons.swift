@@ -41,8 +41,7 @@ extension MessageManager {
       case .startSweeping(let period):
         startBeaconSweep(every: period)
       case .stopSweeping:
-        beaconSweepTask?.cancel()
-        beaconSweepTask = nil
+        beaconSweep = nil
       }
     }
   }
@@ -92,24 +91,26 @@ extension MessageManager {
     }
   }
 
-  /// Runs the tracking's sweep every `period` until it says to stop (or the manager shuts
-  /// down: the task is cancelled).
+  /// Runs the tracking's sweep every `period` until it says to stop or another sweep
+  /// replaces this one (the loop ends when it next wakes), or the manager shuts down.
   private func startBeaconSweep(every period: Duration) {
-    beaconSweepTask?.cancel()
+    beaconSweepsStarted &+= 1
+    let number = beaconSweepsStarted
+    beaconSweep = number
     let clock = clock
-    beaconSweepTask = ManagerTask.start(for: self) { [weak self] in
-      while !Task.isCancelled {
-        try? await clock.sleep(for: period)
-        guard !Task.isCancelled, let self, await self.sweepBeacons() else { return }
+    start { [weak self] in
+      while (try? await clock.sleep(for: period)) != nil {
+        guard let self, await self.sweepBeacons(number) else { return }
       }
     }
   }
 
-  /// One sweep; false once the tracking stopped sweeping.
-  private func sweepBeacons() -> Bool {
-    guard !isShutDown else { return false }
+  /// One sweep of the loop numbered `number`; false once the tracking stopped sweeping or
+  /// another sweep replaced this one.
+  private func sweepBeacons(_ number: UInt64) -> Bool {
+    guard !isShutDown, beaconSweep == number else { return false }
     perform(beaconTracking.sweep(at: clock.now))
-    return beaconSweepTask != nil
+    return beaconSweep == number
   }
 
   /// How the mediums should scan for beacons now: `nil` not at all, else whether in low
@@ -162,18 +163,41 @@ extension MessageManager {
   /// Expires a subscription the resolver does not know (beacons only) after its TTL; a paused
   /// one gets a new TTL when it resumes, as the resolver's do.
   func startLocalExpiry(_ id: SubscriptionID, ttl: TTL) {
-    subscriptions[id]?.expiryTask?.cancel()
-    guard let seconds = ttl.seconds else { return }
-    let clock = configuration.clock
-    subscriptions[id]?.expiryTask = ManagerTask.start(for: self) { [weak self] in
-      try? await clock.sleep(for: .seconds(seconds))
-      guard !Task.isCancelled, let self else { return }
-      await self.expireLocally(id)
+    guard subscriptions[id] != nil, let seconds = ttl.seconds else {
+      subscriptions[id]?.expiresAt = nil
+      return
+    }
+    subscriptions[id]?.expiresAt = clock.now + .seconds(seconds)
+    guard subscriptions[id]?.expiryTimerRuns == false else { return }
+    subscriptions[id]?.expiryTimerRuns = true
+    let timerClock = clock
+    start { [weak self] in
+      while let deadline = await self?.localExpiry(of: id) {
+        guard (try? await timerClock.sleep(until: deadline)) != nil else { return }
+        await self?.expireLocallyIfDue(id)
+      }
     }
   }
 
-  private func expireLocally(_ id: SubscriptionID) async {
-    guard let record = subscriptions.removeValue(forKey: id) else { return }
+  /// Stops a subscription's TTL (it pauses): its timer ends when it next wakes.
+  func stopLocalExpiry(_ id: SubscriptionID) {
+    subscriptions[id]?.expiresAt = nil
+  }
+
+  /// When the expiry timer of `id` should wake next; `nil` ends the timer (the subscription
+  /// is gone or paused).
+  private func localExpiry(of id: SubscriptionID) -> NearbyClock.Instant? {
+    guard !isShutDown, let deadline = subscriptions[id]?.expiresAt else {
+      subscriptions[id]?.expiryTimerRuns = false
+      return nil
+    }
+    return deadline
+  }
+
+  private func expireLocallyIfDue(_ id: SubscriptionID) async {
+    guard let deadline = subscriptions[id]?.expiresAt, deadline <= clock.now,
+      let record = subscriptions.removeValue(forKey: id)
+    else { return }
     pausing.removeSubscription(id)
     logger.debug("subscription expired", metadata: ["subscription": "\(id)"])
     beaconTracking.forget(id)

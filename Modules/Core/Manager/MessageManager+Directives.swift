@@ -25,23 +25,18 @@ extension MessageManager {
     }
   }
 
-  /// Replaces the refresh timer: a task on the manager's clock.
+  /// Arms the refresh timer on the manager's clock. A timer it replaces still wakes, and the
+  /// directives machine, which armed a newer generation, turns it down.
   private func scheduleRefresh(after delay: Duration, generation: UInt64) {
-    refreshTask?.cancel()
     let clock = clock
-    refreshTask = ManagerTask.start(for: self) { [weak self] in
-      try? await clock.sleep(for: delay)
-      guard !Task.isCancelled, let self else { return }
+    start { [weak self] in
+      guard (try? await clock.sleep(for: delay)) != nil, let self else { return }
       await self.refreshDirectives(generation)
     }
   }
 
   private func refreshDirectives(_ generation: UInt64) async {
     guard !isShutDown, directivesMachine.refreshDue(generation) else { return }
-    // This task is now running the refresh: scheduling the next one must not cancel it.
-    runningRefresh = refreshTask
-    refreshTask = nil
-    defer { runningRefresh = nil }
     do {
       let answer = try await resolver.report(Report(), from: credentials)
       await apply(answer, isRefresh: true)

@@ -52,7 +52,7 @@ extension MessageManager {
       beaconTracking.forget(id)
     }
     report.unsubscribe = plan.pauseSubscriptions
-    for id in plan.pauseLocalSubscriptions { subscriptions[id]?.expiryTask?.cancel() }
+    for id in plan.pauseLocalSubscriptions { stopLocalExpiry(id) }
     for id in plan.resumeSubscriptions {
       guard let spec = subscriptions[id]?.spec else { continue }
       report.subscribe.append(spec)
@@ -107,14 +107,15 @@ extension MessageManager {
     case nil:
       break
     }
-    if let pending = permissionRequest {
-      await permissionIs(await pending.value)
+    if permissionWaiters != nil {
+      let granted = await withCheckedContinuation { permissionWaiters?.append($0) }
+      await permissionIs(granted)
       return
     }
-    let request = Task { await self.askForPermission(gate, handler: handler) }
-    permissionRequest = request
-    let granted = await request.value
-    permissionRequest = nil
+    permissionWaiters = []
+    let granted = await askForPermission(gate, handler: handler)
+    for waiter in permissionWaiters ?? [] { waiter.resume(returning: granted) }
+    permissionWaiters = nil
     await permissionIs(granted)
   }
 
@@ -157,14 +158,18 @@ extension MessageManager {
     _ handler: PermissionRequestHandler, timeout: Duration, clock: any Clock<Duration>
   ) async -> Bool? {
     let once = Once()
-    let timer = Task {
-      try? await clock.sleep(for: timeout)
-      once.resume(with: nil)
-    }
-    defer { timer.cancel() }
-    return await withCheckedContinuation { continuation in
-      once.install(continuation)
-      handler { granted in once.resume(with: granted) }
+    return await withTaskGroup(of: Void.self) { group in
+      // The timeout answers `nil` unless the handler answered first; cancelled once it did.
+      group.addTask {
+        try? await clock.sleep(for: timeout)
+        once.resume(with: nil)
+      }
+      let answer = await withCheckedContinuation { continuation in
+        once.install(continuation)
+        handler { granted in once.resume(with: granted) }
+      }
+      group.cancelAll()
+      return answer
     }
   }
 

@@ -161,7 +161,6 @@ extension MessageManager {
     // Read and forgotten before any await: a replan meanwhile must not count it.
     let wasRunning = pausing.isRunning(subscription: id)
     pausing.removeSubscription(id)
-    record.expiryTask?.cancel()
     record.cell.set(.inactive)
     record.continuation.finish()
     if record.beacons != nil {

@@ -54,8 +54,11 @@ public actor MessageManager {
     /// For a subscription to beacons: which beacons and attachments, and how to scan.
     var beacons: BeaconInterest?
     var beaconStrategy = BeaconStrategy.default
-    /// The TTL timer of a subscription the resolver does not know (beacons only).
-    var expiryTask: Task<Void, Never>?
+    /// When a subscription the resolver does not know (beacons only) expires; `nil` while
+    /// paused or without a TTL.
+    var expiresAt: NearbyClock.Instant?
+    /// Whether a timer waits for ``expiresAt`` (one at most, which follows it as it moves).
+    var expiryTimerRuns = false
   }
 
   let errorsContinuation: AsyncStream<MediumError>.Continuation
@@ -67,37 +70,35 @@ public actor MessageManager {
   var publications: [PublicationID: PublicationRecord] = [:]
   var subscriptions: [SubscriptionID: SubscriptionRecord] = [:]
   let inbox = SightingInbox()
-  /// Work asked for where nothing can await it, done by tasks of ours (ManagerChores.swift).
+  /// Work asked for where nothing can await it, done in our task group (ManagerChores.swift).
   let chores = ManagerChores()
   /// Which directives are followed and when to ask again (DirectivesStateMachine.swift).
   var directivesMachine = DirectivesStateMachine()
   var isReconciling = false
-  /// The refresh timer the directives machine armed last.
-  var refreshTask: Task<Void, Never>?
-  /// The timer task while it runs its refresh (a new timer may be armed meanwhile).
-  var runningRefresh: Task<Void, Never>?
-  /// The tasks cancelled at shutdown, awaited by `shutdown()`.
-  var retiredTasks: [Task<Void, Never>] = []
   /// Puts the resolver's events in order (EventSequencer.swift).
   var eventSequencer = EventSequencer()
-  var tasks: [Task<Void, Never>] = []
+  /// Hands work to the manager's one task (MessageManager+Loop.swift); finished at shutdown.
+  let workContinuation: AsyncStream<Work>.Continuation
+  /// The manager's one task, awaited by ``shutdown()`` (set as the manager starts).
+  var loop: Task<Void, Never>?
   var isShutDown = false
   /// Which handles pause, from the permission and the app state (PauseStateMachine.swift).
   var pausing = PauseStateMachine()
-  /// The consent request in progress, shared by concurrent first publishes/subscribes.
-  var permissionRequest: Task<Bool, Never>?
+  /// While the user is asked for consent: the answers awaited by concurrent first
+  /// publishes/subscribes (`nil`: no request in progress).
+  var permissionWaiters: [CheckedContinuation<Bool, Never>]?
   /// The manager's clock (``Configuration/clock``), read as instants its machines keep.
   let clock: NearbyClock
   /// What the beacon subscriptions decide: beacons followed, look-ups, losses.
   var beaconTracking: BeaconTracking
-  var beaconSweepTask: Task<Void, Never>?
+  /// The beacon sweep that runs, if one does: a sweep loop of another number ends when it
+  /// next wakes.
+  var beaconSweep: UInt64?
+  /// The number of the last beacon sweep started.
+  var beaconSweepsStarted: UInt64 = 0
   /// Says the manager was released without ``shutdown()`` (finished empty by a shutdown):
-  /// what the teardown task waits for.
+  /// what the manager's task waits for once its work has ended.
   let released: AsyncStream<Void>.Continuation
-  /// Stops the mediums and unregisters the device of a manager released without
-  /// ``shutdown()`` (a `deinit` cannot await); started with the manager, so it holds
-  /// everything it needs but the manager itself.
-  var teardown: Task<Void, Never>?
   var isReconcilingBeacons = false
   var beaconReconcileRequested = false
 
@@ -136,6 +137,9 @@ public actor MessageManager {
 
     let releasedSignal: AsyncStream<Void>
     (releasedSignal, released) = AsyncStream.makeStream(of: Void.self)
+    let work: AsyncStream<Work>
+    // One per reader, chore and timer started: bounded by what the manager starts.
+    (work, workContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     self.deviceID = credentials.id
     (self.errors, self.errorsContinuation) = AsyncStream.makeStream(
       of: MediumError.self, bufferingPolicy: .bufferingNewest(64))
@@ -150,16 +154,19 @@ public actor MessageManager {
         lostAfter: configuration.beaconLostAfter,
         smoothingWindow: configuration.beaconSmoothingWindow, model: configuration.pathLossModel),
       cacheTTL: configuration.beaconCacheTTL)
+    let teardown = Teardown(
+      mediums: mediums, resolver: resolver, credentials: credentials, released: releasedSignal)
+    let owner = ObjectIdentifier(self)
+    loop = Task { await Self.run(owner: owner, work: work, teardown: teardown) }
     if let gate = configuration.permission {
       pausing = PauseStateMachine(permission: await gate.answer() == true ? .granted : .denied)
       let answers = gate.answers()
-      tasks.append(
-        ManagerTask.start(for: self) { [weak self] in
-          for await answer in answers {
-            guard let self else { return }
-            await self.permissionAnswerChanged(answer)
-          }
-        })
+      start { [weak self] in
+        for await answer in answers {
+          guard let self else { return }
+          await self.permissionAnswerChanged(answer)
+        }
+      }
     }
 
     for (index, medium) in mediums.enumerated() {
@@ -167,46 +174,33 @@ public actor MessageManager {
       let statuses = medium.statusUpdates
       let inbox = inbox
       let flush = chores.flush
-      tasks.append(
-        ManagerTask.start(for: self) {
-          for await sighting in sightings where inbox.append(sighting) { flush.yield() }
-        })
+      start {
+        for await sighting in sightings where inbox.append(sighting) { flush.yield() }
+      }
       if medium.capabilities.contains(.beacons) {
         let beacons = medium.beaconSightings
-        tasks.append(
-          ManagerTask.start(for: self) { [weak self] in
-            for await sighting in beacons {
-              guard let self else { return }
-              await self.beaconHeard(sighting)
-            }
-          })
-      }
-      tasks.append(
-        ManagerTask.start(for: self) { [weak self] in
-          for await status in statuses {
+        start { [weak self] in
+          for await sighting in beacons {
             guard let self else { return }
-            await self.mediumStatusChanged(index, status)
+            await self.beaconHeard(sighting)
           }
-        })
-    }
-    tasks += choreTasks()
-    let started = mediums
-    teardown = ManagerTask.start(for: self) {
-      for await _ in releasedSignal {
-        // Each call is bounded by its medium's and its resolver's timeouts.
-        for medium in started { await medium.shutdown() }
-        try? await resolver.unregister(credentials)
-        return
+        }
+      }
+      start { [weak self] in
+        for await status in statuses {
+          guard let self else { return }
+          await self.mediumStatusChanged(index, status)
+        }
       }
     }
-    tasks.append(
-      ManagerTask.start(for: self) { [weak self] in
-        for await event in events {
-          guard let self else { return }
-          await self.deliver([event])
-        }
-        await self?.resolverDropped(because: "the resolver closed this device's event stream")
-      })
+    startChores()
+    start { [weak self] in
+      for await event in events {
+        guard let self else { return }
+        await self.deliver([event])
+      }
+      await self?.resolverDropped(because: "the resolver closed this device's event stream")
+    }
     logger.debug(
       "message manager started",
       metadata: [
@@ -216,11 +210,8 @@ public actor MessageManager {
   }
 
   deinit {
-    for task in tasks { task.cancel() }
+    workContinuation.finish()
     chores.finish()
-    refreshTask?.cancel()
-    beaconSweepTask?.cancel()
-    for record in subscriptions.values { record.expiryTask?.cancel() }
     errorsContinuation.finish()
     if !isShutDown { released.yield() }
     released.finish()
@@ -236,17 +227,13 @@ public actor MessageManager {
   /// Stops every publication and subscription, shuts the mediums down and unregisters the
   /// device. Later calls to publish or subscribe throw ``ManagerError/shutDown``.
   ///
-  /// Returns once every task the manager started has ended (a call made from inside one of
-  /// them, when the resolver drops the device, cancels them and returns; a later call
-  /// awaits them).
+  /// Returns once all of the manager's work has ended (a call made from inside that work,
+  /// when the resolver drops the device, ends it and returns; a later call awaits it).
   public func shutdown() async {
     if !isShutDown {
       isShutDown = true
-      retiredTasks =
-        tasks + [refreshTask, runningRefresh, beaconSweepTask, teardown].compactMap { $0 }
-        + subscriptions.values.compactMap(\.expiryTask)
       stopHandles()
-      for task in retiredTasks { task.cancel() }
+      workContinuation.finish()
       released.finish()
       chores.finish()
       for slot in slots { await slot.medium.shutdown() }
@@ -259,14 +246,13 @@ public actor MessageManager {
       logger.debug("message manager shut down")
     }
     guard !ManagerTask.isRunning(for: self) else { return }
-    for task in retiredTasks { await task.value }
+    await loop?.value
   }
 
   /// Every handle goes inactive and every subscription's stream finishes.
   private func stopHandles() {
     for record in publications.values { record.cell.set(.inactive) }
     for record in subscriptions.values {
-      record.expiryTask?.cancel()
       record.cell.set(.inactive)
       record.continuation.finish()
     }
