@@ -156,6 +156,11 @@ public struct ResolverServer: Service {
         }
       }
       group.addTask { await sweeper.run() }
+      group.addTask {
+        // Fine enough that a stream is woken close to its poll time; ends on cancellation,
+        // as the notifications above.
+        await hub.run(resolution: Self.pollResolution(for: configuration))
+      }
       if let bridge {
         group.addTask {
           await bridge.run()
@@ -174,6 +179,14 @@ public struct ResolverServer: Service {
       try await group.next()
       group.cancelAll()
     }
+  }
+
+  /// How often the hub looks for polls due: an eighth of the shortest poll interval (the
+  /// event streams' and the live views'), at most a quarter second.
+  static func pollResolution(for configuration: ResolverServerConfiguration) -> Duration {
+    let shortest = min(
+      configuration.eventPollInterval, configuration.heartbeat, Console.livePollInterval)
+    return min(shortest / 8, .milliseconds(250))
   }
 
   static func timeAmount(_ duration: Duration) -> TimeAmount {

@@ -34,7 +34,7 @@ extension Console {
     guard
       let (watcher, wakeups) = handler.hub.watch(
         owner: owner, perProject: configuration.console.liveViewsPerProject,
-        perSession: configuration.console.liveViewsPerSession)
+        perSession: configuration.console.liveViewsPerSession, pollInterval: Self.livePollInterval)
     else {
       throw APIFailure.rateLimited(
         retryAfter: 10,
@@ -42,28 +42,22 @@ extension Console {
           "live views: this project keeps at most \(configuration.console.liveViewsPerProject) "
           + "open (\(configuration.console.liveViewsPerSession) a session); close one")
     }
-    let (stream, continuation) = AsyncStream.makeStream(
-      of: ByteBuffer.self, bufferingPolicy: .bufferingOldest(Self.liveBatch * 2))
-    let (storage, hub, heartbeat, start) = (
-      storage, handler.hub, configuration.heartbeat, now.addingTimeInterval(-Self.liveLookBack)
+    // Held by the body's writer: the view is let go when the body is done or never written.
+    let registration = LiveViewRegistration(hub: handler.hub, id: watcher)
+    let (storage, heartbeat, start) = (
+      storage, configuration.heartbeat, now.addingTimeInterval(-Self.liveLookBack)
     )
     let (project, keyID) = (session.project, session.keyID)
-    let task = Task {
-      let ticker = Task {
-        while !Task.isCancelled {
-          try? await Task.sleep(for: Self.livePollInterval)
-          hub.nudge(watcher: watcher)
-        }
-      }
-      defer {
-        ticker.cancel()
-        continuation.finish()
-        hub.stopWatching(id: watcher)
-      }
+    var headers = Self.securityHeaders
+    headers[.contentType] = "text/event-stream"
+    // The body is written by the connection's own task, each write waiting for the client:
+    // a slow client holds the view back rather than making it buffer or drop events.
+    let body = ResponseBody { writer in
+      _ = registration
       var since = start
       var sentAtSince = Set<String>()
       var lastSent = ContinuousClock.now
-      continuation.yield(ByteBuffer(string: ": live events of \(project)\n\n"))
+      try await writer.write(ByteBuffer(string: ": live events of \(project)\n\n"))
       var wakeIterator = wakeups.makeAsyncIterator()
       while !Task.isCancelled {
         let from = since
@@ -73,7 +67,7 @@ extension Console {
             project: project, since: from, limit: Self.liveBatch)
         }
         // nil: the key was revoked, or the database did not answer (the client reconnects).
-        guard let events = read else { return }
+        guard let events = read else { break }
         for event in events {
           let key = "\(event.device)/\(event.sequence)"
           if event.createdAt > since {
@@ -81,20 +75,18 @@ extension Console {
             sentAtSince = []
           }
           guard sentAtSince.insert(key).inserted else { continue }
-          continuation.yield(ByteBuffer(string: Self.serverSentEvent(event)))
+          try await writer.write(ByteBuffer(string: Self.serverSentEvent(event)))
           lastSent = .now
         }
         if lastSent.duration(to: .now) >= heartbeat {
-          continuation.yield(ByteBuffer(string: ": keepalive\n\n"))
+          try await writer.write(ByteBuffer(string: ": keepalive\n\n"))
           lastSent = .now
         }
-        guard await wakeIterator.next() != nil else { return }
+        guard await wakeIterator.next() != nil else { break }
       }
+      try await writer.finish(nil)
     }
-    continuation.onTermination = { _ in task.cancel() }
-    var headers = Self.securityHeaders
-    headers[.contentType] = "text/event-stream"
-    return Response(status: .ok, headers: headers, body: .init(asyncSequence: stream))
+    return Response(status: .ok, headers: headers, body: body)
   }
 
   static func serverSentEvent(_ event: ProjectEvent) -> String {
@@ -107,4 +99,18 @@ extension Console {
       .map { String(decoding: $0, as: UTF8.self) } ?? "{}"
     return "event: \(event.found ? "found" : "lost")\ndata: \(data)\n\n"
   }
+}
+
+/// A live view's place in the event hub, given back when the last reference goes (the body's
+/// writer is done, or the response was dropped before its body was written).
+final class LiveViewRegistration: Sendable {
+  let hub: EventHub
+  let id: Int
+
+  init(hub: EventHub, id: Int) {
+    self.hub = hub
+    self.id = id
+  }
+
+  deinit { hub.stopWatching(id: id) }
 }

@@ -43,10 +43,11 @@ extension ResolverHandler {
     let apiKeyID = try RequestContext.required().apiKeyID
     let lease = try streams.open(
       key: apiKeyID, address: ClientAddress.current.text, project: project)
-    let (listenerID, wakeups) = hub.listen(to: credentials.id, key: apiKeyID)
+    let (listenerID, wakeups) = hub.listen(
+      to: credentials.id, key: apiKeyID,
+      pollInterval: min(configuration.eventPollInterval, configuration.heartbeat))
     let listener = EventStreamListener(
-      hub: hub, device: credentials.id, id: listenerID,
-      pollInterval: min(configuration.eventPollInterval, configuration.heartbeat), lease: lease)
+      hub: hub, device: credentials.id, id: listenerID, lease: lease)
     metrics.eventStreams.increment()
     let sequence = DeviceEventSequence(
       storage: storage, device: credentials.id, project: project,
@@ -62,34 +63,23 @@ extension ResolverHandler {
   }
 }
 
-/// Keeps a stream's hub registration, its poll ticker and its place among the open streams
-/// (``EventStreamCounts``); ends all three when the stream goes away (the client disconnected
-/// and the body stopped being read).
+/// Keeps a stream's hub registration (its wake-ups and its poll) and its place among the open
+/// streams (``EventStreamCounts``); ends both when the stream goes away (the client
+/// disconnected and the body stopped being read).
 final class EventStreamListener: Sendable {
   let hub: EventHub
   let device: DeviceID
   let id: Int
-  let ticker: Task<Void, Never>
   let lease: EventStreamCounts.Lease
 
-  init(
-    hub: EventHub, device: DeviceID, id: Int, pollInterval: Duration,
-    lease: EventStreamCounts.Lease
-  ) {
+  init(hub: EventHub, device: DeviceID, id: Int, lease: EventStreamCounts.Lease) {
     self.hub = hub
     self.device = device
     self.id = id
     self.lease = lease
-    ticker = Task {
-      while !Task.isCancelled {
-        try? await Task.sleep(for: pollInterval)
-        hub.wake([device])
-      }
-    }
   }
 
   deinit {
-    ticker.cancel()
     let (hub, device, id) = (hub, device, id)
     hub.stopListening(to: device, id: id)
   }

@@ -3,8 +3,10 @@ import Synchronization
 
 /// Wakes the event streams of this instance when events for their device were written: here
 /// (the handler and the sweeper call ``wake(_:)``), or by another instance sharing the
-/// database (the storage's notifications, see `ResolverServer`). Streams also look on their
-/// own every ``ResolverServerConfiguration/eventPollInterval``, as a safety net.
+/// database (the storage's notifications, see `ResolverServer`). Each stream is also woken
+/// every poll interval of its own (from when it opened), as a safety net and for its
+/// keep-alives: by ``run(resolution:)``, one loop for all the streams, which the server runs in
+/// its task group.
 ///
 /// Its methods are synchronous (a mutex guards the state): a stream that ends stops listening
 /// from its `deinit` or `defer`, with no task to hop onto an actor.
@@ -14,15 +16,43 @@ final class EventHub: Sendable {
     var nextID = 0
     /// Streams woken by every device's events (the web console's live view), by id, with the
     /// project and session they belong to.
-    var watchers: [Int: (owner: WatcherOwner, continuation: AsyncStream<Void>.Continuation)] =
-      [:]
+    var watchers: [Int: Watcher] = [:]
   }
   private let state = Mutex(State())
 
-  /// A device event stream: the API key it was opened with, and its wake-ups.
+  /// A device event stream: the API key it was opened with, its wake-ups and its poll.
   private struct Listener {
     var key: String
     var continuation: AsyncStream<Void>.Continuation
+    var poll: Poll
+  }
+
+  /// A live view: whose it is, its wake-ups and its poll.
+  private struct Watcher {
+    var owner: WatcherOwner
+    var continuation: AsyncStream<Void>.Continuation
+    var poll: Poll
+  }
+
+  /// When a stream is next woken by its poll, and how often.
+  private struct Poll {
+    var due: ContinuousClock.Instant
+    let interval: Duration
+
+    init(every interval: Duration, from now: ContinuousClock.Instant) {
+      self.interval = interval
+      due = now + interval
+    }
+
+    /// Whether the poll is due at `now`; if so, its next time is set: one interval on, or one
+    /// interval after `now` when the loop fell a whole interval behind (so a late loop does
+    /// not wake it in a burst).
+    mutating func fire(at now: ContinuousClock.Instant) -> Bool {
+      guard due <= now else { return false }
+      due += interval
+      if due <= now { due = now + interval }
+      return true
+    }
   }
 
   /// Whose live view a watcher is: the caps are per project and per console session.
@@ -39,19 +69,24 @@ final class EventHub: Sendable {
   /// holds its secret) cannot pile up streams.
   static let streamsPerDevice = 2
 
-  /// A stream that yields when the device may have new events (newest wake-up only), for a
-  /// stream opened with the API key `key` (its id); it finishes when the device opens too many
-  /// (see ``streamsPerDevice``), or when the key is revoked (``end(keys:)``).
-  func listen(to device: DeviceID, key: String) -> (id: Int, wakeups: AsyncStream<Void>) {
+  /// A stream that yields when the device may have new events (newest wake-up only), and at
+  /// least every `pollInterval` (while ``run(resolution:)`` runs), for a stream opened with the
+  /// API key `key` (its id); it finishes when the device opens too many (see
+  /// ``streamsPerDevice``), or when the key is revoked (``end(keys:)``).
+  func listen(
+    to device: DeviceID, key: String, pollInterval: Duration,
+    at now: ContinuousClock.Instant = .now
+  ) -> (id: Int, wakeups: AsyncStream<Void>) {
     let (stream, continuation) = AsyncStream.makeStream(
       of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    let poll = Poll(every: pollInterval, from: now)
     return state.withLock { state in
       state.nextID += 1
       var streams = state.listeners[device, default: [:]]
       while streams.count >= Self.streamsPerDevice, let oldest = streams.keys.min() {
         streams.removeValue(forKey: oldest)?.continuation.finish()
       }
-      streams[state.nextID] = Listener(key: key, continuation: continuation)
+      streams[state.nextID] = Listener(key: key, continuation: continuation, poll: poll)
       state.listeners[device] = streams
       return (state.nextID, stream)
     }
@@ -109,14 +144,17 @@ final class EventHub: Sendable {
     }
   }
 
-  /// A stream that yields whenever any device may have new events (newest wake-up only), for
-  /// `owner`'s live view; nil (refused) when the owner's project holds `perProject` watchers,
-  /// its session `perSession`, or the hub ``maximumWatchers``. Nobody's watcher is closed to
-  /// make room: one tenant cannot end another's view.
-  func watch(owner: WatcherOwner, perProject: Int, perSession: Int) -> (
-    id: Int, wakeups: AsyncStream<Void>
-  )? {
-    state.withLock { state in
+  /// A stream that yields whenever any device may have new events (newest wake-up only), and
+  /// at least every `pollInterval` (while ``run(resolution:)`` runs), for `owner`'s live view;
+  /// nil (refused) when the owner's project holds `perProject` watchers, its session
+  /// `perSession`, or the hub ``maximumWatchers``. Nobody's watcher is closed to make room: one
+  /// tenant cannot end another's view.
+  func watch(
+    owner: WatcherOwner, perProject: Int, perSession: Int, pollInterval: Duration,
+    at now: ContinuousClock.Instant = .now
+  ) -> (id: Int, wakeups: AsyncStream<Void>)? {
+    let poll = Poll(every: pollInterval, from: now)
+    return state.withLock { state in
       guard state.watchers.count < Self.maximumWatchers else { return nil }
       var (project, session) = (0, 0)
       for watcher in state.watchers.values where watcher.owner.project == owner.project {
@@ -127,14 +165,48 @@ final class EventHub: Sendable {
       let (stream, continuation) = AsyncStream.makeStream(
         of: Void.self, bufferingPolicy: .bufferingNewest(1))
       state.nextID += 1
-      state.watchers[state.nextID] = (owner, continuation)
+      state.watchers[state.nextID] = Watcher(owner: owner, continuation: continuation, poll: poll)
       return (state.nextID, stream)
     }
   }
 
-  /// Wakes one watcher (its own poll ticker).
-  func nudge(watcher id: Int) {
-    state.withLock { state in _ = state.watchers[id]?.continuation.yield() }
+  /// Wakes every stream and watcher whose poll is due at `now`, and says which (their ids).
+  /// Walks the state in place (by index, not by a copy of its keys), so a tick over many
+  /// streams copies nothing.
+  @discardableResult
+  func wakeDue(at now: ContinuousClock.Instant) -> Set<Int> {
+    state.withLock { state in
+      var woken: Set<Int> = []
+      var device = state.listeners.values.startIndex
+      while device != state.listeners.values.endIndex {
+        var stream = state.listeners.values[device].startIndex
+        while stream != state.listeners.values[device].endIndex {
+          if state.listeners.values[device].values[stream].poll.fire(at: now) {
+            state.listeners.values[device].values[stream].continuation.yield()
+            woken.insert(state.listeners.values[device].keys[stream])
+          }
+          state.listeners.values[device].formIndex(after: &stream)
+        }
+        state.listeners.values.formIndex(after: &device)
+      }
+      var watcher = state.watchers.startIndex
+      while watcher != state.watchers.endIndex {
+        if state.watchers.values[watcher].poll.fire(at: now) {
+          state.watchers.values[watcher].continuation.yield()
+          woken.insert(state.watchers.keys[watcher])
+        }
+        state.watchers.formIndex(after: &watcher)
+      }
+      return woken
+    }
+  }
+
+  /// Wakes the streams and watchers as their polls fall due, looking every `resolution` (a
+  /// stream is woken at most that late), until the task is cancelled.
+  func run(resolution: Duration) async {
+    while (try? await Task.sleep(for: resolution)) != nil {
+      wakeDue(at: .now)
+    }
   }
 
   func stopWatching(id: Int) {
