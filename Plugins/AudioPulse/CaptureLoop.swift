@@ -1,4 +1,5 @@
 import AudioModem
+import Core
 import Foundation
 
 /// The record thread: while scanning, reads 20 ms fragments, decodes them and reports every
@@ -9,11 +10,12 @@ struct CaptureLoop: Sendable {
 
   func run() {
     let settings = medium.settings
+    let clock = medium.clock
     var buffer: [Float] = []
     var stream: PulseStream?
     var decoder: AudioModemDecoder?
     var seen = -1
-    var retryAt = ContinuousClock.now
+    var retryAt = clock.now
     // Whether the status is known from a stream that opened; until then (and after a
     // failure) the thread keeps trying every second even when not scanning, so that the
     // status recovers when the server comes (back).
@@ -46,14 +48,14 @@ struct CaptureLoop: Sendable {
         continue
       }
       if stream == nil {
-        guard ContinuousClock.now >= retryAt else {
+        guard clock.now >= retryAt else {
           Thread.sleep(forTimeInterval: 0.01)
           continue
         }
         let rate = settings.rate(isSink: false)
         guard ModemParameters.sampleRates.contains(Double(rate)) else {
           medium.setProblem(medium.status(forRate: rate, device: "the microphone"), playback: false)
-          retryAt = .now + .seconds(1)
+          retryAt = clock.now + .seconds(1)
           probed = true
           probeFailed = true
           if let request = unacknowledged { acknowledge(request) }
@@ -68,7 +70,7 @@ struct CaptureLoop: Sendable {
           medium.setProblem(nil, playback: false)
         } catch {
           medium.setProblem(medium.status(for: error, device: "the microphone"), playback: false)
-          retryAt = .now + .seconds(1)
+          retryAt = clock.now + .seconds(1)
           probed = true
           probeFailed = true
           if let request = unacknowledged { acknowledge(request) }
@@ -90,7 +92,7 @@ struct CaptureLoop: Sendable {
         medium.log.warning("audio capture failed", metadata: ["error": "\(error.text)"])
         stream = nil
         medium.setProblem(medium.status(for: error, device: "the microphone"), playback: false)
-        retryAt = .now + .seconds(1)
+        retryAt = clock.now + .seconds(1)
         continue
       }
       guard var active = decoder else { continue }

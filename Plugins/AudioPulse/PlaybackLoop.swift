@@ -1,4 +1,5 @@
 import AudioModem
+import Core
 import Foundation
 import Tokens
 
@@ -9,15 +10,16 @@ struct PlaybackLoop: Sendable {
 
   func run() {
     let settings = medium.settings
+    let clock = medium.clock
     var chunk = 480  // 10 ms at the stream's rate
     var silence = [Float](repeating: 0, count: chunk)
     var stream: PulseStream?
     var frame: [Float] = []
     var position = 0
-    var nextStart = ContinuousClock.now
-    var deferredSince: ContinuousClock.Instant?
+    var nextStart = clock.now
+    var deferredSince: NearbyClock.Instant?
     var seen = 0
-    var retryAt = ContinuousClock.now
+    var retryAt = clock.now
     var encoder: AudioModemEncoder?
     var generator = SystemRandomNumberGenerator()
 
@@ -32,7 +34,7 @@ struct PlaybackLoop: Sendable {
         seen = request
         frame = token.flatMap { token in encoder?.samples(for: token) } ?? []
         position = frame.count
-        nextStart = .now
+        nextStart = clock.now
         if token == nil { stream = nil }
         medium.withState { $0.transmitDone = max($0.transmitDone, request) }
       }
@@ -41,7 +43,7 @@ struct PlaybackLoop: Sendable {
         continue
       }
       if stream == nil {
-        guard ContinuousClock.now >= retryAt else {
+        guard clock.now >= retryAt else {
           Thread.sleep(forTimeInterval: 0.01)
           continue
         }
@@ -50,7 +52,7 @@ struct PlaybackLoop: Sendable {
           let rateEncoder = try? AudioModemEncoder(sampleRate: Double(rate), level: settings.level)
         else {
           medium.setProblem(medium.status(forRate: rate, device: "the speaker"), playback: true)
-          retryAt = .now + .seconds(1)
+          retryAt = clock.now + .seconds(1)
           continue
         }
         do {
@@ -68,25 +70,25 @@ struct PlaybackLoop: Sendable {
           // (buffering, rewinds of what the sink already rendered) on silence, not on a
           // preamble. A frame cut by the reconnection starts again.
           position = frame.count
-          nextStart = .now + .milliseconds(150)
+          nextStart = clock.now + .milliseconds(150)
         } catch {
           medium.setProblem(medium.status(for: error, device: "the speaker"), playback: true)
-          retryAt = .now + .seconds(1)
+          retryAt = clock.now + .seconds(1)
           continue
         }
       }
       guard let current = stream else { continue }
-      if position >= frame.count && ContinuousClock.now >= nextStart {
+      if position >= frame.count && clock.now >= nextStart {
         // Listen before talking: wait while a frame is being received, up to 1 s.
         let busy = medium.withState { $0.receiving }
-        let since = deferredSince ?? .now
-        if busy && ContinuousClock.now - since < .seconds(1) {
+        let since = deferredSince ?? clock.now
+        if busy && clock.now - since < .seconds(1) {
           deferredSince = since
         } else {
           deferredSince = nil
           position = 0
           let gap = Double.random(in: settings.interval, using: &generator)
-          nextStart = .now + .milliseconds(Int(gap * 1000))
+          nextStart = clock.now + .milliseconds(Int(gap * 1000))
         }
       }
       do {
@@ -102,7 +104,7 @@ struct PlaybackLoop: Sendable {
         medium.log.warning("audio playback failed", metadata: ["error": "\(error.text)"])
         stream = nil
         medium.setProblem(medium.status(for: error, device: "the speaker"), playback: true)
-        retryAt = .now + .seconds(1)
+        retryAt = clock.now + .seconds(1)
       }
     }
     stream = nil

@@ -1,3 +1,4 @@
+import Core
 import Foundation
 import Synchronization
 
@@ -20,19 +21,20 @@ public enum PulseAudioLoopback {
   /// into the configured sink, starting `lead` seconds into the recording; returns the
   /// recording, from before the playback starts to `tail` seconds after it has all been
   /// written (at most `lead` + the samples' duration + `tail` + 10 s). Runs on two dedicated
-  /// threads; the caller's task only waits.
+  /// threads; the caller's task only waits. Those limits are read on `clock`.
   /// - Throws: ``Failure`` when either stream cannot be opened or fails.
   public static func run(
     _ samples: [Float], configuration: PulseAudioConfiguration, lead: Double = 0.3,
-    tail: Double = 1.5
+    tail: Double = 1.5, clock: any Clock<Duration> = ContinuousClock()
   ) async throws -> [Float] {
+    let clock = NearbyClock(clock)
     let rate = configuration.sampleRate ?? 48_000
     // Recording goes on until the playback has been written and `tail` more seconds (plus the
     // playback buffer) have been recorded: a slow start of either stream does not cut the end.
     let most = Int(Double(rate) * (lead + tail + 10)) + samples.count
     let result = Mutex<(recording: [Float]?, error: String?, done: Int)>((nil, nil, 0))
     let recordingStarted = Mutex(false)
-    let playbackEnded = Mutex<ContinuousClock.Instant?>(nil)
+    let playbackEnded = Mutex<NearbyClock.Instant?>(nil)
     let drain = Duration.seconds(tail)
     Thread.detachNewThread {
       do {
@@ -44,7 +46,7 @@ public enum PulseAudioLoopback {
         var recording: [Float] = []
         var piece = [Float](repeating: 0, count: fragment)
         while recording.count < most {
-          if let ended = playbackEnded.withLock({ $0 }), ContinuousClock.now > ended + drain {
+          if let ended = playbackEnded.withLock({ $0 }), clock.now > ended + drain {
             break
           }
           try piece.withUnsafeMutableBufferPointer { try stream.read(into: $0) }
@@ -74,7 +76,7 @@ public enum PulseAudioLoopback {
         try audio.withUnsafeBufferPointer { try stream.write($0) }
         // Freeing the stream would drop what is still buffered: wait until it has played.
         try stream.drain()
-        playbackEnded.withLock { $0 = .now }
+        playbackEnded.withLock { $0 = clock.now }
         result.withLock { $0.done += 1 }
       } catch {
         result.withLock {
@@ -85,9 +87,9 @@ public enum PulseAudioLoopback {
         }
       }
     }
-    let limit = ContinuousClock.now + .seconds(Double(most) / Double(rate) + 5)
+    let limit = clock.now + .seconds(Double(most) / Double(rate) + 5)
     while result.withLock({ $0.done < 2 }) {
-      guard ContinuousClock.now < limit else {
+      guard clock.now < limit else {
         throw Failure(description: "PulseAudio did not play and record within the time expected")
       }
       try await Task.sleep(for: .milliseconds(10))

@@ -24,6 +24,8 @@ public final class PulseAudioMedium: Medium {
   public let statusUpdates: AsyncStream<MediumStatus>
 
   private let configuration: PulseAudioConfiguration
+  /// The clock the threads and the waits read (``init(configuration:clock:logger:)``).
+  let clock: NearbyClock
   private let logger: Logger
   private let state: Mutex<SharedState>
   private let sightingsContinuation: AsyncStream<Sighting>.Continuation
@@ -40,18 +42,26 @@ public final class PulseAudioMedium: Medium {
     var shutdown = false
     var runningThreads = 0
     var receiving = false
-    var ownTokens: [(token: Token, until: ContinuousClock.Instant)] = []
+    var ownTokens: [(token: Token, until: NearbyClock.Instant)] = []
     var status: MediumStatus?
     var playbackProblem: MediumStatus?
     var recordProblem: MediumStatus?
   }
 
   /// Makes the medium and starts its two threads.
+  /// - Parameters:
+  ///   - clock: what the medium's threads read the time from: when a frame starts, when a
+  ///     failed stream is tried again, how long its own tokens are not reported as heard (a
+  ///     test may give a `ManualClock`).
   /// - Throws: `AudioModemError` (AudioModem) when the configured rate or level is out of range.
-  public init(configuration: PulseAudioConfiguration = .init(), logger: Logger) throws {
+  public init(
+    configuration: PulseAudioConfiguration = .init(),
+    clock: any Clock<Duration> = ContinuousClock(), logger: Logger
+  ) throws {
     _ = try AudioModemEncoder(
       sampleRate: Double(configuration.sampleRate ?? 48_000), level: configuration.level)
     self.configuration = configuration
+    self.clock = NearbyClock(clock)
     self.logger = logger
     name = "pulseaudio \(configuration.sink ?? "default")"
     (sightings, sightingsContinuation) = AsyncStream.makeStream(
@@ -68,7 +78,7 @@ public final class PulseAudioMedium: Medium {
   public func transmit(_ token: Token) async throws {
     let request = state.withLock { state in
       state.token = token
-      state.ownTokens.append((token, .now + .seconds(3600 * 24 * 365)))
+      state.ownTokens.append((token, clock.now + .seconds(3600 * 24 * 365)))
       state.transmitRequest += 1
       return state.transmitRequest
     }
@@ -77,7 +87,7 @@ public final class PulseAudioMedium: Medium {
 
   public func stopTransmitting() async {
     let request = state.withLock { state in
-      if let token = state.token { state.ownTokens.append((token, .now + .seconds(10))) }
+      if let token = state.token { state.ownTokens.append((token, clock.now + .seconds(10))) }
       state.token = nil
       state.transmitRequest += 1
       return state.transmitRequest
@@ -110,11 +120,11 @@ public final class PulseAudioMedium: Medium {
     statusContinuation.finish()
   }
 
-  /// Polls the shared state every 5 ms until `done` holds, for at most 2 s (a thread stuck in
-  /// libpulse must not hang the caller).
+  /// Polls the shared state every 5 ms until `done` holds, for at most 2 s of the medium's
+  /// clock (a thread stuck in libpulse must not hang the caller).
   private func waitFor(_ done: (SharedState) -> Bool) async {
-    let deadline = ContinuousClock.now + .seconds(2)
-    while !state.withLock({ done($0) }), ContinuousClock.now < deadline {
+    let deadline = clock.now + .seconds(2)
+    while !state.withLock({ done($0) }), clock.now < deadline {
       try? await Task.sleep(for: .milliseconds(5))
     }
   }
@@ -128,7 +138,7 @@ public final class PulseAudioMedium: Medium {
 
   /// Reports a sighting unless it is one of our own tokens or scanning has stopped.
   func report(_ decoded: DecodedToken) {
-    let now = ContinuousClock.now
+    let now = clock.now
     let report = state.withLock { state -> Bool in
       state.ownTokens.removeAll { $0.until < now }
       return state.scanning && !state.shutdown
@@ -181,11 +191,12 @@ public final class PulseAudioMedium: Medium {
 extension MediumProvider {
   /// The PulseAudio medium with the given configuration (the defaults use the default server,
   /// sink and microphone at 48 kHz).
-  public static func pulseAudio(_ configuration: PulseAudioConfiguration = .init())
-    -> MediumProvider
-  {
+  public static func pulseAudio(
+    _ configuration: PulseAudioConfiguration = .init(),
+    clock: any Clock<Duration> = ContinuousClock()
+  ) -> MediumProvider {
     MediumProvider(name: "pulseaudio") { context in
-      try PulseAudioMedium(configuration: configuration, logger: context.logger)
+      try PulseAudioMedium(configuration: configuration, clock: clock, logger: context.logger)
     }
   }
 }
