@@ -110,12 +110,9 @@ actor BlueZEngine {
   /// Whether we warned that the adapter carries others' adverts while we scan (see
   /// ``noteSharedAdvertising()``).
   var warnedSharedAdvertising = false
-  /// The engine's running tasks by an id of their own; each removes itself when it ends, and
-  /// ``shutdown()`` cancels and awaits them (see BlueZEngine+Tasks.swift).
-  var tasks: [Int: Task<Void, Never>] = [:]
-  var nextTaskID = 0
-  /// How many of the engine's tasks ended (for tests: once ``shutdown()`` returned, all).
-  var endedTasks = 0
+  /// The engine's one task and its task group, where all its work runs; ended and awaited by
+  /// ``shutdown()``, ended when the engine is released (see BlueZEngine+Tasks.swift).
+  nonisolated let work = WorkGroup()
 
   init(
     configuration: BlueZConfiguration, connection: DBusConnection, logger: Logger,
@@ -153,6 +150,8 @@ actor BlueZEngine {
     self.sightings = sightings
     self.statuses = statuses
   }
+
+  deinit { work.end() }
 
   var name: String { adapters[chosen ?? .root]?.name ?? configuration.adapter ?? "no adapter" }
 

@@ -4,36 +4,39 @@ import Tokens
 
 @testable import BLEBlueZ
 
-/// The engine owns its tasks (the signal readers, the presence ticker, the watchdog): its
-/// shutdown cancels them and returns only once they ended. In the serialized double suite.
+/// The engine's work (the signal readers, the presence ticker, the watchdog) runs in its work
+/// group: its shutdown ends that work and returns only once it is over. In the serialized
+/// double suite.
 extension BlueZDoubleTests {
-  /// A medium advertising and scanning runs its four tasks; once `shutdown()` returned, all
-  /// four ended and the engine keeps none.
-  @Test(.requires(.bluezDouble)) func shutdownReturnsOnceTheEngineTasksEnded() async throws {
+  /// A medium advertising and scanning has its work running; once `shutdown()` returned,
+  /// none runs.
+  @Test(.requires(.bluezDouble)) func shutdownReturnsOnceTheEngineWorkEnded() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     let medium = try await control.medium("hci0")
     try await medium.startScanning()
     try await medium.transmit(Token.random())
-    #expect(await medium.engine.tasks.count == 4)
-    #expect(await medium.engine.endedTasks == 0)
+    #expect(medium.engine.work.running == 4)
     await medium.shutdown()
-    #expect(await medium.engine.endedTasks == 4)
-    #expect(await medium.engine.tasks.isEmpty)
+    #expect(medium.engine.work.running == 0)
   }
 
-  /// A shutdown begun inside one of the engine's tasks cannot await that task: it cancels
-  /// them and returns. A later shutdown from outside awaits them all.
-  @Test(.requires(.bluezDouble)) func shutdownFromAnEngineTaskOnlyCancels() async throws {
+  /// A shutdown begun inside the engine's own work cannot await that work: it ends it and
+  /// returns. A later shutdown from outside awaits it all.
+  @Test(.requires(.bluezDouble)) func shutdownFromTheEngineWorkOnlyEndsIt() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     let medium = try await control.medium("hci0")
     let engine = medium.engine
-    await BlueZEngineTask.$engine.withValue(ObjectIdentifier(engine)) {
+    let (returned, signal) = AsyncStream.makeStream(of: Void.self)
+    engine.work.start {
       await medium.shutdown()
+      signal.yield()
+      signal.finish()
     }
+    var iterator = returned.makeAsyncIterator()
+    #expect(await iterator.next() != nil)  // it returned, though its own work was running
     await medium.shutdown()
-    #expect(await engine.endedTasks == 4)
-    #expect(await engine.tasks.isEmpty)
+    #expect(engine.work.running == 0)
   }
 }

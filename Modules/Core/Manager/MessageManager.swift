@@ -77,10 +77,9 @@ public actor MessageManager {
   var isReconciling = false
   /// Puts the resolver's events in order (EventSequencer.swift).
   var eventSequencer = EventSequencer()
-  /// Hands work to the manager's one task (MessageManager+Loop.swift); finished at shutdown.
-  let workContinuation: AsyncStream<Work>.Continuation
-  /// The manager's one task, awaited by ``shutdown()`` (set as the manager starts).
-  var loop: Task<Void, Never>?
+  /// The manager's one task and its task group, where all its work runs
+  /// (MessageManager+Loop.swift); ended at shutdown, or when the manager is released.
+  let work: WorkGroup
   var isShutDown = false
   /// Which handles pause, from the permission and the app state (PauseStateMachine.swift).
   var pausing = PauseStateMachine()
@@ -137,9 +136,6 @@ public actor MessageManager {
 
     let releasedSignal: AsyncStream<Void>
     (releasedSignal, released) = AsyncStream.makeStream(of: Void.self)
-    let work: AsyncStream<Work>
-    // One per reader, chore and timer started: bounded by what the manager starts.
-    (work, workContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     self.deviceID = credentials.id
     (self.errors, self.errorsContinuation) = AsyncStream.makeStream(
       of: MediumError.self, bufferingPolicy: .bufferingNewest(64))
@@ -156,8 +152,7 @@ public actor MessageManager {
       cacheTTL: configuration.beaconCacheTTL)
     let teardown = Teardown(
       mediums: mediums, resolver: resolver, credentials: credentials, released: releasedSignal)
-    let owner = ObjectIdentifier(self)
-    loop = Task { await Self.run(owner: owner, work: work, teardown: teardown) }
+    work = WorkGroup(afterwards: teardown.run)
     if let gate = configuration.permission {
       pausing = PauseStateMachine(permission: await gate.answer() == true ? .granted : .denied)
       let answers = gate.answers()
@@ -210,7 +205,7 @@ public actor MessageManager {
   }
 
   deinit {
-    workContinuation.finish()
+    work.end()
     chores.finish()
     errorsContinuation.finish()
     if !isShutDown { released.yield() }
@@ -233,7 +228,7 @@ public actor MessageManager {
     if !isShutDown {
       isShutDown = true
       stopHandles()
-      workContinuation.finish()
+      work.end()
       released.finish()
       chores.finish()
       for slot in slots { await slot.medium.shutdown() }
@@ -245,8 +240,8 @@ public actor MessageManager {
       errorsContinuation.finish()
       logger.debug("message manager shut down")
     }
-    guard !ManagerTask.isRunning(for: self) else { return }
-    await loop?.value
+    guard !work.isCurrent else { return }
+    await work.ended()
   }
 
   /// Every handle goes inactive and every subscription's stream finishes.
