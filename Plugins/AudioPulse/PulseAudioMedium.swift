@@ -50,9 +50,11 @@ public final class PulseAudioMedium: Medium {
 
   /// Makes the medium and starts its two threads.
   /// - Parameters:
+  ///   - configuration: the server, devices, rate, level and timing.
   ///   - clock: what the medium's threads read the time from: when a frame starts, when a
   ///     failed stream is tried again, how long its own tokens are not reported as heard (a
   ///     test may give a `ManualClock`).
+  ///   - logger: where the threads log stream failures and recoveries.
   /// - Throws: `AudioModemError` (AudioModem) when the configured rate or level is out of range.
   public init(
     configuration: PulseAudioConfiguration = .init(),

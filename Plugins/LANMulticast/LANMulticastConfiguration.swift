@@ -54,7 +54,7 @@ public struct LANMulticastConfiguration: Sendable, Hashable {
   /// every 15 minutes); it cannot tell a relayed sighting from a genuine one.
   public var sharedKey: LANMulticastKey?
   /// The UDP port of this device's ``LANPeerTransport`` (its ``LANPeerTransport/port``), or
-  /// `nil` (the default). When set, every announcement carries it, and a medium that hears
+  /// `nil` (the default); `PeerCarrier.lan(medium:transport:)` sets it. When set, every announcement carries it, and a medium that hears
   /// the announcement gives its sighting a `returnPath` (Core's `Sighting`): the datagram's
   /// source address with this port, where peer resolution asks the token's owner directly.
   public var peerPort: UInt16?

@@ -120,21 +120,25 @@ extension BlueZDoubleTests {
     MessageManager, PeerResolver, BlueZPeerTransport
   ) {
     var configuration = BlueZConfiguration(bus: bus, adapter: adapter)
-    configuration.connectable = true
     configuration.scanWatchdog = .seconds(5)
-    let transport = try await BlueZPeerTransport(
-      configuration: .init(bluez: configuration), logger: quietLogger("test.gatt.\(adapter)"))
     var exchange = PeerExchangeStateMachine.Configuration()
     exchange.refreshInterval = lostAfter / 3
-    let resolver = try PeerResolver(
-      transports: [transport],
+    // The one call that sets peer mode up: the GATT transport, and the medium connectable.
+    let assembly = try await PeerResolver.assemble(
+      [.bluez(.init(bluez: configuration))],
       configuration: PeerResolverConfiguration(
         resolution: ResolutionConfiguration(lostAfter: lostAfter), exchange: exchange,
-        tickInterval: .milliseconds(50)))
+        tickInterval: .milliseconds(50)),
+      logger: quietLogger("test.gatt.\(adapter)"))
+    guard let transport = assembly.transports.first as? BlueZPeerTransport else {
+      await assembly.resolver.shutdown()
+      throw GattPeerSetupError(failures: assembly.failures.map { "\($0.error)" })
+    }
+    let resolver = assembly.resolver
     let manager = try await MessageManager(
       apiKey: "gatt-peer-test",
       configuration: .init(
-        resolver: .peer(resolver), mediums: [.bluez(configuration)],
+        resolver: .peer(resolver), mediums: assembly.mediums,
         logger: quietLogger("test.manager.\(adapter)")))
     return (manager, resolver, transport)
   }
@@ -287,4 +291,9 @@ extension BlueZDoubleTests {
     #expect(registeredAgain, "the peer service was not registered again")
     await transport.shutdown()
   }
+}
+
+/// The GATT transport of a test's peer did not open.
+struct GattPeerSetupError: Error {
+  var failures: [String]
 }

@@ -117,19 +117,20 @@ extension RealBlueZTests {
 
     /// A manager on `adapter` whose peer resolver's only transport is GATT.
     static func manager(_ adapter: String) async throws -> (MessageManager, PeerResolver) {
-      let transport = try await BlueZPeerTransport(
-        configuration: .init(bluez: configuration(adapter)), logger: logger("vm.gatt.\(adapter)"))
       var exchange = PeerExchangeStateMachine.Configuration()
       exchange.refreshInterval = .seconds(3)
-      let resolver = try PeerResolver(
-        transports: [transport],
+      // The one call that sets peer mode up: the GATT transport, and the medium connectable.
+      let assembly = try await PeerResolver.assemble(
+        [.bluez(.init(bluez: configuration(adapter)))],
         configuration: PeerResolverConfiguration(
           resolution: ResolutionConfiguration(lostAfter: .seconds(10)), exchange: exchange),
         logger: logger("vm.peer.\(adapter)"))
+      #expect(assembly.failures.isEmpty, "the GATT transport did not open")
+      let resolver = assembly.resolver
       let manager = try await MessageManager(
         apiKey: "gatt-vm",
         configuration: .init(
-          resolver: .peer(resolver), mediums: [.bluez(configuration(adapter))],
+          resolver: .peer(resolver), mediums: assembly.mediums,
           logger: logger("vm.manager.\(adapter)")))
       return (manager, resolver)
     }

@@ -60,22 +60,23 @@ struct PeerResolutionOverLANTests {
   static func manager(groupPort: UInt16, mediumPort: UInt16) async throws -> (
     MessageManager, PeerResolver
   ) {
-    let transport = try LANPeerTransport(
-      configuration: LANPeerConfiguration(groupPort: groupPort, interface: "lo"))
     var medium = Loopback.configuration(port: mediumPort)
-    medium.peerPort = transport.port
     // As `nearby` does in peer mode: announcements sealed under the project's key.
     medium.sharedKey = try LANMulticastKey(bytes: PeerKeys(apiKey: "lan-peer-test").announcementKey)
     var exchange = PeerExchangeStateMachine.Configuration()
     exchange.queryTimeout = .seconds(5)
-    let resolver = try PeerResolver(
-      transports: [transport],
+    // The one call that sets peer mode up: the transport, and the medium announcing its port.
+    let assembly = try await PeerResolver.assemble(
+      [
+        .lan(medium: medium, transport: LANPeerConfiguration(groupPort: groupPort, interface: "lo"))
+      ],
       configuration: PeerResolverConfiguration(
         resolution: ResolutionConfiguration(lostAfter: .seconds(10)), exchange: exchange,
         tickInterval: .milliseconds(50)))
+    let resolver = assembly.resolver
     let manager = try await MessageManager(
       apiKey: "lan-peer-test",
-      configuration: .init(resolver: .peer(resolver), mediums: [.lan(medium)]))
+      configuration: .init(resolver: .peer(resolver), mediums: assembly.mediums))
     return (manager, resolver)
   }
 

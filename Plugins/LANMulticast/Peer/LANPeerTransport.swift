@@ -7,9 +7,10 @@ import Synchronization
 /// Peer resolution's transport over the LAN: UDP unicast to a peer's address and a multicast
 /// who-has to the segment (hop limit 1), IPv4.
 ///
-/// Make one per process and give it to `ResolverChoice.peer(transports:)`; give its
-/// ``port`` to the LAN medium (``LANMulticastConfiguration/peerPort``) so sightings heard on
-/// the LAN carry the way back. One thread blocks in `poll(2)` on its two sockets and a
+/// `PeerCarrier.lan(medium:transport:)` opens one and gives its ``port`` to the LAN medium
+/// (``LANMulticastConfiguration/peerPort``), so sightings heard on the LAN carry the way back;
+/// peer resolution's `PeerResolver.assemble` opens the carrier. Made by hand, it goes to
+/// `ResolverChoice.peer(transports:)` the same way, one per process. One thread blocks in `poll(2)` on its two sockets and a
 /// wake-up pipe and feeds ``incoming``; sending never blocks (`MSG_DONTWAIT`).
 public final class LANPeerTransport: PeerTransport {
   public var kind: String { LANPeerAddress.kind }

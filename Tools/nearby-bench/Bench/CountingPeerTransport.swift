@@ -2,7 +2,8 @@ import Core
 import Synchronization
 
 /// A peer transport that counts what it sends (datagrams and bytes; a multicast counts once,
-/// as it crosses the segment once) and passes everything to the transport it wraps.
+/// as it crosses the segment once) into a tally it may share with others, and passes
+/// everything to the transport it wraps.
 final class CountingPeerTransport: PeerTransport {
   /// Datagrams and bytes sent so far.
   struct Totals: Sendable {
@@ -10,21 +11,35 @@ final class CountingPeerTransport: PeerTransport {
     var bytes = 0
   }
 
-  private let inner: any PeerTransport
-  private let totals = Mutex(Totals())
+  /// What the transports counting into it sent since its last ``reset()``.
+  final class Tally: Sendable {
+    private let totals = Mutex(Totals())
 
-  init(_ inner: any PeerTransport) { self.inner = inner }
+    var sent: Totals { totals.withLock { $0 } }
+
+    func reset() { totals.withLock { $0 = Totals() } }
+
+    func add(_ bytes: Int) {
+      totals.withLock {
+        $0.datagrams += 1
+        $0.bytes += bytes
+      }
+    }
+  }
+
+  private let inner: any PeerTransport
+  private let tally: Tally
+
+  init(_ inner: any PeerTransport, into tally: Tally) {
+    self.inner = inner
+    self.tally = tally
+  }
 
   var kind: String { inner.kind }
   var name: String { "counting \(inner.name)" }
   var capabilities: PeerTransportCapabilities { inner.capabilities }
   var maximumDatagramSize: Int { inner.maximumDatagramSize }
   var incoming: AsyncStream<PeerDatagram> { inner.incoming }
-
-  /// What was sent since the last ``reset()``.
-  var sent: Totals { totals.withLock { $0 } }
-
-  func reset() { totals.withLock { $0 = Totals() } }
 
   func send(_ datagram: [UInt8], to address: PeerAddress) async throws {
     try await inner.send(datagram, to: address)
@@ -40,10 +55,5 @@ final class CountingPeerTransport: PeerTransport {
 
   func host(of address: PeerAddress) -> PeerAddress { inner.host(of: address) }
 
-  private func count(_ datagram: [UInt8]) {
-    totals.withLock {
-      $0.datagrams += 1
-      $0.bytes += datagram.count
-    }
-  }
+  private func count(_ datagram: [UInt8]) { tally.add(datagram.count) }
 }

@@ -174,20 +174,23 @@ struct GattPeerBench: AsyncParsableCommand {
       var logger = Logger(label: "nearby.bench.gatt-peer.\(adapter)")
       logger.logLevel = logLevel
       var configuration = BlueZConfiguration(bus: .system, adapter: adapter)
-      configuration.connectable = true
       configuration.scanWatchdog = .seconds(3600)
-      transport = try await BlueZPeerTransport(
-        configuration: .init(bluez: configuration), logger: logger)
-      resolver = try PeerResolver(
-        transports: [transport], configuration: PeerResolverConfiguration(), logger: logger)
-      let provider = MediumProvider(name: "bluez \(adapter) (observed)") {
-        [configuration] context in
-        let medium = try await BlueZMedium(configuration: configuration, logger: context.logger)
-        return ObservedMedium(medium, onSighting: onSighting)
+      let carrier = PeerCarrier.bluez(.init(bluez: configuration)).wrapped(medium: { provider in
+        MediumProvider(name: "\(provider.name) (observed)") { context in
+          ObservedMedium(try await provider.make(context), onSighting: onSighting)
+        }
+      })
+      let assembly = try await PeerResolver.assemble([carrier], logger: logger)
+      guard let transport = assembly.transports.first as? BlueZPeerTransport else {
+        await assembly.resolver.shutdown()
+        throw BenchError(
+          "the GATT transport did not open: \(assembly.failures.map { "\($0.error)" })")
       }
+      self.transport = transport
+      resolver = assembly.resolver
       manager = try await MessageManager(
         apiKey: "gatt-peer-bench",
-        configuration: .init(resolver: .peer(resolver), mediums: [provider], logger: logger))
+        configuration: .init(resolver: .peer(resolver), mediums: assembly.mediums, logger: logger))
     }
 
     /// The GATT transport's and the resolver's counters, for a failure's message.
@@ -210,13 +213,13 @@ struct GattPeerBench: AsyncParsableCommand {
   }
 }
 
-/// A BlueZ medium whose sightings are also shown to an observer as they pass.
+/// A medium whose sightings are also shown to an observer as they pass.
 private final class ObservedMedium: Medium {
-  let inner: BlueZMedium
+  let inner: any Medium
   let sightings: AsyncStream<Sighting>
   private let forward: Task<Void, Never>
 
-  init(_ inner: BlueZMedium, onSighting: (@Sendable (Sighting) -> Void)?) {
+  init(_ inner: any Medium, onSighting: (@Sendable (Sighting) -> Void)?) {
     self.inner = inner
     let (stream, continuation) = AsyncStream.makeStream(
       of: Sighting.self, bufferingPolicy: .bufferingNewest(4096))

@@ -25,7 +25,8 @@ struct LANPeerSegment {
   private let groupPort = UInt16.random(in: 10_000...19_999)
   private let apiKey: String
   private(set) var managers: [MessageManager] = []
-  private var transports: [CountingPeerTransport] = []
+  /// What every device's peer transport sent.
+  private let traffic = CountingPeerTransport.Tally()
   private var subscriptions: [Subscription] = []
 
   init(mode: Mode, serverURL: URL, serverKey: String, logger: Logger) {
@@ -40,22 +41,26 @@ struct LANPeerSegment {
   mutating func addDevice(subscribing: Bool) async throws -> MessageManager {
     var medium = LANMulticastConfiguration(port: lanPort, interface: "lo")
     let resolver: ResolverChoice
+    var mediums: [MediumProvider] = [.lan(medium)]
     switch mode {
     case .peer:
-      let lan = try LANPeerTransport(
-        configuration: LANPeerConfiguration(groupPort: groupPort, interface: "lo"))
-      medium.peerPort = lan.port
       // The project's announcement key, as `nearby` gives its LAN medium in peer mode.
       medium.sharedKey = try LANMulticastKey(bytes: PeerKeys(apiKey: apiKey).announcementKey)
-      let counting = CountingPeerTransport(lan)
-      transports.append(counting)
-      resolver = try .peer(transports: [counting], logger: logger)
+      let traffic = traffic
+      let assembly = try await PeerResolver.assemble(
+        [
+          PeerCarrier.lan(
+            medium: medium, transport: LANPeerConfiguration(groupPort: groupPort, interface: "lo")
+          ).wrapped(transport: { CountingPeerTransport($0, into: traffic) })
+        ], logger: logger)
+      resolver = .peer(assembly.resolver)
+      mediums = assembly.mediums
     case .server:
       resolver = .server(serverURL, credentialStore: InMemoryCredentialStore(), logger: logger)
     }
     let manager = try await MessageManager(
       apiKey: apiKey,
-      configuration: .init(resolver: resolver, mediums: [.lan(medium)], logger: logger))
+      configuration: .init(resolver: resolver, mediums: mediums, logger: logger))
     managers.append(manager)
     if subscribing {
       let founds = founds
@@ -71,15 +76,10 @@ struct LANPeerSegment {
   }
 
   /// Starts counting the peer exchange's traffic from zero.
-  func resetCounts() { for transport in transports { transport.reset() } }
+  func resetCounts() { traffic.reset() }
 
   /// What every device's peer transport sent since ``resetCounts()``.
-  var sent: CountingPeerTransport.Totals {
-    transports.reduce(into: CountingPeerTransport.Totals()) {
-      $0.datagrams += $1.sent.datagrams
-      $0.bytes += $1.sent.bytes
-    }
-  }
+  var sent: CountingPeerTransport.Totals { traffic.sent }
 
   /// Cancels the subscriptions and shuts every device down, at once.
   func shutdown() async {

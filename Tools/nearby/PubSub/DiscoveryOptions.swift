@@ -12,18 +12,12 @@ struct MediumOptions: Sendable {
   var lanGroup: String
   /// `--ble-adapter`: the BlueZ adapter (`hci0`…) of the BLE medium; `nil`: the first powered.
   var bleAdapter: String? = nil
-  /// The port of this process's peer transport, announced by the LAN medium so hearers ask
-  /// this device directly (peer resolution only).
-  var peerPort: UInt16? = nil
-  /// Whether the BLE medium's advert is connectable (peer resolution serves GATT).
-  var bleConnectable = false
   /// The LAN medium's key (peer mode: derived from the project key), or `nil`: unkeyed.
   var lanKey: LANMulticastKey? = nil
 
   var lanConfiguration: LANMulticastConfiguration {
     LANMulticastConfiguration(
-      group: lanGroup, port: lanPort, interface: lanInterfaceName, sharedKey: lanKey,
-      peerPort: peerPort)
+      group: lanGroup, port: lanPort, interface: lanInterfaceName, sharedKey: lanKey)
   }
 }
 

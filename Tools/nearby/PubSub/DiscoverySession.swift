@@ -31,54 +31,20 @@ struct DiscoverySession {
     let logger = options.logger(label: label)
     let (mode, server) = try options.resolverMode(beacons: beacons)
     var mediumOptions = options.mediumOptions
-    // Peer mode: the LAN transport first (the LAN medium announces its port), the mediums,
-    // then the GATT transport when BLE runs (its advert connectable).
-    var lan: (LANPeerTransport, String)?
-    var lanFailure: ExitFailure?
     if mode == .peer {
       // A --lan-interface that does not exist is the user's to fix: said at once.
       try PeerConnection.checkInterface(mediumOptions)
-      do {
-        lan = try PeerConnection.openLAN(peer: options.peer, medium: mediumOptions)
-      } catch let failure as ExitFailure {
-        // No network at all (an empty namespace): fatal below unless GATT can carry.
-        lanFailure = failure
-      }
-      mediumOptions.peerPort = lan?.0.port
       mediumOptions.lanKey = PeerConnection.announcementKey(apiKey: options.resolver.apiKey)
-      mediumOptions.bleConnectable = true
     }
-    let choice: MediumCatalog.Choice
-    do {
-      choice = try MediumCatalog.choose(
-        try mediums ?? options.requestedMediums(), options: mediumOptions)
-    } catch {
-      await lan?.0.shutdown()
-      throw error
-    }
+    let choice = try MediumCatalog.choose(
+      try mediums ?? options.requestedMediums(), options: mediumOptions)
     for (kind, availability) in choice.report { output.medium(kind, availability) }
     if mode == .peer {
-      var transports: [(any PeerTransport, String)] = lan.map { [($0.0, $0.1)] } ?? []
-      if choice.kinds.contains(.ble) {
-        do {
-          let gatt = try await PeerConnection.openGATT(medium: mediumOptions, logger: logger)
-          transports.append((gatt.0, gatt.1))
-        } catch let failure as ExitFailure {
-          guard lan != nil, lanFailure == nil else {
-            await lan?.0.shutdown()
-            throw failure
-          }
-          output.note("\(failure.description); tokens heard over BLE are asked on the LAN instead")
-        }
-      }
-      if let lanFailure, transports.isEmpty || choice.kinds.contains(.lan) {
-        for (transport, _) in transports { await transport.shutdown() }
-        throw lanFailure
-      }
-      let peer = try await PeerConnection.make(
-        apiKey: options.resolver.apiKey, peer: options.peer, transports: transports,
-        logger: logger)
-      return try await startPeer(peer, choice: choice, output: output, logger: logger)
+      let (peer, providers) = try await PeerConnection.assemble(
+        apiKey: options.resolver.apiKey, peer: options.peer, medium: mediumOptions,
+        choice: choice, note: output.note, logger: logger)
+      return try await startPeer(
+        peer, mediums: providers, choice: choice, output: output, logger: logger)
     }
     let connection = try await ResolverConnection.resolve(
       server: mode == .server ? server : nil, apiKey: options.resolver.apiKey,
@@ -115,14 +81,15 @@ struct DiscoverySession {
   /// sender, tokens heard on BLE of their advertiser over GATT (or by a who-has on the LAN
   /// when GATT is off), tokens heard on audio by a who-has on the LAN.
   private static func startPeer(
-    _ peer: PeerConnection, choice: MediumCatalog.Choice, output: EventOutput, logger: Logger
+    _ peer: PeerConnection, mediums: [MediumProvider], choice: MediumCatalog.Choice,
+    output: EventOutput, logger: Logger
   ) async throws -> DiscoverySession {
     let manager: MessageManager
     do {
       manager = try await MessageManager(
         apiKey: peer.apiKey,
         configuration: .init(
-          resolver: .peer(peer.resolver), mediums: choice.providers, logger: logger))
+          resolver: .peer(peer.resolver), mediums: mediums, logger: logger))
     } catch let error as LANMulticastError {
       await peer.resolver.shutdown()
       throw ExitFailure("the LAN medium cannot start: \(error)", code: ExitCodes.unavailable)

@@ -31,8 +31,17 @@ struct MediumCatalog {
   /// The outcome of choosing mediums: what runs, and what was left out with the reason.
   struct Choice {
     var kinds: DiscoveryMediums = []
-    var providers: [MediumProvider] = []
+    /// The chosen mediums' providers, by kind, in ``entries`` order.
+    var chosen: [(kind: DiscoveryMediums, provider: MediumProvider)] = []
     var report: [(kind: DiscoveryMediums, availability: Availability)] = []
+
+    var providers: [MediumProvider] { chosen.map(\.provider) }
+
+    /// The providers of the chosen mediums but those of `kinds` (peer mode makes those with
+    /// their transports).
+    func providers(except kinds: DiscoveryMediums) -> [MediumProvider] {
+      chosen.filter { !kinds.contains($0.kind) }.map(\.provider)
+    }
   }
 
   /// Chooses `requested` (every available medium when `nil`).
@@ -45,7 +54,7 @@ struct MediumCatalog {
       switch availability {
       case .available:
         choice.kinds.insert(entry.kind)
-        choice.providers.append(entry.provider(options))
+        choice.chosen.append((entry.kind, entry.provider(options)))
       case .unavailable(let reason):
         // A medium asked for by name (--mediums, or --ble-adapter for BLE) must be there.
         if requested != nil || (entry.kind == .ble && options.bleAdapter != nil) {
@@ -97,11 +106,8 @@ extension MediumCatalog.Entry {
       }
       return .available("adapter \(first); power and access are checked when it starts")
     },
-    provider: { options in
-      var configuration = BlueZConfiguration(adapter: options.bleAdapter)
-      configuration.connectable = options.bleConnectable
-      return .bluez(configuration)
-    })
+    // Peer mode makes this medium with its GATT transport (PeerCarrier.bluez, connectable).
+    provider: { options in .bluez(BlueZConfiguration(adapter: options.bleAdapter)) })
 
   /// Near-ultrasonic audio through PulseAudio, when a server socket is there.
   static let pulseAudio = Self(

@@ -47,35 +47,6 @@ struct PeerConnection {
     try! LANMulticastKey(bytes: PeerKeys(apiKey: projectKey(apiKey: apiKey).key).announcementKey)
   }
 
-  /// Opens the LAN transport.
-  /// - Throws: ``ExitFailure`` 69 when it cannot open (a port in use, an unknown interface,
-  ///   no network at all).
-  static func openLAN(peer: PeerOptions, medium: MediumOptions) throws -> (
-    LANPeerTransport, String
-  ) {
-    // Peer resolution's transport is IPv4: an IPv6 --lan-group leaves it on the default group.
-    let group =
-      medium.lanGroup.contains(":") ? LANMulticastConfiguration.defaultIPv4Group : medium.lanGroup
-    let configuration = LANPeerConfiguration(
-      group: group, groupPort: UInt16(clamping: peer.peerGroupPort),
-      interface: medium.lanInterfaceName)
-    try checkInterface(medium)
-    do {
-      let transport = try LANPeerTransport(configuration: configuration)
-      return (
-        transport,
-        "LAN: who-has on \(group):\(configuration.groupPort) via "
-          + "\(medium.lanInterfaceName ?? "the routing table's interface"), answers to UDP port "
-          + "\(transport.port)"
-      )
-    } catch {
-      throw ExitFailure(
-        "peer resolution cannot open its LAN transport (\(group):\(configuration.groupPort)): "
-          + "\(error); free the port, pick another with --peer-group-port, or use "
-          + "--resolver local", code: ExitCodes.unavailable)
-    }
-  }
-
   /// - Throws: ``ExitFailure`` 69 when `--lan-interface` names an interface this host lacks.
   static func checkInterface(_ medium: MediumOptions) throws {
     if let name = medium.lanInterfaceName, !NetworkInterfaces.exists(name) {
@@ -85,49 +56,76 @@ struct PeerConnection {
     }
   }
 
-  /// Opens the GATT transport on the BLE medium's adapter.
-  /// - Throws: ``ExitFailure`` 69 naming what bluetoothd said.
-  static func openGATT(medium: MediumOptions, logger: Logger) async throws -> (
-    BlueZPeerTransport, String
-  ) {
-    do {
-      let transport = try await BlueZPeerTransport(
-        configuration: .init(bluez: BlueZConfiguration(adapter: medium.bleAdapter)),
-        logger: logger)
-      return (transport, "BLE: GATT service on \(medium.bleAdapter ?? "the first powered adapter")")
-    } catch {
-      throw ExitFailure(
-        "peer resolution cannot serve its GATT service through bluetoothd: \(error)",
-        code: ExitCodes.unavailable)
-    }
-  }
-
-  /// Makes the resolver, which owns the transports from now on.
-  /// - Throws: ``ExitFailure`` 64 for a configuration out of range.
-  static func make(
-    apiKey: String?, peer: PeerOptions, transports: [(any PeerTransport, String)],
-    logger: Logger
-  ) async throws -> PeerConnection {
+  /// Opens peer resolution's transports with the chosen mediums that carry them (one call:
+  /// `PeerResolver.assemble`): the LAN transport always (its medium, announcing the
+  /// transport's port, when the LAN medium runs), GATT when the BLE medium runs (its advert
+  /// connectable). A LAN transport that cannot open is fatal when the LAN medium runs or
+  /// nothing else carries; a GATT transport that cannot open is noted when the LAN carries.
+  /// - Returns: the connection and the mediums to give the manager.
+  /// - Throws: ``ExitFailure`` 69 naming the transport that cannot open and the fix; 64 for a
+  ///   configuration out of range.
+  static func assemble(
+    apiKey: String?, peer: PeerOptions, medium: MediumOptions, choice: MediumCatalog.Choice,
+    note: (String) -> Void, logger: Logger
+  ) async throws -> (PeerConnection, [MediumProvider]) {
     let (key, source) = projectKey(apiKey: apiKey)
+    // Peer resolution's transport is IPv4: an IPv6 --lan-group leaves it on the default group.
+    let group =
+      medium.lanGroup.contains(":") ? LANMulticastConfiguration.defaultIPv4Group : medium.lanGroup
+    let lanTransport = LANPeerConfiguration(
+      group: group, groupPort: UInt16(clamping: peer.peerGroupPort),
+      interface: medium.lanInterfaceName)
+    var carriers = [
+      PeerCarrier.lan(
+        medium: choice.kinds.contains(.lan) ? medium.lanConfiguration : nil,
+        transport: lanTransport)
+    ]
+    if choice.kinds.contains(.ble) {
+      carriers.append(.bluez(.init(bluez: BlueZConfiguration(adapter: medium.bleAdapter))))
+    }
+    func failure(_ carrier: String, _ error: any Error) -> ExitFailure {
+      carrier == "lan"
+        ? ExitFailure(
+          "peer resolution cannot open its LAN transport (\(group):\(lanTransport.groupPort)): "
+            + "\(error); free the port, pick another with --peer-group-port, or use "
+            + "--resolver local", code: ExitCodes.unavailable)
+        : ExitFailure(
+          "peer resolution cannot serve its GATT service through bluetoothd: \(error)",
+          code: ExitCodes.unavailable)
+    }
     let lostAfter = Duration.milliseconds(Int64((peer.lostAfter ?? 10) * 1000))
     var exchange = PeerExchangeStateMachine.Configuration()
     // Refresh well under lostAfter, so a still device stays found.
     exchange.refreshInterval = min(exchange.refreshInterval, lostAfter / 3)
-    let resolver: PeerResolver
+    let assembly: PeerAssembly
     do {
-      resolver = try PeerResolver(
-        transports: transports.map(\.0),
+      assembly = try await PeerResolver.assemble(
+        carriers, otherMediums: choice.providers(except: [.lan, .ble]),
         configuration: PeerResolverConfiguration(
           resolution: ResolutionConfiguration(lostAfter: lostAfter), exchange: exchange),
         logger: logger)
+    } catch let error as PeerAssemblyError {
+      // Nothing carries: the last transport tried says why (GATT when BLE runs).
+      guard let last = error.failures.last else { throw error }
+      throw failure(last.carrier, last.error)
     } catch {
-      for (transport, _) in transports { await transport.shutdown() }
       throw ExitFailure("peer resolution: \(error)", code: ExitCodes.usage)
     }
-    return PeerConnection(
-      resolver: resolver, apiKey: key, keySource: source,
-      description: transports.map(\.1).joined(separator: "; "),
-      hasLAN: transports.contains { $0.0.kind == LANPeerAddress.kind },
-      hasGATT: transports.contains { $0.0.kind == BLEPeerAddress.kind })
+    for failed in assembly.failures {
+      if failed.carrier == "lan", choice.kinds.contains(.lan) {
+        await assembly.resolver.shutdown()
+        throw failure(failed.carrier, failed.error)
+      }
+      note(
+        "\(failure(failed.carrier, failed.error).description); "
+          + (failed.carrier == "lan"
+            ? "tokens are asked over GATT only"
+            : "tokens heard over BLE are asked on the LAN instead"))
+    }
+    let connection = PeerConnection(
+      resolver: assembly.resolver, apiKey: key, keySource: source,
+      description: assembly.descriptions.joined(separator: "; "),
+      hasLAN: assembly.opened("lan"), hasGATT: assembly.opened("ble"))
+    return (connection, assembly.mediums)
   }
 }
