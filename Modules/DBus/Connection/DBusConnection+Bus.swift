@@ -62,20 +62,20 @@ extension DBusConnection {
   public func nameOwnerChanges(of name: String) async throws(DBusError) -> AsyncStream<
     (old: String, new: String)
   > {
-    let signals = try await self.signals(
-      matching: DBusMatchRule(
-        sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus",
-        member: "NameOwnerChanged", arguments: [0: name]))
     let (stream, continuation) = AsyncStream.makeStream(
       of: (old: String, new: String).self, bufferingPolicy: .bufferingNewest(64))
-    let forward = Task {
-      for await signal in signals {
-        guard signal.signature == "sss" else { continue }
-        continuation.yield((signal.body[1].string ?? "", signal.body[2].string ?? ""))
-      }
-      continuation.finish()
+    // Mapped on the dispatch thread as each signal arrives: no task between the bus and the
+    // stream.
+    let handler = try await handleSignals(
+      matching: DBusMatchRule(
+        sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus",
+        member: "NameOwnerChanged", arguments: [0: name]),
+      onEnd: { continuation.finish() }
+    ) { signal in
+      guard signal.signature == "sss" else { return }
+      continuation.yield((signal.body[1].string ?? "", signal.body[2].string ?? ""))
     }
-    continuation.onTermination = { _ in forward.cancel() }
+    continuation.onTermination = { _ in handler.cancel() }
     return stream
   }
 }
