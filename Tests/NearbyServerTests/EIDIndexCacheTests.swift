@@ -46,6 +46,37 @@ struct EIDIndexCacheTests {
     #expect(loads.withLock { $0 } == 2)
   }
 
+  /// A build runs in the task of the request that began it: when that request goes away
+  /// mid-build (its client disconnected), a request waiting for the build builds for itself.
+  @Test("a build whose request is cancelled is taken over by a request waiting for it")
+  func aCancelledBuildIsTakenOver() async throws {
+    let cache = EIDIndexCache()
+    let loads = Mutex(0)
+    let registration = try EddystoneEIDRegistration(
+      identityKey: Array(0..<16), rotationExponent: 10, clockValue: 0, registeredAt: Date())
+    // The first load waits until cancelled; later ones answer at once.
+    let load: EIDIndexCache.Loader = {
+      let number = loads.withLock {
+        $0 += 1
+        return $0
+      }
+      if number == 1 { try await untilCancelled() }
+      return [(name: "eddystone-eid!beacon", registration: registration)]
+    }
+    let now = Date()
+    let first = Task { try await cache.index(project: "p", now: now, load: load) }
+    #expect(await eventually { loads.withLock { $0 } == 1 })
+    let second = Task { try await cache.index(project: "p", now: now, load: load) }
+    // The second request waits for the first build (it starts no load of its own) ...
+    #expect(await eventually { await cache.waitingRequests == 1 })
+    #expect(loads.withLock { $0 } == 1)
+    first.cancel()
+    await #expect(throws: CancellationError.self) { try await first.value }
+    // ... and builds once that one's request is gone.
+    #expect(try await second.value.count > 0)
+    #expect(loads.withLock { $0 } == 2)
+  }
+
   /// Issue 29, finding 9: alternating changes to one beacon and look-ups rebuilt the
   /// project's whole index each time; now the beacon changes in place and the index is built
   /// once, and it answers as a fresh one would.

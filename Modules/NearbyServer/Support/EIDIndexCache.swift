@@ -22,8 +22,10 @@ actor EIDIndexCache {
   private var indexes: [String: Index] = [:]
   /// Bumped by ``invalidate(project:)``: a build that started before is not kept.
   private var generations: [String: UInt64] = [:]
-  /// Builds in progress, by project, with the generation they started in.
-  private var building: [String: (generation: UInt64, task: Task<Index, any Error>)] = [:]
+  /// Builds in progress, by project: the generation each started in and its number.
+  private var building: [String: (generation: UInt64, number: Int)] = [:]
+  /// The requests waiting for each build in progress, by its number.
+  private var waiting: [Int: [CheckedContinuation<Result<Index, any Error>, Never>]] = [:]
 
   init(capacity: Int = 1024) { self.capacity = capacity }
 
@@ -33,16 +35,30 @@ actor EIDIndexCache {
     if let index = indexes[project], index.covers(now) { return index }
     let generation = generations[project, default: 0]
     if let running = building[project], running.generation == generation {
-      let index = try await running.task.value
-      if index.covers(now) { return index }
+      let shared = await withCheckedContinuation { waiting[running.number, default: []].append($0) }
+      switch shared {
+      case .success(let index) where index.covers(now):
+        return index
+      case .failure(let error) where !(error is CancellationError) || Task.isCancelled:
+        throw error
+      default:
+        // Too old for `now`, or its requester went away mid-build: build for this one.
+        break
+      }
     }
     builds += 1
-    let task = Task { await Self.build(try await load(), now: now) }
-    building[project] = (generation, task)
-    defer {
-      if building[project]?.generation == generation { building[project] = nil }
+    let number = builds
+    building[project] = (generation, number)
+    // The build runs in this request's task; requests that come meanwhile wait for it.
+    let result: Result<Index, any Error>
+    do {
+      result = .success(await Self.build(try await load(), now: now))
+    } catch {
+      result = .failure(error)
     }
-    let index = try await task.value
+    if building[project]?.number == number { building[project] = nil }
+    for waiter in waiting.removeValue(forKey: number) ?? [] { waiter.resume(returning: result) }
+    let index = try result.get()
     // Keep it unless the beacons changed meanwhile or a newer index is already there.
     if generations[project, default: 0] == generation,
       indexes[project].map({ $0.builtAt <= index.builtAt }) ?? true
@@ -52,6 +68,9 @@ actor EIDIndexCache {
     }
     return index
   }
+
+  /// How many requests wait for a build under way (for tests and diagnostics).
+  var waitingRequests: Int { waiting.values.reduce(0) { $0 + $1.count } }
 
   /// How many indexes were built (for tests and diagnostics).
   private(set) var builds = 0
