@@ -24,7 +24,9 @@ public actor DesktopNotifier {
   private let callTimeout: Duration
   private let logger: Logger
   private var connection: DBusConnection?
-  private var connecting: Task<Result<DBusConnection, DBusError>, Never>?
+  /// While the bus connection is being opened: the callers waiting for it (`nil`: not
+  /// opening).
+  private var connectWaiters: [CheckedContinuation<DBusConnection?, Never>]?
   private var failing = false
 
   /// Whether the notifier gave up because there is no bus to reach; then ``notify(_:)``
@@ -99,33 +101,31 @@ public actor DesktopNotifier {
     connection = nil
   }
 
+  /// The bus connection, opened when there is none. Concurrent callers share one attempt:
+  /// the first opens it in its task, the others wait for its outcome.
   private func connect() async -> DBusConnection? {
     if let connection, connection.isConnected { return connection }
-    let task =
-      connecting
-      ?? Task { [bus, logger] in
-        do throws(DBusError) {
-          return .success(try await DBusConnection(bus, logger: logger))
-        } catch {
-          return .failure(error)
-        }
-      }
-    connecting = task
-    let result = await task.value
-    connecting = nil
-    switch result {
-    case .success(let connection):
-      self.connection = connection
-      return connection
-    case .failure(let error):
-      if !isDisabled {
+    if connectWaiters != nil {
+      return await withCheckedContinuation { connectWaiters?.append($0) }
+    }
+    connectWaiters = []
+    let opened: DBusConnection?
+    do throws(DBusError) {
+      opened = try await DBusConnection(bus, logger: logger)
+      connection = opened
+    } catch {
+      opened = nil
+      // A caller that went away is no sign that the bus is missing.
+      if !isDisabled, !Task.isCancelled {
         isDisabled = true
         logger.warning(
           "desktop notifications are off: cannot reach the \(bus) (is DBUS_SESSION_BUS_ADDRESS set?)",
           metadata: ["error": "\(error)"])
       }
-      return nil
     }
+    for waiter in connectWaiters ?? [] { waiter.resume(returning: opened) }
+    connectWaiters = nil
+    return opened
   }
 
   /// `Notify`'s `expire_timeout`: milliseconds, at least 1 (0 would mean "never").
