@@ -2,9 +2,9 @@ import Synchronization
 
 /// One task hosting one discarding task group, for an actor whose work starts where nothing
 /// can await it: the readers of its inputs, its chores, its timers. The actor hands each
-/// piece to ``start(_:)``; ``end()`` cancels what still runs, and ``ended()`` returns once all
-/// of it (and the `afterwards` step) is over. The actor keeps the group as a property and
-/// never a task handle of its own.
+/// piece to ``start(_:)``; ``end()`` cancels what still runs (``finish()`` lets it run to its
+/// own end), and ``ended()`` returns once all of it (and the `afterwards` step) is over. The
+/// actor keeps the group as a property and never a task handle of its own.
 ///
 /// Work runs marked as this group's (``isCurrent``): a shutdown that its own work began (a
 /// resolver dropping the device while the manager reports) cannot await the group it runs in,
@@ -27,6 +27,8 @@ package struct WorkGroup: Sendable {
   private let work: AsyncStream<Work>.Continuation
   private let task: Task<Void, Never>
   private let counter = Counter()
+  /// Whether the end cancels what still runs (``end()``) or lets it finish (``finish()``).
+  private let cancelsAtEnd = Flag()
 
   /// Starts the group's task.
   /// - Parameter afterwards: runs once the group has ended and all its work is over, in the
@@ -35,7 +37,7 @@ package struct WorkGroup: Sendable {
     // One per piece started: bounded by what the actor starts.
     let (pieces, work) = AsyncStream.makeStream(of: Work.self, bufferingPolicy: .unbounded)
     self.work = work
-    let (id, counter) = (ObjectIdentifier(identity), counter)
+    let (id, counter, cancelsAtEnd) = (ObjectIdentifier(identity), counter, cancelsAtEnd)
     task = Task {
       await Self.$current.withValue(id) {
         await withDiscardingTaskGroup { group in
@@ -45,7 +47,7 @@ package struct WorkGroup: Sendable {
               counter.add(-1)
             }
           }
-          group.cancelAll()
+          if cancelsAtEnd.value { group.cancelAll() }
         }
       }
       await afterwards()
@@ -59,8 +61,15 @@ package struct WorkGroup: Sendable {
     if case .terminated = work.yield(piece) { counter.add(-1) }
   }
 
-  /// Ends the group: no more work starts, and what runs is cancelled.
-  package func end() { work.finish() }
+  /// Ends the group: no more work starts, and what runs is cancelled. Safe to call again.
+  package func end() {
+    cancelsAtEnd.set()
+    work.finish()
+  }
+
+  /// Closes the group: no more work starts, and what runs goes on to its own end (a writer
+  /// draining its queue); call one of ``end()`` and ``finish()``, once.
+  package func finish() { work.finish() }
 
   /// Returns once the group has ended and its work and the `afterwards` step are over.
   package func ended() async { await task.value }
@@ -70,6 +79,12 @@ package struct WorkGroup: Sendable {
 
   /// How many pieces of work were started and are not over (for tests and diagnostics).
   package var running: Int { counter.value }
+
+  private final class Flag: Sendable {
+    private let state = Mutex(false)
+    func set() { state.withLock { $0 = true } }
+    var value: Bool { state.withLock { $0 } }
+  }
 
   private final class Counter: Sendable {
     private let count = Mutex(0)

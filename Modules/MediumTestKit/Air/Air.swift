@@ -87,12 +87,12 @@ public actor Air {
   private var beacons: [String: Beacon] = [:]
   private var random: SplitMix64
   private let timeline: Timeline
-  /// The advertising rounds, while a medium is attached.
-  private var loop: Task<Void, Never>?
+  /// The air's work while a medium is attached: the advertising rounds and the courier.
+  private var work: WorkGroup?
   /// Sightings waiting out the latency, in due order (the latency is the same for all).
   private var inFlight: [Delivery] = []
-  /// Delivers ``inFlight`` when due, while there is any.
-  private var courier: Task<Void, Never>?
+  /// Whether the courier runs: it delivers ``inFlight`` when due, while there is any.
+  private var courierRuns = false
   private var round = 0
   /// How many adverts were heard and lost so far.
   public private(set) var delivered = 0
@@ -109,10 +109,7 @@ public actor Air {
     self.timeline = Timeline(configuration.clock)
   }
 
-  deinit {
-    loop?.cancel()
-    courier?.cancel()
-  }
+  deinit { work?.end() }
 
   // MARK: Topology
 
@@ -237,23 +234,25 @@ public actor Air {
 
   // MARK: Propagation
 
-  /// Cancels the rounds and the courier and awaits them. A medium made meanwhile (this awaits)
-  /// starts tasks of its own.
+  /// Ends the rounds and the courier and awaits them. A medium made meanwhile (this awaits)
+  /// starts work of its own.
   private func stopTasks() async {
-    let tasks = [loop, courier].compactMap { $0 }
-    loop = nil
-    courier = nil
+    guard let ending = work else { return }
+    work = nil
+    courierRuns = false
     inFlight.removeAll()
-    for task in tasks { task.cancel() }
-    for task in tasks { await task.value }
+    ending.end()
+    await ending.ended()
   }
 
   private func startLoopIfNeeded() {
-    guard loop == nil else { return }
+    guard work == nil else { return }
+    let work = WorkGroup()
+    self.work = work
     let (timeline, interval) = (timeline, configuration.advertiseInterval)
-    // Taken now, not when the task first runs, so that a clock advanced at once still counts.
+    // Taken now, not when the work first runs, so that a clock advanced at once still counts.
     let first = timeline.elapsed() + interval
-    loop = Task { [weak self] in
+    work.start { [weak self] in
       // One round per interval on the clock, on a fixed schedule: a clock that jumps several
       // intervals (a manual one) gets one round for each.
       var next = first
@@ -271,8 +270,10 @@ public actor Air {
   }
 
   private func startCourierIfNeeded() {
-    guard courier == nil else { return }
-    courier = Task { [weak self] in await self?.deliverInFlight() }
+    guard !courierRuns else { return }
+    if work == nil { startLoopIfNeeded() }
+    courierRuns = true
+    work?.start { [weak self] in await self?.deliverInFlight() }
   }
 
   /// Sleeps on the clock until the first sighting in flight is due, delivers every one due,
@@ -282,7 +283,7 @@ public actor Air {
       do {
         try await timeline.sleep(until: first.due)
       } catch {
-        return  // cancelled by stopTasks(), which cleared `courier` already
+        return  // cancelled by stopTasks(), which cleared `courierRuns` already
       }
       let now = timeline.elapsed()
       while let delivery = inFlight.first, delivery.due <= now {
@@ -290,8 +291,8 @@ public actor Air {
         nodes[delivery.node]?.sightings.yield(delivery.sighting)
       }
     }
-    // A cancelled courier was replaced by stopTasks(), which may have started another since.
-    if !Task.isCancelled { courier = nil }
+    // A cancelled courier was stopped by stopTasks(), which may have started another since.
+    if !Task.isCancelled { courierRuns = false }
   }
 
   /// One advertising round: every transmitter is heard by every scanner in reach, and every

@@ -228,25 +228,26 @@ public struct MediumConformance: Sendable {
   }
 }
 
-/// Whether `operation` returns within `timeout`. Unlike a task group, it does not wait for an
-/// operation that hangs: that one is cancelled and left behind.
+/// Whether `operation` returns within `timeout`. Unlike awaiting a task group, it does not
+/// wait for an operation that hangs: that one is cancelled (its group ended) and left to end
+/// when it will.
 func finishes(
   within timeout: Duration, _ operation: @escaping @Sendable () async -> Void
 ) async -> Bool {
   let (outcomes, continuation) = AsyncStream.makeStream(
     of: Bool.self, bufferingPolicy: .bufferingNewest(2))
-  let work = Task {
+  let race = WorkGroup()
+  race.start {
     await operation()
     continuation.yield(true)
   }
-  let timer = Task {
+  race.start {
     try? await Task.sleep(for: timeout)
     continuation.yield(false)
   }
   var iterator = outcomes.makeAsyncIterator()
   let finished = await iterator.next() ?? false
-  timer.cancel()
-  if !finished { work.cancel() }
+  race.end()
   return finished
 }
 

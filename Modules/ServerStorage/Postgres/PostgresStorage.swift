@@ -41,7 +41,8 @@ public final class PostgresStorage: ResolverStorage {
 
   public let description: String
   let client: PostgresClient
-  private let runner: Task<Void, Never>
+  /// Runs the client's connection pool; ended and awaited by ``shutdown()``.
+  private let runner = WorkGroup()
   private let threads: NIOThreadPool
   let logger: Logger
   /// Nil when the URL says `?prepared=off`.
@@ -95,7 +96,7 @@ public final class PostgresStorage: ResolverStorage {
     try await Self.probe(options, logger: logger)
     client = PostgresClient(configuration: configuration, backgroundLogger: logger)
     let client = self.client
-    runner = Task { await client.run() }
+    runner.start { await client.run() }
     let threads = NIOThreadPool(numberOfThreads: pool)
     self.threads = threads
     threads.start()
@@ -185,7 +186,9 @@ public final class PostgresStorage: ResolverStorage {
     let (stream, continuation) = AsyncStream.makeStream(
       of: EventNotification.self, bufferingPolicy: .bufferingOldest(4096))
     let (client, logger) = (client, logger)
-    let listener = Task {
+    // A group of its own per stream, ended when the stream's reader goes away.
+    let listener = WorkGroup()
+    listener.start {
       var overflowed = false
       func send(_ notification: EventNotification) {
         if overflowed {
@@ -216,7 +219,7 @@ public final class PostgresStorage: ResolverStorage {
       }
       continuation.finish()
     }
-    continuation.onTermination = { _ in listener.cancel() }
+    continuation.onTermination = { _ in listener.end() }
     return stream
   }
 
@@ -242,7 +245,8 @@ public final class PostgresStorage: ResolverStorage {
   }
 
   public func shutdown() async {
-    runner.cancel()
+    runner.end()
+    await runner.ended()
     try? await threads.shutdownGracefully()
   }
 }

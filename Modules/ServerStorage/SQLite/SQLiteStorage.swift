@@ -1,4 +1,5 @@
 public import Foundation
+import Core
 import GRDB
 public import Logging
 
@@ -17,8 +18,9 @@ public final class SQLiteStorage: ResolverStorage {
   public let path: String
   private let pool: DatabasePool
   private let batcher: TransactionBatcher
-  /// Runs the batcher's writes; ended and awaited by ``shutdown()`` (or ended by `deinit`).
-  private let writer: Task<Void, Never>
+  /// Runs the batcher's writes; closed and awaited by ``shutdown()`` (or closed by `deinit`),
+  /// the batcher draining its queue first.
+  private let writer = WorkGroup()
 
   /// Opens (creating if needed) the database at `path` and brings its schema up to date.
   ///
@@ -45,7 +47,7 @@ public final class SQLiteStorage: ResolverStorage {
       }
     }
     self.batcher = batcher
-    writer = Task { await batcher.run() }
+    writer.start { await batcher.run() }
     logger.info("storage ready", metadata: ["sqlite": "\(path)", "schema": "\(Schema.version)"])
   }
 
@@ -88,11 +90,15 @@ public final class SQLiteStorage: ResolverStorage {
 
   public func shutdown() async {
     batcher.finish()
-    await writer.value
+    writer.finish()
+    await writer.ended()
     try? pool.close()
   }
 
-  deinit { batcher.finish() }
+  deinit {
+    batcher.finish()
+    writer.finish()
+  }
 
   /// The default file: `$XDG_DATA_HOME/nearby/resolver.sqlite`, or
   /// `~/.local/share/nearby/resolver.sqlite`.
