@@ -10,25 +10,31 @@ import ResolverAPI
 extension ResolverClient {
   /// Keeps the event stream open: reconnects with backoff after errors, resuming after the
   /// last event received; ends when the server no longer knows the device.
-  func followEvents(of device: DeviceCredentials) async {
+  func followEvents(
+    of device: DeviceCredentials, stream number: Int,
+    into continuation: AsyncStream<SequencedEvent>.Continuation
+  ) async {
     var backoff = Backoff(
       initial: configuration.initialBackoff, maximum: configuration.maximumBackoff)
-    while !Task.isCancelled, !isClosed {
+    while !Task.isCancelled, !isClosed, number == streamNumber {
       do {
-        try await streamOnce(device, backoff: &backoff)
+        try await streamOnce(device, stream: number, into: continuation, backoff: &backoff)
       } catch let error as ResolverError where error.meansDeviceIsGone {
         logger.warning("event stream refused; the device is gone", metadata: ["error": "\(error)"])
-        eventContinuation?.finish()
+        continuation.finish()
         return
       } catch {
         logger.debug("event stream interrupted", metadata: ["error": "\(error)"])
       }
-      guard !Task.isCancelled, !isClosed else { return }
+      guard !Task.isCancelled, !isClosed, number == streamNumber else { return }
       try? await Task.sleep(for: max(backoff.next(), retryDelay))
     }
   }
 
-  func streamOnce(_ device: DeviceCredentials, backoff: inout Backoff) async throws {
+  func streamOnce(
+    _ device: DeviceCredentials, stream number: Int,
+    into continuation: AsyncStream<SequencedEvent>.Continuation, backoff: inout Backoff
+  ) async throws {
     let lastEventID = lastStreamedSequence > 0 ? String(lastStreamedSequence) : nil
     let output = try await call(secret: device.secret, stream: true) {
       try await $0.events(
@@ -51,8 +57,10 @@ extension ResolverClient {
       guard let data = message.data, message.event != "keepalive" else { continue }
       let wire = try JSONDecoder().decode(Components.Schemas.Event.self, from: Data(data.utf8))
       let event = try wire.event()
+      // A stream replaced by a newer one stops here: its events go to the newer one's.
+      guard number == streamNumber else { return }
       lastStreamedSequence = max(lastStreamedSequence, event.sequence)
-      eventContinuation?.yield(event)
+      continuation.yield(event)
     }
   }
 }

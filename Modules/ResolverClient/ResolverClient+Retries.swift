@@ -18,8 +18,9 @@ extension ResolverClient {
 
   /// Starts sending what is pending, unless that is under way.
   func schedulePendingFlush(from device: DeviceCredentials) {
-    guard flushTask == nil, !isClosed else { return }
-    flushTask = Task { [weak self] in await self?.flushPending(from: device) }
+    guard !flushRuns, !isClosed else { return }
+    flushRuns = true
+    work.start { [weak self] in await self?.flushPending(from: device) }
   }
 
   /// Sends what is pending once the server answers again; events of the answers go to the
@@ -27,7 +28,7 @@ extension ResolverClient {
   func flushPending(from device: DeviceCredentials) async {
     var backoff = Backoff(
       initial: configuration.initialBackoff, maximum: configuration.maximumBackoff)
-    defer { flushTask = nil }
+    defer { flushRuns = false }
     while !pending.isEmpty, !Task.isCancelled, !isClosed {
       // The backoff, or a 429's Retry-After if that is longer.
       try? await Task.sleep(for: max(backoff.next(), retryDelay))

@@ -68,9 +68,15 @@ public actor ResolverClient {
   private var apiKey = ""
   private var account = ""
   var pending: PendingReport
-  var flushTask: Task<Void, Never>?
+  /// The flush of pending reports and the event stream's follower run here; ended when the
+  /// device is unregistered or the client released.
+  let work = WorkGroup()
+  /// Whether a flush of pending reports runs (one at a time).
+  var flushRuns = false
   var eventContinuation: AsyncStream<SequencedEvent>.Continuation?
-  private var streamTask: Task<Void, Never>?
+  /// The number of the event stream that is current: a follower of an older one (replaced by
+  /// a new ``events(for:)``) stops at its next event or reconnection.
+  var streamNumber = 0
   /// The newest event sequence received on the stream (`Last-Event-ID` when reconnecting).
   var lastStreamedSequence: UInt64 = 0
   /// No call before this (a `429`'s `Retry-After`).
@@ -98,8 +104,7 @@ public actor ResolverClient {
   }
 
   deinit {
-    flushTask?.cancel()
-    streamTask?.cancel()
+    work.end()
     eventContinuation?.finish()
     // The client's own shutdown, which needs no task: it calls back when done (nothing to do).
     http.shutdown { _ in }
@@ -160,21 +165,23 @@ public actor ResolverClient {
   @_spi(Resolver) public func events(for device: DeviceCredentials) async throws -> AsyncStream<
     SequencedEvent
   > {
-    streamTask?.cancel()
     eventContinuation?.finish()
     // Unbounded, like the in-process resolver's: events must not be dropped, and the manager
     // reads them at once.
     let (stream, continuation) = AsyncStream.makeStream(
       of: SequencedEvent.self, bufferingPolicy: .unbounded)
     eventContinuation = continuation
-    streamTask = Task { [weak self] in await self?.followEvents(of: device) }
+    streamNumber += 1
+    let number = streamNumber
+    work.start { [weak self] in
+      await self?.followEvents(of: device, stream: number, into: continuation)
+    }
     return stream
   }
 
   @_spi(Resolver) public func unregister(_ device: DeviceCredentials) async throws {
     isClosed = true
-    flushTask?.cancel()
-    streamTask?.cancel()
+    work.end()
     eventContinuation?.finish()
     eventContinuation = nil
     defer { http.shutdown { _ in } }

@@ -19,8 +19,9 @@ import NearbyTesting
 @Suite("The server's peer bridge")
 struct PeerBridgeTests {
   /// Both sides' `lostAfter`: long enough that a stall on a loaded machine does not make a
-  /// message flap, short enough to see lost.
-  static let lostAfter: Duration = .seconds(4)
+  /// message flap (4 s did once, in a CI run with the PostgreSQL suites beside it: the box
+  /// lost the phone and found it again), short enough to see lost within the waits below.
+  static let lostAfter: Duration = .seconds(10)
 
   /// The two worlds: a server joined to `network`, and what each device found and lost.
   final class Worlds: Sendable {
@@ -105,12 +106,12 @@ struct PeerBridgeTests {
     let phoneWatch = try await worlds.watch(phone, as: "phone", type: "name")
     let boxWatch = try await worlds.watch(box, as: "box", type: "name")
     try #require(
-      await eventually(timeout: .seconds(20)) {
+      await eventually(timeout: .seconds(40)) {
         worlds.seen(by: "phone") == ["found Box"] && worlds.seen(by: "box") == ["found Phone"]
       }, "phone: \(worlds.seen(by: "phone")), box: \(worlds.seen(by: "box"))")
     await worlds.air.block("phone", "box")
     try #require(
-      await eventually(timeout: .seconds(20)) {
+      await eventually(timeout: .seconds(40)) {
         worlds.seen(by: "phone") == ["found Box", "lost Box"]
           && worlds.seen(by: "box") == ["found Phone", "lost Phone"]
       }, "phone: \(worlds.seen(by: "phone")), box: \(worlds.seen(by: "box"))")
@@ -136,11 +137,11 @@ struct PeerBridgeTests {
     let watch = try await worlds.watch(
       screen, as: screenName, type: "tv", strategy: Strategy(mediums: .audio, mode: .broadcast))
     try #require(
-      await eventually(timeout: .seconds(20)) { worlds.seen(by: screenName) == ["found cast"] },
+      await eventually(timeout: .seconds(40)) { worlds.seen(by: screenName) == ["found cast"] },
       "\(screenName): \(worlds.seen(by: screenName))")
     await cast.cancel()
     try #require(
-      await eventually(timeout: .seconds(20)) {
+      await eventually(timeout: .seconds(40)) {
         worlds.seen(by: screenName) == ["found cast", "lost cast"]
       }, "\(screenName): \(worlds.seen(by: screenName))")
     withExtendedLifetime((cast, watch)) {}
@@ -163,14 +164,14 @@ struct PeerBridgeTests {
     let box = try await worlds.box("box", at: 2)
     let boxName = try await box.publish(Message(text: "Box", type: "name"))
     try #require(
-      await eventually(timeout: .seconds(20)) { worlds.seen(by: "phone") == ["found Box"] },
+      await eventually(timeout: .seconds(40)) { worlds.seen(by: "phone") == ["found Box"] },
       "phone: \(worlds.seen(by: "phone"))")
     // The stranger did ask (its who-has for the phone's token reached the project's peers, the
     // bridge among them, and was refused as another project's), and was asked in vain.
     let boxResolver = try #require(worlds.resolver(of: "box"))
     let strangerResolver = try #require(worlds.resolver(of: "stranger"))
     try #require(
-      await eventually(timeout: .seconds(20)) {
+      await eventually(timeout: .seconds(40)) {
         let (box, stranger) = (
           await boxResolver.counters(), await strangerResolver.counters()
         )
