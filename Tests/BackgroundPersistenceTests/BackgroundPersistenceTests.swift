@@ -208,6 +208,8 @@ struct BackgroundPersistenceTests {
     let keeper = BackgroundKeeper(persistence: background, manager: manager)
     let following = Task { await keeper.follow() }
     defer { following.cancel() }
+    // A change made before the keeper listens would not reach it: wait until it does.
+    #expect(await eventually { background.store.eventStreamCount == 1 })
 
     let first = try await background.add(BackgroundSubscription(namespace: "a", strategy: .bleOnly))
     #expect(await keeper.subscriptionHandles.isEmpty)  // mode off

@@ -20,11 +20,18 @@ package struct WorkGroup: Sendable {
   /// The group whose work is running; `nil` outside every group's work.
   @TaskLocal private static var current: ObjectIdentifier?
 
-  /// Names this group for ``isCurrent``.
-  private final class Identity: Sendable {}
+  /// Names this group for ``isCurrent``, and closes it (as ``finish()`` does) when the last
+  /// copy of the group goes away: a group nobody holds ends once its work is over.
+  private final class Identity: Sendable {
+    let work: AsyncStream<Work>.Continuation
 
-  private let identity = Identity()
-  private let work: AsyncStream<Work>.Continuation
+    init(_ work: AsyncStream<Work>.Continuation) { self.work = work }
+
+    deinit { work.finish() }
+  }
+
+  private let identity: Identity
+  private var work: AsyncStream<Work>.Continuation { identity.work }
   private let task: Task<Void, Never>
   private let counter = Counter()
   /// Whether the end cancels what still runs (``end()``) or lets it finish (``finish()``).
@@ -36,7 +43,7 @@ package struct WorkGroup: Sendable {
   package init(afterwards: @escaping @Sendable () async -> Void = {}) {
     // One per piece started: bounded by what the actor starts.
     let (pieces, work) = AsyncStream.makeStream(of: Work.self, bufferingPolicy: .unbounded)
-    self.work = work
+    identity = Identity(work)
     let (id, counter, cancelsAtEnd) = (ObjectIdentifier(identity), counter, cancelsAtEnd)
     task = Task {
       await Self.$current.withValue(id) {

@@ -35,7 +35,8 @@ public final class NearbyPermission: PermissionGate {
   public let store: DefaultsStore
   private let prompt: Prompt
   private let promptTimeout: Duration
-  private let handlerTask: Task<Void, Never>?
+  /// Calls the `changedHandler` as the answer changes; ended when the permission goes away.
+  private let handlerWork = WorkGroup()
 
   /// A permission over `store`.
   ///
@@ -54,11 +55,9 @@ public final class NearbyPermission: PermissionGate {
     self.promptTimeout = promptTimeout
     if let changedHandler {
       let changes = Self.changes(of: store)
-      handlerTask = Task {
+      handlerWork.start {
         for await granted in changes { changedHandler(granted) }
       }
-    } else {
-      handlerTask = nil
     }
   }
 
@@ -74,7 +73,7 @@ public final class NearbyPermission: PermissionGate {
     self.init(store: store, prompt: prompt, changedHandler: changedHandler)
   }
 
-  deinit { handlerTask?.cancel() }
+  deinit { handlerWork.end() }
 
   /// Whether the user granted Nearby permission (false when never asked).
   public var isGranted: Bool { store.bool(forKey: Self.key) == true }
@@ -125,18 +124,19 @@ public final class NearbyPermission: PermissionGate {
       .removeDuplicates().dropFirst()
   }
 
-  /// `sequence` as a stream that keeps the newest 16 unread values; a task reads it until
-  /// it ends or the stream's reader goes away.
+  /// `sequence` as a stream that keeps the newest 16 unread values; a work group of its own
+  /// reads it until it ends or the stream's reader goes away.
   private static func stream<Element: Sendable>(
     of sequence: some AsyncSequence<Element, Never> & Sendable
   ) -> AsyncStream<Element> {
     let (stream, continuation) = AsyncStream.makeStream(
       of: Element.self, bufferingPolicy: .bufferingNewest(16))
-    let task = Task {
+    let reading = WorkGroup()
+    reading.start {
       for await element in sequence { continuation.yield(element) }
       continuation.finish()
     }
-    continuation.onTermination = { _ in task.cancel() }
+    continuation.onTermination = { _ in reading.end() }
     return stream
   }
 

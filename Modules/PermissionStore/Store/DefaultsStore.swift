@@ -242,6 +242,10 @@ public final class DefaultsStore: Sendable {
 
   // MARK: Events
 
+  /// How many event streams are open (a test waits for a follower to listen before it
+  /// changes the store).
+  package var eventStreamCount: Int { core.state.withLock { $0.subscribers.count } }
+
   /// A new stream of this store's events: changes (by this store or elsewhere), corrupt files
   /// moved aside, a watch that failed. Each call makes an independent stream; it keeps the
   /// newest 256 unread events and finishes when the store closes.

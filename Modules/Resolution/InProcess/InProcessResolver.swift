@@ -18,7 +18,9 @@ public actor InProcessResolver {
   var beacons = InProcessBeaconRegistry()
   private let logger: Logger
   private var streams: [DeviceID: AsyncStream<SequencedEvent>.Continuation] = [:]
-  private var sweeper: Task<Void, Never>?
+  /// The sleep until the earliest deadline, in a group of its own so that a new, earlier
+  /// deadline ends it.
+  private var sweeper: WorkGroup?
   private var sweeperDeadline: Date?
   /// Tells a firing sweeper whether it is still the current one.
   private var sweeperGeneration: UInt64 = 0
@@ -108,18 +110,20 @@ public actor InProcessResolver {
   /// Keeps one task sleeping until the earliest deadline.
   private func armSweeper() {
     guard let next = engine.store.deadlines.nextDeadline() else {
-      sweeper?.cancel()
+      sweeper?.end()
       sweeper = nil
       sweeperDeadline = nil
       return
     }
     if let current = sweeperDeadline, current <= next, sweeper != nil { return }
-    sweeper?.cancel()
+    sweeper?.end()
     sweeperDeadline = next
     sweeperGeneration &+= 1
     let generation = sweeperGeneration
     let delay = max(next.timeIntervalSince(now()), 0.001)
-    sweeper = Task { [weak self] in
+    let sleeping = WorkGroup()
+    sweeper = sleeping
+    sleeping.start { [weak self] in
       try? await Task.sleep(for: .seconds(delay))
       guard !Task.isCancelled, let self else { return }
       await self.sweeperFired(generation)
