@@ -54,11 +54,12 @@ extension ResolverClient {
     }
     backoff.reset()
     for try await message in body.asDecodedServerSentEvents() {
+      // A stream replaced by a newer one stops here, at an event or a keep-alive: its events
+      // go to the newer one's.
+      guard number == streamNumber else { return }
       guard let data = message.data, message.event != "keepalive" else { continue }
       let wire = try JSONDecoder().decode(Components.Schemas.Event.self, from: Data(data.utf8))
       let event = try wire.event()
-      // A stream replaced by a newer one stops here: its events go to the newer one's.
-      guard number == streamNumber else { return }
       lastStreamedSequence = max(lastStreamedSequence, event.sequence)
       continuation.yield(event)
     }

@@ -21,7 +21,7 @@ public enum PulseAudioLoopback {
   /// into the configured sink, starting `lead` seconds into the recording; returns the
   /// recording, from before the playback starts to `tail` seconds after it has all been
   /// written (at most `lead` + the samples' duration + `tail` + 10 s). Runs on two dedicated
-  /// threads; the caller's task only waits. Those limits are read on `clock`.
+  /// threads; the caller's task only waits. The end of the recording is read on `clock`.
   /// - Throws: ``Failure`` when either stream cannot be opened or fails.
   public static func run(
     _ samples: [Float], configuration: PulseAudioConfiguration, lead: Double = 0.3,
@@ -87,11 +87,14 @@ public enum PulseAudioLoopback {
         }
       }
     }
-    let limit = clock.now + .seconds(Double(most) / Double(rate) + 5)
+    // A watchdog counted in 10 ms polls (the expected time and 5 s more), not read on `clock`,
+    // so that a clock held still cannot make it wait for ever.
+    var polls = Int((Double(most) / Double(rate) + 5) * 100)
     while result.withLock({ $0.done < 2 }) {
-      guard clock.now < limit else {
+      guard polls > 0 else {
         throw Failure(description: "PulseAudio did not play and record within the time expected")
       }
+      polls -= 1
       try await Task.sleep(for: .milliseconds(10))
     }
     let (recording, error, _) = result.withLock { $0 }

@@ -122,11 +122,11 @@ public final class PulseAudioMedium: Medium {
     statusContinuation.finish()
   }
 
-  /// Polls the shared state every 5 ms until `done` holds, for at most 2 s of the medium's
-  /// clock (a thread stuck in libpulse must not hang the caller).
+  /// Polls the shared state every 5 ms until `done` holds, 400 times at most (about 2 s: a
+  /// thread stuck in libpulse must not hang the caller). Counted in polls, not read on the
+  /// medium's clock, so that a clock a test holds still cannot make it wait for ever.
   private func waitFor(_ done: (SharedState) -> Bool) async {
-    let deadline = clock.now + .seconds(2)
-    while !state.withLock({ done($0) }), clock.now < deadline {
+    for _ in 0..<400 where !state.withLock({ done($0) }) {
       try? await Task.sleep(for: .milliseconds(5))
     }
   }

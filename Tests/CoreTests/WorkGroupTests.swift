@@ -46,4 +46,24 @@ struct WorkGroupTests {
     await mine.ended()
     await other.ended()
   }
+
+  @Test("finish() lets work run to its end; end() after it still cancels it")
+  func endAfterFinishCancels() async {
+    let group = WorkGroup()
+    let (started, signal) = AsyncStream.makeStream(of: Void.self)
+    let outcome = Mutex<String?>(nil)
+    group.start {
+      signal.yield()
+      let ended = (try? await untilCancelled()) == nil ? "cancelled" : "ran"
+      outcome.withLock { $0 = ended }
+    }
+    group.finish()
+    var iterator = started.makeAsyncIterator()
+    _ = await iterator.next()
+    #expect(group.running == 1)
+    group.end()
+    await group.ended()
+    #expect(outcome.withLock { $0 } == "cancelled")
+    #expect(group.running == 0)
+  }
 }

@@ -34,8 +34,9 @@ package struct WorkGroup: Sendable {
   private var work: AsyncStream<Work>.Continuation { identity.work }
   private let task: Task<Void, Never>
   private let counter = Counter()
-  /// Whether the end cancels what still runs (``end()``) or lets it finish (``finish()``).
-  private let cancelsAtEnd = Flag()
+  /// Whether the end cancels what still runs (``end()``) or lets it finish (``finish()``),
+  /// and whether the loop has stopped taking work.
+  private let ending = Ending()
 
   /// Starts the group's task.
   /// - Parameter afterwards: runs once the group has ended and all its work is over, in the
@@ -44,7 +45,7 @@ package struct WorkGroup: Sendable {
     // One per piece started: bounded by what the actor starts.
     let (pieces, work) = AsyncStream.makeStream(of: Work.self, bufferingPolicy: .unbounded)
     identity = Identity(work)
-    let (id, counter, cancelsAtEnd) = (ObjectIdentifier(identity), counter, cancelsAtEnd)
+    let (id, counter, ending) = (ObjectIdentifier(identity), counter, ending)
     task = Task {
       await Self.$current.withValue(id) {
         await withDiscardingTaskGroup { group in
@@ -54,43 +55,64 @@ package struct WorkGroup: Sendable {
               counter.add(-1)
             }
           }
-          if cancelsAtEnd.value { group.cancelAll() }
+          if ending.loopStopped() { group.cancelAll() }
         }
       }
       await afterwards()
     }
   }
 
-  /// Runs `piece` in the group; nothing runs once the group has ended.
+  /// Runs `piece` in the group. Once the group has ended or finished, nothing more is taken;
+  /// a piece handed in just before ``end()`` still starts, cancelled.
   package func start(_ piece: @escaping Work) {
     // Counted from here, so that ``running`` includes what the loop has yet to take.
     counter.add(1)
     if case .terminated = work.yield(piece) { counter.add(-1) }
   }
 
-  /// Ends the group: no more work starts, and what runs is cancelled. Safe to call again.
+  /// Ends the group: no more work starts, and what runs is cancelled, also after
+  /// ``finish()`` (then the `afterwards` step, if it runs by then, is cancelled too). Safe to
+  /// call again.
   package func end() {
-    cancelsAtEnd.set()
+    let stopped = ending.cancel()
     work.finish()
+    // The loop no longer looks: cancel the group's task, and with it what still runs.
+    if stopped { task.cancel() }
   }
 
   /// Closes the group: no more work starts, and what runs goes on to its own end (a writer
-  /// draining its queue); call one of ``end()`` and ``finish()``, once.
+  /// draining its queue, a timer), unless ``end()`` comes later.
   package func finish() { work.finish() }
 
   /// Returns once the group has ended and its work and the `afterwards` step are over.
   package func ended() async { await task.value }
 
-  /// Whether the current task runs this group's work.
+  /// Whether the current task runs this group's work (not its `afterwards` step).
   package var isCurrent: Bool { Self.current == ObjectIdentifier(identity) }
 
   /// How many pieces of work were started and are not over (for tests and diagnostics).
   package var running: Int { counter.value }
 
-  private final class Flag: Sendable {
-    private let state = Mutex(false)
-    func set() { state.withLock { $0 = true } }
-    var value: Bool { state.withLock { $0 } }
+  private final class Ending: Sendable {
+    private let state = Mutex((cancels: false, loopStopped: false))
+
+    /// The loop stopped taking work: whether to cancel what runs.
+    func loopStopped() -> Bool {
+      state.withLock {
+        $0.loopStopped = true
+        return $0.cancels
+      }
+    }
+
+    /// ``WorkGroup/end()`` was called: whether the loop had already stopped without
+    /// cancelling (after ``WorkGroup/finish()``), so the end must cancel by itself.
+    func cancel() -> Bool {
+      state.withLock { state in
+        let mustCancel = state.loopStopped && !state.cancels
+        state.cancels = true
+        return mustCancel
+      }
+    }
   }
 
   private final class Counter: Sendable {

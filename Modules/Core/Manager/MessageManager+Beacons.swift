@@ -163,35 +163,26 @@ extension MessageManager {
   /// Expires a subscription the resolver does not know (beacons only) after its TTL; a paused
   /// one gets a new TTL when it resumes, as the resolver's do.
   func startLocalExpiry(_ id: SubscriptionID, ttl: TTL) {
-    guard subscriptions[id] != nil, let seconds = ttl.seconds else {
-      subscriptions[id]?.expiresAt = nil
-      return
-    }
-    subscriptions[id]?.expiresAt = clock.now + .seconds(seconds)
-    guard subscriptions[id]?.expiryTimerRuns == false else { return }
-    subscriptions[id]?.expiryTimerRuns = true
+    stopLocalExpiry(id)
+    guard subscriptions[id] != nil, let seconds = ttl.seconds else { return }
+    let deadline = clock.now + .seconds(seconds)
+    let timer = WorkGroup()
+    subscriptions[id]?.expiresAt = deadline
+    subscriptions[id]?.expiryTimer = timer
     let timerClock = clock
-    start { [weak self] in
-      while let deadline = await self?.localExpiry(of: id) {
-        guard (try? await timerClock.sleep(until: deadline)) != nil else { return }
-        await self?.expireLocallyIfDue(id)
-      }
+    timer.start { [weak self] in
+      guard (try? await timerClock.sleep(until: deadline)) != nil else { return }
+      await self?.expireLocallyIfDue(id)
     }
+    // The group closes once the timer is over; a pause or an unsubscribe ends it sooner.
+    timer.finish()
   }
 
-  /// Stops a subscription's TTL (it pauses): its timer ends when it next wakes.
+  /// Stops a subscription's TTL (it pauses or goes).
   func stopLocalExpiry(_ id: SubscriptionID) {
+    subscriptions[id]?.expiryTimer?.end()
+    subscriptions[id]?.expiryTimer = nil
     subscriptions[id]?.expiresAt = nil
-  }
-
-  /// When the expiry timer of `id` should wake next; `nil` ends the timer (the subscription
-  /// is gone or paused).
-  private func localExpiry(of id: SubscriptionID) -> NearbyClock.Instant? {
-    guard !isShutDown, let deadline = subscriptions[id]?.expiresAt else {
-      subscriptions[id]?.expiryTimerRuns = false
-      return nil
-    }
-    return deadline
   }
 
   private func expireLocallyIfDue(_ id: SubscriptionID) async {

@@ -107,17 +107,30 @@ extension MessageManager {
     case nil:
       break
     }
-    if permissionWaiters != nil {
-      let granted = await withCheckedContinuation { permissionWaiters?.append($0) }
-      await permissionIs(granted)
-      return
+    guard !isShutDown else { return }
+    if permissionWaiters == nil {
+      // The request runs in the manager's work, not in this caller's task: a caller that is
+      // cancelled does not cut the user's answer short for everyone waiting.
+      permissionWaiters = []
+      start { [weak self] in
+        guard let self else { return }
+        let granted = await self.askForPermission(gate, handler: handler)
+        await self.permissionAnswered(granted)
+      }
     }
-    permissionWaiters = []
-    let granted = await askForPermission(gate, handler: handler)
-    for waiter in permissionWaiters ?? [] { waiter.resume(returning: granted) }
-    permissionWaiters = nil
+    let granted = await withCheckedContinuation { permissionWaiters?.append($0) }
     await permissionIs(granted)
   }
+
+  /// The request ended: every caller waiting for it goes on with its answer.
+  private func permissionAnswered(_ granted: Bool) {
+    let waiters = permissionWaiters ?? []
+    permissionWaiters = nil
+    for waiter in waiters { waiter.resume(returning: granted) }
+  }
+
+  /// At shutdown: callers still waiting for the user go on, not granted.
+  func endPermissionRequest() { permissionAnswered(false) }
 
   private func askForPermission(
     _ gate: any PermissionGate, handler: PermissionRequestHandler?
@@ -128,9 +141,12 @@ extension MessageManager {
       answer = await Self.call(
         handler, timeout: configuration.permissionRequestTimeout, clock: configuration.clock)
       reason =
-        answer == nil
-        ? "the app's permission request handler did not answer within "
-          + "\(configuration.permissionRequestTimeout)" : "the user denied it"
+        answer != nil
+        ? "the user denied it"
+        : Task.isCancelled
+          ? "the manager shut down before the app's permission request handler answered"
+          : "the app's permission request handler did not answer within "
+            + "\(configuration.permissionRequestTimeout)"
     } else {
       answer = await gate.ask(logger: logger)
       reason = answer == nil ? "there is no terminal to ask on" : "the user denied it"

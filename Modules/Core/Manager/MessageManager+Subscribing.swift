@@ -158,6 +158,7 @@ extension MessageManager {
 
   func unsubscribe(_ id: SubscriptionID) async {
     guard let record = subscriptions.removeValue(forKey: id) else { return }
+    record.expiryTimer?.end()
     // Read and forgotten before any await: a replan meanwhile must not count it.
     let wasRunning = pausing.isRunning(subscription: id)
     pausing.removeSubscription(id)

@@ -57,8 +57,9 @@ public actor MessageManager {
     /// When a subscription the resolver does not know (beacons only) expires; `nil` while
     /// paused or without a TTL.
     var expiresAt: NearbyClock.Instant?
-    /// Whether a timer waits for ``expiresAt`` (one at most, which follows it as it moves).
-    var expiryTimerRuns = false
+    /// The timer that waits for ``expiresAt``, in a group of its own so that a pause or an
+    /// unsubscribe ends it at once.
+    var expiryTimer: WorkGroup?
   }
 
   let errorsContinuation: AsyncStream<MediumError>.Continuation
@@ -228,6 +229,7 @@ public actor MessageManager {
     if !isShutDown {
       isShutDown = true
       stopHandles()
+      endPermissionRequest()
       work.end()
       released.finish()
       chores.finish()
@@ -248,6 +250,7 @@ public actor MessageManager {
   private func stopHandles() {
     for record in publications.values { record.cell.set(.inactive) }
     for record in subscriptions.values {
+      record.expiryTimer?.end()
       record.cell.set(.inactive)
       record.continuation.finish()
     }

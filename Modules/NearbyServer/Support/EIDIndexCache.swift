@@ -25,31 +25,48 @@ actor EIDIndexCache {
   /// Builds in progress, by project: the generation each started in and its number.
   private var building: [String: (generation: UInt64, number: Int)] = [:]
   /// The requests waiting for each build in progress, by its number.
-  private var waiting: [Int: [CheckedContinuation<Result<Index, any Error>, Never>]] = [:]
+  private var waiting: [Int: [CheckedContinuation<Outcome, Never>]] = [:]
+
+  /// How a build ended, as the requests that waited for it learn.
+  private enum Outcome: Sendable {
+    case built(Index)
+    case failed(any Error)
+    /// The request that ran it went away first (its client disconnected): whatever its
+    /// error, the waiters look again, and one of them builds.
+    case abandoned
+  }
 
   init(capacity: Int = 1024) { self.capacity = capacity }
 
   /// The project's index for `now`, built from `load` (name and parameters of each EID
   /// beacon) when there is none or it ran out.
   func index(project: String, now: Date, load: @escaping Loader) async throws -> Index {
-    if let index = indexes[project], index.covers(now) { return index }
-    let generation = generations[project, default: 0]
-    if let running = building[project], running.generation == generation {
-      let shared = await withCheckedContinuation { waiting[running.number, default: []].append($0) }
-      switch shared {
-      case .success(let index) where index.covers(now):
-        return index
-      case .failure(let error) where !(error is CancellationError) || Task.isCancelled:
-        throw error
-      default:
-        // Too old for `now`, or its requester went away mid-build: build for this one.
-        break
+    while true {
+      if let index = indexes[project], index.covers(now) { return index }
+      let generation = generations[project, default: 0]
+      guard let running = building[project], running.generation == generation else {
+        return try await build(project: project, generation: generation, now: now, load: load)
+      }
+      let outcome = await withCheckedContinuation {
+        waiting[running.number, default: []].append($0)
+      }
+      switch outcome {
+      case .built(let index) where index.covers(now): return index
+      case .failed(let error): throw error
+      // Too old for `now`, or abandoned: look again (another waiter may be building by then).
+      case .built, .abandoned: try Task.checkCancellation()
       }
     }
+  }
+
+  /// Builds the project's index in this request's task; requests that come meanwhile wait
+  /// for it.
+  private func build(
+    project: String, generation: UInt64, now: Date, load: @escaping Loader
+  ) async throws -> Index {
     builds += 1
     let number = builds
     building[project] = (generation, number)
-    // The build runs in this request's task; requests that come meanwhile wait for it.
     let result: Result<Index, any Error>
     do {
       result = .success(await Self.build(try await load(), now: now))
@@ -57,7 +74,13 @@ actor EIDIndexCache {
       result = .failure(error)
     }
     if building[project]?.number == number { building[project] = nil }
-    for waiter in waiting.removeValue(forKey: number) ?? [] { waiter.resume(returning: result) }
+    let outcome: Outcome =
+      switch result {
+      case .success(let index): .built(index)
+      case .failure where Task.isCancelled: .abandoned
+      case .failure(let error): .failed(error)
+      }
+    for waiter in waiting.removeValue(forKey: number) ?? [] { waiter.resume(returning: outcome) }
     let index = try result.get()
     // Keep it unless the beacons changed meanwhile or a newer index is already there.
     if generations[project, default: 0] == generation,

@@ -69,7 +69,8 @@ extension PeerResolver {
         opened.append((carrier.name, transport))
         if let medium = transport.medium { mediums.append(medium) }
       } catch {
-        logger.warning(
+        // The caller decides what the failure means (it is in the assembly): info, not more.
+        logger.info(
           "a peer transport did not open",
           metadata: ["carrier": "\(carrier.name)", "error": "\(error)"])
         failures.append(.init(carrier: carrier.name, error: error))
