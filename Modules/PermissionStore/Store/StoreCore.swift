@@ -110,12 +110,14 @@ final class StoreCore: Sendable {
           "file": "\(file.file.path)", "moved_to": "\(corrupt.movedTo.path)",
           "reason": "\(reason)",
         ])
-      state.withLock { state in
+      let subscribers = state.withLock { state in
         state.corruptFiles.append(corrupt)
-        for continuation in state.subscribers.values {
-          continuation.yield(.corruptFileMovedAside(corrupt))
-        }
+        return Array(state.subscribers.values)
       }
+      // Yielded outside the lock: a yield can wake a reader, which takes that reader's task
+      // lock, while a reader being cancelled holds its task lock and takes ours (to forget
+      // its stream): both under one lock deadlocked.
+      for continuation in subscribers { continuation.yield(.corruptFileMovedAside(corrupt)) }
       return [:]
     }
   }
@@ -124,16 +126,16 @@ final class StoreCore: Sendable {
   /// subscribers which keys changed.
   private func adopt(_ values: [String: StoreValue], origin: StoreEvent.Origin) {
     let version = file.version()
-    state.withLock { state in
+    let (keys, subscribers) = state.withLock { state in
       let old = state.values
       state.values = values
       state.version = version
       let keys = Set(old.keys).union(values.keys).filter { old[$0] != values[$0] }
-      guard !keys.isEmpty else { return }
-      for continuation in state.subscribers.values {
-        continuation.yield(.changed(keys: keys, origin: origin))
-      }
+      return (keys, Array(state.subscribers.values))
     }
+    guard !keys.isEmpty else { return }
+    // Outside the lock, for the reason readMovingAsideIfCorrupt gives.
+    for continuation in subscribers { continuation.yield(.changed(keys: keys, origin: origin)) }
   }
 
   /// Fails the writes still queued when the store closes, and closes the files.
