@@ -264,6 +264,7 @@ let package = Package(
     // Tests (Tests/<Target>), Swift Testing.
     tests("StrategyTests", dependsOn: "Strategy"),
     tests("CommandLineSupportTests", dependsOn: "CommandLineSupport"),
+    tests("NearbyTestingTests", dependsOn: "NearbyTesting"),
     tests("TokensTests", dependsOn: "Tokens", "NearbyTesting"),
     tests("BeaconFramesTests", dependsOn: "BeaconFrames", "Tokens", "NearbyTesting"),
     tests("QRCodeTests", dependsOn: "QRCode", "TestSupport"),

@@ -205,11 +205,11 @@ extension BlueZDoubleTests {
     #expect(await Self.sighting(of: SampleBeacons.eddystoneEID, in: heard) != nil)
     try await control.restart(downFor: .milliseconds(300))
     #expect(
-      await eventually {
-        statuses.elements.contains { if case .unavailable = $0 { true } else { false } }
+      await statuses.until { elements in
+        elements.contains { if case .unavailable = $0 { true } else { false } }
       })
     #expect(try await control.waitForBlueZ())
-    #expect(await eventually { statuses.elements.last == .ready })
+    #expect(await statuses.until { $0.last == .ready })
     // The restarted double forgot every advert: the beacon registers again, as it would.
     await beacon.stop()
     beacon = try await SimulatedBeacon.start(

@@ -79,12 +79,12 @@ import BeaconFrames
     defer { control.close() }
     let medium = try await control.medium("hci0")
     let statuses = StreamRecorder(medium.statusUpdates)
-    #expect(await eventually { statuses.elements.last == .ready })
+    #expect(await statuses.until { $0.last == .ready })
     try await control.setPowered("hci0", false)
-    #expect(await eventually { statuses.elements.last == .poweredOff })
+    #expect(await statuses.until { $0.last == .poweredOff })
     await #expect(throws: BlueZMediumError.self) { try await medium.transmit(Token.random()) }
     try await control.setPowered("hci0", true)
-    #expect(await eventually { statuses.elements.last == .ready })
+    #expect(await statuses.until { $0.last == .ready })
     // The wish was kept: once powered, the advert is registered without another call.
     #expect(await eventually { (try? await control.adverts("hci0").count) == 1 })
     await medium.shutdown()
@@ -97,8 +97,8 @@ import BeaconFrames
     let medium = try await control.medium("hci0")
     let statuses = StreamRecorder(medium.statusUpdates)
     #expect(
-      await eventually {
-        if case .permissionDenied(let fix) = statuses.elements.last {
+      await statuses.until { elements in
+        if case .permissionDenied(let fix) = elements.last {
           return fix.contains("bluetooth") && fix.contains("group")
         }
         return false
@@ -122,12 +122,12 @@ import BeaconFrames
         != nil)
     try await control.restart(downFor: .milliseconds(300))
     #expect(
-      await eventually {
-        statuses.elements.contains { if case .unavailable = $0 { true } else { false } }
+      await statuses.until { elements in
+        elements.contains { if case .unavailable = $0 { true } else { false } }
       })
     #expect(try await control.waitForBlueZ())
     let back = ContinuousClock.now
-    #expect(await eventually { statuses.elements.last == .ready })
+    #expect(await statuses.until { $0.last == .ready })
     #expect(await heard.first(since: back, timeout: .seconds(5)) { $0.token == token } != nil)
     #expect(try await control.adverts("hci0").count == 1)
     #expect(try await control.discoveryClients("hci1").count == 1)
@@ -142,9 +142,9 @@ import BeaconFrames
     let statuses = StreamRecorder(medium.statusUpdates)
     try await medium.transmit(Token.random())
     try await control.removeAdapter("hci0")
-    #expect(await eventually { statuses.elements.last == .poweredOff })
+    #expect(await statuses.until { $0.last == .poweredOff })
     try await control.addAdapter("hci0")
-    #expect(await eventually { statuses.elements.last == .ready })
+    #expect(await statuses.until { $0.last == .ready })
     #expect(await eventually { (try? await control.adverts("hci0").count) == 1 })
     await medium.shutdown()
   }
@@ -166,13 +166,13 @@ import BeaconFrames
     #expect(await heard.first(timeout: .seconds(5)) { $0.token == token } != nil)
     try await control.removeAdapter("hci0")
     try await control.removeAdapter("hci1")
-    #expect(await eventually { speakerStatuses.elements.last == .poweredOff })
-    #expect(await eventually { listenerStatuses.elements.last == .poweredOff })
+    #expect(await speakerStatuses.until { $0.last == .poweredOff })
+    #expect(await listenerStatuses.until { $0.last == .poweredOff })
     try await control.addAdapter("hci1")
     try await control.addAdapter("hci0")
     let back = ContinuousClock.now
-    #expect(await eventually { speakerStatuses.elements.last == .ready })
-    #expect(await eventually { listenerStatuses.elements.last == .ready })
+    #expect(await speakerStatuses.until { $0.last == .ready })
+    #expect(await listenerStatuses.until { $0.last == .ready })
     #expect(await heard.first(since: back, timeout: .seconds(5)) { $0.token == token } != nil)
     #expect(try await control.adverts("hci0").count == 1)
     #expect(try await control.discoveryClients("hci1").count == 1)

@@ -7,7 +7,6 @@ import MediumTestKit
 import PeerResolution
 import Resolution
 import Strategy
-import Synchronization
 import Testing
 import TestSupport
 import Tokens
@@ -152,8 +151,8 @@ extension BlueZDoubleTests {
     let (bob, bobResolver) = try await Self.gattManager(
       bus: control.bus, adapter: "hci1", lostAfter: .seconds(3))
     let content = Data((0..<Message.maximumContentBytes).map { UInt8(truncatingIfNeeded: $0 * 13) })
-    let seen = Mutex<[String]>([])
-    let found = Mutex<[Data]>([])
+    let seen = Watched<[String]>([])
+    let found = Watched<[Data]>([])
     let ble = Strategy(mediums: .ble)
     let publication = try await alice.publish(Message(content: content, type: "big")) {
       $0.strategy = ble
@@ -169,12 +168,12 @@ extension BlueZDoubleTests {
       $0.type = "big"
       $0.strategy = ble
     }
-    #expect(await eventually(timeout: .seconds(20)) { found.withLock { $0 } == [content] })
+    #expect(await found.until(timeout: .seconds(20)) { $0 == [content] })
     #expect(await bobResolver.counters().dropped == 0)
     let stats = try await control.gattStats()
     #expect(stats.connects >= 1, "no GATT connection: \(stats)")
     await publication.cancel()
-    #expect(await eventually(timeout: .seconds(20)) { seen.withLock { $0 } == ["found", "lost"] })
+    #expect(await seen.until(timeout: .seconds(20)) { $0 == ["found", "lost"] })
     await subscription.cancel()
     await alice.shutdown()
     await bob.shutdown()
@@ -194,7 +193,7 @@ extension BlueZDoubleTests {
       bus: control.bus, adapter: "hci0", lostAfter: .seconds(30))
     let (bob, bobResolver, bobTransport) = try await Self.gattPeer(
       bus: control.bus, adapter: "hci1", lostAfter: .seconds(30))
-    let events = Mutex<[String]>([])
+    let events = Watched<[String]>([])
     let publication = try await alice.publish(Message(text: "going", type: "bye")) {
       $0.strategy = Strategy(mediums: .ble, mode: .broadcast)
     }
@@ -205,7 +204,7 @@ extension BlueZDoubleTests {
       $0.type = "bye"
       $0.strategy = Strategy(mediums: .ble, mode: .scan)
     }
-    #expect(await eventually(timeout: .seconds(20)) { events.withLock { $0 } == ["found"] })
+    #expect(await events.until(timeout: .seconds(20)) { $0 == ["found"] })
     // The hearer's link settles into its slow poll (past the 3 s answer window of its last
     // write): the owner's update then waits for a poll up to a second away.
     #expect(await eventually { await bobTransport.engine.anyLinkSlowPolling })
@@ -213,8 +212,8 @@ extension BlueZDoubleTests {
     await alice.shutdown()
     await aliceResolver.shutdown()
     #expect(
-      await eventually(timeout: .seconds(10)) { events.withLock { $0 } == ["found", "lost"] },
-      "after the owner's unpublish and shutdown: \(events.withLock { $0 })")
+      await events.until(timeout: .seconds(10)) { $0 == ["found", "lost"] },
+      "after the owner's unpublish and shutdown: \(events.value)")
     await subscription.cancel()
     await bob.shutdown()
     await bobResolver.shutdown()
@@ -234,7 +233,7 @@ extension BlueZDoubleTests {
       bus: control.bus, adapter: "hci0", lostAfter: .seconds(10))
     let (bob, bobResolver, bobTransport) = try await Self.gattPeer(
       bus: control.bus, adapter: "hci1", lostAfter: .seconds(10))
-    let found = Mutex<[String]>([])
+    let found = Watched<[String]>([])
     let broadcast = Strategy(mediums: .ble, mode: .broadcast)
     let first = try await alice.publish(Message(text: "first", type: "sync")) {
       $0.strategy = broadcast
@@ -245,17 +244,15 @@ extension BlueZDoubleTests {
       $0.type = "sync"
       $0.strategy = Strategy(mediums: .ble, mode: .scan)
     }
-    #expect(await eventually(timeout: .seconds(20)) { found.withLock { $0 } == ["first"] })
+    #expect(await found.until(timeout: .seconds(20)) { $0 == ["first"] })
     let linksBefore = try await control.gattStats().connects
     #expect(try await control.gattOutOfSync("hci0") == 1, "bob's link to alice")
     let second = try await alice.publish(Message(text: "second", type: "sync")) {
       $0.strategy = broadcast
     }
-    let foundSecond = await eventually(timeout: .seconds(20)) {
-      found.withLock { $0 }.contains("second")
-    }
+    let foundSecond = await found.until(timeout: .seconds(20)) { $0.contains("second") }
     let bobCounted = await bobTransport.counters()
-    #expect(foundSecond, "found \(found.withLock { $0 }); bob's GATT \(bobCounted)")
+    #expect(foundSecond, "found \(found.value); bob's GATT \(bobCounted)")
     #expect(try await control.gattStats().connects > linksBefore, "no new link was made")
     await subscription.cancel()
     await first.cancel()

@@ -7,7 +7,6 @@ import Logging
 import MediumTestKit
 import Resolution
 import Strategy
-import Synchronization
 import Testing
 import TestSupport
 import Tokens
@@ -21,8 +20,8 @@ extension BlueZDoubleTests {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     let resolver = try InProcessResolver(configuration: .init(lostAfter: .seconds(30)))
-    let found = Mutex<[String: [String]]>([:])
-    let power = Mutex<[Bool]>([])
+    let found = Watched<[String: [String]]>([:])
+    let power = Watched<[Bool]>([])
     func manager(_ adapter: String) async throws -> MessageManager {
       var logger = Logger(label: "test.manager.\(adapter)")
       logger.logLevel = .warning
@@ -53,8 +52,8 @@ extension BlueZDoubleTests {
           }))
     }
     #expect(
-      await eventually(timeout: .seconds(10)) {
-        found.withLock { $0["alice"] == ["hello from bob"] && $0["bob"] == ["hello from alice"] }
+      await found.until(timeout: .seconds(10)) {
+        $0["alice"] == ["hello from bob"] && $0["bob"] == ["hello from alice"]
       })
     // Both adverts reached BlueZ, and both adapters scan.
     #expect(try await control.adverts("hci0").count == 1)
@@ -62,9 +61,9 @@ extension BlueZDoubleTests {
     #expect(try await control.discoveryClients("hci1").count == 1)
     // Power off → the power error handler says true; on → false.
     try await control.setPowered("hci0", false)
-    #expect(await eventually { power.withLock { $0.last == true } })
+    #expect(await power.until { $0.last == true })
     try await control.setPowered("hci0", true)
-    #expect(await eventually { power.withLock { $0 == [true, false] } })
+    #expect(await power.until { $0 == [true, false] })
     withExtendedLifetime(handles) {}
     await alice.shutdown()
     await bob.shutdown()

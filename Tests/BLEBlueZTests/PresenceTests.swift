@@ -45,7 +45,9 @@ extension BlueZDoubleTests {
     // Re-reported every second from the only report on: four more, past the watchdog's 3 s.
     let from = ContinuousClock.now
     #expect(
-      await eventually { heard.elements(since: from).filter { $0.token == token }.count >= 4 })
+      await heard.until { _ in
+        heard.elements(since: from).filter { $0.token == token }.count >= 4
+      })
     #expect(heard.elements(since: from).filter { $0.token == token }.allSatisfy { $0.rssi == nil })
     #expect(await listener.engine.watchdogRestarts == 0)
     #expect(try await control.discoveryClients("hci1").count == 1)
@@ -133,7 +135,9 @@ extension BlueZDoubleTests {
     // Re-reported every second: four more, past the watchdog's 3 s.
     let from = ContinuousClock.now
     #expect(
-      await eventually { heard.elements(since: from).filter { $0.token == token }.count >= 4 })
+      await heard.until { _ in
+        heard.elements(since: from).filter { $0.token == token }.count >= 4
+      })
     #expect(await listener.engine.watchdogRestarts == 0)
     await speaker.shutdown()
     await listener.shutdown()

@@ -102,12 +102,14 @@ extension BlueZDoubleTests {
     // devices were read, whatever the still device sent while it appeared is behind us.
     let appeared = ContinuousClock.now
     #expect(
-      await eventually { client.deviceChanges(since: appeared).contains { $0.path != stillPath } })
+      await client.signals.until { _ in
+        client.deviceChanges(since: appeared).contains { $0.path != stillPath }
+      })
     // Ten reports of the moving device (about a second of them): the double reports every
     // device in each cycle, so the still device had as many chances to send.
     let from = ContinuousClock.now
     #expect(
-      await eventually {
+      await client.signals.until { _ in
         client.deviceChanges(since: from).filter { $0.path != stillPath }.count >= 10
       })
     let changes = client.deviceChanges(since: from)
@@ -128,11 +130,12 @@ extension BlueZDoubleTests {
     // silent before it: its first change is the first report under the filter, and every
     // signal after it was sent under the filter too.
     #expect(
-      await eventually { client.deviceChanges(since: filtering).contains { $0.path == stillPath } }
-    )
+      await client.signals.until { _ in
+        client.deviceChanges(since: filtering).contains { $0.path == stillPath }
+      })
     let since = ContinuousClock.now
     #expect(
-      await eventually {
+      await client.signals.until { _ in
         let resent = client.deviceChanges(since: since)
         return resent.filter { $0.path == stillPath }.count >= 5
           && resent.filter { $0.path != stillPath }.count >= 5
@@ -173,7 +176,7 @@ extension BlueZDoubleTests {
     // medium's filter asks) comes after anything the first stop sent, so once it arrived, the
     // stop invalidated and removed nothing.
     #expect(
-      await eventually {
+      await first.signals.until { _ in
         first.deviceChanges(since: firstStopped).contains { $0.path == path && !$0.changed.isEmpty }
       })
     #expect(try await first.devices("hci1")[path] != nil)

@@ -46,8 +46,8 @@ extension RealBlueZTests.Beacons {
     let started = ContinuousClock.now
     let expected = Set(attachments.values.map(\.message))
     #expect(
-      await eventually(timeout: .seconds(45), interval: .milliseconds(100)) {
-        Set(events.elements.compactMap(\.found)) == expected
+      await events.until(timeout: .seconds(45)) {
+        Set($0.compactMap(\.found)) == expected
       }, "found \(events.elements.compactMap(\.found).map(\.text))")
     let allFound = ContinuousClock.now - started
     // Still beacons stay found past beaconLostAfter.
@@ -65,8 +65,8 @@ extension RealBlueZTests.Beacons {
     let stopped = ContinuousClock.now
     try await VMStack.removeAdvert(1)
     #expect(
-      await eventually(timeout: beaconLostAfter + .seconds(30), interval: .milliseconds(100)) {
-        events.elements.compactMap(\.lost).contains(uid)
+      await events.until(timeout: beaconLostAfter + .seconds(30)) {
+        $0.compactMap(\.lost).contains(uid)
       }, "the stopped UID beacon was not lost (lowPower \(lowPower))")
     let lostIn = ContinuousClock.now - stopped
     // Lost beaconLostAfter after it was last heard, which may be a few seconds before it

@@ -39,12 +39,12 @@ import NearbyTesting
 
       try await rig.control("stop-bluetoothd", signal)
       #expect(
-        await eventually(timeout: Self.comeBack) {
-          if case .unavailable = statuses.elements.last { true } else { false }
+        await statuses.until(timeout: Self.comeBack) {
+          if case .unavailable = $0.last { true } else { false }
         }, "the medium did not report bluetoothd gone: \(statuses.elements)")
       try await rig.control("start-bluetoothd")
       #expect(
-        await eventually(timeout: Self.comeBack) { statuses.elements.last == .ready },
+        await statuses.until(timeout: Self.comeBack) { $0.last == .ready },
         "the medium did not report ready again: \(statuses.elements)")
       try await rig.expectHeard(token, on: "hci1", "after bluetoothd came back (SIG\(signal))")
       // Heard from the medium's new registration, not from an advert the old daemon left in
@@ -65,7 +65,7 @@ import NearbyTesting
 
       try await rig.control("restart-bluetoothd", signal)
       #expect(
-        await eventually(timeout: Self.comeBack) { statuses.elements.last == .ready },
+        await statuses.until(timeout: Self.comeBack) { $0.last == .ready },
         "the medium did not report ready again: \(statuses.elements)")
       #expect(
         statuses.elements.contains { if case .unavailable = $0 { true } else { false } },
@@ -84,11 +84,11 @@ import NearbyTesting
 
       try await rig.control("remove-adapters")
       #expect(
-        await eventually(timeout: Self.comeBack) { statuses.elements.last == .poweredOff },
+        await statuses.until(timeout: Self.comeBack) { $0.last == .poweredOff },
         "the medium did not report its adapter gone: \(statuses.elements)")
       try await rig.control("add-adapters")
       #expect(
-        await eventually(timeout: Self.comeBack) { statuses.elements.last == .ready },
+        await statuses.until(timeout: Self.comeBack) { $0.last == .ready },
         "the medium did not report ready again: \(statuses.elements)")
       try await rig.expectHeard(token, on: "hci1", "after the adapter came back")
       #expect(await rig.eventuallyActiveInstances("hci0", 1))
@@ -105,11 +105,11 @@ import NearbyTesting
 
       try await rig.control("remove-adapters")
       #expect(
-        await eventually(timeout: Self.comeBack) { statuses.elements.last == .poweredOff },
+        await statuses.until(timeout: Self.comeBack) { $0.last == .poweredOff },
         "the medium did not report its adapter gone: \(statuses.elements)")
       try await rig.control("add-adapters")
       #expect(
-        await eventually(timeout: Self.comeBack) { statuses.elements.last == .ready },
+        await statuses.until(timeout: Self.comeBack) { $0.last == .ready },
         "the medium did not report ready again: \(statuses.elements)")
       try await rig.expectHears(heard, from: "hci0", "after the adapter came back")
     }

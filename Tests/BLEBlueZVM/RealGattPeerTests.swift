@@ -7,7 +7,6 @@ import MediumTestKit
 import PeerResolution
 import Resolution
 import Strategy
-import Synchronization
 import TestSupport
 import Testing
 import Tokens
@@ -144,8 +143,8 @@ extension RealBlueZTests {
       let (bob, bobResolver) = try await Self.manager("hci1")
       let content = Data(
         (0..<Message.maximumContentBytes).map { UInt8(truncatingIfNeeded: $0 * 29) })
-      let events = Mutex<[String]>([])
-      let found = Mutex<[Data]>([])
+      let events = Watched<[String]>([])
+      let found = Watched<[Data]>([])
       let publication = try await alice.publish(Message(content: content, type: "big")) {
         $0.strategy = Strategy(mediums: .ble, mode: .broadcast)
       }
@@ -161,19 +160,17 @@ extension RealBlueZTests {
         $0.strategy = Strategy(mediums: .ble, mode: .scan)
       }
       #expect(
-        await eventually(timeout: .seconds(60), interval: .milliseconds(100)) {
-          found.withLock { $0.count } == 1
-        }, "bob found \(found.withLock { $0.count }) messages")
+        await found.until(timeout: .seconds(60)) { $0.count == 1 },
+        "bob found \(found.value.count) messages")
       let foundAfter = ContinuousClock.now - started
-      #expect(found.withLock { $0.first } == content, "the 100 KiB content arrived changed")
+      #expect(found.value.first == content, "the 100 KiB content arrived changed")
       try await Task.sleep(for: .seconds(15))
-      #expect(events.withLock { $0 } == ["found"], "still published: \(events.withLock { $0 })")
+      #expect(events.value == ["found"], "still published: \(events.value)")
       await publication.cancel()
       let cancelled = ContinuousClock.now
       #expect(
-        await eventually(timeout: .seconds(40), interval: .milliseconds(100)) {
-          events.withLock { $0 } == ["found", "lost"]
-        }, "after unpublish: \(events.withLock { $0 })")
+        await events.until(timeout: .seconds(40)) { $0 == ["found", "lost"] },
+        "after unpublish: \(events.value)")
       print(
         "aFullSizeMessageCrossesGATTAndIsLostOnUnpublish: found after \(foundAfter), lost "
           + "\(ContinuousClock.now - cancelled) after the unpublish; alice's resolver "

@@ -40,7 +40,7 @@ extension RealBlueZTests {
       }
       let started = ContinuousClock.now
       #expect(
-        await eventually(timeout: .seconds(45), interval: .milliseconds(100)) {
+        await seen.until(timeout: .seconds(45)) {
           seen.found(by: "alice") == ["hello from bob"]
             && seen.found(by: "bob") == ["hello from alice"]
         },
@@ -54,7 +54,7 @@ extension RealBlueZTests {
 
       await publications["bob"]?.cancel()
       #expect(
-        await eventually(timeout: .seconds(20), interval: .milliseconds(100)) {
+        await seen.until(timeout: .seconds(20)) {
           seen.lost(by: "alice") == ["hello from bob"]
         }, "lost by alice: \(seen.lost(by: "alice"))")
 
@@ -65,7 +65,7 @@ extension RealBlueZTests {
       try VMStack.stopAdvertisingBehindTheStack(on: 0)
       try await VMStack.btmgmt(0, ["power", "off"])
       #expect(
-        await eventually(timeout: lostAfter + .seconds(30), interval: .milliseconds(100)) {
+        await seen.until(timeout: lostAfter + .seconds(30)) {
           seen.lost(by: "bob") == ["hello from alice"]
         }, "lost by bob: \(seen.lost(by: "bob"))")
       let lostAfterSilence = ContinuousClock.now - silenced
@@ -104,7 +104,7 @@ extension RealBlueZTests {
         $0.strategy = Strategy(mediums: .ble, mode: .scan)
       }
       #expect(
-        await eventually(timeout: .seconds(45), interval: .milliseconds(100)) {
+        await seen.until(timeout: .seconds(45)) {
           seen.found(by: "box") == ["Play"]
         }, "found by the box: \(seen.found(by: "box"))")
       // The speaker joins on the phone's adapter (a second medium there) and only scans: many
@@ -118,7 +118,7 @@ extension RealBlueZTests {
       #expect(seen.lost(by: "box").isEmpty, "the box lost \(seen.lost(by: "box")) meanwhile")
       await publication.cancel()
       #expect(
-        await eventually(timeout: .seconds(20), interval: .milliseconds(100)) {
+        await seen.until(timeout: .seconds(20)) {
           seen.lost(by: "box") == ["Play"]
         }, "lost by the box: \(seen.lost(by: "box"))")
       for subscription in [boxSubscription, speakerSubscription] { await subscription.cancel() }

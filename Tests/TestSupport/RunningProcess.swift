@@ -1,6 +1,6 @@
 public import Foundation
 import Synchronization
-import NearbyTesting
+public import NearbyTesting
 
 /// A child process a test starts and talks to while it runs: the one process runner of the
 /// tests (``ChildProcess/run(_:_:environment:combineOutput:timeout:)`` runs one to its end with
@@ -24,6 +24,8 @@ public final class RunningProcess: Sendable {
   /// How many of the reader threads reached the end of their pipe.
   private let drained = Mutex(0)
   private let readers: Int
+  /// Wakes the waits at each change of the output, the pipes or the exit status.
+  private let changes = ChangeSignal()
 
   /// Starts `executable` with `arguments`.
   /// - Parameters:
@@ -43,8 +45,9 @@ public final class RunningProcess: Sendable {
     let errPipe = combineOutput ? outPipe : Pipe()
     process.standardOutput = outPipe
     process.standardError = errPipe
-    process.terminationHandler = { [status] ended in
+    process.terminationHandler = { [status, changes] ended in
       status.value.withLock { $0 = ended.terminationStatus }
+      changes.changed()
     }
     try Self.runUnblocked(process)
     pid = process.processIdentifier
@@ -63,6 +66,7 @@ public final class RunningProcess: Sendable {
             output.pending.removeSubrange(start...newline)
           }
         }
+        changes.changed()
       }
       out.withLock { output in
         if !output.pending.isEmpty {
@@ -71,6 +75,7 @@ public final class RunningProcess: Sendable {
         }
       }
       drained.withLock { $0 += 1 }
+      changes.changed()
     }
     if !combineOutput {
       let errHandle = errPipe.fileHandleForReading
@@ -79,8 +84,10 @@ public final class RunningProcess: Sendable {
           let chunk = errHandle.availableData
           if chunk.isEmpty { break }
           err.withLock { $0.append(chunk) }
+          changes.changed()
         }
         drained.withLock { $0 += 1 }
+        changes.changed()
       }
     }
   }
@@ -117,20 +124,26 @@ public final class RunningProcess: Sendable {
     }
   }
 
+  /// Waits until `condition` holds, asking it now and at each change of the output, the
+  /// pipes or the exit status, for at most `timeout`; returns whether it held. `condition`
+  /// reads this process: `server.until { server.errors.contains("listening") }`.
+  public func until(
+    timeout: Duration = defaultWaitBound, _ condition: () throws -> Bool
+  ) async rethrows -> Bool {
+    try await changes.wait(timeout: timeout, until: condition)
+  }
+
   /// Waits at most `timeout` for a JSON line of standard output that satisfies `predicate`;
-  /// stops waiting early when the process has exited.
+  /// stops waiting early when the process has exited and its output has ended.
   public func waitForEvent(
     timeout: Duration, _ predicate: ([String: Any]) -> Bool
   ) async -> [String: Any]? {
-    // The outer optional says whether the wait is over: found, or the process exited.
-    let outcome: [String: Any]?? = await waitForValue(timeout: timeout, interval: .milliseconds(20))
-    {
-      if let event = events.first(where: predicate) { return event }
-      guard status.value.withLock({ $0 }) != nil else { return nil }
-      _ = await waitUntilDrained(timeout: .seconds(1))
-      return .some(events.first(where: predicate))
+    var found: [String: Any]?
+    _ = await until(timeout: timeout) {
+      found = events.first(where: predicate)
+      return found != nil || (hasExited && isDrained)
     }
-    return outcome ?? nil
+    return found
   }
 
   /// Sends `number` (SIGTERM, SIGINT, …) to the process.
@@ -139,18 +152,18 @@ public final class RunningProcess: Sendable {
   /// The exit status (the signal's number when a signal ended it), or `nil` if it still runs
   /// after `timeout`.
   public func exitStatus(timeout: Duration) async -> Int32? {
-    await waitForValue(timeout: timeout, interval: .milliseconds(20)) {
-      status.value.withLock { $0 }
-    }
+    _ = await until(timeout: timeout) { hasExited }
+    return status.value.withLock { $0 }
   }
 
   /// Waits at most `timeout` until every output pipe reached its end (after the exit, a
   /// grandchild that inherited a pipe can keep it open); returns whether they did.
   public func waitUntilDrained(timeout: Duration) async -> Bool {
-    await eventually(timeout: timeout, interval: .milliseconds(5)) {
-      drained.withLock { $0 } == readers
-    }
+    await until(timeout: timeout) { isDrained }
   }
+
+  private var hasExited: Bool { status.value.withLock { $0 } != nil }
+  private var isDrained: Bool { drained.withLock { $0 } == readers }
 
   /// Kills the process with SIGKILL unless it has exited.
   public func kill() {

@@ -89,7 +89,7 @@ export NEARBY_TEST_REQUIRE_SERVICES=1
 # and DSP hold both of the cooperative pool's threads for seconds at a time, and in one run with
 # them the peer resolver's tests (which wait, bounded, for its tasks) failed.
 unit_targets=(StrategyTests CommandLineSupportTests CoreTests ResolutionTests PeerResolutionTests ResolverWireTests
-  MediumTestKitTests BackgroundPersistenceTests SystemdTests)
+  MediumTestKitTests BackgroundPersistenceTests SystemdTests NearbyTestingTests)
 # The test binary is run itself, as `swift test --skip-build` would run it, without the 4-8 s
 # each `swift test` spends loading the package (about two minutes over the 25 runs).
 stage "tests"

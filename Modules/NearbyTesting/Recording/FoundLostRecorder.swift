@@ -3,12 +3,13 @@ import Synchronization
 
 /// What the subscriptions of each named device found and lost, in the order the manager
 /// called back: the one recorder behind tests of several devices (a world of managers on one
-/// air or one network), read with ``eventually(timeout:interval:_:)``.
+/// air or one network), waited on with ``until(timeout:_:)``.
 ///
 /// Callbacks come from the managers' tasks and reads from the test's: a `Mutex` guards the
 /// record, so every method may be called from any thread.
 public final class FoundLostRecorder: Sendable {
   private let events = Mutex<[(device: String, event: SubscriptionEvent)]>([])
+  private let signal = ChangeSignal()
 
   public init() {}
 
@@ -28,6 +29,16 @@ public final class FoundLostRecorder: Sendable {
   /// Records `event` as seen by `device` (for callbacks a test writes itself).
   public func record(_ event: SubscriptionEvent, by device: String) {
     events.withLock { $0.append((device, event)) }
+    signal.changed()
+  }
+
+  /// Waits until `condition` holds, asking it now and after each recorded event, for at most
+  /// `timeout`; returns whether it held. `condition` reads this recorder:
+  /// `seen.until { seen.found(by: "bob") == ["hello"] }`.
+  public func until(
+    timeout: Duration = defaultWaitBound, _ condition: () throws -> Bool
+  ) async rethrows -> Bool {
+    try await signal.wait(timeout: timeout, until: condition)
   }
 
   /// The texts of the messages `device` found, in order (a message without text as "").

@@ -7,9 +7,11 @@ public final class StreamRecorder<Element: Sendable>: Sendable {
     var elements: [(at: ContinuousClock.Instant, element: Element)] = []
     var finished = false
   }
-  /// Shared with the reading task; the mutex guards the elements.
+  /// Shared with the reading task; the mutex guards the elements, the signal wakes the waits
+  /// at each arrival.
   private final class Storage: Sendable {
     let state = Mutex(State())
+    let signal = ChangeSignal()
   }
   private let storage = Storage()
   private let reader: Task<Void, Never>
@@ -32,8 +34,10 @@ public final class StreamRecorder<Element: Sendable>: Sendable {
     reader = Task {
       for await element in sequence {
         storage.state.withLock { $0.elements.append((ContinuousClock.now, element)) }
+        storage.signal.changed()
       }
       storage.state.withLock { $0.finished = true }
+      storage.signal.changed()
     }
   }
 
@@ -50,25 +54,36 @@ public final class StreamRecorder<Element: Sendable>: Sendable {
     storage.state.withLock { $0.elements.filter { $0.at >= instant }.map(\.element) }
   }
 
-  /// Waits, polling every 5 ms for at most `timeout`, until an element that arrived at or
-  /// after `instant` (default: ever) satisfies `predicate`; returns it.
+  /// Waits until `condition` holds for the elements that arrived, asking it now and at each
+  /// arrival, for at most `timeout`; returns whether it held.
+  public func until(
+    timeout: Duration = defaultWaitBound, _ condition: ([Element]) throws -> Bool
+  ) async rethrows -> Bool {
+    try await storage.signal.wait(timeout: timeout) { try condition(elements) }
+  }
+
+  /// Waits, for at most `timeout`, until an element that arrived at or after `instant`
+  /// (default: ever) satisfies `predicate`; returns it.
   public func first(
     since instant: ContinuousClock.Instant? = nil, timeout: Duration = defaultWaitBound,
     where predicate: (Element) -> Bool = { _ in true }
   ) async -> Element? {
-    await waitForValue(timeout: timeout, interval: .milliseconds(5)) {
-      (instant.map { elements(since: $0) } ?? elements).first(where: predicate)
+    var found: Element?
+    _ = await storage.signal.wait(timeout: timeout) {
+      found = (instant.map { elements(since: $0) } ?? elements).first(where: predicate)
+      return found != nil
     }
+    return found
   }
 
   /// Waits, for at most `timeout`, until `count` elements have arrived; returns them all.
   public func waitForCount(_ count: Int, timeout: Duration = defaultWaitBound) async -> [Element] {
-    _ = await eventually(timeout: timeout, interval: .milliseconds(5)) { elements.count >= count }
+    _ = await until(timeout: timeout) { $0.count >= count }
     return elements
   }
 
   /// Waits, for at most `timeout`, until the stream finishes.
   public func waitUntilFinished(timeout: Duration = defaultWaitBound) async -> Bool {
-    await eventually(timeout: timeout, interval: .milliseconds(5)) { isFinished }
+    await storage.signal.wait(timeout: timeout) { isFinished }
   }
 }
