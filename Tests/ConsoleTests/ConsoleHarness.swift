@@ -20,6 +20,8 @@ final class ConsoleHarness: AsyncShutdown {
   }
 
   let storage: any ResolverStorage
+  /// The SQLite database's folder, removed at shutdown (`nil` for PostgreSQL).
+  let directory: URL?
   let port: Int
   let task: Task<Void, any Error>
   let group: ServiceGroup
@@ -33,13 +35,18 @@ final class ConsoleHarness: AsyncShutdown {
     _ engine: Engine, configure: (inout ResolverServerConfiguration) -> Void = { _ in },
     now: @escaping @Sendable () -> Date = { Date() }
   ) async throws -> ConsoleHarness {
-    let storage: any ResolverStorage =
+    let directory: URL? =
       switch engine {
       case .sqlite:
-        try SQLiteStorage(
-          path: FileManager.default.temporaryDirectory
-            .appendingPathComponent("nearby-console-\(UUID().uuidString)/db.sqlite").path)
-      case .postgres: try await PostgresStorage(url: try await TestPostgres.freshDatabase())
+        FileManager.default.temporaryDirectory
+          .appendingPathComponent("nearby-console-\(UUID().uuidString)")
+      case .postgres: nil
+      }
+    let storage: any ResolverStorage =
+      if let directory {
+        try SQLiteStorage(path: directory.appendingPathComponent("db.sqlite").path)
+      } else {
+        try await PostgresStorage(url: try await TestPostgres.freshDatabase())
       }
     let (admin, client) = try await storage.transaction { store in
       (
@@ -65,14 +72,16 @@ final class ConsoleHarness: AsyncShutdown {
     var iterator = ready.makeAsyncIterator()
     guard let port = await iterator.next() else { throw FixtureError("the server did not start") }
     return ConsoleHarness(
-      storage: storage, port: port, task: task, group: group, admin: admin, client: client)
+      storage: storage, directory: directory, port: port, task: task, group: group, admin: admin,
+      client: client)
   }
 
   private init(
-    storage: any ResolverStorage, port: Int, task: Task<Void, any Error>, group: ServiceGroup,
-    admin: String, client: String
+    storage: any ResolverStorage, directory: URL?, port: Int, task: Task<Void, any Error>,
+    group: ServiceGroup, admin: String, client: String
   ) {
-    (self.storage, self.port, self.task, self.group) = (storage, port, task, group)
+    (self.storage, self.directory, self.port) = (storage, directory, port)
+    (self.task, self.group) = (task, group)
     (self.admin, self.client) = (admin, client)
   }
 
@@ -94,6 +103,7 @@ final class ConsoleHarness: AsyncShutdown {
     await group.triggerGracefulShutdown()
     _ = await task.result
     await storage.shutdown()
+    if let directory { try? FileManager.default.removeItem(at: directory) }
   }
 
   /// One request; `cookie` is sent as the Cookie header, `form` as a urlencoded body.
