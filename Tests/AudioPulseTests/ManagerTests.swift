@@ -4,7 +4,6 @@ import Core
 import MediumTestKit
 import Resolution
 import Strategy
-import Synchronization
 import Testing
 import NearbyTesting
 
@@ -24,7 +23,7 @@ struct ManagerTests {
     }
     let alice = try await manager()
     let bob = try await manager()
-    let found = Mutex<[String: [String]]>([:])
+    let found = Watched<[String: [String]]>([:])
     let audio = Strategy(mediums: .audio)
     var handles: [AnyObject] = []
     for (name, device) in [("Alice", alice), ("Bob", bob)] {
@@ -36,10 +35,10 @@ struct ManagerTests {
           },
           configure: { $0.strategy = audio }))
     }
-    let both = await eventually(timeout: .seconds(30), interval: .milliseconds(100)) {
-      found.withLock { $0["Alice"] == ["Bob"] && $0["Bob"] == ["Alice"] }
+    let both = await found.until(timeout: .seconds(30)) {
+      $0["Alice"] == ["Bob"] && $0["Bob"] == ["Alice"]
     }
-    #expect(both, "found: \(found.withLock { $0 })")
+    #expect(both, "found: \(found.value)")
     withExtendedLifetime(handles) {}
     await alice.shutdown()
     await bob.shutdown()
@@ -51,7 +50,7 @@ struct ManagerTests {
   func microphoneError() async throws {
     let configuration = PulseAudioConfiguration(
       server: try PulseServer.denyingAddress(), sink: "nearby", source: "nearby.monitor")
-    let raised = Mutex<[Bool]>([])
+    let raised = Watched<[Bool]>([])
     let manager = try await MessageManager(
       apiKey: "audio-test",
       configuration: .init(
@@ -59,7 +58,7 @@ struct ManagerTests {
         microphonePermissionErrorHandler: { active in raised.withLock { $0.append(active) } }))
     let subscription = try await manager.subscribe(
       onFound: { _ in }, configure: { $0.strategy = Strategy(mediums: .audio) })
-    #expect(await eventually(timeout: .seconds(10)) { raised.withLock { $0.first == true } })
+    #expect(await raised.until(timeout: .seconds(10)) { $0.first == true })
     withExtendedLifetime(subscription) {}
     await manager.shutdown()
   }

@@ -160,13 +160,13 @@ struct BeaconEndToEndTests {
       soup.message, price.message, bread.message, iBeaconMenu.message, eidMenu.message,
     ]
     #expect(
-      await eventually(timeout: .seconds(15)) {
-        Set(allEvents.elements.compactMap(\.found)) == expectedAll
+      await allEvents.until(timeout: .seconds(15)) { elements in
+        Set(elements.compactMap(\.found)) == expectedAll
       }, "found: \(allEvents.elements.compactMap(\.found))")
     // The filtered subscription: menus of com.example, Eddystone only (UID and EID).
     #expect(
-      await eventually(timeout: .seconds(5)) {
-        Set(menuEvents.elements.compactMap(\.found)) == [soup.message, eidMenu.message]
+      await menuEvents.until(timeout: .seconds(5)) { elements in
+        Set(elements.compactMap(\.found)) == [soup.message, eidMenu.message]
       }, "found: \(menuEvents.elements.compactMap(\.found))")
     // What a beacon carries is offered to every subscription in one step on the manager, which
     // runs the handlers: once "everything" has the iBeacon's menu and that step is over (a call
@@ -222,12 +222,12 @@ struct BeaconEndToEndTests {
     let beacon = try await SimulatedBeacon.start(Self.uid, on: "hci1", bus: bus)
     let couponMessage = Message(text: "coupon", type: "coupon", namespace: "partner.offers")
     #expect(
-      await eventually(timeout: .seconds(15)) {
-        offerEvents.elements.compactMap(\.found) == [couponMessage]
+      await offerEvents.until(timeout: .seconds(15)) { elements in
+        elements.compactMap(\.found) == [couponMessage]
       }, "found: \(offerEvents.elements.compactMap(\.found))")
     #expect(
-      await eventually(timeout: .seconds(5)) {
-        Set(ownEvents.elements.compactMap(\.found)) == [soup.message, price.message, bread.message]
+      await ownEvents.until(timeout: .seconds(5)) { elements in
+        Set(elements.compactMap(\.found)) == [soup.message, price.message, bread.message]
       }, "found: \(ownEvents.elements.compactMap(\.found))")
     // The beacon's answer is offered to every subscription in one step on the manager, which
     // runs the handlers: once "offers" has the coupon and that step is over (a call to the

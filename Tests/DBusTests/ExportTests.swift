@@ -182,14 +182,14 @@ import NearbyTesting
     #expect(answer == [.string("x")])
     #expect(ran.value == 0)
     open.yield()
-    #expect(await eventually { ran.value == 1 })
+    #expect(await ran.until { ran.value == 1 })
     await expectError(DBusError.Name.failed) {
       _ = try await client.call(
         destination: server.uniqueName, path: Self.advert, interface: "org.nearby.Test1",
         member: "Fail", timeout: .seconds(5))
     }
     open.yield()
-    #expect(await eventually { ran.value == 2 })
+    #expect(await ran.until { ran.value == 2 })
   }
 
   @Test(.requires(.dbus)) func callFilterAnswersInsteadOfTheObject() async throws {
@@ -264,9 +264,21 @@ func expectError(
   }
 }
 
-/// A thread-safe counter for handlers.
+/// A thread-safe counter for handlers; ``until(timeout:_:)`` waits on it.
 final class Counter: Sendable {
   private let count = Mutex(0)
-  func add() { count.withLock { $0 += 1 } }
+  private let changes = ChangeSignal()
+  func add() {
+    count.withLock { $0 += 1 }
+    changes.changed()
+  }
   var value: Int { count.withLock { $0 } }
+
+  /// Waits until `condition` holds, asking it now and after each `add()`, for at most
+  /// `timeout`; returns whether it held. `condition` reads this: `ran.until { ran.value == 1 }`.
+  func until(
+    timeout: Duration = defaultWaitBound, _ condition: () throws -> Bool
+  ) async rethrows -> Bool {
+    try await changes.wait(timeout: timeout, until: condition)
+  }
 }

@@ -12,10 +12,11 @@ import NearbyTesting
   static let path = try! DBusObjectPath("/org/nearby/test")
 
   /// What a handler saw: each signal's number, the threads it ran on and whether it ran inside
-  /// a task, and how many times `onEnd` ran.
+  /// a task, and how many times `onEnd` ran; ``until(timeout:_:)`` waits on it.
   final class Seen: Sendable {
     private let state = Mutex<(numbers: [Int64], threads: Set<UInt>, inTask: Int, ends: Int)>(
       ([], [], 0, 0))
+    private let changes = ChangeSignal()
 
     func record(_ signal: DBusMessage) {
       let thread = UInt(pthread_self())
@@ -25,9 +26,21 @@ import NearbyTesting
         $0.threads.insert(thread)
         if inTask { $0.inTask += 1 }
       }
+      changes.changed()
     }
 
-    func ended() { state.withLock { $0.ends += 1 } }
+    func ended() {
+      state.withLock { $0.ends += 1 }
+      changes.changed()
+    }
+
+    /// Waits until `condition` holds, asking it now and after each record, for at most
+    /// `timeout`; returns whether it held. `condition` reads this: `seen.until { seen.ends == 1 }`.
+    func until(
+      timeout: Duration = defaultWaitBound, _ condition: () throws -> Bool
+    ) async rethrows -> Bool {
+      try await changes.wait(timeout: timeout, until: condition)
+    }
 
     var numbers: [Int64] { state.withLock { $0.numbers } }
     var threads: Set<UInt> { state.withLock { $0.threads } }
@@ -49,7 +62,7 @@ import NearbyTesting
     // One signal the rule does not match, then twenty it does: only those, in order.
     try sender.emit(Self.ping(-1, interface: "org.nearby.Other"))
     for number in Int32(0)..<20 { try sender.emit(Self.ping(number)) }
-    #expect(await eventually(timeout: .seconds(5)) { seen.numbers.count >= 20 })
+    #expect(await seen.until(timeout: .seconds(5)) { seen.numbers.count >= 20 })
     #expect(seen.numbers == Array(0..<20))
     // Synchronously on the connection's one dispatch thread: never in a task, one thread.
     #expect(seen.inTask == 0)
@@ -72,10 +85,10 @@ import NearbyTesting
     let stream = try await receiver.signals(matching: rule)
     #expect(try await ConnectionTests.matchRules(of: receiver, on: sender) == 2)
     try sender.emit(Self.ping(1))
-    #expect(await eventually(timeout: .seconds(5)) { seen.numbers == [1] })
+    #expect(await seen.until(timeout: .seconds(5)) { seen.numbers == [1] })
     handler.cancel()
     handler.cancel()
-    #expect(await eventually(timeout: .seconds(5)) { seen.ends == 1 })
+    #expect(await seen.until(timeout: .seconds(5)) { seen.ends == 1 })
     #expect(
       try await eventually(timeout: .seconds(5)) {
         try await ConnectionTests.matchRules(of: receiver, on: sender) == 1
@@ -99,7 +112,7 @@ import NearbyTesting
       matching: DBusMatchRule(interface: "org.nearby.Handled"), onEnd: { seen.ended() },
       { seen.record($0) })
     receiver.close()
-    #expect(await eventually(timeout: .seconds(5)) { seen.ends == 1 })
+    #expect(await seen.until(timeout: .seconds(5)) { seen.ends == 1 })
     await #expect(throws: DBusError.self) {
       try await receiver.handleSignals(matching: DBusMatchRule(interface: "org.nearby.Handled")) {
         _ in

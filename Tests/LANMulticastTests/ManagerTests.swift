@@ -5,7 +5,6 @@ import Logging
 import MediumTestKit
 import Resolution
 import Strategy
-import Synchronization
 import Testing
 import NearbyTesting
 
@@ -27,7 +26,7 @@ struct ManagerTests {
     }
     let alice = try await manager()
     let bob = try await manager()
-    let seen = Mutex<[String]>([])
+    let seen = Watched<[String]>([])
     var publication: Publication? = try await alice.publish(Message(text: "hello")) {
       $0.strategy = Strategy(mediums: .lan)
     }
@@ -35,15 +34,12 @@ struct ManagerTests {
       onFound: { message in seen.withLock { $0.append("found \(message.text ?? "")") } },
       onLost: { message in seen.withLock { $0.append("lost \(message.text ?? "")") } }
     ) { $0.strategy = Strategy(mediums: .lan) }
-    #expect(await eventually(timeout: .seconds(10)) { seen.withLock { $0 } == ["found hello"] })
+    #expect(await seen.until(timeout: .seconds(10)) { $0 == ["found hello"] })
     // Publishing with the default strategy (BLE and audio) does not use LAN.
     let other = try await alice.publish(Message(text: "not on lan"))
     await publication?.cancel()
     publication = nil
-    #expect(
-      await eventually(timeout: .seconds(10)) {
-        seen.withLock { $0 } == ["found hello", "lost hello"]
-      })
+    #expect(await seen.until(timeout: .seconds(10)) { $0 == ["found hello", "lost hello"] })
     withExtendedLifetime((subscription, other)) {}
     await alice.shutdown()
     await bob.shutdown()

@@ -137,8 +137,8 @@ struct MediumTests {
     #expect(await heard.first(timeout: .seconds(5)) { $0.token == token } != nil)
     // About 25 datagrams a second arrive; the token is reported again only every 500 ms.
     #expect(
-      await eventually(timeout: .seconds(10)) {
-        heard.elements.filter { $0.token == token }.count >= 3
+      await heard.until(timeout: .seconds(10)) { elements in
+        elements.filter { $0.token == token }.count >= 3
       })
     let times = heard.elements.filter { $0.token == token }.map(\.time)
     for (earlier, later) in zip(times, times.dropFirst()) {

@@ -5,7 +5,6 @@ import MediumTestKit
 import PeerResolution
 import Resolution
 import Strategy
-import Synchronization
 import TestSupport
 import Testing
 import Tokens
@@ -87,14 +86,14 @@ struct PeerResolutionOverLANTests {
       groupPort: groupPort, mediumPort: mediumPort)
     let (bob, bobResolver) = try await Self.manager(groupPort: groupPort, mediumPort: mediumPort)
     let content = Data((0..<Message.maximumContentBytes).map { UInt8(truncatingIfNeeded: $0 * 31) })
-    let found = Mutex<[Data]>([])
+    let found = Watched<[Data]>([])
     let publication = try await alice.publish(Message(content: content)) {
       $0.strategy = Strategy(mediums: .lan)
     }
     let subscription = try await bob.subscribe(
       onFound: { message in found.withLock { $0.append(message.content) } }, onLost: { _ in }
     ) { $0.strategy = Strategy(mediums: .lan) }
-    #expect(await eventually(timeout: .seconds(30)) { found.withLock { $0 } == [content] })
+    #expect(await found.until(timeout: .seconds(30)) { $0 == [content] })
     #expect(await bobResolver.counters().dropped == 0)
     await publication.cancel()
     await subscription.cancel()
@@ -107,7 +106,7 @@ struct PeerResolutionOverLANTests {
   @Test("two managers find each other's messages and lose them on unpublish, with no server")
   func findAndLose() async throws {
     let (groupPort, mediumPort) = (Loopback.randomGroupPort(), Loopback.randomPort())
-    let seen = Mutex<[String]>([])
+    let seen = Watched<[String]>([])
     let (alice, aliceResolver) = try await Self.manager(
       groupPort: groupPort, mediumPort: mediumPort)
     let (bob, bobResolver) = try await Self.manager(groupPort: groupPort, mediumPort: mediumPort)
@@ -118,17 +117,17 @@ struct PeerResolutionOverLANTests {
       onFound: { message in seen.withLock { $0.append("found \(message.text ?? "")") } },
       onLost: { message in seen.withLock { $0.append("lost \(message.text ?? "")") } }
     ) { $0.strategy = Strategy(mediums: .lan) }
-    #expect(await eventually(timeout: .seconds(30)) { seen.withLock { $0 } == ["found over udp"] })
+    #expect(await seen.until(timeout: .seconds(30)) { $0 == ["found over udp"] })
     // Asked directly at the announced port: nothing was dropped on either side.
     #expect(await aliceResolver.counters().dropped == 0)
     #expect(await bobResolver.counters().dropped == 0)
     await publication.cancel()
-    let lost = await eventually(timeout: .seconds(30)) {
-      seen.withLock { $0 } == ["found over udp", "lost over udp"]
+    let lost = await seen.until(timeout: .seconds(30)) {
+      $0 == ["found over udp", "lost over udp"]
     }
     // What each side counted says where a missing lost went (not sent, dropped or ignored).
     let (sent, heard) = (await aliceResolver.counters(), await bobResolver.counters())
-    #expect(lost, "Bob saw \(seen.withLock { $0 }); Alice sent \(sent); Bob received \(heard)")
+    #expect(lost, "Bob saw \(seen.value); Alice sent \(sent); Bob received \(heard)")
     await subscription.cancel()
     await alice.shutdown()
     await bob.shutdown()

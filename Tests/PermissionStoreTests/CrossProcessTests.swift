@@ -31,9 +31,9 @@ struct CrossProcessTests {
     #expect(result.status == 0, "\(result.err)")
     let written = ContinuousClock.now
     #expect(
-      await eventually(timeout: .seconds(1)) {
+      await events.until(timeout: .seconds(1)) { elements in
         events.elements(since: written).contains(.changed(keys: ["mode"], origin: .elsewhere))
-          || events.elements.contains(.changed(keys: ["mode"], origin: .elsewhere))
+          || elements.contains(.changed(keys: ["mode"], origin: .elsewhere))
       })
     #expect(store.integer(forKey: "mode") == 7)
   }

@@ -116,8 +116,8 @@ struct DefaultsStoreTests {
     try FileManager.default.moveItem(at: garbage, to: store.fileURL.appendingPathExtension("x"))
     #expect(rename(store.fileURL.path + ".x", store.fileURL.path) == 0)
     #expect(
-      await eventually(timeout: .seconds(5)) {
-        events.elements.contains {
+      await events.until(timeout: .seconds(5)) { elements in
+        elements.contains {
           if case .corruptFileMovedAside = $0 { true } else { false }
         }
       })

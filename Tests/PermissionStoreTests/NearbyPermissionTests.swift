@@ -6,7 +6,6 @@ import MediumTestKit
 import PermissionStore
 import Resolution
 import Strategy
-import Synchronization
 import Testing
 import TestSupport
 import NearbyTesting
@@ -14,8 +13,8 @@ import NearbyTesting
 @Suite("NearbyPermission")
 struct NearbyPermissionTests {
   final class Seen: Sendable {
-    let values = Mutex<[Bool]>([])
-    var all: [Bool] { values.withLock { $0 } }
+    let values = Watched<[Bool]>([])
+    var all: [Bool] { values.value }
   }
 
   @Test("setGranted is stored; changes and changedHandler fire on each change, not at creation")
@@ -36,13 +35,15 @@ struct NearbyPermissionTests {
     // before this change.
     try await permission.setGranted(true)
     #expect(permission.isGranted && permission.isDetermined)
-    #expect(await eventually { seen.all == [true] && changes.elements == [true] })
+    #expect(await seen.values.until { $0 == [true] })
+    #expect(await changes.until { $0 == [true] })
 
     // Another process (here: another store on the same file) revokes it.
     let other = try await NearbyPermission(appID: "app", directory: folder.url, prompt: .never)
     #expect(other.isGranted)
     try await other.setGranted(false)
-    #expect(await eventually { seen.all == [true, false] && changes.elements == [true, false] })
+    #expect(await seen.values.until { $0 == [true, false] })
+    #expect(await changes.until { $0 == [true, false] })
     #expect(!permission.isGranted && permission.isDetermined)
 
     try await other.setGranted(false)  // no change, no call
@@ -50,7 +51,8 @@ struct NearbyPermissionTests {
     #expect(!permission.isDetermined)
     // A change after both: once it is reported, a call for either would have come before it.
     try await other.setGranted(true)
-    #expect(await eventually { seen.all.count == 3 && changes.elements.count == 3 })
+    #expect(await seen.values.until { $0.count == 3 })
+    #expect(await changes.until { $0.count == 3 })
     #expect(seen.all == [true, false, true])
     #expect(changes.elements == [true, false, true])
   }
