@@ -6,7 +6,6 @@ import MediumTestKit
 import PermissionStore
 import Resolution
 import Strategy
-import Synchronization
 import Testing
 import Tokens
 import NearbyTesting
@@ -15,8 +14,8 @@ import BeaconFrames
 @Suite("BackgroundPersistence")
 struct BackgroundPersistenceTests {
   final class Found: Sendable {
-    let items = Mutex<[(String, Message)]>([])
-    var all: [(String, Message)] { items.withLock { $0 } }
+    let items = Watched<[(String, Message)]>([])
+    var all: [(String, Message)] { items.value }
   }
 
   struct Folder {
@@ -77,7 +76,7 @@ struct BackgroundPersistenceTests {
     let message = Message(text: "10% off", type: "offer", namespace: "shop")
     let publication = try await alice.publish(message) { $0.strategy = .bleOnly }
     #expect(
-      await eventually { found.all.contains { $0.0 == offer.id && $0.1 == message } })
+      await found.items.until { items in items.contains { $0.0 == offer.id && $0.1 == message } })
     _ = publication
     await alice.shutdown()
     await bob.shutdown()
@@ -121,7 +120,9 @@ struct BackgroundPersistenceTests {
     #expect(try #require(restored.subscriptions[recorded.id]).status == .active)
     await air.placeBeacon("shelf", frames: [.eddystoneUID(uid)], at: Air.Position(x: 2))
     #expect(
-      await eventually { found.all.contains { $0.0 == recorded.id && $0.1 == attachment.message } })
+      await found.items.until { items in
+        items.contains { $0.0 == recorded.id && $0.1 == attachment.message }
+      })
     await manager.shutdown()
   }
 

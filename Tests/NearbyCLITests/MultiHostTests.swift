@@ -99,7 +99,7 @@ struct MultiHostTests {
     // Partition: b's LAN link goes down; the resolver stays reachable over wan0.
     let cut = ContinuousClock.now
     try await Self.ip(["-n", "\(world.prefix)-b", "link", "set", "lan0", "down"])
-    let lost = await eventually(timeout: .seconds(Self.lostAfter + 10)) {
+    let lost = await subscriber.until(timeout: .seconds(Self.lostAfter + 10)) {
       Self.count("lost", in: subscriber) >= 1
     }
     let lostAfterCut = ContinuousClock.now - cut
@@ -110,7 +110,9 @@ struct MultiHostTests {
 
     // Heal: found again.
     try await Self.ip(["-n", "\(world.prefix)-b", "link", "set", "lan0", "up"])
-    let again = await eventually(timeout: .seconds(30)) { Self.count("found", in: subscriber) >= 2 }
+    let again = await subscriber.until(timeout: .seconds(30)) {
+      Self.count("found", in: subscriber) >= 2
+    }
     #expect(again, "not found again after healing: \(subscriber.lines)")
 
     publisher.signal(SIGINT)

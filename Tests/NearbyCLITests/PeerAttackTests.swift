@@ -90,7 +90,7 @@ extension MultiHostTests.Peer {
     // The victim listens from before the flood to 4 s after it.
     let victim = try Self.python(world, Self.victim, [victimPort, "12"])
     defer { victim.kill() }
-    #expect(await eventually { victim.lines.contains("listening") }, "\(victim.errors)")
+    #expect(await victim.until { victim.lines.contains("listening") }, "\(victim.errors)")
     let forger = try Self.python(
       world, Self.forger, ["239.255.77.77", world.lanPort, victimPort, "1000", "8"])
     defer { forger.kill() }
@@ -123,7 +123,7 @@ extension MultiHostTests.Peer {
     let forger = try Self.python(
       world, Self.forger, ["239.255.77.77", world.lanPort, "29999", "1000", "20"])
     defer { forger.kill() }
-    #expect(await eventually { forger.lines.contains("flooding") }, "\(forger.errors)")
+    #expect(await forger.until { forger.lines.contains("flooding") }, "\(forger.errors)")
     let newcomer = try world.nearby(in: "b", ["subscribe", "--mode", "scan"])
     defer { newcomer.kill() }
     let connected = await newcomer.waitForEvent(timeout: .seconds(30)) {

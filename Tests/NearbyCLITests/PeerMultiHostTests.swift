@@ -110,9 +110,14 @@ extension MultiHostTests {
       // a leaves the segment: b and c lose its message after lostAfter, b keeps c's.
       let cut = ContinuousClock.now
       try await MultiHostTests.ip(["-n", "\(world.prefix)-a", "link", "set", "lan0", "down"])
-      let lost = await eventually(timeout: .seconds(Self.lostAfter + 10)) {
-        Self.count("lost", "hello", in: onB) >= 1 && Self.count("lost", "hello", in: onC) >= 1
+      // Each process signals its own output: one wait each (both counts only grow).
+      let lostOnB = await onB.until(timeout: .seconds(Self.lostAfter + 10)) {
+        Self.count("lost", "hello", in: onB) >= 1
       }
+      let lostOnC = await onC.until(timeout: .seconds(Self.lostAfter + 10)) {
+        Self.count("lost", "hello", in: onC) >= 1
+      }
+      let lost = lostOnB && lostOnC
       let lostAfterCut = ContinuousClock.now - cut
       #expect(lost, "not lost after a left: \(onB.lines) \(onC.lines)")
       #expect(
@@ -122,9 +127,13 @@ extension MultiHostTests {
 
       // a comes back: found again.
       try await MultiHostTests.ip(["-n", "\(world.prefix)-a", "link", "set", "lan0", "up"])
-      let again = await eventually(timeout: .seconds(30)) {
-        Self.count("found", "hello", in: onB) >= 2 && Self.count("found", "hello", in: onC) >= 2
+      let againOnB = await onB.until(timeout: .seconds(30)) {
+        Self.count("found", "hello", in: onB) >= 2
       }
+      let againOnC = await onC.until(timeout: .seconds(30)) {
+        Self.count("found", "hello", in: onC) >= 2
+      }
+      let again = againOnB && againOnC
       #expect(again, "not found again after a came back: \(onB.lines) \(onC.lines)")
 
       // c unpublishes (Ctrl-C): b loses c's message.

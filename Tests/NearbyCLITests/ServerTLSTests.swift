@@ -64,7 +64,7 @@ struct ServerTLSTests {
     }
     #expect(started, "\(server.errors)")
     server.signal(SIGHUP)
-    let noted = await eventually(timeout: .seconds(10), interval: .milliseconds(100)) {
+    let noted = await server.until(timeout: .seconds(10)) {
       server.errors.contains("nothing to reload")
     }
     #expect(noted, "\(server.errors)")

@@ -51,7 +51,7 @@ struct NearbyRestoreTests {
       environment: environment)
     defer { running.kill() }
 
-    let ready = await eventually(timeout: .seconds(20)) {
+    let ready = await socket.until(timeout: .seconds(20)) {
       socket.received.contains { $0.contains("READY=1") }
     }
     #expect(ready, "no READY=1; stderr: \(running.errors)")
@@ -78,7 +78,7 @@ struct NearbyRestoreTests {
       environment: environment)
     defer { running.kill() }
     #expect(
-      await eventually(timeout: .seconds(20)) {
+      await socket.until(timeout: .seconds(20)) {
         socket.received.contains { $0.contains("READY=1\nSTATUS=background mode is off") }
       }, "stderr: \(running.errors)")
 
@@ -90,12 +90,12 @@ struct NearbyRestoreTests {
     let subscription = try await background.add(
       BackgroundSubscription(namespace: "n", strategy: .bleOnly))
     #expect(
-      await eventually(timeout: .seconds(5)) {
+      await socket.until(timeout: .seconds(5)) {
         socket.received.contains { $0 == "STATUS=restored 0 publications, 1 subscriptions" }
       }, "\(socket.received)")
     try await background.remove(id: subscription.id)
     #expect(
-      await eventually(timeout: .seconds(5)) {
+      await socket.until(timeout: .seconds(5)) {
         socket.received.last == "STATUS=restored 0 publications, 0 subscriptions"
       }, "\(socket.received)")
 

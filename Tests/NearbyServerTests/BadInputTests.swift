@@ -1,6 +1,5 @@
 import AsyncHTTPClient
 import Foundation
-import Synchronization
 import Testing
 import TestSupport
 import ResolverWire
@@ -171,7 +170,7 @@ struct BadInputTests {
     let server = try await ServerHarness.start()
     try await withShutdown(server) { server in
       let device = try await register(server)
-      let answer = Mutex<RawAnswer?>(nil)
+      let answer = Watched<RawAnswer?>(nil)
       let stream = Task {
         let ended = try await rawRequest(
           .GET, server.url, path: "/v1/devices/\(device.id)/events",
@@ -195,8 +194,8 @@ struct BadInputTests {
         try store.apiKeys.revokeAPIKey(id: try #require(key), now: Date())
       }
       #expect(revoked)
-      #expect(await eventually { answer.withLock { $0 != nil } }, "the stream stayed open")
-      #expect(answer.withLock { $0?.status } == 200)
+      #expect(await answer.until { $0 != nil }, "the stream stayed open")
+      #expect(answer.value?.status == 200)
     }
   }
 

@@ -12,17 +12,17 @@ struct EIDIndexCacheTests {
   @Test("concurrent requests without an index share one build; an invalidation forces a new one")
   func sharedBuild() async throws {
     let cache = EIDIndexCache()
-    let loads = Mutex(0)
+    let loads = Watched(0)
     let registration = try EddystoneEIDRegistration(
       identityKey: Array(0..<16), rotationExponent: 10, clockValue: 0, registeredAt: Date())
     // The first build holds on until every request has been made, so the others find it
     // running (a request that came after it would find the index instead: one load either way).
-    let requested = Mutex(0)
+    let requested = Watched(0)
     let request: @Sendable () -> Void = { requested.withLock { $0 += 1 } }
-    let buildMayEnd = Mutex(false)
+    let buildMayEnd = Watched(false)
     let load: EIDIndexCache.Loader = {
       loads.withLock { $0 += 1 }
-      _ = await eventually { buildMayEnd.withLock { $0 } }
+      _ = await buildMayEnd.until { $0 }
       return [(name: "eddystone-eid!beacon", registration: registration)]
     }
     let now = Date()
@@ -33,7 +33,8 @@ struct EIDIndexCacheTests {
           return try await cache.index(project: "p", now: now, load: load).count
         }
       }
-      #expect(await eventually { loads.withLock { $0 } >= 1 && requested.withLock { $0 } == 10 })
+      #expect(await loads.until { $0 >= 1 })
+      #expect(await requested.until { $0 == 10 })
       buildMayEnd.withLock { $0 = true }
       return try await group.reduce(into: [Int]()) { $0.append($1) }
     }
@@ -51,7 +52,7 @@ struct EIDIndexCacheTests {
   @Test("a build whose request is cancelled is taken over by a request waiting for it")
   func aCancelledBuildIsTakenOver() async throws {
     let cache = EIDIndexCache()
-    let loads = Mutex(0)
+    let loads = Watched(0)
     let registration = try EddystoneEIDRegistration(
       identityKey: Array(0..<16), rotationExponent: 10, clockValue: 0, registeredAt: Date())
     // The first load waits until cancelled; later ones answer at once.
@@ -65,7 +66,7 @@ struct EIDIndexCacheTests {
     }
     let now = Date()
     let first = Task { try await cache.index(project: "p", now: now, load: load) }
-    #expect(await eventually { loads.withLock { $0 } == 1 })
+    #expect(await loads.until { $0 == 1 })
     let second = Task { try await cache.index(project: "p", now: now, load: load) }
     // The second request waits for the first build (it starts no load of its own) ...
     #expect(await eventually { await cache.waitingRequests == 1 })

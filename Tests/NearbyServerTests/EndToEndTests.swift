@@ -19,9 +19,20 @@ struct EndToEndTests {
   /// Found and lost texts, per device, in the order the handlers ran.
   final class Seen: Sendable {
     private let events = Mutex<[(String, String)]>([])
-    func record(_ device: String, _ what: String) { events.withLock { $0.append((device, what)) } }
+    private let changes = ChangeSignal()
+    func record(_ device: String, _ what: String) {
+      events.withLock { $0.append((device, what)) }
+      changes.changed()
+    }
     func of(_ device: String) -> [String] {
       events.withLock { $0.filter { $0.0 == device }.map(\.1) }
+    }
+    /// Waits until `condition` holds, asking it now and after each record, for at most
+    /// `timeout`; returns whether it held.
+    func until(
+      timeout: Duration = defaultWaitBound, _ condition: () throws -> Bool
+    ) async rethrows -> Bool {
+      try await changes.wait(timeout: timeout, until: condition)
     }
   }
 
@@ -66,12 +77,12 @@ struct EndToEndTests {
       onLost: { seen.record("bob", "lost \($0.text ?? "")") }
     ) { $0.type = "name" }
     try #require(
-      await eventually(timeout: .seconds(15)) {
+      await seen.until(timeout: .seconds(15)) {
         seen.of("alice") == ["found Bob"] && seen.of("bob") == ["found Alice"]
       })
     await air.block("alice", "bob")
     try #require(
-      await eventually(timeout: .seconds(15)) {
+      await seen.until(timeout: .seconds(15)) {
         seen.of("alice") == ["found Bob", "lost Bob"]
           && seen.of("bob") == ["found Alice", "lost Alice"]
       })
@@ -101,7 +112,7 @@ struct EndToEndTests {
       $0.type = "tv"
       $0.strategy = Strategy(mediums: .audio, mode: .broadcast)
     }
-    try #require(await eventually(timeout: .seconds(15)) { seen.of("box") == ["found cast"] })
+    try #require(await seen.until(timeout: .seconds(15)) { seen.of("box") == ["found cast"] })
     withExtendedLifetime((cast, watch)) {}
     await phone.shutdown()
     await box.shutdown()
@@ -123,7 +134,7 @@ struct EndToEndTests {
       onFound: { seen.record("bob", "found \($0.text ?? "")") },
       onLost: { seen.record("bob", "lost \($0.text ?? "")") }
     ) { $0.type = "name" }
-    try #require(await eventually(timeout: .seconds(15)) { seen.of("bob") == ["found Alice"] })
+    try #require(await seen.until(timeout: .seconds(15)) { seen.of("bob") == ["found Alice"] })
 
     func interruptions(_ logs: InMemoryLogHandler) -> Int {
       logs.messages.filter { $0.1 == "event stream interrupted" }.count
@@ -141,11 +152,11 @@ struct EndToEndTests {
     // Bob's reconnected stream (or its replay) delivers it.
     await air.block("alice", "bob")
     try #require(
-      await eventually(timeout: .seconds(20)) { seen.of("bob") == ["found Alice", "lost Alice"] })
+      await seen.until(timeout: .seconds(20)) { seen.of("bob") == ["found Alice", "lost Alice"] })
     // And she comes back: found again, once.
     await air.unblock("alice", "bob")
     try #require(
-      await eventually(timeout: .seconds(20)) {
+      await seen.until(timeout: .seconds(20)) {
         seen.of("bob") == ["found Alice", "lost Alice", "found Alice"]
       })
     withExtendedLifetime((name, watch)) {}
@@ -172,10 +183,10 @@ struct TwoInstanceTests {
       onFound: { seen.record("bob", "found \($0.text ?? "")") },
       onLost: { seen.record("bob", "lost \($0.text ?? "")") }
     ) { $0.type = "name" }
-    try #require(await eventually(timeout: .seconds(20)) { seen.of("bob") == ["found Alice"] })
+    try #require(await seen.until(timeout: .seconds(20)) { seen.of("bob") == ["found Alice"] })
     await air.block("alice", "bob")
     try #require(
-      await eventually(timeout: .seconds(20)) { seen.of("bob") == ["found Alice", "lost Alice"] })
+      await seen.until(timeout: .seconds(20)) { seen.of("bob") == ["found Alice", "lost Alice"] })
     withExtendedLifetime((name, watch)) {}
     await alice.shutdown()
     await bob.shutdown()

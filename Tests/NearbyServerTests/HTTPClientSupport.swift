@@ -1,5 +1,4 @@
 import TestSupport
-import Synchronization
 import Logging
 import Hummingbird
 import AsyncHTTPClient
@@ -63,12 +62,12 @@ extension ServerHarness {
 func serveOnLoopback(_ router: Router<BasicRequestContext>) async throws -> (
   URL, Task<Void, any Error>
 ) {
-  let port = Mutex(0)
+  let port = Watched(0)
   let app = Application(
     router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
     onServerRunning: { channel in port.withLock { $0 = channel.localAddress?.port ?? 0 } },
     logger: Logger(label: "test.loopback"))
   let running = Task { try await app.runService() }
-  #expect(await eventually { port.withLock { $0 } != 0 })
-  return (try #require(URL(string: "http://127.0.0.1:\(port.withLock { $0 })")), running)
+  #expect(await port.until { $0 != 0 })
+  return (try #require(URL(string: "http://127.0.0.1:\(port.value)")), running)
 }

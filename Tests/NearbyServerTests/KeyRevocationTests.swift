@@ -53,9 +53,11 @@ struct KeyRevocationTests {
           try store.apiKeys.createAPIKey(project: "test", role: .client, label: "kept", now: Date())
         )
       }
+      // The revoked key's streams tell one signal when they end, which the wait below heeds.
+      let ends = ChangeSignal()
       var streams: [EventStream] = []
       for server in servers {
-        streams.append(try await EventStream.open(server, key: revoked.key))
+        streams.append(try await EventStream.open(server, key: revoked.key, signalling: ends))
       }
       let other = try await EventStream.open(servers[0], key: kept.key)
       let revokedStreams = streams
@@ -63,7 +65,7 @@ struct KeyRevocationTests {
       #expect(
         try await keys.transaction { store in try store.apiKeys.revokeAPIKey(id: id, now: Date()) })
       let start = ContinuousClock.now
-      let ended = await eventually(timeout: .seconds(5)) { revokedStreams.allSatisfy(\.hasEnded) }
+      let ended = await ends.wait(timeout: .seconds(5)) { revokedStreams.allSatisfy(\.hasEnded) }
       #expect(ended, "still open \(start.duration(to: .now)) after the key was revoked")
       #expect(!other.hasEnded, "another key's stream ended too")
       for stream in revokedStreams + [other] { stream.reader.cancel() }
@@ -78,8 +80,11 @@ struct EventStream: Sendable {
 
   var hasEnded: Bool { ended.isSet }
 
-  /// Registers a device with `key` and opens its stream on `server` (its answer's head read).
-  static func open(_ server: ServerHarness, key: String) async throws -> EventStream {
+  /// Registers a device with `key` and opens its stream on `server` (its answer's head read);
+  /// its end is told to `changes`.
+  static func open(
+    _ server: ServerHarness, key: String, signalling changes: ChangeSignal = ChangeSignal()
+  ) async throws -> EventStream {
     let device = try await server.registerDevice(key: key)
     var request = HTTPClientRequest(
       url: server.url.absoluteString + "/v1/devices/\(device.id)/events")
@@ -87,7 +92,7 @@ struct EventStream: Sendable {
     request.headers.add(name: ResolverContract.deviceSecretHeader, value: device.secret)
     let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
     #expect(response.status.code == 200)
-    let ended = Flag()
+    let ended = Flag(signalling: changes)
     let reader = Task {
       do { for try await _ in response.body {} } catch {}
       ended.set()
@@ -95,9 +100,15 @@ struct EventStream: Sendable {
     return EventStream(reader: reader, ended: ended)
   }
 
+  /// Set once when the stream ends; tells `changes` then.
   final class Flag: Sendable {
     private let value = Mutex(false)
+    private let changes: ChangeSignal
+    init(signalling changes: ChangeSignal) { self.changes = changes }
     var isSet: Bool { value.withLock { $0 } }
-    func set() { value.withLock { $0 = true } }
+    func set() {
+      value.withLock { $0 = true }
+      changes.changed()
+    }
   }
 }

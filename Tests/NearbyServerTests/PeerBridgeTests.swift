@@ -86,6 +86,14 @@ struct PeerBridgeTests {
     func resolver(of name: String) -> PeerResolver? { resolvers.withLock { $0[name] } }
 
     func seen(by device: String) -> [String] { seen.history(of: device) }
+
+    /// Waits until `condition` holds, asking it now and after each thing a device found or
+    /// lost, for at most `timeout`; returns whether it held.
+    func until(
+      timeout: Duration = defaultWaitBound, _ condition: () throws -> Bool
+    ) async rethrows -> Bool {
+      try await seen.until(timeout: timeout, condition)
+    }
   }
 
   static func peerConfiguration() -> PeerResolverConfiguration {
@@ -106,12 +114,12 @@ struct PeerBridgeTests {
     let phoneWatch = try await worlds.watch(phone, as: "phone", type: "name")
     let boxWatch = try await worlds.watch(box, as: "box", type: "name")
     try #require(
-      await eventually(timeout: .seconds(40)) {
+      await worlds.until(timeout: .seconds(40)) {
         worlds.seen(by: "phone") == ["found Box"] && worlds.seen(by: "box") == ["found Phone"]
       }, "phone: \(worlds.seen(by: "phone")), box: \(worlds.seen(by: "box"))")
     await worlds.air.block("phone", "box")
     try #require(
-      await eventually(timeout: .seconds(40)) {
+      await worlds.until(timeout: .seconds(40)) {
         worlds.seen(by: "phone") == ["found Box", "lost Box"]
           && worlds.seen(by: "box") == ["found Phone", "lost Phone"]
       }, "phone: \(worlds.seen(by: "phone")), box: \(worlds.seen(by: "box"))")
@@ -137,11 +145,11 @@ struct PeerBridgeTests {
     let watch = try await worlds.watch(
       screen, as: screenName, type: "tv", strategy: Strategy(mediums: .audio, mode: .broadcast))
     try #require(
-      await eventually(timeout: .seconds(40)) { worlds.seen(by: screenName) == ["found cast"] },
+      await worlds.until(timeout: .seconds(40)) { worlds.seen(by: screenName) == ["found cast"] },
       "\(screenName): \(worlds.seen(by: screenName))")
     await cast.cancel()
     try #require(
-      await eventually(timeout: .seconds(40)) {
+      await worlds.until(timeout: .seconds(40)) {
         worlds.seen(by: screenName) == ["found cast", "lost cast"]
       }, "\(screenName): \(worlds.seen(by: screenName))")
     withExtendedLifetime((cast, watch)) {}
@@ -164,7 +172,7 @@ struct PeerBridgeTests {
     let box = try await worlds.box("box", at: 2)
     let boxName = try await box.publish(Message(text: "Box", type: "name"))
     try #require(
-      await eventually(timeout: .seconds(40)) { worlds.seen(by: "phone") == ["found Box"] },
+      await worlds.until(timeout: .seconds(40)) { worlds.seen(by: "phone") == ["found Box"] },
       "phone: \(worlds.seen(by: "phone"))")
     // The stranger did ask (its who-has for the phone's token reached the project's peers, the
     // bridge among them, and was refused as another project's), and was asked in vain.

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+public import NearbyTesting
 import Synchronization
 
 /// A Unix datagram socket standing in for systemd's `$NOTIFY_SOCKET` (the one sd_notify
@@ -14,6 +15,8 @@ public final class NotifySocket: Sendable {
   /// Broadcast by the reader after each message, under its lock: what ``arrival(of:since:timeout:)``
   /// waits on (checking the messages under the same lock, so no message slips between).
   private let arrived = NSCondition()
+  /// Wakes the waits of ``until(timeout:_:)`` after each message.
+  private let changes = ChangeSignal()
 
   /// A socket that could not be made.
   public struct Failure: Error, CustomStringConvertible {
@@ -66,6 +69,7 @@ public final class NotifySocket: Sendable {
         arrived.lock()
         arrived.broadcast()
         arrived.unlock()
+        changes.changed()
       }
     }
     close(fd)
@@ -73,6 +77,15 @@ public final class NotifySocket: Sendable {
 
   /// Every message received so far.
   public var received: [String] { messages.withLock { $0.map(\.text) } }
+
+  /// Waits until `condition` holds, asking it now and after each message, for at most
+  /// `timeout`; returns whether it held. `condition` reads this socket:
+  /// `socket.until { socket.received.contains { $0.contains("READY=1") } }`.
+  public func until(
+    timeout: Duration = defaultWaitBound, _ condition: () throws -> Bool
+  ) async rethrows -> Bool {
+    try await changes.wait(timeout: timeout, until: condition)
+  }
 
   /// When the first message containing `text` arrived at or after `instant`, waiting for it at
   /// most `timeout`; `nil` if none came. Blocks the calling thread (for a benchmark's own
