@@ -1,5 +1,6 @@
 public import Core
 import Foundation
+public import NearbyTesting
 public import Strategy
 import Synchronization
 public import Tokens
@@ -7,7 +8,8 @@ public import BeaconFrames
 
 /// A medium driven by the test: it hears what the test says it hears (``hear(_:rssi:txPower:)``, and
 /// with the `.beacons` capability ``hear(beacon:address:rssi:)``), reports the statuses the
-/// test sets, and remembers what the manager asked of it.
+/// test sets, and remembers what the manager asked of it; ``until(timeout:_:)`` waits for the
+/// manager to ask something, woken at each request.
 public final class ScriptedMedium: Medium {
   public let kind: DiscoveryMediums
   public let name: String
@@ -25,6 +27,7 @@ public final class ScriptedMedium: Medium {
   }
   // A Mutex guards what the manager set; the continuations are thread-safe themselves.
   private let state = Mutex(State())
+  private let changes = ChangeSignal()
   private let sightingsContinuation: AsyncStream<Sighting>.Continuation
   private let statusContinuation: AsyncStream<MediumStatus>.Continuation
   private let beaconContinuation: AsyncStream<BeaconSighting>.Continuation
@@ -55,6 +58,21 @@ public final class ScriptedMedium: Medium {
   /// How often `startScanning` succeeded.
   public var startScanningCalls: Int { state.withLock { $0.startScanningCalls } }
 
+  /// Waits until `condition` holds, asking it now and after each request of the manager
+  /// (transmit, scan, their stops, a shutdown), for at most `timeout`; returns whether it
+  /// held. `condition` reads this medium: `ble.until { ble.transmittedToken != nil }`.
+  public func until(
+    timeout: Duration = defaultWaitBound, _ condition: () throws -> Bool
+  ) async rethrows -> Bool {
+    try await changes.wait(timeout: timeout, until: condition)
+  }
+
+  /// Changes what the manager set and wakes the waits of ``until(timeout:_:)``.
+  private func update(_ body: (inout State) -> Void) {
+    state.withLock { body(&$0) }
+    changes.changed()
+  }
+
   /// Reports hearing `token` now, if scanning and not our own token; returns whether it did.
   @discardableResult
   public func hear(_ token: Token, rssi: Double? = -60, txPower: Int? = nil) -> Bool {
@@ -79,31 +97,31 @@ public final class ScriptedMedium: Medium {
   /// Like a real medium's system call, it fails when the calling task is cancelled.
   public func transmit(_ token: Token) async throws {
     try Task.checkCancellation()
-    state.withLock {
+    update {
       $0.transmitting = token
       $0.transmitCalls += 1
     }
   }
-  public func stopTransmitting() async { state.withLock { $0.transmitting = nil } }
+  public func stopTransmitting() async { update { $0.transmitting = nil } }
   public func startScanning() async throws {
     try Task.checkCancellation()
-    state.withLock {
+    update {
       $0.scanning = true
       $0.startScanningCalls += 1
     }
   }
-  public func stopScanning() async { state.withLock { $0.scanning = false } }
+  public func stopScanning() async { update { $0.scanning = false } }
   /// Scans for beacons when the medium has the `.beacons` capability.
   /// - Throws: `ManagerError.unsupported(_:)` (Core) without it.
   public func startBeaconScanning(lowPower: Bool) async throws {
     guard capabilities.contains(.beacons) else {
       throw ManagerError.unsupported("\(name) cannot scan for beacons")
     }
-    state.withLock { $0.beaconScanning = true }
+    update { $0.beaconScanning = true }
   }
-  public func stopBeaconScanning() async { state.withLock { $0.beaconScanning = false } }
+  public func stopBeaconScanning() async { update { $0.beaconScanning = false } }
   public func shutdown() async {
-    state.withLock { $0 = State() }
+    update { $0 = State() }
     sightingsContinuation.finish()
     beaconContinuation.finish()
     statusContinuation.finish()

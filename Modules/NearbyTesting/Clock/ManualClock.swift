@@ -30,6 +30,7 @@ public final class ManualClock: Clock, Sendable {
     var nextSleeper: UInt64 = 0
   }
   private let state = Mutex(State())
+  private let changes = ChangeSignal()
 
   public init() {}
 
@@ -39,6 +40,16 @@ public final class ManualClock: Clock, Sendable {
   /// How many tasks are sleeping on this clock now (so a test can wait until a timer is
   /// set before advancing past it).
   public var sleeperCount: Int { state.withLock { $0.sleepers.count } }
+
+  /// Waits until `condition` holds for ``sleeperCount``, asking it now and each time a task
+  /// starts or stops sleeping on this clock, for at most `timeout` (on the continuous clock,
+  /// not this one); returns whether it held. For a test that must know a timer is set before
+  /// it advances past it: `await clock.untilSleepers { $0 == 1 }`.
+  public func untilSleepers(
+    timeout: Duration = defaultWaitBound, _ condition: (Int) throws -> Bool
+  ) async rethrows -> Bool {
+    try await changes.wait(timeout: timeout) { try condition(sleeperCount) }
+  }
 
   /// Returns once the clock reaches `deadline` (at once if it has); throws
   /// `CancellationError` when the task is cancelled first.
@@ -56,11 +67,12 @@ public final class ManualClock: Clock, Sendable {
           state.sleepers[id] = Sleeper(deadline: deadline, continuation: continuation)
           return nil
         }
-        if let resume { continuation.resume(with: resume) }
+        if let resume { continuation.resume(with: resume) } else { changes.changed() }
       }
     } onCancel: {
       let sleeper = state.withLock { $0.sleepers.removeValue(forKey: id) }
       sleeper?.continuation.resume(throwing: CancellationError())
+      if sleeper != nil { changes.changed() }
     }
   }
 
@@ -75,5 +87,6 @@ public final class ManualClock: Clock, Sendable {
       return due.values.sorted { $0.deadline < $1.deadline }
     }
     for sleeper in woken { sleeper.continuation.resume() }
+    if !woken.isEmpty { changes.changed() }
   }
 }
