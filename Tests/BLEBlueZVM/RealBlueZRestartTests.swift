@@ -50,7 +50,7 @@ import NearbyTesting
       // Heard from the medium's new registration, not from an advert the old daemon left in
       // the kernel: the new bluetoothd counts exactly one advert on hci0 (two would mean the
       // medium registered twice).
-      #expect(await rig.eventuallyActiveInstances("hci0", 1))
+      #expect(await rig.activeInstancesReach("hci0", 1))
     }
   }
 
@@ -91,7 +91,7 @@ import NearbyTesting
         await statuses.until(timeout: Self.comeBack) { $0.last == .ready },
         "the medium did not report ready again: \(statuses.elements)")
       try await rig.expectHeard(token, on: "hci1", "after the adapter came back")
-      #expect(await rig.eventuallyActiveInstances("hci0", 1))
+      #expect(await rig.activeInstancesReach("hci0", 1))
     }
   }
 
@@ -166,7 +166,7 @@ final class VMRig: Sendable {
 
   /// Whether bluetoothd's `LEAdvertisingManager1.ActiveInstances` on `adapter` is (or
   /// becomes, within 10 s) `count`.
-  func eventuallyActiveInstances(_ adapter: String, _ count: Int) async -> Bool {
+  func activeInstancesReach(_ adapter: String, _ count: Int) async -> Bool {
     guard let bus = try? await DBusConnection(.system) else { return false }
     defer { bus.close() }
     var last: Int?

@@ -19,13 +19,16 @@ struct AppStateTests {
     let background = try await manager.subscribe(configure: {
       $0.strategy = Strategy(mediums: .ble, allowInBackground: true)
     })
-    #expect(await eventually { device.audio.transmittedToken != nil })
+    #expect(await device.audio.until { device.audio.transmittedToken != nil })
 
     await manager.setAppState(.background)
     #expect(await manager.currentAppState == .background)
     #expect(foreground.status == .paused)
     #expect(background.status == .active)
-    #expect(await eventually { device.audio.transmittedToken == nil && !device.audio.isScanning })
+    #expect(
+      await device.audio.until {
+        device.audio.transmittedToken == nil && !device.audio.isScanning
+      })
     #expect(device.ble.isScanning)
 
     // Made while in background: a foreground-only handle starts paused.
@@ -35,7 +38,10 @@ struct AppStateTests {
     await manager.setAppState(.foreground)
     #expect(foreground.status == .active)
     #expect(later.status == .active)
-    #expect(await eventually { device.audio.transmittedToken != nil && device.audio.isScanning })
+    #expect(
+      await device.audio.until {
+        device.audio.transmittedToken != nil && device.audio.isScanning
+      })
     await manager.shutdown()
   }
 
@@ -63,7 +69,7 @@ struct AppStateTests {
     #expect(counts.subscriptions == 0 && counts.publications == 1)
     #expect(found.all.isEmpty)
     await bob.setAppState(.foreground)
-    #expect(await eventually { found.all.contains(Message(text: "hello")) })
+    #expect(await found.until { $0.contains(Message(text: "hello")) })
     _ = (subscription, publication)
     await alice.shutdown()
     await bob.shutdown()

@@ -1,12 +1,14 @@
 @_spi(Resolver) import Core
 import Foundation
+import NearbyTesting
 import Resolution
 import Synchronization
 import Tokens
 import BeaconFrames
 
 /// An in-process resolver that also answers for beacons from a table the test fills, and
-/// counts the beacon lookups it gets.
+/// counts the beacon lookups it gets. A test waits on what it recorded with
+/// ``until(timeout:_:)``, woken at each lookup and each change of the held calls.
 final class BeaconResolver: Resolver {
   private let inner: InProcessResolver
   private let table = Mutex<[BeaconID: BeaconInfo]>([:])
@@ -16,6 +18,7 @@ final class BeaconResolver: Resolver {
   private let telemetry = Mutex<[(BeaconID, [UInt8])]>([])
   private let failing = Mutex(false)
   private let gate = Mutex(Gate())
+  private let changes = ChangeSignal()
 
   /// Calls held until the test lets them through (a slow network, made deterministic).
   private struct Gate {
@@ -33,11 +36,21 @@ final class BeaconResolver: Resolver {
       defer { gate.waiting = [] }
       return gate.waiting
     }
+    changes.changed()
     for continuation in waiting { continuation.resume() }
   }
 
   /// How many calls are held now.
   var heldCount: Int { gate.withLock { $0.waiting.count } }
+
+  /// Waits until `condition` holds, asking it now and after each lookup, telemetry forwarded
+  /// or change of the held calls, for at most `timeout`; returns whether it held. `condition`
+  /// reads this resolver: `resolver.until { resolver.askedIDs.count == 2 }`.
+  func until(
+    timeout: Duration = defaultWaitBound, _ condition: () throws -> Bool
+  ) async rethrows -> Bool {
+    try await changes.wait(timeout: timeout, until: condition)
+  }
 
   /// Makes `beaconInfo` throw `ResolverError.unavailable` (or answer again).
   func setUnreachable(_ on: Bool) { failing.withLock { $0 = on } }
@@ -81,12 +94,13 @@ final class BeaconResolver: Resolver {
     lookups.withLock { $0 += 1 }
     asked.withLock { $0 += observed }
     askedTypes.withLock { $0.append(namespacedTypes) }
+    changes.changed()
     await withCheckedContinuation { continuation in
       let held = gate.withLock { gate in
         if gate.holding { gate.waiting.append(continuation) }
         return gate.holding
       }
-      if !held { continuation.resume() }
+      if held { changes.changed() } else { continuation.resume() }
     }
     if failing.withLock({ $0 }) { throw ResolverError.unavailable("the test made it unreachable") }
     return table.withLock { table in observed.compactMap { table[$0] } }
@@ -100,6 +114,7 @@ final class BeaconResolver: Resolver {
         observation.telemetry.map { (observation.id, $0) }
       }
     }
+    changes.changed()
     return try await beaconInfo(
       for: observations.map(\.id), namespacedTypes: namespacedTypes, from: device)
   }

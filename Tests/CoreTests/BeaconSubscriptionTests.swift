@@ -285,7 +285,7 @@ struct BeaconSubscriptionTests {
     await device.air.placeBeacon("lone", frames: [.eddystoneTLM(late)], at: .init(x: 2))
     _ = await events.first { $0.found != nil }
     #expect(
-      await eventually(timeout: .seconds(5)) {
+      await device.resolver.until(timeout: .seconds(5)) {
         device.resolver.forwardedTelemetry.contains { $0.frame == early.frame }
       })
     #expect(device.resolver.forwardedTelemetry.allSatisfy { $0.id == uid })
@@ -368,12 +368,12 @@ struct BeaconSubscriptionTests {
       $0.deviceTypes = .bleBeacons
     })
     let events = StreamRecorder(subscription.events)
-    #expect(await eventually { device.resolver.heldCount == 1 })
+    #expect(await device.resolver.until { device.resolver.heldCount == 1 })
     await device.hearMore(60)  // each beacon three times
     #expect(device.resolver.heldCount == 1, "one request at a time")
     device.resolver.release()
     #expect(
-      await eventually { Set(events.elements.compactMap(\.found)).count == 20 },
+      await events.until { Set($0.compactMap(\.found)).count == 20 },
       "found \(Set(events.elements.compactMap(\.found)).count)")
     // The first request, and (unless the first had them all) one with every id heard while
     // it was held.
@@ -419,7 +419,7 @@ struct BeaconSubscriptionTests {
     await device.air.placeBeacon("eid", frames: [.eddystoneEID(first)], at: .init(x: 1))
     _ = await events.first { $0.found != nil }
     await device.air.placeBeacon("eid", frames: [.eddystoneEID(second)], at: .init(x: 1))
-    #expect(await eventually { device.resolver.askedIDs.count == 2 })
+    #expect(await device.resolver.until { device.resolver.askedIDs.count == 2 })
     await device.hearMore(10)
     await device.finish(events)
     #expect(device.resolver.askedIDs.count == 2)
@@ -472,7 +472,7 @@ struct BeaconSubscriptionTests {
       $0.expiredHandler = { expired.append(true) }
     })
     let events = StreamRecorder(subscription.events)
-    #expect(await eventually { clock.sleeperCount > sleepers }, "no TTL timer")
+    #expect(await clock.untilSleepers { $0 > sleepers }, "no TTL timer")
     clock.advance(by: .seconds(29))
     #expect(subscription.status == .active)
     clock.advance(by: .seconds(1))

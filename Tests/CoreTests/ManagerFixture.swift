@@ -1,6 +1,7 @@
 import Core
 import Logging
 import MediumTestKit
+import NearbyTesting
 import Resolution
 import Strategy
 import Synchronization
@@ -24,9 +25,22 @@ struct ScriptedDevice {
   }
 }
 
-/// Everything handlers were called with, in order; handlers run on managers' actors.
+/// Everything handlers were called with, in order; handlers run on managers' actors. Waited
+/// on with ``until(timeout:_:)``, woken at each call.
 final class Calls<Value: Sendable>: Sendable {
   private let values = Mutex<[Value]>([])
-  func append(_ value: Value) { values.withLock { $0.append(value) } }
+  private let changes = ChangeSignal()
+  func append(_ value: Value) {
+    values.withLock { $0.append(value) }
+    changes.changed()
+  }
   var all: [Value] { values.withLock { $0 } }
+
+  /// Waits until `condition` holds for the calls so far, asking it now and at each call, for
+  /// at most `timeout`; returns whether it held.
+  func until(
+    timeout: Duration = defaultWaitBound, _ condition: ([Value]) throws -> Bool
+  ) async rethrows -> Bool {
+    try await changes.wait(timeout: timeout) { try condition(all) }
+  }
 }

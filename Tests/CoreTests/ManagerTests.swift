@@ -155,7 +155,7 @@ struct ManagerTests {
     let first = try #require(await device.manager.currentToken)
     #expect(await eventually(timeout: .seconds(30)) { await device.manager.currentToken != first })
     let second = try #require(await device.manager.currentToken)
-    #expect(await eventually { device.ble.transmittedToken == second })
+    #expect(await device.ble.until { device.ble.transmittedToken == second })
     await publication.cancel()
     await device.manager.shutdown()
   }
@@ -181,7 +181,7 @@ struct ManagerTests {
       apiKey: "test",
       configuration: .init(resolver: .inProcess(resolver), mediums: [.scripted(ble)]))
     _ = try await manager?.publish(Message(text: "hi"))
-    #expect(await eventually { ble.transmittedToken != nil })
+    #expect(await ble.until { ble.transmittedToken != nil })
     #expect(await resolver.counts().devices == 1)
     manager = nil
     // Nothing awaits the teardown of a released manager: wait for what it does.

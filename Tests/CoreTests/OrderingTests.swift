@@ -37,12 +37,12 @@ struct OrderingTests {
       SequencedEvent(sequence: 1, event: .found(subscription.id, message))
     ])
     _ = try await manager.publish(Message(text: "x"))  // any report fetches the answer
-    #expect(await eventually { seen.all == ["found m", "lost m"] })
+    #expect(await seen.until { $0 == ["found m", "lost m"] })
     // A duplicate is ignored: the next event, pushed after it, comes right after the lost.
     await resolver.push(SequencedEvent(sequence: 1, event: .found(subscription.id, message)))
     await resolver.push(
       SequencedEvent(sequence: 3, event: .found(subscription.id, Message(text: "n"))))
-    #expect(await eventually { seen.all.count >= 3 })
+    #expect(await seen.until { $0.count >= 3 })
     #expect(seen.all == ["found m", "lost m", "found n"])
     await manager.shutdown()
   }
@@ -83,7 +83,7 @@ struct OrderingTests {
     }
     #expect(medium.transmittedToken != nil)
     #expect(await eventually { publication.status == .inactive })
-    #expect(await eventually { medium.transmittedToken == nil })
+    #expect(await medium.until { medium.transmittedToken == nil })
     await manager.shutdown()
   }
 }

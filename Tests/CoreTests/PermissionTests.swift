@@ -54,12 +54,12 @@ struct PermissionTests {
 
     gate.change(to: true)
     #expect(await eventually { publication.status == .active && subscription.status == .active })
-    #expect(await eventually { device.ble.transmittedToken != nil && device.ble.isScanning })
+    #expect(await device.ble.until { device.ble.transmittedToken != nil && device.ble.isScanning })
     #expect(await device.manager.isPermissionGranted)
 
     gate.change(to: false)
     #expect(await eventually { publication.status == .paused && subscription.status == .paused })
-    #expect(await eventually { device.ble.transmittedToken == nil && !device.ble.isScanning })
+    #expect(await device.ble.until { device.ble.transmittedToken == nil && !device.ble.isScanning })
     var seen: [HandleStatus] = []
     await publication.cancel()
     for await status in publication.statusUpdates { seen.append(status) }

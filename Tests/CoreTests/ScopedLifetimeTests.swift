@@ -176,7 +176,8 @@ struct ScopedLifetimeTests {
     }
     let token = try #require(await alice.manager.currentToken)
     #expect(bob.ble.hear(token))
-    #expect(await eventually { found.all.count == 2 && typed.all.count == 1 })
+    #expect(await found.until { $0.count == 2 })
+    #expect(await typed.until { $0.count == 1 })
     #expect(Set(found.all.map(\.type)) == ["name", "menu"])
     #expect(typed.all == [Message(text: "Alice", type: "name")])
     for handle in [all, names] { await handle.cancel() }
@@ -200,7 +201,7 @@ struct ScopedLifetimeTests {
       defer { returned.append(true) }
       return try await manager.subscribe(configure: { $0.permissionRequestHandler = { _ in } })
     }
-    #expect(await eventually { clock.sleeperCount == 1 })
+    #expect(await clock.untilSleepers { $0 == 1 })
     clock.advance(by: .seconds(59))
     for _ in 0..<100 { await Task.yield() }
     #expect(returned.all.isEmpty)

@@ -34,6 +34,15 @@ final class AirWorld: Sendable {
     try await seen.subscribe(manager, as: name, configure: configure)
   }
 
+  /// Waits until `condition` holds, asking it now and after each found or lost, for at most
+  /// `timeout`; returns whether it held. `condition` reads this world:
+  /// `world.until { world.found(by: "Bob") == ["Alice"] }`.
+  func until(
+    timeout: Duration = defaultWaitBound, _ condition: () throws -> Bool
+  ) async rethrows -> Bool {
+    try await seen.until(timeout: timeout, condition)
+  }
+
   /// The texts of messages `device` found (or lost), in order.
   func found(by device: String) -> [String] { seen.found(by: device) }
   func lost(by device: String) -> [String] { seen.lost(by: device) }

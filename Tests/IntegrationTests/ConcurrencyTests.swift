@@ -3,19 +3,18 @@ import Core
 import MediumTestKit
 import Resolution
 import Strategy
-import Synchronization
 import Testing
 import NearbyTesting
 
 /// Found and lost per subscription, from handlers running on 50 managers' actors.
 private final class Tally: Sendable {
-  struct Counts {
+  struct Counts: Sendable {
     var found: [Int: [String: Int]] = [:]
     var lost: [Int: [String: Int]] = [:]
     var totalFound = 0
     var totalLost = 0
   }
-  let counts = Mutex(Counts())
+  let counts = Watched(Counts())
 
   func found(_ subscription: Int, _ message: Message) {
     counts.withLock {
@@ -97,8 +96,8 @@ struct ConcurrencyTests {
     }
 
     let expectedTotal = (0..<Self.subscriptions).reduce(0) { $0 + Self.expected(for: $1).count }
-    let allFound = await eventually(timeout: .seconds(120), interval: .milliseconds(50)) {
-      tally.counts.withLock { $0.totalFound } >= expectedTotal
+    let allFound = await tally.counts.until(timeout: .seconds(120)) {
+      $0.totalFound >= expectedTotal
     }
     #expect(allFound, "found \(tally.counts.withLock { $0.totalFound }) of \(expectedTotal)")
     tally.counts.withLock { counts in
@@ -117,8 +116,8 @@ struct ConcurrencyTests {
       }
     }
     _ = consume publications
-    let allLost = await eventually(timeout: .seconds(120), interval: .milliseconds(50)) {
-      tally.counts.withLock { $0.totalLost } >= expectedTotal
+    let allLost = await tally.counts.until(timeout: .seconds(120)) {
+      $0.totalLost >= expectedTotal
     }
     #expect(allLost, "lost \(tally.counts.withLock { $0.totalLost }) of \(expectedTotal)")
     tally.counts.withLock { counts in

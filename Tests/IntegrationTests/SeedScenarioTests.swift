@@ -16,10 +16,10 @@ struct SeedScenarioTests {
     let bob = try await world.device("Bob", at: 2)
     var publication: Publication? = try await alice.publish(Message(text: "Alice", type: "name"))
     let subscription = try await world.subscribe(bob, as: "Bob")
-    #expect(await eventually { world.found(by: "Bob") == ["Alice"] })
+    #expect(await world.until { world.found(by: "Bob") == ["Alice"] })
     #expect(publication?.status == .active)
     publication = nil
-    #expect(await eventually { world.lost(by: "Bob") == ["Alice"] })
+    #expect(await world.until { world.lost(by: "Bob") == ["Alice"] })
     await subscription.cancel()
     await alice.shutdown()
     await bob.shutdown()
@@ -40,7 +40,7 @@ struct SeedScenarioTests {
     let publication = try await phone.publish(Message(text: "Play", type: "cast")) {
       $0.strategy = Strategy(mediums: .audio, mode: .scan)
     }
-    #expect(await eventually { world.found(by: "Box") == ["Play"] })
+    #expect(await world.until { world.found(by: "Box") == ["Play"] })
     // Give the speaker many advertising rounds; it must hear nothing. A second subscription
     // like its first lives 0.6 s (a dozen rounds) and ends with an expiry the resolver numbers
     // after everything it sent the speaker before: once that is delivered, so is any found.
@@ -72,13 +72,13 @@ struct SeedScenarioTests {
       $0.type = "menu"
     }
     let everything = try await world.subscribe(guest, as: "cafe") { $0.namespace = "com.cafe" }
-    #expect(await eventually { world.found(by: "cafe").sorted() == ["menu", "wifi"] })
-    #expect(await eventually { world.found(by: "menus") == ["menu"] })
+    #expect(await world.until { world.found(by: "cafe").sorted() == ["menu", "wifi"] })
+    #expect(await world.until { world.found(by: "menus") == ["menu"] })
     // Withdrawing the wifi makes "cafe" lose it: the guest's events come in the resolver's
     // order, so once that lost is here, anything "menus" was sent for the matches before it
     // (a found of the wifi or of the other menu) is here too.
     await publications[1].cancel()
-    #expect(await eventually { world.lost(by: "cafe") == ["wifi"] })
+    #expect(await world.until { world.lost(by: "cafe") == ["wifi"] })
     #expect(world.found(by: "menus") == ["menu"], "lost: \(world.lost(by: "menus"))")
     #expect(world.lost(by: "menus").isEmpty)
     for publication in publications { await publication.cancel() }
@@ -95,16 +95,16 @@ struct SeedScenarioTests {
     let publication = try await alice.publish(Message(text: "Alice"))
     let subscription = try await world.subscribe(bob, as: "Bob")
     // On a loaded machine a late advert may already cause a lost/found pair: count balance.
-    #expect(await eventually { !world.found(by: "Bob").isEmpty })
+    #expect(await world.until { !world.found(by: "Bob").isEmpty })
     await world.air.place("Bob", at: Air.Position(x: 50))
     #expect(
-      await eventually {
+      await world.until {
         world.lost(by: "Bob").count == world.found(by: "Bob").count
           && !world.lost(by: "Bob").isEmpty
       })
     let lostCount = world.lost(by: "Bob").count
     await world.air.place("Bob", at: Air.Position(x: 3))
-    #expect(await eventually { world.found(by: "Bob").count == lostCount + 1 })
+    #expect(await world.until { world.found(by: "Bob").count == lostCount + 1 })
     #expect(Set(world.found(by: "Bob") + world.lost(by: "Bob")) == ["Alice"])
     await publication.cancel()
     await subscription.cancel()

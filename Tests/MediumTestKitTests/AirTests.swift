@@ -323,7 +323,7 @@ struct AirTests {
     #expect(await air.delivered == 1)
     // The sighting waits on the clock (the rounds and the courier wait on it), so it cannot
     // have been heard; just short of the latency nobody wakes.
-    #expect(await eventually { clock.sleeperCount == 2 })
+    #expect(await clock.untilSleepers { $0 == 2 })
     #expect(link.heard.elements.isEmpty)
     clock.advance(by: .milliseconds(299))
     #expect(clock.sleeperCount == 2)
@@ -360,7 +360,7 @@ struct AirTests {
     let air = makeAir(clock: clock) { $0.latency = .seconds(1) }
     let link = try await Link.make(.audio, distance: 1, air: air)
     try await link.speaker.transmit(Token.random())
-    #expect(await eventually { clock.sleeperCount == 2 })  // the rounds and a sighting in flight
+    #expect(await clock.untilSleepers { $0 == 2 })  // the rounds and a sighting in flight
     await link.speaker.shutdown()
     #expect(clock.sleeperCount == 2)  // a medium is left
     // Awaited: both tasks have ended when the shutdown returns.
@@ -371,7 +371,7 @@ struct AirTests {
     // A new medium starts the rounds again; shutting the air down ends them and finishes it.
     let medium = await air.makeMedium(device: "late", kind: .ble)
     let statuses = Recorder(medium.statusUpdates)
-    #expect(await eventually { clock.sleeperCount == 1 })
+    #expect(await clock.untilSleepers { $0 == 1 })
     await air.shutdown()
     #expect(clock.sleeperCount == 0)
     #expect(await statuses.waitUntilFinished())

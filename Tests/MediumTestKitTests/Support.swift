@@ -63,7 +63,7 @@ extension ManualClock {
   /// task woken by the advance waits on the clock again only after its work.
   func elapse(_ duration: Duration, waiting: Int = 1) async {
     advance(by: duration)
-    let caughtUp = await eventually { sleeperCount == waiting }
+    let caughtUp = await untilSleepers { $0 == waiting }
     #expect(caughtUp, "\(sleeperCount) tasks wait on the clock, expected \(waiting)")
   }
 }

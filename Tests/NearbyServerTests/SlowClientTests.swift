@@ -127,12 +127,14 @@ struct SlowClientTests {
       for connection in held { #expect(!connection.isClosed) }
       // One closed gives its place back.
       held.removeFirst()
-      #expect(try await eventuallyAnswers(server))
+      #expect(try await answersWithinTheBound(server))
       withExtendedLifetime(held) {}
     }
   }
 
-  func eventuallyAnswers(_ server: ServerHarness) async throws -> Bool {
+  /// Whether the server answers `/healthz` (asked again until it does, for at most the
+  /// default bound).
+  func answersWithinTheBound(_ server: ServerHarness) async throws -> Bool {
     await eventually {
       (try? await rawRequest(.GET, server.url, path: "/healthz").status) == 200
     }

@@ -17,10 +17,10 @@ struct PeerManagerTests {
     let bob = try await world.device("Bob", at: 2)
     var publication: Publication? = try await alice.publish(Message(text: "Alice", type: "name"))
     let subscription = try await world.subscribe(bob, as: "Bob")
-    #expect(await eventually(timeout: PeerWorld.patience) { world.found(by: "Bob") == ["Alice"] })
+    #expect(await world.until(timeout: PeerWorld.patience) { world.found(by: "Bob") == ["Alice"] })
     #expect(publication?.status == .active)
     publication = nil
-    #expect(await eventually(timeout: PeerWorld.patience) { world.lost(by: "Bob") == ["Alice"] })
+    #expect(await world.until(timeout: PeerWorld.patience) { world.lost(by: "Bob") == ["Alice"] })
     await subscription.cancel()
     await alice.shutdown()
     await bob.shutdown()
@@ -37,7 +37,7 @@ struct PeerManagerTests {
     let subscription = try await world.subscribe(bob, as: "Bob") {
       $0.strategy = Strategy(mediums: .lan)
     }
-    #expect(await eventually(timeout: PeerWorld.patience) { world.found(by: "Bob") == ["Alice"] })
+    #expect(await world.until(timeout: PeerWorld.patience) { world.found(by: "Bob") == ["Alice"] })
     let multicasts = await world.network.log.filter { $0.to.count > 1 }
     #expect(multicasts.isEmpty)
     await publication.cancel()
@@ -61,7 +61,7 @@ struct PeerManagerTests {
     let publication = try await phone.publish(Message(text: "Play", type: "cast")) {
       $0.strategy = Strategy(mediums: .audio, mode: .scan)
     }
-    #expect(await eventually(timeout: PeerWorld.patience) { world.found(by: "Box") == ["Play"] })
+    #expect(await world.until(timeout: PeerWorld.patience) { world.found(by: "Box") == ["Play"] })
     // The speaker hears the box and resolves it (no publication there); the phone does not
     // broadcast, so the speaker never finds "Play".
     let speakerResolver = try #require(world.resolver(of: "Speaker"))
@@ -84,17 +84,17 @@ struct PeerManagerTests {
     let bob = try await world.device("Bob", at: 3)
     let publication = try await alice.publish(Message(text: "Alice"))
     let subscription = try await world.subscribe(bob, as: "Bob")
-    #expect(await eventually(timeout: PeerWorld.patience) { !world.found(by: "Bob").isEmpty })
+    #expect(await world.until(timeout: PeerWorld.patience) { !world.found(by: "Bob").isEmpty })
     await world.air.place("Bob", at: Air.Position(x: 50))
     #expect(
-      await eventually(timeout: PeerWorld.patience) {
+      await world.until(timeout: PeerWorld.patience) {
         world.lost(by: "Bob").count == world.found(by: "Bob").count
           && !world.lost(by: "Bob").isEmpty
       })
     let lostCount = world.lost(by: "Bob").count
     await world.air.place("Bob", at: Air.Position(x: 3))
     #expect(
-      await eventually(timeout: PeerWorld.patience) { world.found(by: "Bob").count > lostCount })
+      await world.until(timeout: PeerWorld.patience) { world.found(by: "Bob").count > lostCount })
     #expect(Set(world.found(by: "Bob") + world.lost(by: "Bob")) == ["Alice"])
     await publication.cancel()
     await subscription.cancel()
@@ -116,7 +116,7 @@ struct PeerManagerTests {
       try await world.subscribe(bob, as: "Bob"),
       try await world.subscribe(mallory, as: "Mallory"),
     ]
-    #expect(await eventually(timeout: PeerWorld.patience) { world.found(by: "Bob") == ["Alice"] })
+    #expect(await world.until(timeout: PeerWorld.patience) { world.found(by: "Bob") == ["Alice"] })
     let aliceResolver = try #require(world.resolver(of: "Alice"))
     #expect(
       await eventually(timeout: PeerWorld.patience) {

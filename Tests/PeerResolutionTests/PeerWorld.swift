@@ -9,11 +9,11 @@ import NearbyTesting
 
 /// Simulated devices on one in-memory air and one in-memory peer network, each with its own
 /// manager and its own peer resolver (no shared resolver anywhere), with every found and lost
-/// kept per device. The resolvers run on the real clock: these tests wait with `eventually`
-/// (up to ``patience``), `lostAfter` is long by default (10 s) so that a scheduling stall on a
-/// loaded machine cannot make a message flap between found and lost, and a question waits
-/// half of it for its answer, so that an answer a loaded machine delays is not asked again
-/// and backed off.
+/// kept per device. The resolvers run on the real clock: these tests wait with
+/// ``until(timeout:_:)`` (up to ``patience``), `lostAfter` is long by default (10 s) so that
+/// a scheduling stall on a loaded machine cannot make a message flap between found and lost,
+/// and a question waits half of it for its answer, so that an answer a loaded machine delays
+/// is not asked again and backed off.
 final class PeerWorld: Sendable {
   let air: Air
   let network = MemoryPeerNetwork()
@@ -63,6 +63,15 @@ final class PeerWorld: Sendable {
     configure: (inout SubscriptionParams) throws -> Void = { _ in }
   ) async throws -> Subscription {
     try await seen.subscribe(manager, as: name, configure: configure)
+  }
+
+  /// Waits until `condition` holds, asking it now and after each found or lost, for at most
+  /// `timeout`; returns whether it held. `condition` reads this world:
+  /// `world.until { world.found(by: "Bob") == ["Alice"] }`.
+  func until(
+    timeout: Duration = defaultWaitBound, _ condition: () throws -> Bool
+  ) async rethrows -> Bool {
+    try await seen.until(timeout: timeout, condition)
   }
 
   /// The texts of messages `device` found (or lost), in order.
