@@ -152,13 +152,14 @@ struct EndToEndTests {
     // Bob's reconnected stream (or its replay) delivers it.
     await air.block("alice", "bob")
     try #require(
-      await seen.until(timeout: .seconds(20)) { seen.of("bob") == ["found Alice", "lost Alice"] })
+      await seen.until(timeout: .seconds(20)) { seen.of("bob") == ["found Alice", "lost Alice"] },
+      "bob saw \(seen.of("bob"))")
     // And she comes back: found again, once.
     await air.unblock("alice", "bob")
     try #require(
       await seen.until(timeout: .seconds(20)) {
         seen.of("bob") == ["found Alice", "lost Alice", "found Alice"]
-      })
+      }, "bob saw \(seen.of("bob"))")
     withExtendedLifetime((name, watch)) {}
     await alice.shutdown()
     await bob.shutdown()
@@ -186,7 +187,8 @@ struct TwoInstanceTests {
     try #require(await seen.until(timeout: .seconds(20)) { seen.of("bob") == ["found Alice"] })
     await air.block("alice", "bob")
     try #require(
-      await seen.until(timeout: .seconds(20)) { seen.of("bob") == ["found Alice", "lost Alice"] })
+      await seen.until(timeout: .seconds(20)) { seen.of("bob") == ["found Alice", "lost Alice"] },
+      "bob saw \(seen.of("bob"))")
     withExtendedLifetime((name, watch)) {}
     await alice.shutdown()
     await bob.shutdown()
