@@ -4,7 +4,6 @@ import MediumTestKit
 import NearbyTesting
 import Resolution
 import Strategy
-import Synchronization
 
 /// A manager on an in-process resolver with one scripted BLE and one scripted audio medium.
 struct ScriptedDevice {
@@ -28,19 +27,15 @@ struct ScriptedDevice {
 /// Everything handlers were called with, in order; handlers run on managers' actors. Waited
 /// on with ``until(timeout:_:)``, woken at each call.
 final class Calls<Value: Sendable>: Sendable {
-  private let values = Mutex<[Value]>([])
-  private let changes = ChangeSignal()
-  func append(_ value: Value) {
-    values.withLock { $0.append(value) }
-    changes.changed()
-  }
-  var all: [Value] { values.withLock { $0 } }
+  private let values = Watched<[Value]>([])
+  func append(_ value: Value) { values.withLock { $0.append(value) } }
+  var all: [Value] { values.value }
 
   /// Waits until `condition` holds for the calls so far, asking it now and at each call, for
   /// at most `timeout`; returns whether it held.
   func until(
     timeout: Duration = defaultWaitBound, _ condition: ([Value]) throws -> Bool
   ) async rethrows -> Bool {
-    try await changes.wait(timeout: timeout) { try condition(all) }
+    try await values.until(timeout: timeout, condition)
   }
 }

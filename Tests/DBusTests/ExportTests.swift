@@ -1,6 +1,5 @@
 import DBus
 import Foundation
-import Synchronization
 import TestSupport
 import Testing
 import NearbyTesting
@@ -266,19 +265,15 @@ func expectError(
 
 /// A thread-safe counter for handlers; ``until(timeout:_:)`` waits on it.
 final class Counter: Sendable {
-  private let count = Mutex(0)
-  private let changes = ChangeSignal()
-  func add() {
-    count.withLock { $0 += 1 }
-    changes.changed()
-  }
-  var value: Int { count.withLock { $0 } }
+  private let count = Watched(0)
+  func add() { count.withLock { $0 += 1 } }
+  var value: Int { count.value }
 
   /// Waits until `condition` holds, asking it now and after each `add()`, for at most
   /// `timeout`; returns whether it held. `condition` reads this: `ran.until { ran.value == 1 }`.
   func until(
     timeout: Duration = defaultWaitBound, _ condition: () throws -> Bool
   ) async rethrows -> Bool {
-    try await changes.wait(timeout: timeout, until: condition)
+    try await count.until(timeout: timeout) { _ in try condition() }
   }
 }

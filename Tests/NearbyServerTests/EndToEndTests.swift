@@ -6,7 +6,6 @@ import Logging
 import MediumTestKit
 import ResolverClient
 import Strategy
-import Synchronization
 import ServerStorage
 import ServerTestSupport
 import Testing
@@ -18,21 +17,17 @@ import NearbyTesting
 struct EndToEndTests {
   /// Found and lost texts, per device, in the order the handlers ran.
   final class Seen: Sendable {
-    private let events = Mutex<[(String, String)]>([])
-    private let changes = ChangeSignal()
-    func record(_ device: String, _ what: String) {
-      events.withLock { $0.append((device, what)) }
-      changes.changed()
-    }
+    private let events = Watched<[(String, String)]>([])
+    func record(_ device: String, _ what: String) { events.withLock { $0.append((device, what)) } }
     func of(_ device: String) -> [String] {
-      events.withLock { $0.filter { $0.0 == device }.map(\.1) }
+      events.value.filter { $0.0 == device }.map(\.1)
     }
     /// Waits until `condition` holds, asking it now and after each record, for at most
     /// `timeout`; returns whether it held.
     func until(
       timeout: Duration = defaultWaitBound, _ condition: () throws -> Bool
     ) async rethrows -> Bool {
-      try await changes.wait(timeout: timeout, until: condition)
+      try await events.until(timeout: timeout) { _ in try condition() }
     }
   }
 
