@@ -35,13 +35,25 @@ public final class ResolutionEngine<Store: ResolutionStore> {
   private let lostAfter: TimeInterval
   private let tokenLifetime: TimeInterval
   private let tokenGrace: TimeInterval
+  /// See ``init(store:configuration:listeningSince:)``.
+  private let listeningSince: Date?
 
   /// An engine over `store`. The configuration must be valid (see
   /// ``ResolutionConfiguration/validate()``); the in-process resolver checks it first.
-  public init(store: Store, configuration: ResolutionConfiguration = .init()) {
+  /// - Parameter listeningSince: when the resolver that owns this engine began to take
+  ///   reports (a server's start), or nil. A sighting's silence is counted from then at the
+  ///   earliest: a server that starts again on the store a stopped one left does not call
+  ///   lost the devices it could not hear while it was down, whose clients send what they
+  ///   heard meanwhile once it answers (``ResolutionConfiguration/sightingWindow``). Nearness
+  ///   that really ended in the outage is lost ``ResolutionConfiguration/lostAfter`` after
+  ///   the start.
+  public init(
+    store: Store, configuration: ResolutionConfiguration = .init(), listeningSince: Date? = nil
+  ) {
     precondition((try? configuration.validate()) != nil, "invalid \(configuration)")
     self.store = store
     self.configuration = configuration
+    self.listeningSince = listeningSince
     self.lostAfter = configuration.lostAfter.seconds
     self.tokenLifetime = configuration.tokenLifetime.seconds
     self.tokenGrace = configuration.tokenGrace.seconds
@@ -394,7 +406,7 @@ public final class ResolutionEngine<Store: ResolutionStore> {
     let previous = try store.proximity.lastSighting(key)
     // A sighting that was already fresh cannot create a delivery: handles added since were
     // matched against it when they were added.
-    let startsNearness = previous.map { now.timeIntervalSince($0) >= lostAfter } ?? true
+    let startsNearness = previous.map { staleAt(lastSighting: $0) <= now } ?? true
     if startsNearness,
       !newNeighbors.admit(now: now, limit: configuration.maximumNewNeighborsPerMinute)
     {
@@ -483,7 +495,16 @@ public final class ResolutionEngine<Store: ResolutionStore> {
 
   private func isFresh(_ key: ProximityKey, _ now: Date) throws -> Bool {
     guard let last = try store.proximity.lastSighting(key) else { return false }
-    return now.timeIntervalSince(last) < lostAfter
+    return staleAt(lastSighting: last) > now
+  }
+
+  /// When nearness last sighted at `last` is lost: `lostAfter` of silence, counted from
+  /// `listeningSince` at the earliest.
+  private func staleAt(lastSighting last: Date) -> Date {
+    guard let listeningSince, listeningSince > last else {
+      return last.addingTimeInterval(lostAfter)
+    }
+    return listeningSince.addingTimeInterval(lostAfter)
   }
 
   // MARK: Time
@@ -527,7 +548,7 @@ public final class ResolutionEngine<Store: ResolutionStore> {
     switch deadline.kind {
     case .proximity(let key):
       guard let last = try store.proximity.lastSighting(key) else { return }
-      let staleAt = last.addingTimeInterval(lostAfter)
+      let staleAt = staleAt(lastSighting: last)
       if staleAt > now {
         try store.deadlines.schedule(Deadline(at: staleAt, kind: .proximity(key)))
         return
