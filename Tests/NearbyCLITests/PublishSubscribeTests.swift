@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The issues' acceptance, with the real binaries: `nearby subscribe` and `nearby publish`
@@ -8,11 +9,11 @@ import Testing
 /// test has its own XDG folders, resolver port, LAN ports and project key.
 @Suite("nearby publish and subscribe", .serialized)
 struct PublishSubscribeTests {
-  /// The LAN options of one test: loopback, a medium port and a who-has port of its own (below
-  /// the ephemeral range, so no kernel-chosen unicast port takes it).
+  /// The LAN options of one test: loopback, a medium port and a who-has port of its own (both
+  /// below the ephemeral range, so no kernel-chosen unicast port takes them).
   static func loopback() -> [String] {
     [
-      "--lan-interface", "lo", "--lan-port", String(Int.random(in: 40_001...60_000)),
+      "--lan-interface", "lo", "--lan-port", String(freeUDPPort()),
       "--peer-group-port", String(Int.random(in: 10_000...19_999)), "--json",
     ]
   }
@@ -103,7 +104,7 @@ struct PublishSubscribeTests {
   @Test func withTheLocalServerTwoShellsFindEachOtherAndLoseItAfterCtrlC() async throws {
     let (folder, environment, _) = try CLIEnvironment.make()
     defer { try? FileManager.default.removeItem(at: folder) }
-    let lanPort = String(Int.random(in: 40_001...60_000))
+    let lanPort = String(freeUDPPort())
     let lan = ["--resolver", "local", "--lan-interface", "lo", "--lan-port", lanPort, "--json"]
     let subscriber = try CLIProcess(["subscribe"] + lan, environment: environment)
     defer { subscriber.kill() }
@@ -154,7 +155,7 @@ struct PublishSubscribeTests {
     defer { try? FileManager.default.removeItem(at: folder) }
     let lan = [
       "--resolver", "local", "--lan-interface", "lo", "--lan-port",
-      String(Int.random(in: 40_001...60_000)),
+      String(freeUDPPort()),
     ]
     let first = try CLIProcess(["subscribe", "--json"] + lan, environment: environment)
     defer { first.kill() }
