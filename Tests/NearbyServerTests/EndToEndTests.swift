@@ -1,7 +1,6 @@
 import TestSupport
 @_spi(Resolver) import Core
 import Foundation
-import InMemoryLogging
 import Logging
 import MediumTestKit
 import ResolverClient
@@ -32,11 +31,28 @@ struct EndToEndTests {
     }
   }
 
+  /// Counts, per client, the event streams its client saw fail: a log handler, woken at
+  /// each one.
+  struct Interruptions: LogHandler {
+    let counts: Watched<[String: Int]>
+    let client: String
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .debug
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+      get { metadata[key] }
+      set { metadata[key] = newValue }
+    }
+    func log(event: LogEvent) {
+      guard event.message.description == "event stream interrupted" else { return }
+      counts.withLock { $0[client, default: 0] += 1 }
+    }
+  }
+
   /// A manager of the device `name` at `x` on `air`, a client of `server`; the client logs to
   /// `logs` when given.
   func manager(
     _ name: String, _ server: ServerHarness, _ air: Air, x: Double = 0,
-    logs: InMemoryLogHandler? = nil
+    logs: (any LogHandler)? = nil
   ) async throws -> MessageManager {
     await air.place(name, at: Air.Position(x: x))
     var client = ResolverClient.Configuration(
@@ -137,9 +153,11 @@ struct EndToEndTests {
     let server = try await ServerHarness.start(lostAfter: .seconds(2))
     let air = air()
     let seen = Seen()
-    let logs = [InMemoryLogHandler.keepingEverything(), InMemoryLogHandler.keepingEverything()]
-    let alice = try await manager("alice", server, air, logs: logs[0])
-    let bob = try await manager("bob", server, air, x: 1, logs: logs[1])
+    let interrupted = Watched<[String: Int]>([:])
+    let alice = try await manager(
+      "alice", server, air, logs: Interruptions(counts: interrupted, client: "alice"))
+    let bob = try await manager(
+      "bob", server, air, x: 1, logs: Interruptions(counts: interrupted, client: "bob"))
     let name = try await alice.publish(Message(text: "Alice", type: "name"))
     let watch = try await bob.subscribe(
       onFound: { seen.record("bob", "found \($0.text ?? "")") },
@@ -155,16 +173,13 @@ struct EndToEndTests {
       try #require(same, "bob saw \(seen.of("bob")), the server logged \(log)")
     }
 
-    func interruptions(_ logs: InMemoryLogHandler) -> Int {
-      logs.messages.filter { $0.1 == "event stream interrupted" }.count
-    }
-    let before = logs.map(interruptions)
+    let before = interrupted.value
     await server.stop()
     // Down until both clients have found it gone: each has seen its event stream fail since
     // (a reconnection refused), while the air goes on making sightings.
     #expect(
-      await eventually(timeout: .seconds(10)) {
-        zip(logs, before).allSatisfy { interruptions($0) > $1 }
+      await interrupted.until(timeout: .seconds(10)) { now in
+        ["alice", "bob"].allSatisfy { now[$0, default: 0] > before[$0, default: 0] }
       })
     try await server.start()
     // Alice walks away after the restart: the restarted server's sweeper makes the lost, and
