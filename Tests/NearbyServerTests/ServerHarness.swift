@@ -19,6 +19,8 @@ final class ServerHarness: AsyncShutdown {
   let peerBridge: PeerBridgeConfiguration?
   /// The server's clock.
   let now: @Sendable () -> Date
+  /// The folder of the SQLite file the harness made, removed at ``shutdown()``.
+  private let folder: URL?
   private let running = Mutex<(group: ServiceGroup, task: Task<Void, any Error>)?>(nil)
   private let boundPort = Mutex(0)
 
@@ -34,11 +36,15 @@ final class ServerHarness: AsyncShutdown {
     peerRole: APIKeyRole = .client,
     now: @escaping @Sendable () -> Date = { Date() }
   ) async throws -> ServerHarness {
+    var folder: URL?
     let storage =
       try storage
-      ?? SQLiteStorage(
-        path: FileManager.default.temporaryDirectory
-          .appendingPathComponent("nearby-server-\(UUID().uuidString)/db.sqlite").path)
+      ?? {
+        let made = FileManager.default.temporaryDirectory
+          .appendingPathComponent("nearby-server-\(UUID().uuidString)")
+        folder = made
+        return try SQLiteStorage(path: made.appendingPathComponent("db.sqlite").path)
+      }()
     var configuration = ResolverServerConfiguration()
     configuration.port = 0
     configuration.resolution = ResolutionConfiguration(lostAfter: lostAfter)
@@ -57,7 +63,7 @@ final class ServerHarness: AsyncShutdown {
     }
     let harness = ServerHarness(
       storage: storage, configuration: configuration, apiKey: key.key, peerBridge: bridge,
-      now: now)
+      now: now, folder: folder)
     try await harness.start()
     return harness
   }
@@ -68,27 +74,26 @@ final class ServerHarness: AsyncShutdown {
     var testDescription: String { rawValue }
   }
 
-  /// A fresh database: a new SQLite file, or a new database on the test PostgreSQL server
-  /// (the test needs `.requires(.postgres)`).
-  static func storage(_ engine: Engine) async throws -> any ResolverStorage {
+  /// The storage to start a server on: nil for SQLite (``start(storage:lostAfter:configure:peerBridge:peerRole:now:)``
+  /// makes a fresh file, removed at ``shutdown()``), a new database on the test PostgreSQL
+  /// server (the test needs `.requires(.postgres)`).
+  static func storage(_ engine: Engine) async throws -> (any ResolverStorage)? {
     switch engine {
-    case .sqlite:
-      try SQLiteStorage(
-        path: FileManager.default.temporaryDirectory
-          .appendingPathComponent("nearby-server-\(UUID().uuidString)/db.sqlite").path)
+    case .sqlite: nil
     case .postgres: try await PostgresStorage(url: try await TestPostgres.freshDatabase())
     }
   }
 
   private init(
     storage: any ResolverStorage, configuration: ResolverServerConfiguration, apiKey: String,
-    peerBridge: PeerBridgeConfiguration?, now: @escaping @Sendable () -> Date
+    peerBridge: PeerBridgeConfiguration?, now: @escaping @Sendable () -> Date, folder: URL?
   ) {
     self.storage = storage
     self.configuration = configuration
     self.apiKey = apiKey
     self.peerBridge = peerBridge
     self.now = now
+    self.folder = folder
   }
 
   /// Starts serving (again): on the port of the last run, if there was one.
@@ -131,6 +136,7 @@ final class ServerHarness: AsyncShutdown {
   func shutdown() async {
     await stop()
     await storage.shutdown()
+    if let folder { try? FileManager.default.removeItem(at: folder) }
   }
 }
 
