@@ -46,8 +46,12 @@ struct BLEScanCommand: AsyncParsableCommand {
       await medium.shutdown()
       throw error
     }
+    // Each line is written as it is heard, not held in stdio's buffer: a script reading the
+    // scan through a pipe sees every report at once.
     let reader = Task {
-      for await advertisement in medium.advertisements { print(render(advertisement)) }
+      for await advertisement in medium.advertisements {
+        FileHandle.standardOutput.write(Data((render(advertisement) + "\n").utf8))
+      }
     }
     try? await Task.sleep(for: .seconds(duration))
     await medium.shutdown()
