@@ -50,7 +50,6 @@ public struct ResolverServer: Service {
   /// - Throws: if the address cannot be bound (the message names it); ``PeerBridgeError`` when
   ///   the peer bridge's key is not a client key of this server.
   public func run(onListening: @escaping @Sendable (Int) async -> Void) async throws {
-    let listeningSince = now()
     let metrics = ServerMetrics()
     let hub = EventHub()
     var bridge: PeerBridge?
@@ -69,12 +68,10 @@ public struct ResolverServer: Service {
       streams: EventStreamCounts(
         maximumPerKey: configuration.maximumEventStreamsPerKey,
         maximumPerAddress: configuration.maximumEventStreamsPerAddress),
-      activity: ProjectActivity(), bridge: bridge, logger: logger, now: now,
-      listeningSince: listeningSince)
+      activity: ProjectActivity(), bridge: bridge, logger: logger, now: now)
     let sweeper = Sweeper(
       storage: storage, configuration: configuration, hub: hub, metrics: metrics, health: health,
-      limits: limits, quotas: quotas, instance: UUID().uuidString,
-      listeningSince: listeningSince, logger: logger, now: now)
+      limits: limits, quotas: quotas, instance: UUID().uuidString, logger: logger, now: now)
     await sweeper.sweepOnce()
     await sweeper.heartbeat()
     do { try await sweeper.checkQuotas() } catch {

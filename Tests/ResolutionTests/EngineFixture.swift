@@ -6,7 +6,7 @@ import Tokens
 
 /// An engine over the in-memory store with a clock the test moves by hand.
 final class EngineFixture {
-  private(set) var engine: ResolutionEngine<InMemoryResolutionStore>
+  let engine: ResolutionEngine<InMemoryResolutionStore>
   var now = Date(timeIntervalSince1970: 1_800_000_000)
 
   init(
@@ -24,13 +24,6 @@ final class EngineFixture {
   }
 
   func advance(_ seconds: Double) { now = now.addingTimeInterval(seconds) }
-
-  /// The resolver starts again now on the same store, as a restarted server does: its engine
-  /// counts silence from now at the earliest.
-  func restart() {
-    engine = ResolutionEngine(
-      store: engine.store, configuration: engine.configuration, listeningSince: now)
-  }
 
   func device(project: String = "p") throws -> DeviceCredentials {
     try engine.register(project: project, now: now)

@@ -25,49 +25,6 @@ struct LifecycleTests {
     #expect(try f.sighting(by: b, of: a).found == ["Alice"])
   }
 
-  @Test("a restarted resolver counts silence from its start, not through its outage")
-  func silenceCountsFromTheRestart() throws {
-    let f = EngineFixture(lostAfter: .seconds(10))
-    let a = try f.device()
-    let b = try f.device()
-    try f.publish("Alice", on: a)
-    try f.subscribe(on: b)
-    #expect(try f.sighting(by: b, of: a).found == ["Alice"])
-    // Down 30 s: the lost was due 10 s after the last sighting, while nobody could hear.
-    f.advance(30)
-    f.restart()
-    #expect(try f.sweep().isEmpty)
-    // B's client sends, once the resolver answers, what it heard a second before the restart:
-    // no lost and no second found.
-    f.advance(2)
-    let token = try f.token(of: a)
-    let (mine, others) = try f.report(
-      Report(sightings: [Sighting(token: token, medium: .ble, time: f.now.addingTimeInterval(-3))]),
-      from: b)
-    #expect(mine.isEmpty && others.isEmpty)
-    // Then silence: lost `lostAfter` after that sighting arrived.
-    f.advance(9.5)
-    #expect(try f.sweep().isEmpty)
-    f.advance(0.5)
-    #expect(try f.sweep().lost == ["Alice"])
-  }
-
-  @Test("nearness that ended in the outage is lost lostAfter after the restart")
-  func outageLossComesAfterTheRestart() throws {
-    let f = EngineFixture(lostAfter: .seconds(10))
-    let a = try f.device()
-    let b = try f.device()
-    try f.publish("Alice", on: a)
-    try f.subscribe(on: b)
-    try f.sighting(by: b, of: a)
-    f.advance(30)
-    f.restart()
-    f.advance(9.5)
-    #expect(try f.sweep().isEmpty)
-    f.advance(0.5)
-    #expect(try f.sweep().lost == ["Alice"])
-  }
-
   @Test("a sighting on another medium keeps the message")
   func otherMediumKeepsIt() throws {
     let f = EngineFixture(lostAfter: .seconds(10))

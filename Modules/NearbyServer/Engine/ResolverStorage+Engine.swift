@@ -22,19 +22,16 @@ extension ResolverStorage {
 
   /// Applies a report (see `ResolutionEngine.report(_:from:now:sweeping:)`) and logs its
   /// events. On a storage that `runsConcurrently` the report's devices are locked first and
-  /// due deadlines are left to ``sweep(configuration:now:listeningSince:limit:)``; on SQLite the report
+  /// due deadlines are left to ``sweep(configuration:now:limit:)``; on SQLite the report
   /// handles due deadlines, and skips looking when the storage's `DeadlineHint` says none
   /// is due. On PostgreSQL a report that only refreshes sightings still fresh (the common
   /// one) is applied in one statement, the device authenticated first against its row as
   /// this instance kept it from its last report (or as read, one round trip more); when that
   /// statement cannot tell it changes nothing, and the report runs as any other, with the
   /// same outcome.
-  /// - Parameters:
-  ///   - listeningSince: when the caller began to take reports (see `ResolutionEngine`'s
-  ///     initializer): silence before it is not counted.
-  ///   - authorize: called with the authenticated device before anything is locked or
-  ///     changes; what it throws ends the transaction (the server checks the API key's
-  ///     project and takes the device's rate budget).
+  /// - Parameter authorize: called with the authenticated device before anything is locked
+  ///   or changes; what it throws ends the transaction (the server checks the API key's
+  ///   project and takes the device's rate budget).
   /// The device's publication and subscription ids are stored under its `HandleScope`; the
   /// answer's events, and `deviceEvents` (other devices' events), name each device's ids as
   /// it sent them.
@@ -42,7 +39,7 @@ extension ResolverStorage {
   ///   throws, or the database's error.
   @_spi(Resolver) public func report(
     _ report: Report, from credentials: DeviceCredentials,
-    configuration: ResolutionConfiguration, now: Date, listeningSince: Date? = nil,
+    configuration: ResolutionConfiguration, now: Date,
     authorize: @escaping @Sendable (DeviceRecord) throws -> Void = { _ in }
   ) async throws -> (answer: ReportAnswer, deviceEvents: [DeviceEvent]) {
     var authorize = authorize
@@ -68,21 +65,19 @@ extension ResolverStorage {
       }
     }
     return try await generalReport(
-      report, from: credentials, configuration: configuration, now: now,
-      listeningSince: listeningSince, authorize: authorize)
+      report, from: credentials, configuration: configuration, now: now, authorize: authorize)
   }
 
-  /// A report run by the engine over a transaction (see ``report(_:from:configuration:now:listeningSince:authorize:)``).
+  /// A report run by the engine over a transaction (see ``report(_:from:configuration:now:authorize:)``).
   private func generalReport(
     _ report: Report, from credentials: DeviceCredentials,
-    configuration: ResolutionConfiguration, now: Date, listeningSince: Date?,
+    configuration: ResolutionConfiguration, now: Date,
     authorize: @escaping @Sendable (DeviceRecord) throws -> Void
   ) async throws -> (answer: ReportAnswer, deviceEvents: [DeviceEvent]) {
     let concurrent = runsConcurrently
     let cautious = CautiousFlag()
     return try await transaction { tx in
-      let engine = ResolutionEngine(
-        store: tx.resolution, configuration: configuration, listeningSince: listeningSince)
+      let engine = ResolutionEngine(store: tx.resolution, configuration: configuration)
       // Authenticated before anything is locked: a request that is not the device's (another
       // project's key, no secret) reads one row and holds nothing up.
       let device = try engine.authenticate(credentials)
@@ -178,20 +173,15 @@ extension ResolverStorage {
   /// logs their events. On SQLite: all of them, in one transaction. On a storage that
   /// `runsConcurrently`: one deadline per transaction, with the devices it concerns locked,
   /// at most `limit` of them (the rest wait for the next sweep, so one sweep's work is
-  /// bounded); other instances' sweepers take other deadlines meanwhile. Silence is counted
-  /// from `listeningSince` at the earliest (see `ResolutionEngine`'s initializer): an instance
-  /// that starts holds the lost of nearness it could not hear for one `lostAfter`.
+  /// bounded); other instances' sweepers take other deadlines meanwhile.
   /// - Throws: the database's error (deadlines handled before it stay handled).
   @_spi(Resolver) public func sweep(
-    configuration: ResolutionConfiguration, now: Date, listeningSince: Date? = nil,
-    limit: Int = 10_000
+    configuration: ResolutionConfiguration, now: Date, limit: Int = 10_000
   ) async throws -> [DeviceEvent] {
     guard runsConcurrently else {
       return try await transaction { tx in
-        let events = try ResolutionEngine(
-          store: tx.resolution, configuration: configuration, listeningSince: listeningSince
-        )
-        .sweep(now: now)
+        let events = try ResolutionEngine(store: tx.resolution, configuration: configuration)
+          .sweep(now: now)
         try tx.eventLog.appendEvents(events, at: now)
         try tx.noteNextDeadline()
         return try tx.eventLog.unmasked(events)
@@ -203,10 +193,8 @@ extension ResolverStorage {
       let handled = try await transaction { tx -> [DeviceEvent]? in
         guard let deadline = try tx.resolution.deadlines.popDeadline(dueAt: now) else { return nil }
         try tx.locks.lockDevices(for: deadline, now: now, lostAfter: configuration.lostAfter)
-        let events = try ResolutionEngine(
-          store: tx.resolution, configuration: configuration, listeningSince: listeningSince
-        )
-        .handle(deadline, now: now)
+        let events = try ResolutionEngine(store: tx.resolution, configuration: configuration)
+          .handle(deadline, now: now)
         try tx.eventLog.appendEvents(events, at: now)
         return try tx.eventLog.unmasked(events)
       }

@@ -27,8 +27,6 @@ struct ResolverHandler: APIProtocol {
   let bridge: PeerBridge?
   let logger: Logger
   let now: @Sendable () -> Date
-  /// When this instance began to take reports (see `Sweeper.listeningSince`).
-  let listeningSince: Date
 
   // MARK: Devices
 
@@ -90,7 +88,7 @@ struct ResolverHandler: APIProtocol {
     let (answer, others) = try await answering {
       try await storage.report(
         report, from: credentials, configuration: resolution, now: now,
-        listeningSince: listeningSince, authorize: authorizeDevice(project: project))
+        authorize: authorizeDevice(project: project))
     }
     metrics.reports.increment()
     activity.reported(project: project)

@@ -9,7 +9,7 @@ import ServiceLifecycle
 /// interval, appends the events to the log and wakes the streams of this instance; prunes
 /// the event log and removes devices silent past their expiry once a minute (at most 100 a
 /// minute, so a backlog drains without stalling sweeps). With several instances on PostgreSQL each sweeps; every
-/// deadline is taken by one of them (``ResolverStorage/sweep(configuration:now:listeningSince:limit:)``).
+/// deadline is taken by one of them (``ResolverStorage/sweep(configuration:now:limit:)``).
 ///
 /// Ends the event streams of revoked API keys: every half
 /// ``ResolverServerConfiguration/apiKeyCacheLifetime`` it asks the database whether the keys
@@ -29,9 +29,6 @@ struct Sweeper: Sendable {
   let quotas: QuotaState
   /// This instance's name in the database's list of instances.
   let instance: String
-  /// When this instance began to take reports: silence before it is not counted, so a
-  /// restart does not make lost the nearness its clients go on reporting once it answers.
-  let listeningSince: Date
   let logger: Logger
   let now: @Sendable () -> Date
 
@@ -110,8 +107,7 @@ struct Sweeper: Sendable {
     let retention = configuration.eventRetention
     let now = now()
     do {
-      var events = try await storage.sweep(
-        configuration: resolution, now: now, listeningSince: listeningSince)
+      var events = try await storage.sweep(configuration: resolution, now: now)
       if prune {
         let seconds =
           Double(retention.components.seconds) + Double(retention.components.attoseconds) / 1e18

@@ -35,25 +35,13 @@ public final class ResolutionEngine<Store: ResolutionStore> {
   private let lostAfter: TimeInterval
   private let tokenLifetime: TimeInterval
   private let tokenGrace: TimeInterval
-  /// See ``init(store:configuration:listeningSince:)``.
-  private let listeningSince: Date?
 
   /// An engine over `store`. The configuration must be valid (see
   /// ``ResolutionConfiguration/validate()``); the in-process resolver checks it first.
-  /// - Parameter listeningSince: when the resolver that owns this engine began to take
-  ///   reports (a server's start), or nil. A sighting's silence is counted from then at the
-  ///   earliest: a server that starts again on the store a stopped one left does not call
-  ///   lost the devices it could not hear while it was down, whose clients send what they
-  ///   heard meanwhile once it answers (``ResolutionConfiguration/sightingWindow``). Nearness
-  ///   that really ended in the outage is lost ``ResolutionConfiguration/lostAfter`` after
-  ///   the start.
-  public init(
-    store: Store, configuration: ResolutionConfiguration = .init(), listeningSince: Date? = nil
-  ) {
+  public init(store: Store, configuration: ResolutionConfiguration = .init()) {
     precondition((try? configuration.validate()) != nil, "invalid \(configuration)")
     self.store = store
     self.configuration = configuration
-    self.listeningSince = listeningSince
     self.lostAfter = configuration.lostAfter.seconds
     self.tokenLifetime = configuration.tokenLifetime.seconds
     self.tokenGrace = configuration.tokenGrace.seconds
@@ -406,7 +394,7 @@ public final class ResolutionEngine<Store: ResolutionStore> {
     let previous = try store.proximity.lastSighting(key)
     // A sighting that was already fresh cannot create a delivery: handles added since were
     // matched against it when they were added.
-    let startsNearness = previous.map { staleAt(lastSighting: $0) <= now } ?? true
+    let startsNearness = previous.map { now.timeIntervalSince($0) >= lostAfter } ?? true
     if startsNearness,
       !newNeighbors.admit(now: now, limit: configuration.maximumNewNeighborsPerMinute)
     {
@@ -495,16 +483,7 @@ public final class ResolutionEngine<Store: ResolutionStore> {
 
   private func isFresh(_ key: ProximityKey, _ now: Date) throws -> Bool {
     guard let last = try store.proximity.lastSighting(key) else { return false }
-    return staleAt(lastSighting: last) > now
-  }
-
-  /// When nearness last sighted at `last` is lost: `lostAfter` of silence, counted from
-  /// `listeningSince` at the earliest.
-  private func staleAt(lastSighting last: Date) -> Date {
-    guard let listeningSince, listeningSince > last else {
-      return last.addingTimeInterval(lostAfter)
-    }
-    return listeningSince.addingTimeInterval(lostAfter)
+    return now.timeIntervalSince(last) < lostAfter
   }
 
   // MARK: Time
@@ -548,7 +527,7 @@ public final class ResolutionEngine<Store: ResolutionStore> {
     switch deadline.kind {
     case .proximity(let key):
       guard let last = try store.proximity.lastSighting(key) else { return }
-      let staleAt = staleAt(lastSighting: last)
+      let staleAt = last.addingTimeInterval(lostAfter)
       if staleAt > now {
         try store.deadlines.schedule(Deadline(at: staleAt, kind: .proximity(key)))
         return
