@@ -355,7 +355,7 @@ let package = Package(
       "BeaconEndToEndTests", dependsOn: "TestSupport", "NearbyTesting", "BlueZTestSupport",
       "BLEBlueZ", "DBus",
       "Core", "MediumTestKit", "NearbyServer", "Resolution", "ResolverClient", "ServerStorage",
-      "Strategy", "Tokens", "BeaconFrames", logging),
+      "Strategy", "Tokens", "BeaconFrames", logging, serviceLifecycle),
     tests(
       "NearbyCLITests", dependsOn: "TestSupport", "NearbyTesting", "CommandLineSupport",
       "MediumTestKit",

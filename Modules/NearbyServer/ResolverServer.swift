@@ -45,7 +45,10 @@ public struct ResolverServer: Service {
 
   public func run() async throws { try await run(onListening: { _ in }) }
 
-  /// Serves until the task is cancelled or a graceful shutdown is triggered.
+  /// Serves until a graceful shutdown is triggered (open requests finish), or until the task is
+  /// cancelled (at once). Stop a server that takes connections gracefully: SwiftNIO traps when
+  /// serving is cancelled while an accepted connection waits to be handed over
+  /// (apple/swift-nio#3481).
   /// - Parameter onListening: called with the bound port once the server accepts connections.
   /// - Throws: if the address cannot be bound (the message names it); ``PeerBridgeError`` when
   ///   the peer bridge's key is not a client key of this server.

@@ -10,6 +10,7 @@ import NearbyServer
 import Resolution
 import ResolverClient
 import ServerStorage
+import ServiceLifecycle
 import Strategy
 import Synchronization
 import Testing
@@ -58,14 +59,17 @@ struct BeaconEndToEndTests {
   /// The resolver server on a free loopback port, with the three beacons registered.
   struct World {
     let storage: any ResolverStorage
+    let group: ServiceGroup
     let serving: Task<Void, any Error>
     let url: URL
     let key: String
     let eidFrame: BeaconFrame
     let folder: URL
 
+    /// Stops the server gracefully: cancelling it while a connection is being accepted traps
+    /// in SwiftNIO (apple/swift-nio#3481).
     func stop() async {
-      serving.cancel()
+      await group.triggerGracefulShutdown()
       _ = await serving.result
       await storage.shutdown()
       try? FileManager.default.removeItem(at: folder)
@@ -110,12 +114,26 @@ struct BeaconEndToEndTests {
     configuration.port = 0
     let server = ResolverServer(storage: storage, configuration: configuration, logger: logger)
     let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
-    let serving = Task { try await server.run(onListening: { portContinuation.yield($0) }) }
+    let group = ServiceGroup(
+      services: [Serving(server: server, ready: portContinuation)], gracefulShutdownSignals: [],
+      cancellationSignals: [], logger: logger)
+    let serving = Task {
+      defer { portContinuation.finish() }
+      try await group.run()
+    }
     var iterator = ports.makeAsyncIterator()
     let port = try #require(await iterator.next())
     return World(
-      storage: storage, serving: serving, url: URL(string: "http://127.0.0.1:\(port)")!, key: key,
+      storage: storage, group: group, serving: serving,
+      url: URL(string: "http://127.0.0.1:\(port)")!, key: key,
       eidFrame: eidFrame, folder: folder)
+  }
+
+  /// The server as a service that reports its port.
+  struct Serving: Service {
+    let server: ResolverServer
+    let ready: AsyncStream<Int>.Continuation
+    func run() async throws { try await server.run(onListening: { ready.yield($0) }) }
   }
 
   /// A manager on hci0 of the double, resolving through the server.
