@@ -11,7 +11,6 @@ struct ConformanceTests {
   @Test(.requires(.pulseaudio), arguments: MediumConformance.Check.allCases)
   func conformance(_ check: MediumConformance.Check) async throws {
     let conformance = MediumConformance(
-      timeout: .seconds(6),
       makePair: {
         MediumConformance.Pair(
           first: try PulseServer.medium(sink: "nearby"),

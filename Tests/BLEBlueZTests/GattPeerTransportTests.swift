@@ -54,7 +54,7 @@ extension BlueZDoubleTests {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     let bus = control.bus
-    try await PeerTransportConformance(timeout: .seconds(10)) {
+    try await PeerTransportConformance {
       try await Self.gattPair(bus: bus)
     }.run(check)
   }

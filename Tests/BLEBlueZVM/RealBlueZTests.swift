@@ -30,7 +30,7 @@ import NearbyTesting
     // one (findings item 10): under the pattern monitor these mediums use, until its last
     // report (the monitor's DeviceFound) is `monitorLostAfter` (10 s) old (item F).
     try await MediumConformance(
-      timeout: .seconds(20), settle: .seconds(13), quiet: .seconds(3),
+      settle: .seconds(13), quiet: .seconds(3),
       makePair: {
         MediumConformance.Pair(
           first: try await RealBlueZ.medium("hci0"), second: try await RealBlueZ.medium("hci1"))

@@ -71,7 +71,7 @@ extension RealBlueZTests {
     @Test(arguments: PeerTransportConformance.Check.allCases)
     func conformance(_ check: PeerTransportConformance.Check) async throws {
       try RealBlueZ.requireVM()
-      try await PeerTransportConformance(timeout: .seconds(30)) { try await Self.pair().0 }
+      try await PeerTransportConformance { try await Self.pair().0 }
         .run(check)
     }
 

@@ -26,7 +26,7 @@ struct MultiHostTests {
   @discardableResult
   static func ip(_ arguments: [String]) async throws -> Int32 {
     let process = try CLIProcess(arguments, environment: [:], executable: ip)
-    return await process.exitStatus(timeout: .seconds(10)) ?? -1
+    return await process.exitStatus() ?? -1
   }
 
   /// A world: the server in srv with its key, and a LAN port of its own.
@@ -50,7 +50,7 @@ struct MultiHostTests {
 
     func stop() async {
       server.signal(SIGTERM)
-      _ = await server.exitStatus(timeout: .seconds(10))
+      _ = await server.exitStatus()
       server.kill()
       try? FileManager.default.removeItem(at: folder)
     }
@@ -117,8 +117,8 @@ struct MultiHostTests {
 
     publisher.signal(SIGINT)
     subscriber.signal(SIGINT)
-    #expect(await publisher.exitStatus(timeout: .seconds(15)) == 0)
-    #expect(await subscriber.exitStatus(timeout: .seconds(15)) == 0)
+    #expect(await publisher.exitStatus() == 0)
+    #expect(await subscriber.exitStatus() == 0)
     await world.stop()
   }
 
@@ -141,7 +141,7 @@ struct MultiHostTests {
       ["netns", "exec", "\(world.prefix)-b", "/usr/sbin/nft", "-f", rulesFile.path],
       environment: [:],
       executable: Self.ip)
-    #expect(await nft.exitStatus(timeout: .seconds(10)) == 0, "nft failed: \(nft.errors)")
+    #expect(await nft.exitStatus() == 0, "nft failed: \(nft.errors)")
     let subscriber = try world.nearby(in: "b", ["subscribe"])
     let publisher = try world.nearby(in: "a", ["publish", "hello"])
     defer {
@@ -155,7 +155,7 @@ struct MultiHostTests {
       let listing = try CLIProcess(
         ["netns", "exec", "\(world.prefix)-b", "/usr/sbin/nft", "list", "table", "inet", table],
         environment: [:], executable: Self.ip)
-      _ = await listing.exitStatus(timeout: .seconds(10))
+      _ = await listing.exitStatus()
       _ = await listing.waitUntilDrained(timeout: .seconds(5))
       let text = listing.lines.joined(separator: " ")
       guard let range = text.range(of: #"counter packets \d+"#, options: .regularExpression)
@@ -173,8 +173,8 @@ struct MultiHostTests {
     #expect(Self.count("lost", in: subscriber) == 0)
     publisher.signal(SIGINT)
     subscriber.signal(SIGINT)
-    _ = await publisher.exitStatus(timeout: .seconds(15))
-    _ = await subscriber.exitStatus(timeout: .seconds(15))
+    _ = await publisher.exitStatus()
+    _ = await subscriber.exitStatus()
     try await Self.ip([
       "netns", "exec", "\(world.prefix)-b", "/usr/sbin/nft", "delete", "table", "inet", table,
     ])

@@ -81,7 +81,7 @@ extension MultiHostTests {
     static func interrupt(_ processes: [CLIProcess]) async {
       for process in processes { process.signal(SIGINT) }
       for process in processes {
-        #expect(await process.exitStatus(timeout: .seconds(15)) == 0, "\(process.errors)")
+        #expect(await process.exitStatus() == 0, "\(process.errors)")
       }
       // The reader threads may still be draining the last lines (the counters note).
       for process in processes { _ = await process.waitUntilDrained(timeout: .seconds(5)) }
@@ -138,7 +138,7 @@ extension MultiHostTests {
 
       // c unpublishes (Ctrl-C): b loses c's message.
       fromC.signal(SIGINT)
-      #expect(await fromC.exitStatus(timeout: .seconds(15)) == 0, "\(fromC.errors)")
+      #expect(await fromC.exitStatus() == 0, "\(fromC.errors)")
       #expect(
         await onB.waitForEvent(timeout: .seconds(15)) {
           $0["event"] as? String == "lost" && $0["text"] as? String == "from c"
@@ -240,7 +240,7 @@ extension MultiHostTests {
             "netns", "exec", "\(world.prefix)-c", "python3", "-c", script, path.path, address, port,
           ],
           environment: ProcessInfo.processInfo.environment, executable: MultiHostTests.ip)
-        #expect(await sender.exitStatus(timeout: .seconds(20)) == 0, "\(sender.errors)")
+        #expect(await sender.exitStatus() == 0, "\(sender.errors)")
       }
 
       // Still working: a new publication is found, the first one was never lost.
@@ -285,7 +285,7 @@ extension MultiHostTests {
         found?["mediums"] as? [String] == ["audio"],
         "\(subscriber.lines) \(subscriber.errors) \(publisher.errors)")
       publisher.signal(SIGINT)
-      #expect(await publisher.exitStatus(timeout: .seconds(15)) == 0, "\(publisher.errors)")
+      #expect(await publisher.exitStatus() == 0, "\(publisher.errors)")
       #expect(
         await subscriber.waitForEvent(timeout: .seconds(15)) {
           $0["event"] as? String == "lost" && $0["text"] as? String == "hello"

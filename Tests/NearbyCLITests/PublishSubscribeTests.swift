@@ -31,7 +31,10 @@ struct PublishSubscribeTests {
     defer { try? FileManager.default.removeItem(at: folder) }
     // A key of this test's own: another test's processes on lo are another project.
     let options = Self.loopback() + ["--api-key", "cli-test-\(UUID().uuidString)"]
-    let subscriber = try CLIProcess(["subscribe"] + options, environment: environment)
+    // The subscriber loses by silence only after 300 s, past all the waits below: the lost it
+    // reports can only be the owner's notice, however slowly this machine runs.
+    let subscriber = try CLIProcess(
+      ["subscribe", "--lost-after", "300"] + options, environment: environment)
     defer { subscriber.kill() }
     let connected = await subscriber.waitForEvent(timeout: .seconds(30)) {
       ($0["detail"] as? String)?.hasPrefix("connected to peers (no server)") == true
@@ -47,14 +50,12 @@ struct PublishSubscribeTests {
         != nil)
 
     // Ctrl-C unpublishes and the owner tells its hearers at once: lost well before lostAfter.
-    let interrupted = ContinuousClock.now
     publisher.signal(SIGINT)
-    #expect(await publisher.exitStatus(timeout: .seconds(15)) == 0, "\(publisher.errors)")
-    let lost = await subscriber.waitForEvent(timeout: .seconds(15), Self.isLost)
-    #expect(lost != nil, "\(subscriber.lines)")
-    #expect(ContinuousClock.now - interrupted < .seconds(10), "lost only after lostAfter")
+    #expect(await publisher.exitStatus() == 0, "\(publisher.errors)")
+    let lost = await subscriber.waitForEvent(timeout: .seconds(60), Self.isLost)
+    #expect(lost != nil, "not lost before the subscriber's lostAfter: \(subscriber.lines)")
     subscriber.signal(SIGINT)
-    #expect(await subscriber.exitStatus(timeout: .seconds(15)) == 0, "\(subscriber.errors)")
+    #expect(await subscriber.exitStatus() == 0, "\(subscriber.errors)")
     // Nothing started a server.
     for process in [subscriber, publisher] {
       #expect(Self.serverPID(in: process) == nil)
@@ -87,7 +88,7 @@ struct PublishSubscribeTests {
     #expect(!outsider.events.contains(where: Self.isFound), "\(outsider.lines)")
     for process in [publisher, member, outsider] {
       process.signal(SIGINT)
-      #expect(await process.exitStatus(timeout: .seconds(15)) == 0, "\(process.errors)")
+      #expect(await process.exitStatus() == 0, "\(process.errors)")
     }
   }
 
@@ -138,14 +139,14 @@ struct PublishSubscribeTests {
         != nil)
 
     publisher.signal(SIGINT)
-    #expect(await publisher.exitStatus(timeout: .seconds(15)) == 0, "\(publisher.errors)")
+    #expect(await publisher.exitStatus() == 0, "\(publisher.errors)")
     let lost = await subscriber.waitForEvent(timeout: .seconds(15)) {
       $0["event"] as? String == "lost" && $0["text"] as? String == "hello"
     }
     #expect(lost != nil, "\(subscriber.lines)")
 
     subscriber.signal(SIGINT)
-    #expect(await subscriber.exitStatus(timeout: .seconds(15)) == 0, "\(subscriber.errors)")
+    #expect(await subscriber.exitStatus() == 0, "\(subscriber.errors)")
     // The server started in the background survives both commands, for the next one.
     if let server { #expect(kill(server, 0) == 0) }
   }
@@ -174,7 +175,7 @@ struct PublishSubscribeTests {
     #expect(Self.serverPID(in: second) == nil)
     second.signal(SIGTERM)
     first.signal(SIGTERM)
-    #expect(await second.exitStatus(timeout: .seconds(15)) == 0)
-    #expect(await first.exitStatus(timeout: .seconds(15)) == 0)
+    #expect(await second.exitStatus() == 0)
+    #expect(await first.exitStatus() == 0)
   }
 }

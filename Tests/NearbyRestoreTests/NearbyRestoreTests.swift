@@ -59,7 +59,7 @@ struct NearbyRestoreTests {
     #expect(message.contains("STATUS=restored 1 publications, 2 subscriptions"))
 
     running.signal(SIGTERM)
-    let status = await running.exitStatus(timeout: .seconds(10))
+    let status = await running.exitStatus()
     #expect(status == 0, "stderr: \(running.errors)")
     #expect(socket.received.contains { $0.contains("STOPPING=1") })
   }
@@ -100,7 +100,7 @@ struct NearbyRestoreTests {
       }, "\(socket.received)")
 
     running.signal(SIGTERM)
-    #expect(await running.exitStatus(timeout: .seconds(10)) == 0, "\(running.errors)")
+    #expect(await running.exitStatus() == 0, "\(running.errors)")
     #expect(running.errors.contains("nearby background on --app follow.test"))
   }
 

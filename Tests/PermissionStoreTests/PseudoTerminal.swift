@@ -37,13 +37,15 @@ struct PseudoTerminal {
     _ = write(leader, &bytes, bytes.count)
   }
 
-  /// Reads from the leader until `suffix` arrives (at most 5 s), on a thread of its own.
+  /// Reads from the leader until `suffix` arrives, on a thread of its own. The bound (60 s)
+  /// catches a prompt that never comes, not a slow one: the prompt's own thread may start late
+  /// on a loaded machine.
   func read(until suffix: String) async throws -> String {
     let leader = leader
     return try await withCheckedThrowingContinuation { continuation in
       Thread.detachNewThread {
         var text = ""
-        let deadline = Date().addingTimeInterval(5)
+        let deadline = Date().addingTimeInterval(60)
         while !text.hasSuffix(suffix) {
           guard Date() < deadline else {
             continuation.resume(throwing: Failure(description: "no prompt; got \(text)"))

@@ -50,7 +50,7 @@ public enum ChildProcess {
     var status = await process.exitStatus(timeout: .seconds(timeout))
     if status == nil {
       process.kill()
-      status = await process.exitStatus(timeout: .seconds(10))
+      status = await process.exitStatus()
     }
     // A grandchild that inherited a pipe may keep it open: the output is what came by then.
     _ = await process.waitUntilDrained(timeout: .seconds(5))

@@ -149,9 +149,14 @@ public final class RunningProcess: Sendable {
   /// Sends `number` (SIGTERM, SIGINT, …) to the process.
   public func signal(_ number: Int32) { _ = Foundation.kill(pid, number) }
 
+  /// How long a process may take to exit before it counts as hung: 60 s. The wait returns at
+  /// the exit, so the bound costs a passing test nothing; it catches a process that never
+  /// exits, not a slow one, so a loaded machine does not change the verdict.
+  public static let exitBound = Duration.seconds(60)
+
   /// The exit status (the signal's number when a signal ended it), or `nil` if it still runs
-  /// after `timeout`.
-  public func exitStatus(timeout: Duration) async -> Int32? {
+  /// after `timeout` (default ``exitBound``).
+  public func exitStatus(timeout: Duration = exitBound) async -> Int32? {
     _ = await until(timeout: timeout) { hasExited }
     return status.value.withLock { $0 }
   }

@@ -61,8 +61,13 @@ public struct MediumConformance: Sendable {
     }
   }
 
-  /// How long to wait for something that should happen. Default 5 s.
+  /// How long to wait for something that should happen. Default 30 s: a wait returns as soon
+  /// as what it waits for happens, so a long bound costs a passing medium nothing, and a
+  /// loaded machine does not fail it.
   public var timeout: Duration
+  /// How long a call that must return (a shutdown, a second stop) may take before it counts
+  /// as hung. Default 60 s: it bounds a hang, not speed.
+  public var hangTimeout: Duration
   /// How long sightings already in flight may still arrive after a stop. Default 500 ms. Passes
   /// on the pair's time (``Pair/elapse``).
   public var settle: Duration
@@ -72,10 +77,12 @@ public struct MediumConformance: Sendable {
   public var makePair: @Sendable () async throws -> Pair
 
   public init(
-    timeout: Duration = .seconds(5), settle: Duration = .milliseconds(500),
-    quiet: Duration = .seconds(1), makePair: @escaping @Sendable () async throws -> Pair
+    timeout: Duration = .seconds(30), hangTimeout: Duration = .seconds(60),
+    settle: Duration = .milliseconds(500), quiet: Duration = .seconds(1),
+    makePair: @escaping @Sendable () async throws -> Pair
   ) {
     self.timeout = timeout
+    self.hangTimeout = hangTimeout
     self.settle = settle
     self.quiet = quiet
     self.makePair = makePair
@@ -119,12 +126,12 @@ public struct MediumConformance: Sendable {
     }
     // Both mediums are shut down before the next check starts, so real backends never hold
     // two pairs at once; a shutdown that hangs is a failure of its own.
-    let shutDown = await finishes(within: timeout) {
+    let shutDown = await finishes(within: hangTimeout) {
       await first.shutdown()
       await second.shutdown()
     }
     if let failure { throw failure }
-    if !shutDown { throw fail("shutdown did not return within \(timeout)") }
+    if !shutDown { throw fail("shutdown did not return within \(hangTimeout)") }
 
     func perform(_ check: Check) async throws {
       switch check {
@@ -205,7 +212,7 @@ public struct MediumConformance: Sendable {
         }
 
       case .stopsAreIdempotent:
-        let finished = await finishes(within: timeout) {
+        let finished = await finishes(within: hangTimeout) {
           await first.stopTransmitting()
           await first.stopScanning()
           try? await first.startScanning()
@@ -213,7 +220,7 @@ public struct MediumConformance: Sendable {
           await first.stopScanning()
           await first.stopTransmitting()
         }
-        if !finished { throw fail("stopping twice did not return within \(timeout)") }
+        if !finished { throw fail("stopping twice did not return within \(hangTimeout)") }
 
       case .shutdownFinishesStreams:
         await second.shutdown()

@@ -52,15 +52,22 @@ public struct PeerTransportConformance: Sendable {
     }
   }
 
-  /// How long to wait for a datagram. Default 5 s.
+  /// How long to wait for a datagram. Default 30 s: a wait returns as soon as the datagram
+  /// arrives, so a long bound costs a passing transport nothing, and a loaded machine does not
+  /// fail it.
   public var timeout: Duration
+  /// How long a shutdown may take before it counts as hung. Default 60 s: it bounds a hang,
+  /// not speed.
+  public var hangTimeout: Duration
   /// Makes a fresh pair for each check.
   public var makePair: @Sendable () async throws -> Pair
 
   public init(
-    timeout: Duration = .seconds(5), makePair: @escaping @Sendable () async throws -> Pair
+    timeout: Duration = .seconds(30), hangTimeout: Duration = .seconds(60),
+    makePair: @escaping @Sendable () async throws -> Pair
   ) {
     self.timeout = timeout
+    self.hangTimeout = hangTimeout
     self.makePair = makePair
   }
 
@@ -86,12 +93,12 @@ public struct PeerTransportConformance: Sendable {
     } catch {
       failure = error
     }
-    let shutDown = await finishes(within: timeout) {
+    let shutDown = await finishes(within: hangTimeout) {
       await first.shutdown()
       await second.shutdown()
     }
     if let failure { throw failure }
-    if !shutDown { throw fail("shutdown did not return within \(timeout)") }
+    if !shutDown { throw fail("shutdown did not return within \(hangTimeout)") }
 
     func perform() async throws {
       switch check {
