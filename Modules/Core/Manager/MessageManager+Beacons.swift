@@ -37,7 +37,7 @@ extension MessageManager {
       case .deliver(let events):
         deliverBeaconEvents(events)
       case .startLookups:
-        chores.lookUpBeacons.yield()
+        inputs.request(.lookUpBeacons)
       case .startSweeping(let period):
         startBeaconSweep(every: period)
       case .stopSweeping:
@@ -91,26 +91,23 @@ extension MessageManager {
     }
   }
 
-  /// Runs the tracking's sweep every `period` until it says to stop or another sweep
-  /// replaces this one (the loop ends when it next wakes), or the manager shuts down.
+  /// Runs the tracking's sweep every `period` (a timer of the manager's loop) until it says to
+  /// stop or another sweep replaces this one (its timer, when it next fires, does nothing), or
+  /// the manager shuts down.
   private func startBeaconSweep(every period: Duration) {
     beaconSweepsStarted &+= 1
     let number = beaconSweepsStarted
     beaconSweep = number
-    let clock = clock
-    start { [weak self] in
-      while (try? await clock.sleep(for: period)) != nil {
-        guard let self, await self.sweepBeacons(number) else { return }
-      }
-    }
+    inputs.schedule(.beaconSweep(number: number, period: period), at: clock.now + period)
   }
 
-  /// One sweep of the loop numbered `number`; false once the tracking stopped sweeping or
-  /// another sweep replaced this one.
-  private func sweepBeacons(_ number: UInt64) -> Bool {
-    guard !isShutDown, beaconSweep == number else { return false }
+  /// The timer of the sweep numbered `number` fired: sweeps, and sleeps `period` again unless
+  /// the tracking stopped sweeping or another sweep replaced this one.
+  func sweepBeacons(_ number: UInt64, thenEvery period: Duration) {
+    guard !isShutDown, beaconSweep == number else { return }
     perform(beaconTracking.sweep(at: clock.now))
-    return beaconSweep == number
+    guard beaconSweep == number else { return }
+    inputs.schedule(.beaconSweep(number: number, period: period), at: clock.now + period)
   }
 
   /// How the mediums should scan for beacons now: `nil` not at all, else whether in low

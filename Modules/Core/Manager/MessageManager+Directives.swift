@@ -25,17 +25,14 @@ extension MessageManager {
     }
   }
 
-  /// Arms the refresh timer on the manager's clock. A timer it replaces still wakes, and the
-  /// directives machine, which armed a newer generation, turns it down.
+  /// Arms the refresh timer on the manager's clock (in its loop). A timer it replaces still
+  /// fires, and the directives machine, which armed a newer generation, turns it down.
   private func scheduleRefresh(after delay: Duration, generation: UInt64) {
-    let clock = clock
-    start { [weak self] in
-      guard (try? await clock.sleep(for: delay)) != nil, let self else { return }
-      await self.refreshDirectives(generation)
-    }
+    inputs.schedule(.refresh(generation: generation), at: clock.now + delay)
   }
 
-  private func refreshDirectives(_ generation: UInt64) async {
+  /// The refresh timer of `generation` fired.
+  func refreshDirectives(_ generation: UInt64) async {
     guard !isShutDown, directivesMachine.refreshDue(generation) else { return }
     do {
       let answer = try await resolver.report(Report(), from: credentials)

@@ -71,8 +71,9 @@ public actor MessageManager {
   var publications: [PublicationID: PublicationRecord] = [:]
   var subscriptions: [SubscriptionID: SubscriptionRecord] = [:]
   let inbox = SightingInbox()
-  /// Work asked for where nothing can await it, done in our task group (ManagerChores.swift).
-  let chores = ManagerChores()
+  /// What the manager's loop reads: chores asked for where nothing can await them, handles
+  /// let go, timers (``ManagerLoopStateMachine``).
+  let inputs = ManagerInputs()
   /// Which directives are followed and when to ask again (DirectivesStateMachine.swift).
   var directivesMachine = DirectivesStateMachine()
   var isReconciling = false
@@ -169,9 +170,11 @@ public actor MessageManager {
       let sightings = medium.sightings
       let statuses = medium.statusUpdates
       let inbox = inbox
-      let flush = chores.flush
+      let inputs = inputs
       start {
-        for await sighting in sightings where inbox.append(sighting) { flush.yield() }
+        for await sighting in sightings where inbox.append(sighting) {
+          inputs.request(.flushSightings)
+        }
       }
       if medium.capabilities.contains(.beacons) {
         let beacons = medium.beaconSightings
@@ -189,7 +192,7 @@ public actor MessageManager {
         }
       }
     }
-    startChores()
+    startLoop()
     start { [weak self] in
       for await event in events {
         guard let self else { return }
@@ -207,7 +210,7 @@ public actor MessageManager {
 
   deinit {
     work.end()
-    chores.finish()
+    inputs.finish()
     errorsContinuation.finish()
     if !isShutDown { released.yield() }
     released.finish()
@@ -232,7 +235,7 @@ public actor MessageManager {
       endPermissionRequest()
       work.end()
       released.finish()
-      chores.finish()
+      inputs.finish()
       for slot in slots { await slot.medium.shutdown() }
       do {
         try await resolver.unregister(credentials)

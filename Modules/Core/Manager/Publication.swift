@@ -49,7 +49,7 @@ public final class Publication: Sendable {
     let manager = manager
     let id = id
     if cell.status != .inactive {
-      manager.chores.release.yield(.publication(id))
+      manager.inputs.release(.publication(id))
     }
   }
 }

@@ -71,7 +71,7 @@ public final class Subscription: Sendable {
     let manager = manager
     let id = id
     if cell.status != .inactive {
-      manager.chores.release.yield(.subscription(id))
+      manager.inputs.release(.subscription(id))
     }
   }
 

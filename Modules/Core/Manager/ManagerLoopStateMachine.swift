@@ -1,0 +1,115 @@
+/// What the manager's loop decides, one input at a time (``MessageManager`` performs it): which
+/// chore runs, which handle is let go, which timer sleeps and which fires.
+///
+/// A chore is work asked for where nothing can await it: a medium's sighting reader, an
+/// event dispatch, the beacon tracking. Each kind runs at most once at a time; a request while
+/// it runs leaves exactly one more run after it (a burst of requests costs two runs at most),
+/// and kinds run side by side, so a slow beacon look-up never holds up a flush of sightings.
+///
+/// Timers are inputs too: the manager asks for one with ``Input/schedule(_:at:)``, the loop
+/// sleeps on the manager's clock and hands the fire back as ``Input/fired(_:)``. A fire is not
+/// checked here: what the timer is for (a refresh of a generation, a beacon sweep of a number)
+/// says whether it is still due.
+struct ManagerLoopStateMachine {
+  /// Work the manager does in its loop's group, one run at a time per kind.
+  enum Chore: Hashable, Sendable, CaseIterable {
+    /// Reports the sightings waiting in the inbox.
+    case flushSightings
+    /// Asks the resolver for directives (an expiry changed which handles exist).
+    case requestDirectives
+    /// Asks the resolver about the beacons the tracking queued.
+    case lookUpBeacons
+    /// Starts, changes or stops beacon scanning on the mediums.
+    case reconcileBeaconScanning
+  }
+
+  /// A handle whose last reference went away while it was active: unpublish or unsubscribe it.
+  enum Release: Equatable, Sendable {
+    case publication(PublicationID)
+    case subscription(SubscriptionID)
+  }
+
+  /// A timer the manager asked for.
+  enum Timer: Equatable, Sendable {
+    /// The directives of this generation are due for a refresh.
+    case refresh(generation: UInt64)
+    /// The beacon sweep numbered `number` runs again, then sleeps `period`.
+    case beaconSweep(number: UInt64, period: Duration)
+  }
+
+  /// What the loop reads.
+  enum Input: Sendable {
+    /// A chore is asked for.
+    case requested(Chore)
+    /// A run of a chore ended.
+    case ended(Chore)
+    /// A handle was let go.
+    case released(Release)
+    /// Sleep until `deadline` on the manager's clock, then fire `timer`.
+    case schedule(Timer, at: NearbyClock.Instant)
+    /// A timer's deadline came.
+    case fired(Timer)
+  }
+
+  /// What the loop does.
+  enum Action: Equatable, Sendable {
+    /// Runs the chore in the loop's group; the loop reads ``Input/ended(_:)`` once it is over.
+    case run(Chore)
+    /// Unpublishes or unsubscribes the handle, in the loop's group.
+    case release(Release)
+    /// Sleeps in the loop's group, then reads ``Input/fired(_:)``.
+    case sleep(until: NearbyClock.Instant, then: Timer)
+    /// Does what the timer is for, in the loop's group.
+    case fire(Timer)
+  }
+
+  /// Where one kind of chore stands.
+  private enum ChoreState {
+    case idle
+    case running
+    /// Running, and asked for again since it started: it runs once more when it ends.
+    case runningThenAgain
+  }
+
+  private var chores: [Chore: ChoreState] = [:]
+
+  /// Whether a run of `chore` is under way (for tests and logs).
+  func isRunning(_ chore: Chore) -> Bool {
+    switch chores[chore, default: .idle] {
+    case .idle: false
+    case .running, .runningThenAgain: true
+    }
+  }
+
+  /// Decides what to do with one input.
+  mutating func handle(_ input: Input) -> Action? {
+    switch input {
+    case .requested(let chore):
+      switch chores[chore, default: .idle] {
+      case .idle:
+        chores[chore] = .running
+        return .run(chore)
+      case .running, .runningThenAgain:
+        chores[chore] = .runningThenAgain
+        return nil
+      }
+    case .ended(let chore):
+      switch chores[chore, default: .idle] {
+      case .idle:
+        preconditionFailure("a run of \(chore) ended that never started")
+      case .running:
+        chores[chore] = .idle
+        return nil
+      case .runningThenAgain:
+        chores[chore] = .running
+        return .run(chore)
+      }
+    case .released(let release):
+      return .release(release)
+    case .schedule(let timer, let deadline):
+      return .sleep(until: deadline, then: timer)
+    case .fired(let timer):
+      return .fire(timer)
+    }
+  }
+}

@@ -1,0 +1,65 @@
+import Testing
+
+@testable import Core
+
+/// The manager loop's machine on inputs: a chore runs once at a time per kind, a burst of
+/// requests while it runs leaves one more run, kinds run side by side; releases and timers
+/// pass to the loop as actions. No clock, no manager.
+@Suite("ManagerLoopStateMachine")
+struct ManagerLoopStateMachineTests {
+  typealias Machine = ManagerLoopStateMachine
+
+  @Test("a request runs the chore; the end of the run leaves it idle")
+  func requestRuns() {
+    var machine = Machine()
+    #expect(machine.handle(.requested(.flushSightings)) == .run(.flushSightings))
+    #expect(machine.isRunning(.flushSightings))
+    #expect(machine.handle(.ended(.flushSightings)) == nil)
+    #expect(!machine.isRunning(.flushSightings))
+    // Idle again: the next request runs at once.
+    #expect(machine.handle(.requested(.flushSightings)) == .run(.flushSightings))
+  }
+
+  @Test("a burst of requests during a run leaves exactly one more run")
+  func burstCoalesces() {
+    var machine = Machine()
+    #expect(machine.handle(.requested(.lookUpBeacons)) == .run(.lookUpBeacons))
+    for _ in 0..<100 { #expect(machine.handle(.requested(.lookUpBeacons)) == nil) }
+    #expect(machine.handle(.ended(.lookUpBeacons)) == .run(.lookUpBeacons))
+    #expect(machine.handle(.ended(.lookUpBeacons)) == nil)
+    #expect(!machine.isRunning(.lookUpBeacons))
+  }
+
+  @Test("each kind of chore runs on its own: a long look-up never holds up a flush")
+  func kindsRunSideBySide() {
+    var machine = Machine()
+    for chore in Machine.Chore.allCases {
+      #expect(machine.handle(.requested(chore)) == .run(chore))
+    }
+    for chore in Machine.Chore.allCases { #expect(machine.isRunning(chore)) }
+    #expect(machine.handle(.ended(.flushSightings)) == nil)
+    #expect(machine.handle(.requested(.flushSightings)) == .run(.flushSightings))
+    #expect(machine.isRunning(.lookUpBeacons))
+  }
+
+  @Test("releases and timers become actions as they come, each one")
+  func releasesAndTimers() {
+    var machine = Machine()
+    let publication = PublicationID.random()
+    let subscription = SubscriptionID.random()
+    #expect(
+      machine.handle(.released(.publication(publication))) == .release(.publication(publication)))
+    #expect(
+      machine.handle(.released(.subscription(subscription)))
+        == .release(.subscription(subscription)))
+    let deadline = NearbyClock.Instant(offset: .seconds(30))
+    let refresh = Machine.Timer.refresh(generation: 4)
+    #expect(
+      machine.handle(.schedule(refresh, at: deadline)) == .sleep(until: deadline, then: refresh))
+    #expect(machine.handle(.fired(refresh)) == .fire(refresh))
+    let sweep = Machine.Timer.beaconSweep(number: 2, period: .seconds(1))
+    #expect(machine.handle(.fired(sweep)) == .fire(sweep))
+    // None of them touches a chore.
+    for chore in Machine.Chore.allCases { #expect(!machine.isRunning(chore)) }
+  }
+}
