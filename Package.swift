@@ -214,7 +214,9 @@ let package = Package(
       httpTypes, mustache, crypto, "WebClient"),
 
     // Medium plugins (Plugins/<Name>/): one folder, one target, one medium.
-    plugin("BLEBlueZ", dependsOn: "Core", "DBus", "Strategy", "Tokens", "BeaconFrames", logging),
+    plugin(
+      "BLEBlueZ", dependsOn: "Core", "DBus", "Strategy", "Tokens", "BeaconFrames", logging,
+      asyncAlgorithms),
     plugin("AudioPulse", dependsOn: "CPulse", "AudioModem", "Core", "Strategy", "Tokens", logging),
     plugin("LANMulticast", dependsOn: "Core", "Strategy", "Tokens", logging, crypto),
 

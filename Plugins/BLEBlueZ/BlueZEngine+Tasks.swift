@@ -1,9 +1,9 @@
 import Core
 
 extension BlueZEngine {
-  /// Starts `body` in the engine's work group (``BlueZEngine/work``): the readers of BlueZ's
-  /// signals and of bluetoothd's name owner, the presence ticker and the scan watchdog. It is
-  /// cancelled and awaited by ``shutdown()``; `body` ends when its task is cancelled.
+  /// Starts `body` in the engine's work group (``BlueZEngine/work``): the engine's loop
+  /// (BlueZEngine+Loop.swift). It is cancelled and awaited by ``shutdown()``; `body` ends when
+  /// its task is cancelled.
   func own(_ body: @escaping WorkGroup.Work) { work.start(body) }
 
   /// Whether the current task runs the engine's work (its shutdown cannot await it).

@@ -160,7 +160,8 @@ actor BlueZEngine {
   /// Subscribes to BlueZ's signals first, then reads its objects, as careful clients do (no
   /// change can fall between the two). The signals go to ``reporter`` on the D-Bus
   /// connection's dispatch thread; those it passes on (about adapters, and any behind one)
-  /// come here, in order, through a stream that one of the engine's tasks reads.
+  /// come here, in order, through a stream that the engine's loop reads
+  /// (BlueZEngine+Loop.swift).
   func start() async throws(DBusError) {
     let (signals, passOn) = AsyncStream.makeStream(
       of: DBusMessage.self, bufferingPolicy: .bufferingNewest(65_536))
@@ -174,29 +175,7 @@ actor BlueZEngine {
       reporter.engineHandled()
     }
     let owners = try await connection.nameOwnerChanges(of: Self.service)
-    own { [weak self] in
-      for await signal in signals {
-        guard let self else { return }
-        await self.handle(signal)
-        reporter.engineHandled()
-      }
-    }
-    own { [weak self] in
-      for await change in owners {
-        guard let self else { return }
-        await self.ownerChanged(to: change.new)
-      }
-    }
-    own { [weak self, clock] in
-      while (try? await clock.sleep(for: .seconds(1))) != nil, let self {
-        await self.presenceTick()
-      }
-    }
-    own { [weak self, clock, watchdog = configuration.scanWatchdog] in
-      while (try? await clock.sleep(for: watchdog / 3)) != nil, let self {
-        await self.checkWatchdog()
-      }
-    }
+    startLoop(signals: signals, owners: owners)
     await connection.addObjectManager(at: Self.advertRoot)
     await loadObjects()
   }

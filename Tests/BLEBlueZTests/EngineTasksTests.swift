@@ -4,9 +4,8 @@ import Tokens
 
 @testable import BLEBlueZ
 
-/// The engine's work (the signal readers, the presence ticker, the watchdog) runs in its work
-/// group: its shutdown ends that work and returns only once it is over. In the serialized
-/// double suite.
+/// The engine's work (its loop, and the timers it sleeps on) runs in its work group: its
+/// shutdown ends that work and returns only once it is over. In the serialized double suite.
 extension BlueZDoubleTests {
   /// A medium advertising and scanning has its work running; once `shutdown()` returned,
   /// none runs.
@@ -16,7 +15,7 @@ extension BlueZDoubleTests {
     let medium = try await control.medium("hci0")
     try await medium.startScanning()
     try await medium.transmit(Token.random())
-    #expect(medium.engine.work.running == 4)
+    #expect(medium.engine.work.running > 0)
     await medium.shutdown()
     #expect(medium.engine.work.running == 0)
   }
