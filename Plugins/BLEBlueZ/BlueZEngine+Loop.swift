@@ -9,12 +9,11 @@ extension BlueZEngine {
     case signal(DBusMessage)
     /// bluetoothd's bus name changed owner (empty: it left the bus).
     case ownerChanged(String)
-    /// A timer the loop slept on came due.
-    case fired(Timer)
+    /// A timer came due, or the work it started ended.
+    case timer(TimerEvent)
   }
 
-  /// The engine's timers: each is slept on the engine's clock in the loop's group, and armed
-  /// again for one period after what it started has been done.
+  /// The engine's timers, each slept on the engine's clock in the loop's group.
   enum Timer: Sendable {
     /// Presence: the reporter's devices held present, and the monitor's restart for silent
     /// ones (BlueZEngine+Presence.swift). Every second.
@@ -31,31 +30,44 @@ extension BlueZEngine {
     }
   }
 
+  /// A timer's life in the loop.
+  enum TimerEvent: Sendable {
+    /// Its deadline came: its work starts.
+    case fired(Timer)
+    /// Its work ended: it sleeps one period again.
+    case done(Timer)
+  }
+
   /// Starts the engine's loop in its work group: it reads BlueZ's signals, the owner changes
-  /// of its bus name and the timers' fires, in one sequence, and hands each to the engine
-  /// before it reads the next; each timer sleeps in a task of the loop's group. The loop
-  /// holds the engine weakly and ends when the engine shuts down (its work is cancelled) or is
-  /// released.
+  /// of its bus name and its timers' events, in one sequence.
+  ///
+  /// Signals and owner changes are handled in the loop, in order, each before the next. A
+  /// timer's work (a monitor restart, the watchdog's scan restart: several D-Bus calls) runs as
+  /// a task of the loop's group, so that the signals it makes bluetoothd send (and the device
+  /// reports waiting behind them) are handled while it waits; each timer is armed again, for
+  /// one period, once its work ended, so one run per timer is under way at a time. The loop
+  /// holds the engine weakly and ends when the engine shuts down (its work is cancelled) or
+  /// is released.
   func startLoop(
     signals: AsyncStream<DBusMessage>, owners: AsyncStream<(old: String, new: String)>
   ) {
-    // At most one fire per timer waits at a time: each is armed again only once handled.
-    let (fires, fire) = AsyncStream.makeStream(of: Timer.self, bufferingPolicy: .unbounded)
+    // At most two events per timer wait at a time: its fire, or the end of its work.
+    let (timers, timer) = AsyncStream.makeStream(of: TimerEvent.self, bufferingPolicy: .unbounded)
     let (clock, configuration, reporter) = (clock, configuration, reporter)
     own { [weak self] in
       await withDiscardingTaskGroup { group in
-        func arm(_ timer: Timer) {
-          let deadline = clock.now + timer.period(in: configuration)
+        func arm(_ armed: Timer) {
+          let deadline = clock.now + armed.period(in: configuration)
           group.addTask {
             guard (try? await clock.sleep(until: deadline)) != nil else { return }
-            fire.yield(timer)
+            timer.yield(.fired(armed))
           }
         }
         arm(.presence)
         arm(.watchdog)
         let inputs = merge(
           signals.map(Input.signal), owners.map { Input.ownerChanged($0.new) },
-          fires.map(Input.fired))
+          timers.map(Input.timer))
         for await input in inputs {
           guard let self else { break }
           switch input {
@@ -64,15 +76,20 @@ extension BlueZEngine {
             reporter.engineHandled()
           case .ownerChanged(let owner):
             await self.ownerChanged(to: owner)
-          case .fired(let timer):
-            switch timer {
-            case .presence: await self.presenceTick()
-            case .watchdog: await self.checkWatchdog()
+          case .timer(.fired(let fired)):
+            group.addTask { [weak self] in
+              switch fired {
+              case .presence: await self?.presenceTick()
+              case .watchdog: await self?.checkWatchdog()
+              }
+              timer.yield(.done(fired))
             }
-            arm(timer)
+          case .timer(.done(let done)):
+            arm(done)
           }
         }
-        fire.finish()
+        timer.finish()
+        // Ended (the engine shut down or was released): the sleeping timers go too.
         group.cancelAll()
       }
     }

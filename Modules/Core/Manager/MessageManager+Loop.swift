@@ -62,6 +62,8 @@ extension MessageManager {
             group.addTask { [weak self] in await self?.fire(timer) }
           }
         }
+        // Ended (the manager shut down or was released): the sleeping timers go too.
+        group.cancelAll()
       }
     }
   }
