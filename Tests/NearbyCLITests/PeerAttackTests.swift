@@ -105,10 +105,12 @@ extension MultiHostTests.Peer {
     await Self.interrupt([publisher, subscriber])
   }
 
-  /// Issue 39: announcing a real owner's token with the attacker's own address at 1 000/s
-  /// kept a listening newcomer from ever finding. A keyless attacker can now only replay
-  /// what it captured and forge what no keyed device accepts; the newcomer must find within
-  /// 5 s while it does.
+  /// Announcing a real owner's token with the attacker's own address at 1 000/s kept a
+  /// listening newcomer from ever finding. A keyless attacker can now only replay what it
+  /// captured and forge what no keyed device accepts: the newcomer finds while the flood
+  /// goes on. The forger floods until it is killed (120 s at most), so "during the flood"
+  /// holds however slowly this machine runs; how fast the newcomer finds is a speed, kept
+  /// out of the verdict (a loaded machine would change it).
   @Test(.requires(.networkNamespaces))
   func aListeningNewcomerFindsDuringAForgersFlood() async throws {
     let world = try World()
@@ -121,7 +123,7 @@ extension MultiHostTests.Peer {
       } != nil, "\(publisher.errors)")
     // The forger's way back: a port of c's where nothing listens.
     let forger = try Self.python(
-      world, Self.forger, ["239.255.77.77", world.lanPort, "29999", "1000", "20"])
+      world, Self.forger, ["239.255.77.77", world.lanPort, "29999", "1000", "120"])
     defer { forger.kill() }
     #expect(await forger.until { forger.lines.contains("flooding") }, "\(forger.errors)")
     let newcomer = try world.nearby(in: "b", ["subscribe", "--mode", "scan"])
@@ -129,12 +131,12 @@ extension MultiHostTests.Peer {
     let connected = await newcomer.waitForEvent(timeout: .seconds(30)) {
       ($0["detail"] as? String)?.hasPrefix("connected to peers") == true
     }
-    let since = ContinuousClock.now
     #expect(connected != nil, "\(newcomer.errors)")
-    let found = await newcomer.waitForEvent(timeout: .seconds(15), Self.isFound("hello"))
-    let took = ContinuousClock.now - since
+    let found = await newcomer.waitForEvent(timeout: .seconds(60), Self.isFound("hello"))
     #expect(found != nil, "not found during the flood: \(newcomer.lines)")
-    #expect(took <= .seconds(5), "found \(took) after starting, during the flood")
+    // The flood had not ended (nor the forger failed) when the newcomer found.
+    #expect(await forger.exitStatus(timeout: .zero) == nil, "\(forger.lines) \(forger.errors)")
+    #expect(Self.count("lost", "hello", in: newcomer) == 0, "\(newcomer.lines)")
     await Self.interrupt([newcomer, publisher])
     forger.kill()
   }

@@ -123,16 +123,12 @@ extension MessageManager {
   /// Starts, changes or stops beacon scanning on every medium that can scan for beacons. One
   /// pass runs at a time; a request during a pass makes it look again.
   func reconcileBeaconScanning() async {
-    guard !isReconcilingBeacons else {
-      beaconReconcileRequested = true
-      return
-    }
-    isReconcilingBeacons = true
-    defer { isReconcilingBeacons = false }
+    guard beaconScanPass.begin() else { return }
+    defer { beaconScanPass.end() }
     var again = true
     while again, !isShutDown {
       again = false
-      beaconReconcileRequested = false
+      _ = beaconScanPass.takeRequest()
       let want = wantedBeaconScan
       for index in slots.indices where slots[index].medium.capabilities.contains(.beacons) {
         guard slots[index].beaconScan != want, !isShutDown else { continue }
@@ -153,7 +149,7 @@ extension MessageManager {
           again = true
         }
       }
-      again = again || beaconReconcileRequested
+      again = again || beaconScanPass.takeRequest()
     }
   }
 

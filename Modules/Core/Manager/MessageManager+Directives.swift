@@ -62,15 +62,15 @@ extension MessageManager {
   }
 
   /// Brings every medium in line with the current directives. One pass runs at a time; a pass
-  /// repeats while it changed something, so directives that arrive during one of its awaits
-  /// are applied too. A medium is marked as transmitting or scanning only once it succeeded;
-  /// a failure is retried by the next reconcile (the next answer, or the medium's recovery).
+  /// repeats while it changed something or was asked for again, so directives that arrive
+  /// during one of its awaits are applied too. A medium is marked as transmitting or scanning
+  /// only once it succeeded; a failure is retried by the next reconcile (the next answer, or
+  /// the medium's recovery).
   func reconcileMediums() async {
-    guard !isReconciling else { return }
-    isReconciling = true
-    defer { isReconciling = false }
+    guard mediumsPass.begin() else { return }
+    defer { mediumsPass.end() }
     var changed = true
-    while changed, directivesMachine.directives != nil {
+    while changed || mediumsPass.takeRequest(), directivesMachine.directives != nil {
       changed = false
       for index in slots.indices {
         guard !isShutDown else { return }

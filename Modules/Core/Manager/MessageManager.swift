@@ -76,13 +76,15 @@ public actor MessageManager {
   let inputs = ManagerInputs()
   /// Which directives are followed and when to ask again (DirectivesStateMachine.swift).
   var directivesMachine = DirectivesStateMachine()
-  var isReconciling = false
+  /// One pass of ``reconcileMediums()`` at a time.
+  var mediumsPass = PassGate()
   /// Puts the resolver's events in order (EventSequencer.swift).
   var eventSequencer = EventSequencer()
   /// The manager's one task and its task group, where all its work runs
   /// (MessageManager+Loop.swift); ended at shutdown, or when the manager is released.
   let work: WorkGroup
-  var isShutDown = false
+  /// Where the manager is in its life; publish and subscribe throw once it is not running.
+  var lifecycle = Lifecycle.running
   /// Which handles pause, from the permission and the app state (PauseStateMachine.swift).
   var pausing = PauseStateMachine()
   /// While the user is asked for consent: the answers awaited by concurrent first
@@ -100,8 +102,8 @@ public actor MessageManager {
   /// Says the manager was released without ``shutdown()`` (finished empty by a shutdown):
   /// what the manager's task waits for once its work has ended.
   let released: AsyncStream<Void>.Continuation
-  var isReconcilingBeacons = false
-  var beaconReconcileRequested = false
+  /// One pass of ``reconcileBeaconScanning()`` at a time.
+  var beaconScanPass = PassGate()
 
   /// Registers a device with the configured resolver and starts the configured mediums.
   ///
@@ -212,7 +214,7 @@ public actor MessageManager {
     work.end()
     inputs.finish()
     errorsContinuation.finish()
-    if !isShutDown { released.yield() }
+    if case .running = lifecycle { released.yield() }
     released.finish()
   }
 
@@ -229,8 +231,8 @@ public actor MessageManager {
   /// Returns once all of the manager's work has ended (a call made from inside that work,
   /// when the resolver drops the device, ends it and returns; a later call awaits it).
   public func shutdown() async {
-    if !isShutDown {
-      isShutDown = true
+    if case .running = lifecycle {
+      lifecycle = .shuttingDown
       stopHandles()
       endPermissionRequest()
       work.end()
@@ -243,10 +245,30 @@ public actor MessageManager {
         logger.warning("unregister failed", metadata: ["error": "\(error)"])
       }
       errorsContinuation.finish()
+      lifecycle = .finished
       logger.debug("message manager shut down")
     }
     guard !work.isCurrent else { return }
     await work.ended()
+  }
+
+  /// Where a manager is in its life.
+  enum Lifecycle {
+    /// Publishes, subscribes and follows its resolver.
+    case running
+    /// ``shutdown()`` is stopping the handles and the mediums and unregistering the device;
+    /// a concurrent call awaits the end of the manager's work.
+    case shuttingDown
+    /// Nothing runs any more and the device is unregistered.
+    case finished
+  }
+
+  /// Whether ``shutdown()`` has begun: nothing new starts from then on.
+  var isShutDown: Bool {
+    switch lifecycle {
+    case .running: false
+    case .shuttingDown, .finished: true
+    }
   }
 
   /// Every handle goes inactive and every subscription's stream finishes.
