@@ -52,8 +52,8 @@ extension PeerResolver {
   }
 
   /// The one task the resolver starts. It hosts the sender, which drains the outbox, closes
-  /// the transports and then ends the inputs, and the feeders (one reader per transport and the ticker), which
-  /// hand their inputs to the one loop that decides. The task holds the resolver weakly: a
+  /// the transports and then ends the inputs, the feeders (one reader per transport), which
+  /// hand their datagrams to the one loop that decides, and the loop's tick timer. The task holds the resolver weakly: a
   /// resolver released without a shutdown finishes both streams in its `deinit`, which ends
   /// the task the same way.
   private func startLoop() -> Task<Void, Never> {
@@ -76,15 +76,20 @@ extension PeerResolver {
               }
             }
           }
-          feeders.addTask {
-            while true {
-              do { try await clock.sleep(for: interval) } catch { return }
+          // The tick is a timer of the loop: it sleeps on the resolver's clock, and the loop
+          // arms it again once it handled the fire, so ticks never queue up behind a busy
+          // loop.
+          func armTick() {
+            feeders.addTask {
+              guard (try? await clock.sleep(for: interval)) != nil else { return }
               await inputs.send(.tick)
             }
           }
+          armTick()
           for await input in inputs {
             guard let self else { break }
             await self.handle(input)
+            if case .tick = input { armTick() }
           }
           feeders.cancelAll()
         }

@@ -144,7 +144,7 @@ public actor PeerResolver {
 
   deinit {
     // The loop holds the resolver weakly; without a shutdown it ends here: the sender drains
-    // the outbox and closes the transports, the readers and the ticker stop.
+    // the outbox and closes the transports, the readers and the tick timer stop.
     outboxContinuation.finish()
     inputs.finish()
   }
