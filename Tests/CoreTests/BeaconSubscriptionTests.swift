@@ -1,5 +1,5 @@
 import TestSupport
-@_spi(Resolver) import Core
+@_spi(Resolver) @testable import Core
 import Foundation
 import MediumTestKit
 import Strategy
@@ -54,10 +54,13 @@ struct BeaconSubscriptionTests {
       return true
     }
 
-    /// Waits until the air has delivered `count` more beacon frames (at most 10 s).
+    /// Waits until the manager has handled `count` more beacon frames (at most 10 s): heard,
+    /// not only sent by the air, before the test moves the manager's time.
     func hearMore(_ count: Int) async {
-      let start = await air.delivered
-      #expect(await eventually { await air.delivered >= start + count }, "frames not delivered")
+      let start = await manager.beaconFramesHandled
+      #expect(
+        await eventually { await manager.beaconFramesHandled >= start + count },
+        "frames not handled")
     }
 
     /// Shuts the manager down and waits for `streams` to finish: from then on their

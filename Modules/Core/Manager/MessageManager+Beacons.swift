@@ -26,6 +26,7 @@ extension MessageManager {
   /// A medium heard a beacon frame: timed on the manager's clock as it arrives (mediums
   /// deliver within milliseconds; a test's hand-moved clock then times every frame).
   func beaconHeard(_ sighting: BeaconSighting) {
+    beaconFramesHandled += 1
     guard !isShutDown else { return }
     perform(beaconTracking.heard(sighting, interests: beaconInterests, at: clock.now))
   }

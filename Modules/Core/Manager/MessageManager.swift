@@ -102,6 +102,10 @@ public actor MessageManager {
   /// Says the manager was released without ``shutdown()`` (finished empty by a shutdown):
   /// what the manager's task waits for once its work has ended.
   let released: AsyncStream<Void>.Continuation
+  /// The beacon frames the manager has handled: what a test that moves the manager's clock
+  /// waits for before it moves it again (a frame reaches the manager through a reader task,
+  /// later than the air sent it).
+  var beaconFramesHandled = 0
   /// One pass of ``reconcileBeaconScanning()`` at a time.
   var beaconScanPass = PassGate()
 
