@@ -27,8 +27,13 @@ public struct LANMulticastConfiguration: Sendable, Hashable {
   /// `NEARBY_LAN_INTERFACE`.
   public var interface: String?
   /// How often the current token is announced while transmitting (each announcement is one
-  /// datagram of 40 bytes). Default 250 ms; a new token is announced at once.
+  /// datagram of ``announcementSize`` bytes, ``sealedAnnouncementSize`` with a
+  /// ``sharedKey``). Default 250 ms; a new token is announced at once.
   public var announceInterval: Duration
+  /// The UDP payload of one announcement without a ``sharedKey``, in bytes.
+  public static var announcementSize: Int { Datagram.size }
+  /// The UDP payload of one announcement sealed under a ``sharedKey``, in bytes.
+  public static var sealedAnnouncementSize: Int { Datagram.sealedSize }
   /// How often the same token is reported as a sighting while it keeps being heard (the
   /// first hearing is reported at once). Default 1 s.
   public var sightingInterval: Duration

@@ -16,6 +16,13 @@ struct DatagramTests {
       token: token, sentAt: 1_700_000_000_123, sender: 7, counter: 42, peerPort: 0x1c05)
     let bytes = datagram.encoded(key: key)
     #expect(bytes.count == (keyed ? Datagram.sealedSize : Datagram.size))
+    // What the configuration tells an operator sizing the traffic is what goes on the wire.
+    #expect(
+      bytes.count
+        == (keyed
+          ? LANMulticastConfiguration.sealedAnnouncementSize
+          : LANMulticastConfiguration.announcementSize))
+    #expect([40, 64].contains(bytes.count))
     #expect(Array(bytes[0..<4]) == Array("NBYL".utf8))
     #expect(bytes[4] == (keyed ? 3 : 2))
     #expect(bytes[5] == (keyed ? 1 : 0))

@@ -29,13 +29,22 @@ struct LANPeerBench: AsyncParsableCommand {
       A found is timed from its publisher's publish() call to the subscriber's found \
       handler. Peer mode also counts the peer exchange's datagrams and bytes sent (a \
       multicast once) from the round's first publish to its last found, per found. Rounds: \
-      enough for about 40 founds (at most 20). Goal: peer p50 ≤ server p50. Exits \
-      1 when a found did not arrive (not when the goal is missed).
+      enough for about 40 founds (at most 20). Goal: peer p50 ≤ server p50. Both modes \
+      report the process's CPU time per found (every device's share, the server's too).
+        steady (peer mode): every device publishes one message; once every device found \
+      every other's, nothing changes for --steady-seconds, and the exchange's datagrams and \
+      bytes per second on the segment and per device are reported beside the LAN \
+      announcements' own (each device announces its token every 250 ms, 64 bytes sealed), \
+      with the process's CPU per device.
+      Exits 1 when a found did not arrive (not when the goal is missed).
       """)
 
   @Option(help: "Device counts, comma-separated.") var devices = "2,10,50"
   @Option(help: "Seconds a round may take before its missing founds are counted.")
   var timeout = 60.0
+  @Option(help: "Phases, comma-separated: warm, cold, steady.") var phases = "warm,cold,steady"
+  @Option(help: "Modes, comma-separated: peer, server.") var modes = "peer,server"
+  @Option(help: "Seconds the steady state is measured.") var steadySeconds = 9.0
   @Flag(help: "A short run for the test command: 2 and 5 devices, one round of each phase.")
   var short = false
   @Flag(help: "Print one JSON object.") var json = false
@@ -44,8 +53,9 @@ struct LANPeerBench: AsyncParsableCommand {
 
   /// Warm: every device publishes, each already heard by the others. Cold: a device that
   /// just joined publishes; the others hear its token for the first time.
-  enum Phase: String, Encodable, Sendable {
-    case warm, cold
+  /// Steady: nothing changes once every device found every other's message.
+  enum Phase: String, Encodable, Sendable, CaseIterable {
+    case warm, cold, steady
   }
 
   /// The figures of one mode and phase at one size.
@@ -61,6 +71,27 @@ struct LANPeerBench: AsyncParsableCommand {
     /// Peer mode only (the server's HTTP is not counted).
     var datagramsPerFound: Double?
     var bytesPerFound: Double?
+    /// The process's CPU time (user and system) per found, in milliseconds: the work of
+    /// every device taking part (and the server's, in server mode).
+    var cpuMillisecondsPerFound: Double?
+    /// Steady phase only.
+    var steady: Steady?
+  }
+
+  /// The steady state's costs: nothing changes, every device hears every other's token.
+  struct Steady: Encodable {
+    var seconds: Double
+    /// The peer exchange, every device together (a multicast once).
+    var exchangeDatagramsPerSecond: Double
+    var exchangeBytesPerSecond: Double
+    /// The LAN medium's token announcements, every device together (computed: one sealed
+    /// 64-byte datagram per device per announce interval).
+    var announcementDatagramsPerSecond: Double
+    var announcementBytesPerSecond: Double
+    /// The exchange's bytes over the announcements' (the goal: ≤ 0.10).
+    var exchangeOverAnnouncementBytes: Double
+    /// The process's CPU time over the wall time, per device, in percent of one core.
+    var cpuPercentPerDevice: Double
   }
 
   func counts() throws -> [Int] {
@@ -74,9 +105,30 @@ struct LANPeerBench: AsyncParsableCommand {
     return counts
   }
 
+  func selectedPhases() throws -> Set<Phase> {
+    let names = phases.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+    let selected = names.compactMap(Phase.init(rawValue:))
+    guard !selected.isEmpty, selected.count == names.count else {
+      throw ValidationError("--phases takes warm, cold and steady, comma-separated")
+    }
+    return Set(selected)
+  }
+
+  func selectedModes() throws -> [Mode] {
+    let names = modes.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+    let selected = names.compactMap(Mode.init(rawValue:))
+    guard !selected.isEmpty, selected.count == names.count else {
+      throw ValidationError("--modes takes peer and server, comma-separated")
+    }
+    return Mode.allCases.filter(selected.contains)
+  }
+
   func validate() throws {
     _ = try counts()
+    _ = try selectedModes()
+    _ = try selectedPhases()
     guard timeout > 0 else { throw ValidationError("--timeout must be > 0") }
+    guard steadySeconds > 0 else { throw ValidationError("--steady-seconds must be > 0") }
   }
 
   func run() async throws {
@@ -99,7 +151,7 @@ struct LANPeerBench: AsyncParsableCommand {
     var rows: [Row] = []
     do {
       for count in try counts() {
-        for mode in Mode.allCases {
+        for mode in try selectedModes() {
           for row in try await measure(
             count, mode: mode, serverKey: key, serverPort: server.port, logger: logger)
           {
@@ -128,49 +180,111 @@ struct LANPeerBench: AsyncParsableCommand {
     var segment = LANPeerSegment(
       mode: mode, serverURL: URL(string: "http://127.0.0.1:\(serverPort)")!,
       serverKey: serverKey, logger: logger)
+    let phases = try selectedPhases()
     do {
       for _ in 0..<count { _ = try await segment.addDevice(subscribing: true) }
       try await Task.sleep(for: .seconds(2))
-      var warm = Tally()
-      for round in 0..<(short ? 1 : Self.rounds(foundsPerRound: count * (count - 1))) {
-        segment.resetCounts()
-        var publications: [Publication] = []
-        var started: [String: ContinuousClock.Instant] = [:]
-        for (index, manager) in segment.managers.enumerated() {
-          let text = "r\(round) d\(index)"
-          started[text] = .now
-          publications.append(try await manager.publish(Self.message(text), params: Self.params))
-        }
-        try await warm.wait(
-          for: started, each: count - 1, in: segment, prefix: "r\(round) ", timeout: timeout)
-        for publication in publications { await publication.cancel() }
-        // Let the unpublish traffic pass before the next round counts.
-        try await Task.sleep(for: .milliseconds(500))
+      var rows: [Row] = []
+      if phases.contains(.warm) {
+        rows.append(try await warmRounds(count, in: segment, mode: mode))
       }
-      var cold = Tally()
-      for round in 0..<(short ? 1 : Self.rounds(foundsPerRound: count)) {
-        var newcomer = segment
-        let manager = try await newcomer.addDevice(subscribing: false)
-        segment.resetCounts()
-        newcomer.resetCounts()
-        let text = "c\(round)"
-        let started = [text: ContinuousClock.now]
-        let publication = try await manager.publish(Self.message(text), params: Self.params)
-        try await cold.wait(
-          for: started, each: count, in: newcomer, prefix: text, timeout: timeout)
-        await publication.cancel()
-        await manager.shutdown()
-        try await Task.sleep(for: .milliseconds(500))
+      if phases.contains(.cold) {
+        rows.append(try await coldRounds(count, in: segment, mode: mode))
+      }
+      if phases.contains(.steady), mode == .peer {
+        rows.append(try await steadyState(count, in: segment))
       }
       await segment.shutdown()
-      return [
-        warm.row(mode: mode, phase: .warm, devices: count),
-        cold.row(mode: mode, phase: .cold, devices: count),
-      ]
+      return rows
     } catch {
       await segment.shutdown()
       throw error
     }
+  }
+
+  /// Every device publishes, each already heard by the others, as often as ``rounds``.
+  private func warmRounds(_ count: Int, in segment: LANPeerSegment, mode: Mode) async throws
+    -> Row
+  {
+    var warm = Tally()
+    for round in 0..<(short ? 1 : Self.rounds(foundsPerRound: count * (count - 1))) {
+      segment.resetCounts()
+      var publications: [Publication] = []
+      var started: [String: ContinuousClock.Instant] = [:]
+      for (index, manager) in segment.managers.enumerated() {
+        let text = "r\(round) d\(index)"
+        started[text] = .now
+        publications.append(try await manager.publish(Self.message(text), params: Self.params))
+      }
+      try await warm.wait(
+        for: started, each: count - 1, in: segment, prefix: "r\(round) ", timeout: timeout)
+      for publication in publications { await publication.cancel() }
+      // Let the unpublish traffic pass before the next round counts.
+      try await Task.sleep(for: .milliseconds(500))
+    }
+    return warm.row(mode: mode, phase: .warm, devices: count)
+  }
+
+  /// A device that just joined publishes, as often as ``rounds``; the others hear its token
+  /// for the first time.
+  private func coldRounds(_ count: Int, in segment: LANPeerSegment, mode: Mode) async throws
+    -> Row
+  {
+    var cold = Tally()
+    for round in 0..<(short ? 1 : Self.rounds(foundsPerRound: count)) {
+      var newcomer = segment
+      let manager = try await newcomer.addDevice(subscribing: false)
+      segment.resetCounts()
+      newcomer.resetCounts()
+      let text = "c\(round)"
+      let started = [text: ContinuousClock.now]
+      let publication = try await manager.publish(Self.message(text), params: Self.params)
+      try await cold.wait(
+        for: started, each: count, in: newcomer, prefix: text, timeout: timeout)
+      await publication.cancel()
+      await manager.shutdown()
+      try await Task.sleep(for: .milliseconds(500))
+    }
+    return cold.row(mode: mode, phase: .cold, devices: count)
+  }
+
+  /// Every device publishes one message and finds every other's; then nothing changes for
+  /// ``steadySeconds`` while the exchange's traffic and the process's CPU are counted.
+  private func steadyState(_ count: Int, in segment: LANPeerSegment) async throws -> Row {
+    var tally = Tally()
+    var publications: [Publication] = []
+    var started: [String: ContinuousClock.Instant] = [:]
+    segment.resetCounts()
+    for (index, manager) in segment.managers.enumerated() {
+      let text = "s d\(index)"
+      started[text] = .now
+      publications.append(try await manager.publish(Self.message(text), params: Self.params))
+    }
+    try await tally.wait(for: started, each: count - 1, in: segment, prefix: "s ", timeout: timeout)
+    // The answers of the last founds pass before the quiet is counted.
+    try await Task.sleep(for: .seconds(1))
+    segment.resetCounts()
+    let cpu = CPUTime.now
+    let wall = ContinuousClock.now
+    try await Task.sleep(for: .seconds(short ? min(steadySeconds, 3) : steadySeconds))
+    let seconds = CPUTime.seconds(ContinuousClock.now - wall)
+    let cpuSeconds = CPUTime.now - cpu
+    let traffic = segment.sent
+    for publication in publications { await publication.cancel() }
+    let interval = CPUTime.seconds(LANMulticastConfiguration(port: 1).announceInterval)
+    let announcements = Double(count) / interval
+    let announcementBytes = announcements * Double(LANMulticastConfiguration.sealedAnnouncementSize)
+    var row = tally.row(mode: .peer, phase: .steady, devices: count)
+    row.cpuMillisecondsPerFound = nil
+    row.steady = Steady(
+      seconds: seconds,
+      exchangeDatagramsPerSecond: Double(traffic.datagrams) / seconds,
+      exchangeBytesPerSecond: Double(traffic.bytes) / seconds,
+      announcementDatagramsPerSecond: announcements,
+      announcementBytesPerSecond: announcementBytes,
+      exchangeOverAnnouncementBytes: Double(traffic.bytes) / seconds / announcementBytes,
+      cpuPercentPerDevice: cpuSeconds / seconds / Double(count) * 100)
+    return row
   }
 
   static func message(_ text: String) -> Message { Message(text: text, type: "bench") }
@@ -192,13 +306,20 @@ struct LANPeerBench: AsyncParsableCommand {
         var rows: [Row]
         var goal: String
         var goalMet: Bool
+        var steadyGoal: String
+        var steadyGoalMet: Bool?
       }
       print(
         JSONLine.encode(
-          Output(rows: rows, goal: "peer p50 <= server p50", goalMet: Self.goalMet(rows))))
+          Output(
+            rows: rows, goal: "peer p50 <= server p50", goalMet: Self.goalMet(rows),
+            steadyGoal: Self.steadyGoal, steadyGoalMet: Self.steadyGoalMet(rows))))
       return
     }
     for row in rows { print(Self.line(row)) }
+    if let met = Self.steadyGoalMet(rows) {
+      print("steady: \(Self.steadyGoal): \(met ? "met" : "NOT met")")
+    }
     for phase in [Phase.warm, .cold] {
       for count in Set(rows.map(\.devices)).sorted() {
         guard let (peer, server) = Self.pair(rows, count, phase) else { continue }
@@ -212,6 +333,8 @@ struct LANPeerBench: AsyncParsableCommand {
     }
   }
 
+  static let steadyGoal = "exchange bytes <= 10 % of the announcements' at 50 devices and more"
+
   static func pair(_ rows: [Row], _ count: Int, _ phase: Phase) -> (Row, Row)? {
     let pick = { (mode: Mode) in
       rows.first { $0.devices == count && $0.phase == phase && $0.mode == mode }
@@ -221,10 +344,17 @@ struct LANPeerBench: AsyncParsableCommand {
   }
 
   static func goalMet(_ rows: [Row]) -> Bool {
-    rows.allSatisfy { row in
+    rows.filter { $0.phase != .steady }.allSatisfy { row in
       guard let (peer, server) = pair(rows, row.devices, row.phase) else { return false }
       return peer.p50Milliseconds <= server.p50Milliseconds
     }
+  }
+
+  /// The steady goal, at 50 devices and more: the exchange's bytes at most 10 % of the
+  /// announcements'. `nil` when no such row was measured.
+  static func steadyGoalMet(_ rows: [Row]) -> Bool? {
+    let judged = rows.compactMap { $0.devices >= 50 ? $0.steady : nil }
+    return judged.isEmpty ? nil : judged.allSatisfy { $0.exchangeOverAnnouncementBytes <= 0.10 }
   }
 
   static func line(_ row: Row) -> String {
@@ -235,6 +365,20 @@ struct LANPeerBench: AsyncParsableCommand {
     if row.missing > 0 { text += ", \(row.missing) MISSING" }
     if let datagrams = row.datagramsPerFound, let bytes = row.bytesPerFound {
       text += String(format: "; %.1f datagrams and %.0f bytes per found", datagrams, bytes)
+    }
+    if let cpu = row.cpuMillisecondsPerFound {
+      text += String(format: "; CPU %.2f ms per found", cpu)
+    }
+    if let steady = row.steady {
+      let devices = Double(row.devices)
+      text += String(
+        format:
+          "; steady %.0f s: exchange %.1f datagrams/s, %.0f B/s (per device %.2f/s, %.0f B/s) "
+          + "against announcements %.0f/s, %.0f B/s: %.2f× their bytes; CPU %.2f %% per device",
+        steady.seconds, steady.exchangeDatagramsPerSecond, steady.exchangeBytesPerSecond,
+        steady.exchangeDatagramsPerSecond / devices, steady.exchangeBytesPerSecond / devices,
+        steady.announcementDatagramsPerSecond, steady.announcementBytesPerSecond,
+        steady.exchangeOverAnnouncementBytes, steady.cpuPercentPerDevice)
     }
     return text
   }
@@ -250,12 +394,29 @@ struct LANPeerBench: AsyncParsableCommand {
   }
 }
 
+/// The process's CPU time so far (user and system), in seconds.
+enum CPUTime {
+  static var now: Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    let user = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+    let system = Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+    return user + system
+  }
+
+  /// `duration` in seconds.
+  static func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+  }
+}
+
 /// The founds of one phase: latencies from each publish to each found, what was missing, and
 /// the peer exchange's traffic while they were found.
 private struct Tally {
   var latencies: [Double] = []
   var missing = 0
   var sent = CountingPeerTransport.Totals()
+  var cpuSeconds = 0.0
 
   /// Waits (at most `timeout` seconds) until each message of `started` was found `each`
   /// times, then adds the latencies, the missing and the segment's traffic.
@@ -265,9 +426,11 @@ private struct Tally {
   ) async throws {
     let expected = started.count * each
     let deadline = ContinuousClock.now + .seconds(timeout)
+    let cpu = CPUTime.now
     while segment.founds.count(prefix: prefix) < expected, ContinuousClock.now < deadline {
       try await Task.sleep(for: .milliseconds(2))
     }
+    cpuSeconds += CPUTime.now - cpu
     let traffic = segment.sent
     sent.datagrams += traffic.datagrams
     sent.bytes += traffic.bytes
@@ -292,6 +455,7 @@ private struct Tally {
       maxMilliseconds: sorted.last ?? .nan,
       datagramsPerFound: mode == .peer && founds > 0
         ? Double(sent.datagrams) / Double(founds) : nil,
-      bytesPerFound: mode == .peer && founds > 0 ? Double(sent.bytes) / Double(founds) : nil)
+      bytesPerFound: mode == .peer && founds > 0 ? Double(sent.bytes) / Double(founds) : nil,
+      cpuMillisecondsPerFound: founds > 0 ? cpuSeconds * 1000 / Double(founds) : nil)
   }
 }
