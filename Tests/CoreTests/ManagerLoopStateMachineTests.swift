@@ -62,4 +62,16 @@ struct ManagerLoopStateMachineTests {
     // None of them touches a chore.
     for chore in Machine.Chore.allCases { #expect(!machine.isRunning(chore)) }
   }
+
+  @Test("what a source said is handed back as it came, in order, and touches no chore")
+  func occurrencesPassInOrder() {
+    var machine = Machine()
+    let occurrences: [Machine.Occurrence] = [
+      .mediumStatus(medium: 1, .poweredOff), .permissionAnswer(true),
+      .mediumStatus(medium: 1, .ready), .permissionAnswer(nil), .resolverEventsEnded,
+    ]
+    let actions = occurrences.map { machine.handle(.occurred($0)) }
+    #expect(actions == occurrences.map { .handle($0) })
+    for chore in Machine.Chore.allCases { #expect(!machine.isRunning(chore)) }
+  }
 }

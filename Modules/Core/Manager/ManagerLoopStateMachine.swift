@@ -1,5 +1,13 @@
-/// What the manager's loop decides, one input at a time (``MessageManager`` performs it): which
-/// chore runs, which handle is let go, which timer sleeps and which fires.
+/// What the manager decides, one input at a time (``MessageManager/accept(_:)`` performs it):
+/// which chore runs, which handle is let go, which timer sleeps and which fires, and what its
+/// ordered sources said (a medium's status, a beacon frame, a resolver event, a permission
+/// answer).
+///
+/// Every input reaches the one machine on the manager's actor: the sources' readers and the
+/// manager's own code hand theirs in directly, what is written where nothing can await (a
+/// sighting reader, a handle's `deinit`) through the manager's loop. What a source said is
+/// handled at once, before the next input, so each source's order holds; those handlers never
+/// await (what needs the mediums or the resolver is a chore they ask for).
 ///
 /// A chore is work asked for where nothing can await it: a medium's sighting reader, an
 /// event dispatch, the beacon tracking. Each kind runs at most once at a time; a request while
@@ -21,6 +29,24 @@ struct ManagerLoopStateMachine {
     case lookUpBeacons
     /// Starts, changes or stops beacon scanning on the mediums.
     case reconcileBeaconScanning
+    /// Tells the mediums again what to transmit and whether to scan (one recovered).
+    case reconcileMediums
+    /// Pauses or resumes the handles for the permission's latest answer.
+    case applyPermission
+  }
+
+  /// What one of the manager's ordered sources said.
+  enum Occurrence: Hashable, Sendable {
+    /// The medium at this index of the manager's mediums changed its status.
+    case mediumStatus(medium: Int, MediumStatus)
+    /// A medium heard a beacon frame.
+    case beaconHeard(BeaconSighting)
+    /// The resolver sent an event for this device.
+    case resolverEvent(SequencedEvent)
+    /// The resolver's event stream for this device ended.
+    case resolverEventsEnded
+    /// The permission gate has a new answer.
+    case permissionAnswer(Bool?)
   }
 
   /// A handle whose last reference went away while it was active: unpublish or unsubscribe it.
@@ -49,18 +75,22 @@ struct ManagerLoopStateMachine {
     case schedule(Timer, at: NearbyClock.Instant)
     /// A timer's deadline came.
     case fired(Timer)
+    /// One of the ordered sources said something.
+    case occurred(Occurrence)
   }
 
   /// What the loop does.
   enum Action: Equatable, Sendable {
-    /// Runs the chore in the loop's group; the loop reads ``Input/ended(_:)`` once it is over.
+    /// Runs the chore in the manager's group; ``Input/ended(_:)`` comes once it is over.
     case run(Chore)
-    /// Unpublishes or unsubscribes the handle, in the loop's group.
+    /// Unpublishes or unsubscribes the handle, in the manager's group.
     case release(Release)
-    /// Sleeps in the loop's group, then reads ``Input/fired(_:)``.
+    /// Sleeps in the manager's group, then hands in ``Input/fired(_:)``.
     case sleep(until: NearbyClock.Instant, then: Timer)
-    /// Does what the timer is for, in the loop's group.
+    /// Does what the timer is for, in the manager's group.
     case fire(Timer)
+    /// Hands what a source said to the manager, at once.
+    case handle(Occurrence)
   }
 
   /// Where one kind of chore stands.
@@ -110,6 +140,8 @@ struct ManagerLoopStateMachine {
       return .sleep(until: deadline, then: timer)
     case .fired(let timer):
       return .fire(timer)
+    case .occurred(let occurrence):
+      return .handle(occurrence)
     }
   }
 }

@@ -38,7 +38,7 @@ extension MessageManager {
       case .deliver(let events):
         deliverBeaconEvents(events)
       case .startLookups:
-        inputs.request(.lookUpBeacons)
+        request(.lookUpBeacons)
       case .startSweeping(let period):
         startBeaconSweep(every: period)
       case .stopSweeping:
@@ -99,7 +99,7 @@ extension MessageManager {
     beaconSweepsStarted &+= 1
     let number = beaconSweepsStarted
     beaconSweep = number
-    inputs.schedule(.beaconSweep(number: number, period: period), at: clock.now + period)
+    schedule(.beaconSweep(number: number, period: period), at: clock.now + period)
   }
 
   /// The timer of the sweep numbered `number` fired: sweeps, and sleeps `period` again unless
@@ -108,7 +108,7 @@ extension MessageManager {
     guard !isShutDown, beaconSweep == number else { return }
     perform(beaconTracking.sweep(at: clock.now))
     guard beaconSweep == number else { return }
-    inputs.schedule(.beaconSweep(number: number, period: period), at: clock.now + period)
+    schedule(.beaconSweep(number: number, period: period), at: clock.now + period)
   }
 
   /// How the mediums should scan for beacons now: `nil` not at all, else whether in low

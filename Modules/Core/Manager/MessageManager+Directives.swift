@@ -28,7 +28,7 @@ extension MessageManager {
   /// Arms the refresh timer on the manager's clock (in its loop). A timer it replaces still
   /// fires, and the directives machine, which armed a newer generation, turns it down.
   private func scheduleRefresh(after delay: Duration, generation: UInt64) {
-    inputs.schedule(.refresh(generation: generation), at: clock.now + delay)
+    schedule(.refresh(generation: generation), at: clock.now + delay)
   }
 
   /// The refresh timer of `generation` fired.

@@ -10,7 +10,7 @@ extension MessageManager {
     var handlesExpired = false
     for event in release { handlesExpired = dispatch(event) || handlesExpired }
     // An expiry changes which mediums must broadcast or scan: ask for new directives.
-    if handlesExpired { inputs.request(.requestDirectives) }
+    if handlesExpired { request(.requestDirectives) }
   }
 
   /// Hands one event to its subscription or publication; true for an expiry.
@@ -30,7 +30,7 @@ extension MessageManager {
       logger.debug("subscription expired", metadata: ["subscription": "\(id)"])
       if record.beacons != nil {
         beaconTracking.forget(id)
-        inputs.request(.reconcileBeaconScanning)
+        request(.reconcileBeaconScanning)
       }
       // Inactive before anyone hears of the expiry.
       record.cell.set(.inactive)

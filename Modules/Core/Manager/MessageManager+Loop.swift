@@ -28,44 +28,62 @@ extension MessageManager {
 }
 
 extension MessageManager {
-  /// Starts the manager's loop in its work group: it reads ``inputs`` one at a time, hands
-  /// each to a ``ManagerLoopStateMachine`` and performs the answer, starting each run, release
-  /// and timer as a task of one discarding group. The loop holds the manager weakly and ends
-  /// when the manager shuts down (its work is cancelled) or is released.
+  /// Starts the manager's loop in its work group: it hands what ``inputs`` carries (written
+  /// off the actor) to ``accept(_:)``, one at a time. The loop holds the manager weakly and
+  /// ends when the manager shuts down (its work is cancelled) or is released.
   func startLoop() {
-    let (inputs, clock) = (inputs, clock)
+    let inputs = inputs
     start { [weak self] in
-      await withDiscardingTaskGroup { group in
-        var machine = ManagerLoopStateMachine()
-        for await input in inputs.stream {
-          switch machine.handle(input) {
-          case nil:
-            break
-          case .run(let chore)?:
-            group.addTask { [weak self] in
-              await self?.run(chore)
-              inputs.send(.ended(chore))
-            }
-          case .release(let release)?:
-            group.addTask { [weak self] in
-              switch release {
-              case .publication(let id): await self?.unpublish(id)
-              case .subscription(let id): await self?.unsubscribe(id)
-              }
-            }
-          case .sleep(let deadline, let timer)?:
-            group.addTask {
-              guard (try? await clock.sleep(until: deadline)) != nil else { return }
-              inputs.send(.fired(timer))
-            }
-          case .fire(let timer)?:
-            group.addTask { [weak self] in await self?.fire(timer) }
-          }
-        }
-        // Ended (the manager shut down or was released): the sleeping timers go too.
-        group.cancelAll()
+      for await input in inputs.stream {
+        guard let self else { return }
+        await self.accept(input)
       }
     }
+  }
+
+  /// Hands one input to the manager's ``ManagerLoopStateMachine`` and performs its answer:
+  /// what a source said is handled at once; each run, release and timer is a task of the
+  /// manager's work group, which holds the manager weakly and hands what it learns (a run
+  /// ended, a deadline came) back here.
+  func accept(_ input: ManagerLoopStateMachine.Input) {
+    guard let action = loop.handle(input) else { return }
+    switch action {
+    case .run(let chore):
+      start { [weak self] in
+        await self?.run(chore)
+        await self?.accept(.ended(chore))
+      }
+    case .release(let release):
+      start { [weak self] in
+        switch release {
+        case .publication(let id): await self?.unpublish(id)
+        case .subscription(let id): await self?.unsubscribe(id)
+        }
+      }
+    case .sleep(let deadline, let timer):
+      let clock = clock
+      start { [weak self] in
+        guard (try? await clock.sleep(until: deadline)) != nil else { return }
+        await self?.accept(.fired(timer))
+      }
+    case .fire(let timer):
+      start { [weak self] in await self?.fire(timer) }
+    case .handle(.resolverEventsEnded):
+      // Shutting down awaits the manager's work: in a task of its own.
+      start { [weak self] in
+        await self?.resolverDropped(because: "the resolver closed this device's event stream")
+      }
+    case .handle(let occurrence):
+      handle(occurrence)
+    }
+  }
+
+  /// Asks for a run of `chore` (from the manager's own code).
+  func request(_ chore: ManagerLoopStateMachine.Chore) { accept(.requested(chore)) }
+
+  /// Asks for `timer` to fire at `deadline` on the manager's clock.
+  func schedule(_ timer: ManagerLoopStateMachine.Timer, at deadline: NearbyClock.Instant) {
+    accept(.schedule(timer, at: deadline))
   }
 
   /// One run of a chore.
@@ -75,6 +93,8 @@ extension MessageManager {
     case .requestDirectives: await requestDirectives()
     case .lookUpBeacons: await drainBeaconLookups()
     case .reconcileBeaconScanning: await reconcileBeaconScanning()
+    case .reconcileMediums: await reconcileMediums()
+    case .applyPermission: await applyPermissionAnswer()
     }
   }
 
@@ -83,6 +103,18 @@ extension MessageManager {
     switch timer {
     case .refresh(let generation): await refreshDirectives(generation)
     case .beaconSweep(let number, let period): sweepBeacons(number, thenEvery: period)
+    }
+  }
+
+  /// What a source said; none of these awaits.
+  private func handle(_ occurrence: ManagerLoopStateMachine.Occurrence) {
+    switch occurrence {
+    case .mediumStatus(let index, let status): mediumStatusChanged(index, status)
+    case .beaconHeard(let sighting): beaconHeard(sighting)
+    case .resolverEvent(let event): deliver([event])
+    case .permissionAnswer(let answer): permissionAnswered(answer)
+    case .resolverEventsEnded:
+      preconditionFailure("the end of the resolver's events is handled by a task of its own")
     }
   }
 }

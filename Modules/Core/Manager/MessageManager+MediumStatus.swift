@@ -1,7 +1,7 @@
 extension MessageManager {
   /// Maps a medium's status to the error handlers and the `errors` stream. When a medium
-  /// recovers, it is told again what to transmit and whether to scan.
-  func mediumStatusChanged(_ index: Int, _ status: MediumStatus) async {
+  /// recovers, it is told again what to transmit and whether to scan (chores).
+  func mediumStatusChanged(_ index: Int, _ status: MediumStatus) {
     let medium = slots[index].medium
     let kind = MediumError.kind(for: status, on: medium.kind)
     let previous = slots[index].problem
@@ -22,8 +22,8 @@ extension MessageManager {
       slots[index].transmitting = nil
       slots[index].scanning = false
       slots[index].beaconScan = nil
-      await reconcileMediums()
-      await reconcileBeaconScanning()
+      request(.reconcileMediums)
+      request(.reconcileBeaconScanning)
     }
   }
 

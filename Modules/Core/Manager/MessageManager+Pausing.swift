@@ -217,9 +217,16 @@ extension MessageManager {
     }
   }
 
-  /// The gate reports a new answer (here or in another process).
-  func permissionAnswerChanged(_ answer: Bool?) async {
-    let granted = answer == true
+  /// The gate reports a new answer (here or in another process): kept, and applied by a
+  /// chore (one run at a time, each applying the latest answer).
+  func permissionAnswered(_ answer: Bool?) {
+    latestPermissionAnswer = answer
+    request(.applyPermission)
+  }
+
+  /// Pauses or resumes the handles for the gate's latest answer.
+  func applyPermissionAnswer() async {
+    let granted = latestPermissionAnswer == true
     guard !isShutDown, granted != isPermissionGranted else { return }
     if granted {
       logger.info("Nearby permission granted: paused publications and subscriptions resume")

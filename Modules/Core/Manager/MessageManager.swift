@@ -71,9 +71,15 @@ public actor MessageManager {
   var publications: [PublicationID: PublicationRecord] = [:]
   var subscriptions: [SubscriptionID: SubscriptionRecord] = [:]
   let inbox = SightingInbox()
-  /// What the manager's loop reads: chores asked for where nothing can await them, handles
-  /// let go, timers (``ManagerLoopStateMachine``).
+  /// What the manager's loop reads: what is written off the actor (a sighting reader's
+  /// request for a flush, a handle let go), for ``accept(_:)``.
   let inputs = ManagerInputs()
+  /// What the manager decides, one input at a time (``accept(_:)``): which chore runs, which
+  /// timer sleeps, what a source said.
+  var loop = ManagerLoopStateMachine()
+  /// The permission gate's latest answer, for the
+  /// ``ManagerLoopStateMachine/Chore/applyPermission`` chore to apply.
+  var latestPermissionAnswer: Bool?
   /// Which directives are followed and when to ask again (DirectivesStateMachine.swift).
   var directivesMachine = DirectivesStateMachine()
   /// One pass of ``reconcileMediums()`` at a time.
@@ -167,11 +173,12 @@ public actor MessageManager {
       start { [weak self] in
         for await answer in answers {
           guard let self else { return }
-          await self.permissionAnswerChanged(answer)
+          await self.accept(.occurred(.permissionAnswer(answer)))
         }
       }
     }
 
+    // A reader per source hands what it reads to the manager's machine, one at a time.
     for (index, medium) in mediums.enumerated() {
       let sightings = medium.sightings
       let statuses = medium.statusUpdates
@@ -187,14 +194,14 @@ public actor MessageManager {
         start { [weak self] in
           for await sighting in beacons {
             guard let self else { return }
-            await self.beaconHeard(sighting)
+            await self.accept(.occurred(.beaconHeard(sighting)))
           }
         }
       }
       start { [weak self] in
         for await status in statuses {
           guard let self else { return }
-          await self.mediumStatusChanged(index, status)
+          await self.accept(.occurred(.mediumStatus(medium: index, status)))
         }
       }
     }
@@ -202,9 +209,9 @@ public actor MessageManager {
     start { [weak self] in
       for await event in events {
         guard let self else { return }
-        await self.deliver([event])
+        await self.accept(.occurred(.resolverEvent(event)))
       }
-      await self?.resolverDropped(because: "the resolver closed this device's event stream")
+      await self?.accept(.occurred(.resolverEventsEnded))
     }
     logger.debug(
       "message manager started",
