@@ -43,13 +43,13 @@ struct BeaconSubscriptionTests {
         // the manager on a loaded machine: at the limit, give them (real) time to catch up.
         guard passed < limit else { return catchUp ? await eventually { condition() } : false }
         if hearing { await hearMore(1) }
-        let sleepers = clock.sleeperCount
         clock.advance(by: step)
         passed += step
-        // Let what woke (a sweep, a timer) run and sleep again before looking again.
-        _ = await eventually(timeout: .seconds(1), interval: .milliseconds(1)) {
-          clock.sleeperCount >= sleepers || condition()
-        }
+        // What woke (a sweep, a timer) runs to its end before the next look: a wait for the
+        // manager's rest, not for an outcome.
+        #expect(
+          await eventually(interval: .milliseconds(1)) { await manager.isIdle },
+          "the manager did not come to rest")
       }
       return true
     }

@@ -58,9 +58,38 @@ struct ManagerLoopStateMachineTests {
       machine.handle(.schedule(refresh, at: deadline)) == .sleep(until: deadline, then: refresh))
     #expect(machine.handle(.fired(refresh)) == .fire(refresh))
     let sweep = Machine.Timer.beaconSweep(number: 2, period: .seconds(1))
+    #expect(
+      machine.handle(.schedule(sweep, at: deadline)) == .sleep(until: deadline, then: sweep))
     #expect(machine.handle(.fired(sweep)) == .fire(sweep))
     // None of them touches a chore.
     for chore in Machine.Chore.allCases { #expect(!machine.isRunning(chore)) }
+  }
+
+  @Test("idle: no chore running, no release or fire under way, no timer due at the instant")
+  func idleOnInstants() {
+    var machine = Machine()
+    let start = NearbyClock.Instant(offset: .seconds(10))
+    #expect(machine.isIdle(at: start))
+    // A chore runs: busy until it ends.
+    _ = machine.handle(.requested(.flushSightings))
+    #expect(!machine.isIdle(at: start))
+    _ = machine.handle(.ended(.flushSightings))
+    #expect(machine.isIdle(at: start))
+    // A timer asleep is idle until its deadline, then busy until it fired and its work ended.
+    let refresh = Machine.Timer.refresh(generation: 1)
+    let deadline = start + .seconds(30)
+    _ = machine.handle(.schedule(refresh, at: deadline))
+    #expect(machine.isIdle(at: start))
+    #expect(!machine.isIdle(at: deadline))
+    _ = machine.handle(.fired(refresh))
+    #expect(!machine.isIdle(at: deadline))
+    #expect(machine.handle(.taskEnded) == nil)
+    #expect(machine.isIdle(at: deadline))
+    // A release is busy until it ended.
+    _ = machine.handle(.released(.publication(PublicationID.random())))
+    #expect(!machine.isIdle(at: deadline))
+    _ = machine.handle(.taskEnded)
+    #expect(machine.isIdle(at: deadline))
   }
 
   @Test("what a source said is handed back as it came, in order, and touches no chore")

@@ -56,7 +56,7 @@ struct ManagerLoopStateMachine {
   }
 
   /// A timer the manager asked for.
-  enum Timer: Equatable, Sendable {
+  enum Timer: Hashable, Sendable {
     /// The directives of this generation are due for a refresh.
     case refresh(generation: UInt64)
     /// The beacon sweep numbered `number` runs again, then sleeps `period`.
@@ -77,6 +77,8 @@ struct ManagerLoopStateMachine {
     case fired(Timer)
     /// One of the ordered sources said something.
     case occurred(Occurrence)
+    /// A release or a timer's fire ended.
+    case taskEnded
   }
 
   /// What the loop does.
@@ -102,6 +104,23 @@ struct ManagerLoopStateMachine {
   }
 
   private var chores: [Chore: ChoreState] = [:]
+  /// The timers asleep, with their deadlines.
+  private var asleep: [(timer: Timer, deadline: NearbyClock.Instant)] = []
+  /// Releases and timer fires under way (each ends with ``Input/taskEnded``).
+  private var tasksUnderWay = 0
+
+  /// Whether nothing is left to do at `now`: no chore runs, no release or fire is under way,
+  /// and no timer is due. A test that moves the manager's clock waits for this before it
+  /// asserts: a wait for rest, not for an outcome.
+  func isIdle(at now: NearbyClock.Instant) -> Bool {
+    tasksUnderWay == 0 && !asleep.contains { $0.deadline <= now }
+      && chores.values.allSatisfy {
+        switch $0 {
+        case .idle: true
+        case .running, .runningThenAgain: false
+        }
+      }
+  }
 
   /// Whether a run of `chore` is under way (for tests and logs).
   func isRunning(_ chore: Chore) -> Bool {
@@ -135,13 +154,26 @@ struct ManagerLoopStateMachine {
         return .run(chore)
       }
     case .released(let release):
+      tasksUnderWay += 1
       return .release(release)
     case .schedule(let timer, let deadline):
+      asleep.append((timer, deadline))
       return .sleep(until: deadline, then: timer)
     case .fired(let timer):
+      guard let index = asleep.firstIndex(where: { $0.timer == timer }) else {
+        preconditionFailure("\(timer) fired without being scheduled")
+      }
+      asleep.remove(at: index)
+      tasksUnderWay += 1
       return .fire(timer)
     case .occurred(let occurrence):
       return .handle(occurrence)
+    case .taskEnded:
+      guard tasksUnderWay > 0 else {
+        preconditionFailure("a release or a fire ended while none was under way")
+      }
+      tasksUnderWay -= 1
+      return nil
     }
   }
 }

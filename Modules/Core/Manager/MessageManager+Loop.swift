@@ -37,6 +37,7 @@ extension MessageManager {
       for await input in inputs.stream {
         guard let self else { return }
         await self.accept(input)
+        inputs.taken()
       }
     }
   }
@@ -59,6 +60,7 @@ extension MessageManager {
         case .publication(let id): await self?.unpublish(id)
         case .subscription(let id): await self?.unsubscribe(id)
         }
+        await self?.accept(.taskEnded)
       }
     case .sleep(let deadline, let timer):
       let clock = clock
@@ -67,7 +69,10 @@ extension MessageManager {
         await self?.accept(.fired(timer))
       }
     case .fire(let timer):
-      start { [weak self] in await self?.fire(timer) }
+      start { [weak self] in
+        await self?.fire(timer)
+        await self?.accept(.taskEnded)
+      }
     case .handle(.resolverEventsEnded):
       // Shutting down awaits the manager's work: in a task of its own.
       start { [weak self] in
@@ -77,6 +82,12 @@ extension MessageManager {
       handle(occurrence)
     }
   }
+
+  /// Whether the manager has nothing left to do at its clock's present instant: what its
+  /// loop was written has been accepted, no chore, release or fire runs, and no timer is due
+  /// (``ManagerLoopStateMachine/isIdle(at:)``). Frames and events its sources have not yet
+  /// handed in are not counted.
+  var isIdle: Bool { inputs.pending == 0 && loop.isIdle(at: clock.now) }
 
   /// Asks for a run of `chore` (from the manager's own code).
   func request(_ chore: ManagerLoopStateMachine.Chore) { accept(.requested(chore)) }
