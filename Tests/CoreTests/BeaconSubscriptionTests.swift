@@ -46,16 +46,20 @@ struct BeaconSubscriptionTests {
         clock.advance(by: step)
         passed += step
         // What woke (a sweep, a timer) runs to its end before the next look: a wait for the
-        // manager's rest, not for an outcome.
-        #expect(
-          await eventually(interval: .milliseconds(1)) { await manager.isIdle },
-          "the manager did not come to rest")
+        // manager's rest, not for an outcome, bounded by a hang.
+        guard
+          await eventually(
+            timeout: .seconds(10), interval: .milliseconds(5), { await manager.isIdle })
+        else {
+          Issue.record("the manager did not come to rest in 10 s")
+          return false
+        }
       }
       return true
     }
 
-    /// Waits until the manager has handled `count` more beacon frames (at most 10 s): heard,
-    /// not only sent by the air, before the test moves the manager's time.
+    /// Waits until the manager has handled `count` more beacon frames (a hang is recorded
+    /// after 30 s): heard, not only sent by the air, before the test moves the manager's time.
     func hearMore(_ count: Int) async {
       let start = await manager.beaconFramesHandled
       #expect(

@@ -105,9 +105,9 @@ extension MultiHostTests.Peer {
     await Self.interrupt([publisher, subscriber])
   }
 
-  /// Announcing a real owner's token with the attacker's own address at 1 000/s kept a
-  /// listening newcomer from ever finding. A keyless attacker can now only replay what it
-  /// captured and forge what no keyed device accepts: the newcomer finds while the flood
+  /// An attacker announcing a real owner's token with its own address at 1 000/s must not
+  /// keep a listening newcomer from finding: without the key it can only replay what it
+  /// captured and forge what no keyed device accepts, so the newcomer finds while the flood
   /// goes on. The forger floods until it is killed (120 s at most), so "during the flood"
   /// holds however slowly this machine runs; how fast the newcomer finds is a speed, kept
   /// out of the verdict (a loaded machine would change it).

@@ -14,12 +14,13 @@
 /// it runs leaves exactly one more run after it (a burst of requests costs two runs at most),
 /// and kinds run side by side, so a slow beacon look-up never holds up a flush of sightings.
 ///
-/// Timers are inputs too: the manager asks for one with ``Input/schedule(_:at:)``, the loop
-/// sleeps on the manager's clock and hands the fire back as ``Input/fired(_:)``. A fire is not
-/// checked here: what the timer is for (a refresh of a generation, a beacon sweep of a number)
-/// says whether it is still due.
+/// Timers are inputs too: the manager asks for one with ``Input/schedule(_:at:)``, a task of
+/// its group sleeps on the manager's clock and hands the fire back as ``Input/fired(_:)``. The
+/// machine keeps each timer asleep until it fires (a fire of a timer never scheduled is a
+/// precondition failure), but does not judge whether it is still due: what the timer is for
+/// (a refresh of a generation, a beacon sweep of a number) says that.
 struct ManagerLoopStateMachine {
-  /// Work the manager does in its loop's group, one run at a time per kind.
+  /// Work the manager does in its group, one run at a time per kind.
   enum Chore: Hashable, Sendable, CaseIterable {
     /// Reports the sightings waiting in the inbox.
     case flushSightings
@@ -63,7 +64,7 @@ struct ManagerLoopStateMachine {
     case beaconSweep(number: UInt64, period: Duration)
   }
 
-  /// What the loop reads.
+  /// What the machine is handed.
   enum Input: Sendable {
     /// A chore is asked for.
     case requested(Chore)
@@ -81,7 +82,7 @@ struct ManagerLoopStateMachine {
     case taskEnded
   }
 
-  /// What the loop does.
+  /// What the manager is to do.
   enum Action: Equatable, Sendable {
     /// Runs the chore in the manager's group; ``Input/ended(_:)`` comes once it is over.
     case run(Chore)
@@ -157,6 +158,8 @@ struct ManagerLoopStateMachine {
       tasksUnderWay += 1
       return .release(release)
     case .schedule(let timer, let deadline):
+      // Generations and sweep numbers are never reused: a fire names one sleeper.
+      precondition(!asleep.contains { $0.timer == timer }, "\(timer) scheduled twice")
       asleep.append((timer, deadline))
       return .sleep(until: deadline, then: timer)
     case .fired(let timer):

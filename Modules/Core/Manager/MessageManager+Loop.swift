@@ -47,7 +47,8 @@ extension MessageManager {
   /// manager's work group, which holds the manager weakly and hands what it learns (a run
   /// ended, a deadline came) back here.
   func accept(_ input: ManagerLoopStateMachine.Input) {
-    guard let action = loop.handle(input) else { return }
+    // Once shut down, the group takes no more work: nothing is decided any more.
+    guard !isShutDown, let action = loop.handle(input) else { return }
     switch action {
     case .run(let chore):
       start { [weak self] in
@@ -74,7 +75,8 @@ extension MessageManager {
         await self?.accept(.taskEnded)
       }
     case .handle(.resolverEventsEnded):
-      // Shutting down awaits the manager's work: in a task of its own.
+      // The manager shuts down, which awaits the mediums and the resolver: `accept` never
+      // awaits, so it is a task of its own.
       start { [weak self] in
         await self?.resolverDropped(because: "the resolver closed this device's event stream")
       }
@@ -83,10 +85,12 @@ extension MessageManager {
     }
   }
 
-  /// Whether the manager has nothing left to do at its clock's present instant: what its
-  /// loop was written has been accepted, no chore, release or fire runs, and no timer is due
-  /// (``ManagerLoopStateMachine/isIdle(at:)``). Frames and events its sources have not yet
-  /// handed in are not counted.
+  /// Whether the manager, while running, has no decided work left at its clock's present
+  /// instant: what its loop was written has been accepted, no chore, release or fire runs, and
+  /// no timer is due (``ManagerLoopStateMachine/isIdle(at:)``). Not counted: frames and events
+  /// its sources have not handed in yet, a beacon subscription's own expiry timer, a pass of a
+  /// reconcile called directly by a publish or subscribe, a permission request. Never true
+  /// again once shut down.
   var isIdle: Bool { inputs.pending == 0 && loop.isIdle(at: clock.now) }
 
   /// Asks for a run of `chore` (from the manager's own code).
@@ -123,7 +127,7 @@ extension MessageManager {
     case .mediumStatus(let index, let status): mediumStatusChanged(index, status)
     case .beaconHeard(let sighting): beaconHeard(sighting)
     case .resolverEvent(let event): deliver([event])
-    case .permissionAnswer(let answer): permissionAnswered(answer)
+    case .permissionAnswer(let answer): gateAnswered(answer)
     case .resolverEventsEnded:
       preconditionFailure("the end of the resolver's events is handled by a task of its own")
     }

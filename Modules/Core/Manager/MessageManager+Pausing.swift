@@ -219,7 +219,7 @@ extension MessageManager {
 
   /// The gate reports a new answer (here or in another process): kept, and applied by a
   /// chore (one run at a time, each applying the latest answer).
-  func permissionAnswered(_ answer: Bool?) {
+  func gateAnswered(_ answer: Bool?) {
     latestPermissionAnswer = answer
     request(.applyPermission)
   }

@@ -270,7 +270,9 @@ public actor MessageManager {
     /// ``shutdown()`` is stopping the handles and the mediums and unregistering the device;
     /// a concurrent call awaits the end of the manager's work.
     case shuttingDown
-    /// Nothing runs any more and the device is unregistered.
+    /// The first ``shutdown()`` stopped the handles and the mediums and asked the resolver to
+    /// unregister the device (an unregister that failed is logged); the group's work may still
+    /// be ending.
     case finished
   }
 

@@ -27,11 +27,12 @@ public struct NearbyClock: Sendable {
 
   private let clock: any Clock<Duration>
   private let read: @Sendable () -> Duration
+  private let sleepUntil: @Sendable (Duration) async throws -> Void
 
   /// Starts reading `clock` now: ``now`` is zero at this instant.
   public init(_ clock: any Clock<Duration>) {
     self.clock = clock
-    self.read = Self.stopwatch(clock)
+    (self.read, self.sleepUntil) = Self.anchored(clock)
   }
 
   /// The time now.
@@ -41,19 +42,27 @@ public struct NearbyClock: Sendable {
   /// - Throws: `CancellationError` when the task is cancelled first.
   public func sleep(for duration: Duration) async throws { try await clock.sleep(for: duration) }
 
-  /// Waits until `deadline` on the clock (at once when it has passed).
+  /// Waits until `deadline` on the clock (at once when it has passed). The deadline is an
+  /// instant of the underlying clock, not a duration from a reading of it: a clock that moves
+  /// between that reading and the sleep (a test's hand-moved clock) still wakes the sleeper
+  /// at `deadline`, not a step later.
   /// - Throws: `CancellationError` when the task is cancelled first.
   public func sleep(until deadline: Instant) async throws {
-    let left = now.duration(to: deadline)
-    guard left > .zero else {
+    guard now < deadline else {
       try Task.checkCancellation()
       return
     }
-    try await clock.sleep(for: left)
+    try await sleepUntil(deadline.offset)
   }
 
-  private static func stopwatch<C: Clock<Duration>>(_ clock: C) -> @Sendable () -> Duration {
+  /// A reading of `clock` and a sleep until an offset, both from one start instant.
+  private static func anchored<C: Clock<Duration>>(_ clock: C) -> (
+    read: @Sendable () -> Duration, sleepUntil: @Sendable (Duration) async throws -> Void
+  ) {
     let start = clock.now
-    return { start.duration(to: clock.now) }
+    return (
+      { start.duration(to: clock.now) },
+      { offset in try await clock.sleep(until: start.advanced(by: offset), tolerance: nil) }
+    )
   }
 }

@@ -53,9 +53,9 @@ extension PeerResolver {
 
   /// The one task the resolver starts. It hosts the sender, which drains the outbox, closes
   /// the transports and then ends the inputs, the feeders (one reader per transport), which
-  /// hand their datagrams to the one loop that decides, and the loop's tick timer. The task holds the resolver weakly: a
-  /// resolver released without a shutdown finishes both streams in its `deinit`, which ends
-  /// the task the same way.
+  /// hand their datagrams to the one loop that decides, and the loop's tick timer. The task
+  /// holds the resolver weakly: a resolver released without a shutdown finishes both streams
+  /// in its `deinit`, which ends the task the same way.
   private func startLoop() -> Task<Void, Never> {
     let (transports, outbox, inputs) = (self.transports, self.outbox, self.inputs)
     let (clock, interval) = (self.clock, configuration.tickInterval)
@@ -77,8 +77,8 @@ extension PeerResolver {
             }
           }
           // The tick is a timer of the loop: it sleeps on the resolver's clock, and the loop
-          // arms it again once it handled the fire, so ticks never queue up behind a busy
-          // loop.
+          // arms it again once it handled the fire, so the next interval starts after the
+          // tick's work, and a test's hand-moved clock sees the sleeper again only then.
           func armTick() {
             feeders.addTask {
               guard (try? await clock.sleep(for: interval)) != nil else { return }
