@@ -33,7 +33,7 @@ package struct WorkGroup: Sendable {
   private let identity: Identity
   private var work: AsyncStream<Work>.Continuation { identity.work }
   private let task: Task<Void, Never>
-  private let counter = Counter()
+  private let counter = SharedCounter()
   /// Whether the end cancels what still runs (``end()``) or lets it finish (``finish()``),
   /// and whether the loop has stopped taking work.
   private let ending = Ending()
@@ -113,11 +113,5 @@ package struct WorkGroup: Sendable {
         return mustCancel
       }
     }
-  }
-
-  private final class Counter: Sendable {
-    private let count = Mutex(0)
-    func add(_ delta: Int) { count.withLock { $0 += delta } }
-    var value: Int { count.withLock { $0 } }
   }
 }

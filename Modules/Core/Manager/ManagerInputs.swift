@@ -1,5 +1,3 @@
-import Synchronization
-
 /// The stream the manager's loop reads (``ManagerLoopStateMachine/Input``), written where
 /// nothing can await and nothing is on the manager's actor: a medium's sighting reader, a
 /// handle's `deinit`. The loop hands each input to ``MessageManager/accept(_:)``.
@@ -42,13 +40,4 @@ struct ManagerInputs: Sendable {
 
   /// Ends the stream: the loop ends once it has read what was written before.
   func finish() { continuation.finish() }
-}
-
-/// A count several tasks change and read, guarded by a mutex.
-final class SharedCounter: Sendable {
-  private let count = Mutex(0)
-
-  var value: Int { count.withLock { $0 } }
-
-  func add(_ amount: Int) { count.withLock { $0 += amount } }
 }

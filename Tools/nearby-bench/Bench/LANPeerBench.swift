@@ -267,11 +267,11 @@ struct LANPeerBench: AsyncParsableCommand {
     let cpu = CPUTime.now
     let wall = ContinuousClock.now
     try await Task.sleep(for: .seconds(short ? min(steadySeconds, 3) : steadySeconds))
-    let seconds = CPUTime.seconds(ContinuousClock.now - wall)
+    let seconds = WebBench.seconds(ContinuousClock.now - wall)
     let cpuSeconds = CPUTime.now - cpu
     let traffic = segment.sent
     for publication in publications { await publication.cancel() }
-    let interval = CPUTime.seconds(LANMulticastConfiguration(port: 1).announceInterval)
+    let interval = WebBench.seconds(LANMulticastConfiguration(port: 1).announceInterval)
     let announcements = Double(count) / interval
     let announcementBytes = announcements * Double(LANMulticastConfiguration.sealedAnnouncementSize)
     var row = tally.row(mode: .peer, phase: .steady, devices: count)
@@ -404,10 +404,6 @@ enum CPUTime {
     return user + system
   }
 
-  /// `duration` in seconds.
-  static func seconds(_ duration: Duration) -> Double {
-    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-  }
 }
 
 /// The founds of one phase: latencies from each publish to each found, what was missing, and
