@@ -27,7 +27,7 @@ extension ResolverClient {
         logger.debug("event stream interrupted", metadata: ["error": "\(error)"])
       }
       guard !Task.isCancelled, !isClosed, number == streamNumber else { return }
-      try? await Task.sleep(for: max(backoff.next(), retryDelay))
+      try? await clock.sleep(for: max(backoff.next(), retryDelay))
     }
   }
 

@@ -31,7 +31,7 @@ extension ResolverClient {
     defer { flushRuns = false }
     while !pending.isEmpty, !Task.isCancelled, !isClosed {
       // The backoff, or a 429's Retry-After if that is longer.
-      try? await Task.sleep(for: max(backoff.next(), retryDelay))
+      try? await clock.sleep(for: max(backoff.next(), retryDelay))
       guard !pending.isEmpty, !Task.isCancelled else { return }
       let outgoing = pending.merged(into: Report())
       do {

@@ -52,6 +52,10 @@ public actor ResolverClient {
     /// most 100 KiB); a larger one ends the connection, which is made again.
     public var maximumEventBytes = 1 << 20
     public var logger = Logger(label: "nearby.server-client")
+    /// The clock of the client's waits: a `429`'s `Retry-After` and the backoff between
+    /// attempts. Default: `ContinuousClock()`; tests give a manual clock. Request timeouts
+    /// stay on the HTTP client's own (wall) clock.
+    public var clock: any Clock<Duration> = ContinuousClock()
 
     public init(url: URL, credentialStore: any CredentialStore = FileCredentialStore()) {
       self.url = url
@@ -80,12 +84,15 @@ public actor ResolverClient {
   /// The newest event sequence received on the stream (`Last-Event-ID` when reconnecting).
   var lastStreamedSequence: UInt64 = 0
   /// No call before this (a `429`'s `Retry-After`).
-  var retryNotBefore: ContinuousClock.Instant?
+  var retryNotBefore: NearbyClock.Instant?
   var isClosed = false
+  /// ``Configuration/clock``, read as instants.
+  let clock: NearbyClock
 
   public init(configuration: Configuration) {
     self.configuration = configuration
     logger = configuration.logger
+    clock = NearbyClock(configuration.clock)
     let read = TimeAmount.nanoseconds(
       Int64(configuration.streamIdleTimeout.components.seconds) * 1_000_000_000)
     // Redirects are not followed: every request carries the API key and most the device
@@ -321,7 +328,7 @@ public actor ResolverClient {
     _ body: @Sendable (Client) async throws -> Output
   ) async throws -> Output {
     if let notBefore = retryNotBefore {
-      let wait = ContinuousClock.now.duration(to: notBefore)
+      let wait = clock.now.duration(to: notBefore)
       guard wait <= .zero else {
         throw ResolverError.unavailable(
           "rate limited: the server asked to wait \(Int(wait.components.seconds) + 1) s more")
@@ -356,7 +363,7 @@ public actor ResolverClient {
   /// Remembers a `429`'s `Retry-After`: no call goes out before it has passed.
   func rateLimited(retryAfter seconds: Int) {
     let wait = min(Duration.seconds(max(seconds, 1)), configuration.maximumRetryAfter)
-    let until = ContinuousClock.now.advanced(by: wait)
+    let until = clock.now.advanced(by: wait)
     retryNotBefore = max(retryNotBefore ?? until, until)
     logger.notice("rate limited by the server", metadata: ["retry after": "\(wait)"])
   }
@@ -364,7 +371,7 @@ public actor ResolverClient {
   /// How long until calls may go out again (zero when they may now).
   var retryDelay: Duration {
     guard let retryNotBefore else { return .zero }
-    return max(ContinuousClock.now.duration(to: retryNotBefore), .zero)
+    return max(clock.now.duration(to: retryNotBefore), .zero)
   }
 
 }

@@ -38,7 +38,7 @@ struct DeviceRateTests {
   func sixteenKilohertz() async throws {
     let medium = try PulseServer.medium(sink: "nearby_16k")
     let status = StreamRecorder(medium.statusUpdates)
-    let first = await status.first(timeout: .seconds(5))
+    let first = await status.first()
     guard case .unavailable(let text) = first else {
       Issue.record("expected unavailable, got \(String(describing: first))")
       return

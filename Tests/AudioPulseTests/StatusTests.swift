@@ -11,7 +11,7 @@ struct StatusTests {
   func ready() async throws {
     let medium = try PulseServer.medium(sink: "nearby_process")
     let status = StreamRecorder(medium.statusUpdates)
-    let first = await status.first(timeout: .seconds(5))
+    let first = await status.first()
     #expect(first == .ready, "first status: \(String(describing: first)); all: \(status.elements)")
     await medium.shutdown()
   }
@@ -21,7 +21,7 @@ struct StatusTests {
     let medium = try PulseServer.medium(
       sink: "nearby", server: "unix:/nonexistent/nearby-test/native")
     let status = StreamRecorder(medium.statusUpdates)
-    let first = await status.first(timeout: .seconds(5))
+    let first = await status.first()
     guard case .unavailable(let text) = first else {
       Issue.record("expected unavailable, got \(String(describing: first))")
       return
@@ -34,7 +34,7 @@ struct StatusTests {
   func refused() async throws {
     let medium = try PulseServer.medium(sink: "nearby", server: try PulseServer.denyingAddress())
     let status = StreamRecorder(medium.statusUpdates)
-    let first = await status.first(timeout: .seconds(5))
+    let first = await status.first()
     guard case .permissionDenied(let text) = first else {
       Issue.record("expected permissionDenied, got \(String(describing: first))")
       return

@@ -32,7 +32,7 @@ extension BlueZDoubleTests {
     let token = Token.random()
     try await both.transmit(token)
     #expect(try await control.adverts("hci0").count == 1)
-    #expect(await heardByPeer.first(timeout: .seconds(5)) { $0.token == token } != nil)
+    #expect(await heardByPeer.first() { $0.token == token } != nil)
     // hci0 scans again: with the same plan, and it hears hci1's token.
     if monitors {
       #expect(try await control.monitors("hci0").count == 1)
@@ -41,7 +41,7 @@ extension BlueZDoubleTests {
     }
     let answer = Token.random()
     try await peer.transmit(answer)
-    #expect(await heardByBoth.first(timeout: .seconds(5)) { $0.token == answer } != nil)
+    #expect(await heardByBoth.first() { $0.token == answer } != nil)
     await both.shutdown()
     await peer.shutdown()
   }
@@ -58,11 +58,11 @@ extension BlueZDoubleTests {
     try await peer.startScanning()
     try await both.transmit(old)
     try await both.startScanning()
-    #expect(await heard.first(timeout: .seconds(5)) { $0.token == old } != nil)
+    #expect(await heard.first() { $0.token == old } != nil)
     let new = Token.random()
     let rotated = ContinuousClock.now
     try await both.transmit(new)
-    #expect(await heard.first(since: rotated, timeout: .seconds(5)) { $0.token == new } != nil)
+    #expect(await heard.first(since: rotated) { $0.token == new } != nil)
     let adverts = try await control.adverts("hci0")
     #expect(adverts.count == 1)
     let payload = adverts.first?["ServiceData"]?.stringDictionary?[BLETokenFrame.serviceUUID]?.bytes
@@ -83,7 +83,7 @@ extension BlueZDoubleTests {
     let adapter = try DBusObjectPath("/org/bluez/hci0")
     _ = try await other.call(
       destination: "org.bluez", path: adapter, interface: "org.bluez.Adapter1",
-      member: "StartDiscovery", timeout: .seconds(5))
+      member: "StartDiscovery")
     let medium = try await control.medium("hci0")
     try await medium.startScanning()
     #expect(try await control.discoveryClients("hci0").count == 2)
@@ -99,7 +99,7 @@ extension BlueZDoubleTests {
     // Once the other client stops, the kept wish goes out (the next transmit, or a reconcile).
     _ = try await other.call(
       destination: "org.bluez", path: adapter, interface: "org.bluez.Adapter1",
-      member: "StopDiscovery", timeout: .seconds(5))
+      member: "StopDiscovery")
     try await medium.transmit(Token.random())
     #expect(try await control.adverts("hci0").count == 1)
     await medium.shutdown()

@@ -50,14 +50,14 @@ extension BlueZDoubleTests {
     // Nothing but the frames sent.
     #expect(heard.elements.allSatisfy { frames.contains($0.frame) })
     // Service data is keyed as bluetoothd keys it: the full 128-bit UUID.
-    let keys = try await control.connection.managedObjects(of: "org.bluez", timeout: .seconds(5))
+    let keys = try await control.connection.managedObjects(of: "org.bluez")
       .values.compactMap { $0["org.bluez.Device1"]?["ServiceData"]?.stringDictionary?.keys }
       .flatMap { $0 }
     #expect(keys.contains("0000feaa-0000-1000-8000-00805f9b34fb"))
     #expect(!keys.contains { $0.count != 36 })
     for beacon in beacons { await beacon.stop() }
     await medium.shutdown()
-    #expect(await heard.waitUntilFinished(timeout: .seconds(2)))
+    #expect(await heard.waitUntilFinished())
   }
 
   /// With low power asked and monitors offered, one pattern monitor covers beacons (and our
@@ -130,7 +130,7 @@ extension BlueZDoubleTests {
     #expect(
       await Self.sighting(of: SampleBeacons.eddystoneUID, in: heard, since: later) != nil)
     await uid.stop()  // its device goes: the medium no longer holds it, no more sightings
-    #expect(await eventually(timeout: .seconds(5)) { await medium.engine.presentDevices().isEmpty })
+    #expect(await eventually() { await medium.engine.presentDevices().isEmpty })
     let gone = ContinuousClock.now
     #expect(await heard.first(since: gone, timeout: .milliseconds(1500)) == nil)
     await medium.shutdown()
@@ -174,7 +174,7 @@ extension BlueZDoubleTests {
     try await listener.startBeaconScanning(lowPower: false)
     #expect(await Self.sighting(of: SampleBeacons.eddystoneURL, in: beacons) != nil)
     #expect(
-      await tokens.first(since: .now - .seconds(1), timeout: .seconds(5)) { $0.token == token }
+      await tokens.first(since: .now - .seconds(1)) { $0.token == token }
         != nil)
     // No beacon frame in the token sightings, no token in the beacon sightings.
     #expect(beacons.elements.allSatisfy { $0.frame == SampleBeacons.eddystoneURL })
@@ -182,9 +182,9 @@ extension BlueZDoubleTests {
     // Sightings yielded before the stop may still be on their way to the recorders: count from
     // the first token sighting after it, which the engine yielded after them.
     let stopping = ContinuousClock.now
-    #expect(await tokens.first(since: stopping, timeout: .seconds(5)) { $0.token == token } != nil)
+    #expect(await tokens.first(since: stopping) { $0.token == token } != nil)
     let stopped = ContinuousClock.now
-    #expect(await tokens.first(since: stopped, timeout: .seconds(5)) { $0.token == token } != nil)
+    #expect(await tokens.first(since: stopped) { $0.token == token } != nil)
     #expect(beacons.elements(since: stopped).isEmpty)
     #expect(try await control.discoveryClients("hci0").count == 1)
     await beacon.stop()

@@ -118,7 +118,7 @@ import BeaconFrames
     try await listener.startScanning()
     try await speaker.transmit(token)
     #expect(
-      await heard.first(since: .now - .seconds(1), timeout: .seconds(5)) { $0.token == token }
+      await heard.first(since: .now - .seconds(1)) { $0.token == token }
         != nil)
     try await control.restart(downFor: .milliseconds(300))
     #expect(
@@ -128,7 +128,7 @@ import BeaconFrames
     #expect(try await control.waitForBlueZ())
     let back = ContinuousClock.now
     #expect(await statuses.until { $0.last == .ready })
-    #expect(await heard.first(since: back, timeout: .seconds(5)) { $0.token == token } != nil)
+    #expect(await heard.first(since: back) { $0.token == token } != nil)
     #expect(try await control.adverts("hci0").count == 1)
     #expect(try await control.discoveryClients("hci1").count == 1)
     await speaker.shutdown()
@@ -163,7 +163,7 @@ import BeaconFrames
     let token = Token.random()
     try await listener.startScanning()
     try await speaker.transmit(token)
-    #expect(await heard.first(timeout: .seconds(5)) { $0.token == token } != nil)
+    #expect(await heard.first() { $0.token == token } != nil)
     try await control.removeAdapter("hci0")
     try await control.removeAdapter("hci1")
     #expect(await speakerStatuses.until { $0.last == .poweredOff })
@@ -173,7 +173,7 @@ import BeaconFrames
     let back = ContinuousClock.now
     #expect(await speakerStatuses.until { $0.last == .ready })
     #expect(await listenerStatuses.until { $0.last == .ready })
-    #expect(await heard.first(since: back, timeout: .seconds(5)) { $0.token == token } != nil)
+    #expect(await heard.first(since: back) { $0.token == token } != nil)
     #expect(try await control.adverts("hci0").count == 1)
     #expect(try await control.discoveryClients("hci1").count == 1)
     await speaker.shutdown()
@@ -189,7 +189,7 @@ import BeaconFrames
     let token = Token.random()
     try await listener.startScanning()
     try await speaker.transmit(token)
-    let sighting = await heard.first(since: .now - .seconds(1), timeout: .seconds(5)) {
+    let sighting = await heard.first(since: .now - .seconds(1)) {
       $0.token == token
     }
     #expect(sighting?.medium == .ble)
@@ -225,7 +225,7 @@ import BeaconFrames
     try await listener.startScanning()
     try await speaker.transmit(token)
     #expect(
-      await heard.first(since: .now - .seconds(1), timeout: .seconds(5)) { $0.token == token }
+      await heard.first(since: .now - .seconds(1)) { $0.token == token }
         != nil)
     try await control.stallDiscovery("hci1")
     // The watchdog restarts the silent scan, and the sightings come back after the restart.
@@ -255,7 +255,7 @@ import BeaconFrames
     try await listener.startScanning()
     #expect(try await control.discoveryClients("hci1").count == 1)
     #expect(try await control.monitors("hci1").isEmpty)
-    let eddystone = await heard.first(since: .now - .seconds(1), timeout: .seconds(5)) {
+    let eddystone = await heard.first(since: .now - .seconds(1)) {
       $0.serviceData.keys.contains { $0.hasPrefix("0000feaa") }
     }
     #expect(eddystone != nil)
@@ -276,7 +276,7 @@ import BeaconFrames
     try await listener.startScanning()
     try await speaker.transmit(token)
     #expect(
-      await heard.first(since: .now - .seconds(1), timeout: .seconds(5)) { $0.token == token }
+      await heard.first(since: .now - .seconds(1)) { $0.token == token }
         != nil)
     #expect(try await control.discoveryClients("hci1").isEmpty)
     let monitors = try await control.monitors("hci1")

@@ -18,7 +18,7 @@ extension BlueZDoubleTests {
     func raw(_ member: String, _ arguments: [DBusValue]) async throws {
       _ = try await control.connection.call(
         destination: DoubleControl.name, path: DoubleControl.path,
-        interface: DoubleControl.interface, member: member, arguments, timeout: .seconds(5))
+        interface: DoubleControl.interface, member: member, arguments)
     }
     let unknown = await #expect(throws: DBusError.self) {
       try await raw("SetWarpDrive", [.boolean(true)])

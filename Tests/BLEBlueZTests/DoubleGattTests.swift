@@ -454,7 +454,7 @@ final class GattTestApp: Sendable {
     _ = try await connection.call(
       destination: "org.bluez", path: try DBusObjectPath("/org/bluez/\(adapter)"),
       interface: "org.bluez.LEAdvertisingManager1", member: "RegisterAdvertisement",
-      [.objectPath(Self.advert), .vardict([:])], timeout: .seconds(5))
+      [.objectPath(Self.advert), .vardict([:])])
   }
 
   func registerApplication(on adapter: String) async throws {
@@ -465,14 +465,14 @@ final class GattTestApp: Sendable {
     _ = try await connection.call(
       destination: "org.bluez", path: try DBusObjectPath("/org/bluez/\(adapter)"),
       interface: "org.bluez.LEAdvertisingManager1", member: "UnregisterAdvertisement",
-      [.objectPath(Self.advert)], timeout: .seconds(5))
+      [.objectPath(Self.advert)])
   }
 
   /// Calls a `GattManager1` method of the adapter.
   func call(_ member: String, _ arguments: [DBusValue], on adapter: String) async throws {
     _ = try await connection.call(
       destination: "org.bluez", path: try DBusObjectPath("/org/bluez/\(adapter)"),
-      interface: "org.bluez.GattManager1", member: member, arguments, timeout: .seconds(5))
+      interface: "org.bluez.GattManager1", member: member, arguments)
   }
 
   func close() { connection.close() }
@@ -495,8 +495,7 @@ struct GattCentral {
     _ path: DBusObjectPath, _ interface: String, _ member: String, _ arguments: [DBusValue] = []
   ) async throws -> [DBusValue] {
     try await connection.call(
-      destination: "org.bluez", path: path, interface: interface, member: member, arguments,
-      timeout: .seconds(5))
+      destination: "org.bluez", path: path, interface: interface, member: member, arguments)
   }
 
   /// The double's objects at or below `path`.

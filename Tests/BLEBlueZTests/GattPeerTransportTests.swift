@@ -279,7 +279,7 @@ extension BlueZDoubleTests {
     #expect(await apps().count == 1)
     try await control.restart(downFor: .milliseconds(300))
     // Gone (the double restarts 20 ms after answering), then back with no application.
-    let gone = await eventually(timeout: .seconds(5)) {
+    let gone = await eventually() {
       (try? await control.connection.nameOwner(of: "org.bluez")) == nil
     }
     #expect(gone, "the double did not restart")

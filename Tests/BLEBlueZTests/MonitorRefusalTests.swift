@@ -71,7 +71,7 @@ extension BlueZDoubleTests {
     #expect(try await control.monitors("hci1").isEmpty)
     let underDiscovery = ContinuousClock.now
     #expect(
-      await heard.first(since: underDiscovery, timeout: .seconds(5)) { $0.token == token } != nil)
+      await heard.first(since: underDiscovery) { $0.token == token } != nil)
     // The fallback ends: a monitor again (the watchdog applies the plan, every second here),
     // discovery stopped, the peer still heard.
     #expect(
@@ -82,7 +82,7 @@ extension BlueZDoubleTests {
       })
     let underMonitor = ContinuousClock.now
     #expect(
-      await heard.first(since: underMonitor, timeout: .seconds(5)) { $0.token == token } != nil)
+      await heard.first(since: underMonitor) { $0.token == token } != nil)
     await speaker.shutdown()
     await listener.shutdown()
   }

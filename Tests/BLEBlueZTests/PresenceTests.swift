@@ -36,7 +36,7 @@ extension BlueZDoubleTests {
     let token = Token.random()
     try await listener.startScanning()
     try await speaker.transmit(token)
-    let first = await heard.first(since: .now - .seconds(1), timeout: .seconds(5)) {
+    let first = await heard.first(since: .now - .seconds(1)) {
       $0.token == token
     }
     #expect(first != nil)
@@ -89,25 +89,25 @@ extension BlueZDoubleTests {
     try await listener.startScanning()
     try await speaker.transmit(token)
     #expect(
-      await heard.first(since: .now - .seconds(1), timeout: .seconds(5)) { $0.token == token }
+      await heard.first(since: .now - .seconds(1)) { $0.token == token }
         != nil)
     // bluetoothd's timer removes the device 2 s after its only report…
     let ofListener: @Sendable (DBusMessage) -> Bool = {
       let signature = $0.member == "InterfacesAdded" ? "oa{sa{sv}}" : "oas"
       return (try? $0.arguments(signature))?.first?.objectPath?.isDescendant(of: Self.hci1) == true
     }
-    let removal = await observer.signals.first(timeout: .seconds(5)) {
+    let removal = await observer.signals.first() {
       $0.member == "InterfacesRemoved" && ofListener($0)
     }
     #expect(removal != nil)
     let removed = ContinuousClock.now
     // … the medium holds it, and reports it before the device comes back (2.5 s later) …
     #expect(
-      await eventually(timeout: .seconds(2)) { await !listener.engine.presence.vanished.isEmpty })
-    #expect(await heard.first(since: removed, timeout: .seconds(2)) { $0.token == token } != nil)
+      await eventually() { await !listener.engine.presence.vanished.isEmpty })
+    #expect(await heard.first(since: removed) { $0.token == token } != nil)
     // … which bluetoothd creates again, with no property change in between.
     #expect(
-      await observer.signals.first(since: removed, timeout: .seconds(5)) {
+      await observer.signals.first(since: removed) {
         $0.member == "InterfacesAdded" && ofListener($0)
       } != nil)
     #expect(await listener.engine.watchdogRestarts == 0)
@@ -130,7 +130,7 @@ extension BlueZDoubleTests {
     try await listener.startScanning()
     try await speaker.transmit(token)
     #expect(
-      await heard.first(since: .now - .seconds(1), timeout: .seconds(5)) { $0.token == token }
+      await heard.first(since: .now - .seconds(1)) { $0.token == token }
         != nil)
     // Re-reported every second: four more, past the watchdog's 3 s.
     let from = ContinuousClock.now
@@ -173,7 +173,7 @@ extension BlueZDoubleTests {
     try await listener.startScanning()
     try await speaker.transmit(token)
     #expect(
-      await heard.first(since: .now - .seconds(1), timeout: .seconds(5)) { $0.token == token }
+      await heard.first(since: .now - .seconds(1)) { $0.token == token }
         != nil)
     let from = ContinuousClock.now
     // Three restarts (one every 1.2 s at most) bring the peer back each time.
@@ -208,12 +208,12 @@ extension BlueZDoubleTests {
     try await listener.startScanning()
     try await speaker.transmit(token)
     #expect(
-      await heard.first(since: .now - .seconds(1), timeout: .seconds(5)) { $0.token == token }
+      await heard.first(since: .now - .seconds(1)) { $0.token == token }
         != nil)
     try await control.stallDiscovery("hci1")
     #expect(await eventually(timeout: .seconds(10)) { await listener.engine.watchdogRestarts == 1 })
     let restarted = ContinuousClock.now
-    #expect(await heard.first(since: restarted, timeout: .seconds(5)) { $0.token == token } != nil)
+    #expect(await heard.first(since: restarted) { $0.token == token } != nil)
     await speaker.shutdown()
     await listener.shutdown()
   }

@@ -45,7 +45,7 @@ extension BlueZDoubleTests {
 
     /// The Device1 objects under `adapter`, with their properties.
     func devices(_ adapter: String) async throws -> [DBusObjectPath: [String: DBusValue]] {
-      let objects = try await connection.managedObjects(of: "org.bluez", timeout: .seconds(5))
+      let objects = try await connection.managedObjects(of: "org.bluez")
       var found: [DBusObjectPath: [String: DBusValue]] = [:]
       for (path, interfaces) in objects {
         guard let device = interfaces["org.bluez.Device1"],
@@ -250,7 +250,7 @@ extension BlueZDoubleTests {
         "hci0", "org.bluez.Adapter1", "SetDiscoveryFilter", [.vardict(["Bogus": .boolean(true)])])
     }
     #expect(bogus?.name.rawValue == "org.bluez.Error.InvalidArguments")
-    let objects = try await client.connection.managedObjects(of: "org.bluez", timeout: .seconds(5))
+    let objects = try await client.connection.managedObjects(of: "org.bluez")
     let hci0 = try #require(objects[try DBusObjectPath("/org/bluez/hci0")])
     #expect(hci0["org.bluez.Adapter1"]?["PowerState"] == .string("on"))
     let advertising = try #require(hci0["org.bluez.LEAdvertisingManager1"])

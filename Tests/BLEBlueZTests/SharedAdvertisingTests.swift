@@ -30,7 +30,7 @@ extension BlueZDoubleTests {
     #expect(warnings().isEmpty)
     let beacon = try await SimulatedBeacon.start(
       SampleBeacons.eddystoneUID, on: "hci0", bus: control.bus)
-    #expect(await eventually(timeout: .seconds(5)) { warnings().count == 1 })
+    #expect(await eventually() { warnings().count == 1 })
     #expect(warnings().first?.1.contains("carries 2 adverts") == true)
     await beacon.stop()
     await medium.shutdown()

@@ -188,7 +188,7 @@ struct BeaconEndToEndTests {
       }, "found: \(allEvents.elements.compactMap(\.found))")
     // The filtered subscription: menus of com.example, Eddystone only (UID and EID).
     #expect(
-      await menuEvents.until(timeout: .seconds(5)) { elements in
+      await menuEvents.until() { elements in
         Set(elements.compactMap(\.found)) == [soup.message, eidMenu.message]
       }, "found: \(menuEvents.elements.compactMap(\.found))")
     // What a beacon carries is offered to every subscription in one step on the manager, which
@@ -249,7 +249,7 @@ struct BeaconEndToEndTests {
         elements.compactMap(\.found) == [couponMessage]
       }, "found: \(offerEvents.elements.compactMap(\.found))")
     #expect(
-      await ownEvents.until(timeout: .seconds(5)) { elements in
+      await ownEvents.until() { elements in
         Set(elements.compactMap(\.found)) == [soup.message, price.message, bread.message]
       }, "found: \(ownEvents.elements.compactMap(\.found))")
     // The beacon's answer is offered to every subscription in one step on the manager, which

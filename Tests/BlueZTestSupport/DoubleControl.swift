@@ -266,7 +266,7 @@ public struct DoubleControl: Sendable {
   private func call(_ member: String, _ arguments: [DBusValue] = []) async throws -> [DBusValue] {
     try await connection.call(
       destination: Self.name, path: Self.path, interface: Self.interface, member: member,
-      arguments, timeout: .seconds(5))
+      arguments)
   }
 
   private static func milliseconds(_ duration: Duration) -> UInt32 {

@@ -57,7 +57,7 @@ public final class SimulatedBeacon: Sendable {
     _ = try? await connection.call(
       destination: "org.bluez", path: try DBusObjectPath("/org/bluez/\(adapter)"),
       interface: "org.bluez.LEAdvertisingManager1", member: "UnregisterAdvertisement",
-      [.objectPath(path)], timeout: .seconds(2))
+      [.objectPath(path)])
     await connection.unexport(at: path)
     connection.close()
   }

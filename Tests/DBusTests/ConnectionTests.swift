@@ -102,8 +102,9 @@ import NearbyTesting
       #expect(error.name == .noReply)
       #expect(error.message.contains("org.nearby.Slow.Sleep"))
     }
-    let waited = ContinuousClock.now - start
-    #expect(waited >= .milliseconds(200) && waited < .seconds(2))
+    // Not before the timeout; how long after it depends on the machine's load. That it ended
+    // at all is the timeout's doing: the handler never answers.
+    #expect(ContinuousClock.now - start >= .milliseconds(200))
     // The call did reach the handler, which still holds on: the timeout was the client's.
     #expect(await first(of: calls) != nil)
     server.close()
@@ -216,7 +217,7 @@ import NearbyTesting
     stream = nil
     consumer.cancel()
     #expect(
-      try await eventually(timeout: .seconds(5)) {
+      try await eventually() {
         try await Self.matchRules(of: receiver, on: sender) == 0
       })
     // A new subscription still works and sees new signals.

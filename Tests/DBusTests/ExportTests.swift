@@ -177,7 +177,7 @@ import NearbyTesting
         ]), at: Self.advert)
     let answer = try await client.call(
       destination: server.uniqueName, path: Self.advert, interface: "org.nearby.Test1",
-      member: "Echo", [.string("x")], timeout: .seconds(5))
+      member: "Echo", [.string("x")])
     #expect(answer == [.string("x")])
     #expect(ran.value == 0)
     open.yield()
@@ -185,7 +185,7 @@ import NearbyTesting
     await expectError(DBusError.Name.failed) {
       _ = try await client.call(
         destination: server.uniqueName, path: Self.advert, interface: "org.nearby.Test1",
-        member: "Fail", timeout: .seconds(5))
+        member: "Fail")
     }
     open.yield()
     #expect(await ran.until { ran.value == 2 })

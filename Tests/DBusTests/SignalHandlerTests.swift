@@ -62,7 +62,7 @@ import NearbyTesting
     // One signal the rule does not match, then twenty it does: only those, in order.
     try sender.emit(Self.ping(-1, interface: "org.nearby.Other"))
     for number in Int32(0)..<20 { try sender.emit(Self.ping(number)) }
-    #expect(await seen.until(timeout: .seconds(5)) { seen.numbers.count >= 20 })
+    #expect(await seen.until() { seen.numbers.count >= 20 })
     #expect(seen.numbers == Array(0..<20))
     // Synchronously on the connection's one dispatch thread: never in a task, one thread.
     #expect(seen.inTask == 0)
@@ -85,12 +85,12 @@ import NearbyTesting
     let stream = try await receiver.signals(matching: rule)
     #expect(try await ConnectionTests.matchRules(of: receiver, on: sender) == 2)
     try sender.emit(Self.ping(1))
-    #expect(await seen.until(timeout: .seconds(5)) { seen.numbers == [1] })
+    #expect(await seen.until() { seen.numbers == [1] })
     handler.cancel()
     handler.cancel()
-    #expect(await seen.until(timeout: .seconds(5)) { seen.ends == 1 })
+    #expect(await seen.until() { seen.ends == 1 })
     #expect(
-      try await eventually(timeout: .seconds(5)) {
+      try await eventually() {
         try await ConnectionTests.matchRules(of: receiver, on: sender) == 1
       })
     // The receiver routes each signal to the stream and to the handlers in one go: once the
@@ -98,7 +98,7 @@ import NearbyTesting
     try sender.emit(Self.ping(2))
     let recorder = StreamRecorder(stream)
     #expect(
-      await recorder.first(timeout: .seconds(5)) { $0.body.first?.integer == 2 } != nil)
+      await recorder.first() { $0.body.first?.integer == 2 } != nil)
     #expect(seen.numbers == [1])
     #expect(seen.ends == 1)
     sender.close()
@@ -112,7 +112,7 @@ import NearbyTesting
       matching: DBusMatchRule(interface: "org.nearby.Handled"), onEnd: { seen.ended() },
       { seen.record($0) })
     receiver.close()
-    #expect(await seen.until(timeout: .seconds(5)) { seen.ends == 1 })
+    #expect(await seen.until() { seen.ends == 1 })
     await #expect(throws: DBusError.self) {
       try await receiver.handleSignals(matching: DBusMatchRule(interface: "org.nearby.Handled")) {
         _ in

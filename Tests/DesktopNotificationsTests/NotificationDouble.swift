@@ -34,7 +34,7 @@ struct NotificationDouble {
     let reply = try await bus.call(
       destination: "org.freedesktop.Notifications",
       path: try DBusObjectPath("/org/freedesktop/Notifications"),
-      interface: "org.freedesktop.DBus.Mock", member: "GetCalls", timeout: .seconds(5))
+      interface: "org.freedesktop.DBus.Mock", member: "GetCalls")
     return (reply.first?.elements ?? []).compactMap { call in
       guard let fields = call.fields, fields.count == 3, fields[1].string == "Notify",
         let arguments = fields[2].elements, arguments.count == 8,

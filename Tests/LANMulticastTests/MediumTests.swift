@@ -30,7 +30,7 @@ struct MediumTests {
     #expect(
       forger.send(Datagram(token: genuine, sentAt: now, sender: 5, counter: 2).encoded(key: nil))
         == 0)
-    #expect(await heard.first(timeout: .seconds(5)) { $0.token == genuine } != nil)
+    #expect(await heard.first() { $0.token == genuine } != nil)
     #expect(!heard.elements.contains { $0.token == victim })
     await listener.shutdown()
   }
@@ -51,7 +51,7 @@ struct MediumTests {
     var buffer = [UInt8](repeating: 0, count: 2048)
     var captured: [UInt8]?
     #expect(
-      await eventually(timeout: .seconds(5)) {
+      await eventually() {
         while let (count, _) = eavesdropper.receive(into: &buffer) {
           // Sealed: the token is not in the clear; the speaker is the only sender.
           if count == Datagram.sealedSize {
@@ -85,7 +85,7 @@ struct MediumTests {
     let marker = Token.random()
     let member = try LANMulticastMedium(configuration: configuration)
     try await member.transmit(marker)
-    #expect(await heard.first(timeout: .seconds(5)) { $0.token == marker } != nil)
+    #expect(await heard.first() { $0.token == marker } != nil)
     #expect(!heard.elements.contains { $0.token == victim })
     await member.shutdown()
     await listener.shutdown()
@@ -107,7 +107,7 @@ struct MediumTests {
         == 0)
     let captured = Datagram(token: Token.random(), sentAt: now, sender: 8, counter: 2)
     #expect(sender.send(captured.encoded(key: nil)) == 0)
-    #expect(await heard.first(timeout: .seconds(5)) { $0.token == captured.token } != nil)
+    #expect(await heard.first() { $0.token == captured.token } != nil)
     // Scanning restarted forgets when tokens were last reported (the sighting interval would
     // otherwise hide the copy): only the replay guard can drop it now.
     await listener.stopScanning()
@@ -117,7 +117,7 @@ struct MediumTests {
     #expect(
       sender.send(Datagram(token: marker, sentAt: now, sender: 8, counter: 3).encoded(key: nil))
         == 0)
-    #expect(await heard.first(timeout: .seconds(5)) { $0.token == marker } != nil)
+    #expect(await heard.first() { $0.token == marker } != nil)
     #expect(heard.elements.filter { $0.token == captured.token }.count == 1)
     #expect(!heard.elements.contains { $0.token == stale })
     await listener.shutdown()
@@ -134,7 +134,7 @@ struct MediumTests {
     try await listener.startScanning()
     let token = Token.random()
     try await speaker.transmit(token)
-    #expect(await heard.first(timeout: .seconds(5)) { $0.token == token } != nil)
+    #expect(await heard.first() { $0.token == token } != nil)
     // About 25 datagrams a second arrive; the token is reported again only every 500 ms.
     #expect(
       await heard.until(timeout: .seconds(10)) { elements in
@@ -201,7 +201,7 @@ struct MediumTests {
     }
     let statuses = StreamRecorder(medium.statusUpdates)
     try await medium.transmit(Token.random())
-    let status = await statuses.first(timeout: .seconds(5)) {
+    let status = await statuses.first() {
       if case .unavailable = $0 { true } else { false }
     }
     if case .unavailable(let reason) = status {

@@ -52,9 +52,9 @@ struct RotationTests {
     let old = Token.random()
     let new = Token.random()
     try await medium.transmit(old)
-    #expect(await eventually(timeout: .seconds(5)) { capture(old) >= 3 })
+    #expect(await eventually() { capture(old) >= 3 })
     try await medium.transmit(new)
-    #expect(await eventually(timeout: .seconds(5)) { capture(new) >= 3 })
+    #expect(await eventually() { capture(new) >= 3 })
     await medium.shutdown()
 
     let before = captured.filter { $0.datagram.token == old }

@@ -30,7 +30,6 @@ struct ConformanceTests {
   /// seen to report it (regression: the start time was taken after the recorders started).
   @Test func initialStatusBeforeTheChecksStartCounts() async throws {
     let conformance = MediumConformance(
-      timeout: .milliseconds(300),
       makePair: {
         let first = ScriptedMedium(kind: .ble, name: "early first")
         let second = ScriptedMedium(kind: .ble, name: "early second")
@@ -46,7 +45,7 @@ struct ConformanceTests {
   ])
   func scriptedMediumPassesChecksThatNeedNoPeer(_ check: MediumConformance.Check) async throws {
     let conformance = MediumConformance(
-      timeout: .seconds(2), settle: .milliseconds(50), quiet: .milliseconds(100),
+      settle: .milliseconds(50), quiet: .milliseconds(100),
       makePair: {
         MediumConformance.Pair(
           first: ScriptedMedium(kind: .ble, name: "first"),

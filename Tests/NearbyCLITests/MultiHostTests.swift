@@ -97,16 +97,14 @@ struct MultiHostTests {
     #expect(found != nil, "not found across hosts: \(subscriber.errors) \(publisher.errors)")
 
     // Partition: b's LAN link goes down; the resolver stays reachable over wan0.
-    let cut = ContinuousClock.now
+    // Lost by silence: how soon after lostAfter depends on the machine's load, so the wait
+    // only bounds a hang; the deadline itself is checked on given instants (the resolution
+    // engine's tests).
     try await Self.ip(["-n", "\(world.prefix)-b", "link", "set", "lan0", "down"])
-    let lost = await subscriber.until(timeout: .seconds(Self.lostAfter + 10)) {
+    let lost = await subscriber.until(timeout: .seconds(Self.lostAfter + 60)) {
       Self.count("lost", in: subscriber) >= 1
     }
-    let lostAfterCut = ContinuousClock.now - cut
     #expect(lost, "not lost after the partition: \(subscriber.lines)")
-    #expect(
-      lostAfterCut <= .seconds(Self.lostAfter + 2),
-      "lost \(lostAfterCut) after the cut; lostAfter is \(Self.lostAfter) s")
 
     // Heal: found again.
     try await Self.ip(["-n", "\(world.prefix)-b", "link", "set", "lan0", "up"])

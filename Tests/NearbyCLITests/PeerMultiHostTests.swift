@@ -108,21 +108,17 @@ extension MultiHostTests {
         "c did not find a's message: \(onC.errors)")
 
       // a leaves the segment: b and c lose its message after lostAfter, b keeps c's.
-      let cut = ContinuousClock.now
+      // Lost by silence: the waits only bound a hang (how soon after lostAfter depends on the
+      // machine's load; the deadline itself is checked on a manual clock in the resolver's
+      // tests). Each process signals its own output: one wait each (both counts only grow).
       try await MultiHostTests.ip(["-n", "\(world.prefix)-a", "link", "set", "lan0", "down"])
-      // Each process signals its own output: one wait each (both counts only grow).
-      let lostOnB = await onB.until(timeout: .seconds(Self.lostAfter + 10)) {
+      let lostOnB = await onB.until(timeout: .seconds(Self.lostAfter + 60)) {
         Self.count("lost", "hello", in: onB) >= 1
       }
-      let lostOnC = await onC.until(timeout: .seconds(Self.lostAfter + 10)) {
+      let lostOnC = await onC.until(timeout: .seconds(Self.lostAfter + 60)) {
         Self.count("lost", "hello", in: onC) >= 1
       }
-      let lost = lostOnB && lostOnC
-      let lostAfterCut = ContinuousClock.now - cut
-      #expect(lost, "not lost after a left: \(onB.lines) \(onC.lines)")
-      #expect(
-        lostAfterCut <= .seconds(Self.lostAfter + 3),
-        "lost \(lostAfterCut) after the cut; lostAfter is \(Self.lostAfter) s")
+      #expect(lostOnB && lostOnC, "not lost after a left: \(onB.lines) \(onC.lines)")
       #expect(Self.count("lost", "from c", in: onB) == 0, "\(onB.lines)")
 
       // a comes back: found again.

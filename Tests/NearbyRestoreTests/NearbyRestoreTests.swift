@@ -90,12 +90,12 @@ struct NearbyRestoreTests {
     let subscription = try await background.add(
       BackgroundSubscription(namespace: "n", strategy: .bleOnly))
     #expect(
-      await socket.until(timeout: .seconds(5)) {
+      await socket.until() {
         socket.received.contains { $0 == "STATUS=restored 0 publications, 1 subscriptions" }
       }, "\(socket.received)")
     try await background.remove(id: subscription.id)
     #expect(
-      await socket.until(timeout: .seconds(5)) {
+      await socket.until() {
         socket.received.last == "STATUS=restored 0 publications, 0 subscriptions"
       }, "\(socket.received)")
 

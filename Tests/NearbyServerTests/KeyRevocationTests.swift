@@ -65,7 +65,7 @@ struct KeyRevocationTests {
       #expect(
         try await keys.transaction { store in try store.apiKeys.revokeAPIKey(id: id, now: Date()) })
       let start = ContinuousClock.now
-      let ended = await ends.wait(timeout: .seconds(5)) { revokedStreams.allSatisfy(\.hasEnded) }
+      let ended = await ends.wait() { revokedStreams.allSatisfy(\.hasEnded) }
       #expect(ended, "still open \(start.duration(to: .now)) after the key was revoked")
       #expect(!other.hasEnded, "another key's stream ended too")
       for stream in revokedStreams + [other] { stream.reader.cancel() }

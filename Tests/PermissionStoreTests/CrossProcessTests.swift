@@ -31,7 +31,7 @@ struct CrossProcessTests {
     #expect(result.status == 0, "\(result.err)")
     let written = ContinuousClock.now
     #expect(
-      await events.until(timeout: .seconds(1)) { elements in
+      await events.until() { elements in
         events.elements(since: written).contains(.changed(keys: ["mode"], origin: .elsewhere))
           || elements.contains(.changed(keys: ["mode"], origin: .elsewhere))
       })

@@ -116,7 +116,7 @@ struct DefaultsStoreTests {
     try FileManager.default.moveItem(at: garbage, to: store.fileURL.appendingPathExtension("x"))
     #expect(rename(store.fileURL.path + ".x", store.fileURL.path) == 0)
     #expect(
-      await events.until(timeout: .seconds(5)) { elements in
+      await events.until() { elements in
         elements.contains {
           if case .corruptFileMovedAside = $0 { true } else { false }
         }
