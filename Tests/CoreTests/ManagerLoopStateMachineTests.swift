@@ -103,4 +103,28 @@ struct ManagerLoopStateMachineTests {
     #expect(actions == occurrences.map { .handle($0) })
     for chore in Machine.Chore.allCases { #expect(!machine.isRunning(chore)) }
   }
+
+  @Test("once its shutdown has begun, the manager decides nothing, and is never idle again")
+  func nothingDecidedAfterShutdown() {
+    var machine = Machine()
+    let refresh = Machine.Timer.refresh(generation: 1)
+    let now = NearbyClock.Instant(offset: .zero)
+    #expect(machine.handle(.requested(.flushSightings)) == .run(.flushSightings))
+    #expect(machine.handle(.schedule(refresh, at: now)) == .sleep(until: now, then: refresh))
+    #expect(machine.lifecycle == .running && !machine.isShutDown)
+    #expect(machine.handle(.shutdownBegan) == nil)
+    #expect(machine.lifecycle == .shuttingDown && machine.isShutDown)
+    // What was under way ends, what comes in is let be: no run, no fire, no handling.
+    let late: [Machine.Input] = [
+      .ended(.flushSightings), .requested(.lookUpBeacons), .fired(refresh),
+      .released(.publication(PublicationID.random())), .occurred(.permissionAnswer(true)),
+      .schedule(refresh, at: now), .taskEnded,
+    ]
+    for input in late { #expect(machine.handle(input) == nil) }
+    #expect(!machine.isIdle(at: now))
+    #expect(machine.handle(.shutdownEnded) == nil)
+    #expect(machine.lifecycle == .finished)
+    for input in late { #expect(machine.handle(input) == nil) }
+    #expect(!machine.isIdle(at: now))
+  }
 }

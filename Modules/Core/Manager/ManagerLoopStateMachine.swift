@@ -14,6 +14,9 @@
 /// it runs leaves exactly one more run after it (a burst of requests costs two runs at most),
 /// and kinds run side by side, so a slow beacon look-up never holds up a flush of sightings.
 ///
+/// The machine also keeps where the manager is in its life (``Lifecycle``): once its shutdown
+/// has begun, nothing is decided any more, whatever comes in.
+///
 /// Timers are inputs too: the manager asks for one with ``Input/schedule(_:at:)``, a task of
 /// its group sleeps on the manager's clock and hands the fire back as ``Input/fired(_:)``. The
 /// machine keeps each timer asleep until it fires (a fire of a timer never scheduled is a
@@ -64,6 +67,19 @@ struct ManagerLoopStateMachine {
     case beaconSweep(number: UInt64, period: Duration)
   }
 
+  /// Where a manager is in its life.
+  enum Lifecycle: Equatable, Sendable {
+    /// Publishes, subscribes and follows its resolver.
+    case running
+    /// Its shutdown stops the handles and the mediums and unregisters the device; a
+    /// concurrent shutdown awaits the end of the manager's work.
+    case shuttingDown
+    /// The shutdown has stopped the handles and the mediums and asked the resolver to
+    /// unregister the device (an unregister that failed is logged); the work group's tasks may
+    /// still be ending.
+    case finished
+  }
+
   /// What the machine is handed.
   enum Input: Sendable {
     /// A chore is asked for.
@@ -80,6 +96,10 @@ struct ManagerLoopStateMachine {
     case occurred(Occurrence)
     /// A release or a timer's fire ended.
     case taskEnded
+    /// The manager's shutdown begins (only while running).
+    case shutdownBegan
+    /// The manager's shutdown has done its part (only while shutting down).
+    case shutdownEnded
   }
 
   /// What the manager is to do.
@@ -104,6 +124,8 @@ struct ManagerLoopStateMachine {
     case runningThenAgain
   }
 
+  /// Where the manager is in its life: only a running manager decides anything.
+  private(set) var lifecycle = Lifecycle.running
   private var chores: [Chore: ChoreState] = [:]
   /// The timers asleep, with their deadlines.
   private var asleep: [(timer: Timer, deadline: NearbyClock.Instant)] = []
@@ -114,7 +136,7 @@ struct ManagerLoopStateMachine {
   /// and no timer is due. A test that moves the manager's clock waits for this before it
   /// asserts: a wait for rest, not for an outcome.
   func isIdle(at now: NearbyClock.Instant) -> Bool {
-    tasksUnderWay == 0 && !asleep.contains { $0.deadline <= now }
+    lifecycle == .running && tasksUnderWay == 0 && !asleep.contains { $0.deadline <= now }
       && chores.values.allSatisfy {
         switch $0 {
         case .idle: true
@@ -131,8 +153,31 @@ struct ManagerLoopStateMachine {
     }
   }
 
-  /// Decides what to do with one input.
+  /// Whether the manager's shutdown has begun: nothing new starts from then on.
+  var isShutDown: Bool { lifecycle != .running }
+
+  /// Decides what to do with one input: nothing once the shutdown has begun, except to note
+  /// its end.
   mutating func handle(_ input: Input) -> Action? {
+    switch (lifecycle, input) {
+    case (.running, .shutdownBegan):
+      lifecycle = .shuttingDown
+      return nil
+    case (.shuttingDown, .shutdownEnded):
+      lifecycle = .finished
+      return nil
+    case (_, .shutdownBegan), (_, .shutdownEnded):
+      preconditionFailure("\(input) while \(lifecycle)")
+    case (.shuttingDown, _), (.finished, _):
+      // The work group takes no more work: a run's end, a timer's fire, a frame are let be.
+      return nil
+    case (.running, _):
+      return decide(input)
+    }
+  }
+
+  /// What a running manager does with one input.
+  private mutating func decide(_ input: Input) -> Action? {
     switch input {
     case .requested(let chore):
       switch chores[chore, default: .idle] {
@@ -177,6 +222,8 @@ struct ManagerLoopStateMachine {
       }
       tasksUnderWay -= 1
       return nil
+    case .shutdownBegan, .shutdownEnded:
+      preconditionFailure("the lifecycle's inputs are decided by handle(_:)")
     }
   }
 }

@@ -47,8 +47,7 @@ extension MessageManager {
   /// manager's work group, which holds the manager weakly and hands what it learns (a run
   /// ended, a deadline came) back here.
   func accept(_ input: ManagerLoopStateMachine.Input) {
-    // Once shut down, the group takes no more work: nothing is decided any more.
-    guard !isShutDown, let action = loop.handle(input) else { return }
+    guard let action = loop.handle(input) else { return }
     switch action {
     case .run(let chore):
       start { [weak self] in

@@ -89,8 +89,6 @@ public actor MessageManager {
   /// The manager's one task and its task group, where all its work runs
   /// (MessageManager+Loop.swift); ended at shutdown, or when the manager is released.
   let work: WorkGroup
-  /// Where the manager is in its life; publish and subscribe throw once it is not running.
-  var lifecycle = Lifecycle.running
   /// Which handles pause, from the permission and the app state (PauseStateMachine.swift).
   var pausing = PauseStateMachine()
   /// While the user is asked for consent: the answers awaited by concurrent first
@@ -225,7 +223,7 @@ public actor MessageManager {
     work.end()
     inputs.finish()
     errorsContinuation.finish()
-    if case .running = lifecycle { released.yield() }
+    if !loop.isShutDown { released.yield() }
     released.finish()
   }
 
@@ -242,8 +240,8 @@ public actor MessageManager {
   /// Returns once all of the manager's work has ended (a call made from inside that work,
   /// when the resolver drops the device, ends it and returns; a later call awaits it).
   public func shutdown() async {
-    if case .running = lifecycle {
-      lifecycle = .shuttingDown
+    if !loop.isShutDown {
+      accept(.shutdownBegan)
       stopHandles()
       endPermissionRequest()
       work.end()
@@ -256,33 +254,15 @@ public actor MessageManager {
         logger.warning("unregister failed", metadata: ["error": "\(error)"])
       }
       errorsContinuation.finish()
-      lifecycle = .finished
+      accept(.shutdownEnded)
       logger.debug("message manager shut down")
     }
     guard !work.isCurrent else { return }
     await work.ended()
   }
 
-  /// Where a manager is in its life.
-  enum Lifecycle {
-    /// Publishes, subscribes and follows its resolver.
-    case running
-    /// ``shutdown()`` is stopping the handles and the mediums and unregistering the device;
-    /// a concurrent call awaits the end of the manager's work.
-    case shuttingDown
-    /// The first ``shutdown()`` stopped the handles and the mediums and asked the resolver to
-    /// unregister the device (an unregister that failed is logged); the group's work may still
-    /// be ending.
-    case finished
-  }
-
   /// Whether ``shutdown()`` has begun: nothing new starts from then on.
-  var isShutDown: Bool {
-    switch lifecycle {
-    case .running: false
-    case .shuttingDown, .finished: true
-    }
-  }
+  var isShutDown: Bool { loop.isShutDown }
 
   /// Every handle goes inactive and every subscription's stream finishes.
   private func stopHandles() {
