@@ -34,6 +34,18 @@ import Tokens
 ///                 peer port u16 ‖ token 8 ‖ sent at u64 ‖ sender u32 ‖ counter u32 ‖ 0 0
 ///     48    16  Poly1305 tag
 /// ```
+/// With a site key and a digest to carry (peer resolution's `HandlesDigest` (Core) of the
+/// sender's handles), version 4, 72 bytes: the same, but the sealed part is 36 bytes, the
+/// digest (8, big-endian, never 0) after the counter and before the two zero bytes:
+/// ```
+///     20    36  sealed: peer port u16 ‖ token 8 ‖ sent at u64 ‖ sender u32 ‖ counter u32 ‖
+///                 digest u64 ‖ 0 0
+///     56    16  Poly1305 tag
+/// ```
+/// A sender without a digest sends version 3, which every keyed receiver accepts; a receiver
+/// of an older build drops version 4 as a version it does not know (counted, not misread).
+/// The unkeyed form never carries a digest: anyone could forge it.
+///
 /// Only a holder of the key can make a datagram a keyed receiver accepts, and a listener
 /// without it learns that somebody on the segment runs nearby and nothing else: not the token,
 /// not the send time (a clock's skew links a device's datagrams across rotations), not the
@@ -49,6 +61,9 @@ struct Datagram: Sendable, Hashable {
   /// The sealed form's version and size.
   static let sealedVersion: UInt8 = 3
   static let sealedSize = 64
+  /// The sealed form with a digest: its version and size.
+  static let digestVersion: UInt8 = 4
+  static let digestSize = 72
   /// Flag bit 0: sealed under the site key.
   static let keyedFlag: UInt8 = 0x01
 
@@ -59,9 +74,11 @@ struct Datagram: Sendable, Hashable {
   var counter: UInt32
   /// Where the sender's peer transport receives, on the datagram's source address (0: none).
   var peerPort: UInt16 = 0
+  /// The digest of the sender's handles, 0 for none; only ever sent sealed.
+  var digest: UInt64 = 0
 
-  /// The datagram's bytes: sealed under `key` (version 3), or without one with a plain
-  /// SHA-256 checksum (version 2).
+  /// The datagram's bytes: sealed under `key` (version 4 with a digest, else 3), or without
+  /// one with a plain SHA-256 checksum (version 2, no digest).
   func encoded(key: SymmetricKey?) -> [UInt8] {
     guard let key else {
       var bytes =
@@ -73,10 +90,12 @@ struct Datagram: Sendable, Hashable {
       return bytes
     }
     let nonce = ChaChaPoly.Nonce()
-    let header = Self.magic + [Self.sealedVersion, Self.keyedFlag, 0, 0] + Array(nonce)
+    let version = digest == 0 ? Self.sealedVersion : Self.digestVersion
+    let header = Self.magic + [version, Self.keyedFlag, 0, 0] + Array(nonce)
     var plaintext = [UInt8(peerPort >> 8), UInt8(peerPort & 0xff)] + token.bytes
     plaintext += Self.bigEndian(sentAt)
     plaintext += Self.bigEndian(UInt64(sender) << 32 | UInt64(counter))
+    if digest != 0 { plaintext += Self.bigEndian(digest) }
     plaintext += [0, 0]
     // A 32-byte key and a 12-byte nonce: sealing cannot fail.
     let box = try! ChaChaPoly.seal(plaintext, using: key, nonce: nonce, authenticating: header)
@@ -100,22 +119,25 @@ struct Datagram: Sendable, Hashable {
   }
 
   /// Parses and checks `bytes`; with `key`, accepts only datagrams sealed under it (version
-  /// 3), without one only unkeyed datagrams with a valid checksum (version 2).
+  /// 3, or 4 with a digest), without one only unkeyed datagrams with a valid checksum
+  /// (version 2).
   /// - Throws: ``Rejection`` saying why they are refused.
   init(checking bytes: some Collection<UInt8>, key: SymmetricKey?) throws(Rejection) {
     let bytes = Array(bytes)
-    guard bytes.count == Self.size || bytes.count == Self.sealedSize else {
+    guard [Self.size, Self.sealedSize, Self.digestSize].contains(bytes.count) else {
       throw .wrongSize(bytes.count)
     }
     guard Array(bytes[0..<4]) == Self.magic else { throw .notOurs }
     let version = bytes[4]
-    guard version == Self.version || version == Self.sealedVersion else {
-      throw .unknownVersion(version)
+    let expectedSize: Int
+    switch version {
+    case Self.version: expectedSize = Self.size
+    case Self.sealedVersion: expectedSize = Self.sealedSize
+    case Self.digestVersion: expectedSize = Self.digestSize
+    default: throw .unknownVersion(version)
     }
-    let sealed = version == Self.sealedVersion
-    guard bytes.count == (sealed ? Self.sealedSize : Self.size) else {
-      throw .wrongSize(bytes.count)
-    }
+    let sealed = version != Self.version
+    guard bytes.count == expectedSize else { throw .wrongSize(bytes.count) }
     guard let key else {
       guard !sealed else { throw .keyedElsewhere }
       guard bytes[5] == 0 else { throw .keyedElsewhere }
@@ -131,15 +153,20 @@ struct Datagram: Sendable, Hashable {
     guard sealed else { throw .missingTag }
     guard bytes[5] == Self.keyedFlag, bytes[6] == 0, bytes[7] == 0 else { throw .badTag }
     let plaintext: [UInt8]
+    let tagStart = expectedSize - 16
     do {
       let box = try ChaChaPoly.SealedBox(
-        nonce: ChaChaPoly.Nonce(data: bytes[8..<20]), ciphertext: bytes[20..<48],
-        tag: bytes[48..<64])
+        nonce: ChaChaPoly.Nonce(data: bytes[8..<20]), ciphertext: bytes[20..<tagStart],
+        tag: bytes[tagStart..<expectedSize])
       plaintext = Array(try ChaChaPoly.open(box, using: key, authenticating: bytes[0..<20]))
     } catch {
       throw .badTag
     }
     self.init(fields: plaintext[0..<26])
+    if version == Self.digestVersion {
+      digest = Self.integer(plaintext[26..<34])
+      // Sealed by a key holder, so no forgery; a zero would be a sender's bug: none.
+    }
   }
 
   /// The fields both forms carry in this order: peer port 2 ‖ token 8 ‖ sent at 8 ‖
@@ -154,12 +181,16 @@ struct Datagram: Sendable, Hashable {
     counter = UInt32(truncatingIfNeeded: tail)
   }
 
-  init(token: Token, sentAt: UInt64, sender: UInt32, counter: UInt32, peerPort: UInt16 = 0) {
+  init(
+    token: Token, sentAt: UInt64, sender: UInt32, counter: UInt32, peerPort: UInt16 = 0,
+    digest: UInt64 = 0
+  ) {
     self.token = token
     self.sentAt = sentAt
     self.sender = sender
     self.counter = counter
     self.peerPort = peerPort
+    self.digest = digest
   }
 
   /// The first ``checkSize`` bytes of SHA-256 over `bytes`.

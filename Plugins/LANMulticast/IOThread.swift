@@ -13,6 +13,8 @@ import Tokens
 final class IOThread: Sendable {
   struct State: Sendable {
     var token: Token?
+    /// The digest announced beside the token (0: none).
+    var digest: UInt64 = 0
     /// Announce at the next wake-up, whatever the schedule says (a new token).
     var announceNow = false
     var scanning = false
@@ -117,6 +119,7 @@ final class IOThread: Sendable {
       if let token = snapshot.token, snapshot.announceNow || now >= nextAnnounce {
         var datagram = announcer.datagram(announcing: token, sentAt: Self.wallMilliseconds())
         datagram.peerPort = configuration.peerPort ?? 0
+        datagram.digest = snapshot.digest
         let failure = socket.send(datagram.encoded(key: key))
         if failure != sendProblem {
           // Report a change only: down once, then ready once when it works again.
@@ -170,7 +173,10 @@ final class IOThread: Sendable {
           let returnPath = sourceIPv4.flatMap {
             datagram.peerPort == 0 ? nil : LANPeerAddress.make(ipv4: $0, port: datagram.peerPort)
           }
-          sightings.yield(Sighting(token: datagram.token, medium: .lan, returnPath: returnPath))
+          sightings.yield(
+            Sighting(
+              token: datagram.token, medium: .lan, returnPath: returnPath,
+              digest: HandlesDigest(datagram.digest)))
         }
       }
     }

@@ -28,12 +28,16 @@ public struct LANMulticastConfiguration: Sendable, Hashable {
   public var interface: String?
   /// How often the current token is announced while transmitting (each announcement is one
   /// datagram of ``announcementSize`` bytes, ``sealedAnnouncementSize`` with a
-  /// ``sharedKey``). Default 250 ms; a new token is announced at once.
+  /// ``sharedKey``, ``digestAnnouncementSize`` with a key and a digest). Default 250 ms; a
+  /// new token is announced at once.
   public var announceInterval: Duration
   /// The UDP payload of one announcement without a ``sharedKey``, in bytes.
   public static var announcementSize: Int { Datagram.size }
   /// The UDP payload of one announcement sealed under a ``sharedKey``, in bytes.
   public static var sealedAnnouncementSize: Int { Datagram.sealedSize }
+  /// The UDP payload of one sealed announcement that carries a digest (peer resolution's), in
+  /// bytes.
+  public static var digestAnnouncementSize: Int { Datagram.digestSize }
   /// How often the same token is reported as a sighting while it keeps being heard (the
   /// first hearing is reported at once). Default 1 s.
   public var sightingInterval: Duration

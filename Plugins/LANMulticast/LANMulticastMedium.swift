@@ -70,9 +70,19 @@ public final class LANMulticastMedium: Medium {
   /// ``LANMulticastConfiguration/announceInterval``), replacing the previous token.
   /// - Throws: ``LANMulticastError/shutDown`` after ``shutdown()``.
   public func transmit(_ token: Token) async throws {
+    try await transmit(token, digest: nil)
+  }
+
+  /// Starts announcing `token` with `digest` beside it, sealed (version 4 datagrams); without
+  /// a ``LANMulticastConfiguration/sharedKey`` the digest is left out, since an unsealed one
+  /// anyone could forge. A new token or digest is announced at once.
+  /// - Throws: ``LANMulticastError/shutDown`` after ``shutdown()``.
+  public func transmit(_ token: Token, digest: HandlesDigest?) async throws {
     try checkRunning()
+    let carried = configuration.sharedKey == nil ? 0 : digest?.value ?? 0
     thread.update {
       $0.token = token
+      $0.digest = carried
       $0.announceNow = true
     }
   }

@@ -1,5 +1,7 @@
 /// Drops datagrams that are stale, from the future, or already seen, and spaces out the
-/// sightings of a token that keeps being heard. Used by the I/O thread only.
+/// sightings of a token that keeps being heard; a token heard with another digest than the
+/// one last reported is reported at once (the sender's handles changed: its hearers ask now).
+/// Used by the I/O thread only.
 ///
 /// Memory is fixed and the work per datagram constant: the (sender, counter) pairs seen and
 /// the tokens reported are each kept in a ``BoundedMap`` of at most ``capacity`` entries,
@@ -16,7 +18,8 @@ struct ReplayFilter {
   var capacity: Int { seen.capacity }
 
   private var seen: BoundedMap<UInt64, Void>
-  private var lastReported: BoundedMap<UInt64, UInt64>
+  /// When each token was last reported, and with which digest (0: none).
+  private var lastReported: BoundedMap<UInt64, (at: UInt64, digest: UInt64)>
 
   init(maximumSkew: UInt64, sightingInterval: UInt64, capacity: Int = 65_536) {
     self.maximumSkew = maximumSkew
@@ -50,10 +53,12 @@ struct ReplayFilter {
     let id = UInt64(datagram.sender) << 32 | UInt64(datagram.counter)
     guard seen.insert(id, ()) else { return .repeated }
     let token = datagram.token.value
-    if let last = lastReported[token], now >= last, now - last < sightingInterval {
+    if let last = lastReported[token], last.digest == datagram.digest, now >= last.at,
+      now - last.at < sightingInterval
+    {
       return .recent
     }
-    lastReported.set(now, for: token)
+    lastReported.set((now, datagram.digest), for: token)
     return .report
   }
 

@@ -101,15 +101,32 @@ struct DirectivesStateMachineTests {
   func mediumWants() {
     var machine = DirectivesStateMachine()
     let both: MediumCapabilities = [.broadcast, .scan]
-    #expect(machine.want(kind: .ble, capabilities: both) == .init(token: nil, scan: false))
+    let seven = DirectivesStateMachine.Transmission(token: Token(value: 7))
+    #expect(machine.want(kind: .ble, capabilities: both) == .init(transmission: nil, scan: false))
     _ = machine.answered(directives(1, token: 7), isRefresh: false)
+    #expect(machine.want(kind: .ble, capabilities: both) == .init(transmission: seven, scan: true))
+    #expect(machine.want(kind: .ble, capabilities: .scan) == .init(transmission: nil, scan: true))
     #expect(
-      machine.want(kind: .ble, capabilities: both) == .init(token: Token(value: 7), scan: true))
-    #expect(machine.want(kind: .ble, capabilities: .scan) == .init(token: nil, scan: true))
-    #expect(
-      machine.want(kind: .ble, capabilities: .broadcast)
-        == .init(token: Token(value: 7), scan: false))
+      machine.want(kind: .ble, capabilities: .broadcast) == .init(transmission: seven, scan: false))
     // Audio: told to scan, not to broadcast.
-    #expect(machine.want(kind: .audio, capabilities: both) == .init(token: nil, scan: true))
+    #expect(machine.want(kind: .audio, capabilities: both) == .init(transmission: nil, scan: true))
+  }
+
+  @Test(
+    "the digest rides beside the token: new handles under the same token are a new transmission")
+  func digestChangesTheTransmission() throws {
+    var machine = DirectivesStateMachine()
+    var first = directives(1, token: 7)
+    first.digest = try #require(HandlesDigest(0xabc))
+    _ = machine.answered(first, isRefresh: false)
+    let before = machine.want(kind: .ble, capabilities: .broadcast).transmission
+    #expect(before == .init(token: Token(value: 7), digest: HandlesDigest(0xabc)))
+    var second = directives(2, token: 7)
+    second.digest = try #require(HandlesDigest(0xdef))
+    #expect(machine.answered(second, isRefresh: false).contains(.reconcileMediums))
+    let after = machine.want(kind: .ble, capabilities: .broadcast).transmission
+    #expect(after == .init(token: Token(value: 7), digest: HandlesDigest(0xdef)))
+    #expect(after != before)
+    #expect(HandlesDigest(0) == nil)
   }
 }

@@ -30,6 +30,54 @@ struct DatagramTests {
     #expect(try Datagram(checking: bytes, key: key) == datagram)
   }
 
+  @Test func aDigestRidesSealedInVersionFour() throws {
+    var datagram = Datagram(
+      token: token, sentAt: 1_700_000_000_123, sender: 7, counter: 42, peerPort: 0x1c05,
+      digest: 0x0102_0304_0506_0708)
+    let bytes = datagram.encoded(key: siteKey)
+    #expect(bytes.count == Datagram.digestSize)
+    #expect(bytes.count == LANMulticastConfiguration.digestAnnouncementSize)
+    #expect(bytes[4] == 4)
+    // Sealed: neither the token nor the digest is in the clear.
+    #expect(!bytes.contains(subsequence: token.bytes))
+    #expect(!bytes.contains(subsequence: [1, 2, 3, 4, 5, 6, 7, 8]))
+    #expect(try Datagram(checking: bytes, key: siteKey) == datagram)
+    for index in 0..<bytes.count {
+      var altered = bytes
+      altered[index] ^= 0x80
+      #expect(throws: Datagram.Rejection.self) { try Datagram(checking: altered, key: siteKey) }
+    }
+    // Another key's: refused. Without a key, never sent: anyone could forge it.
+    #expect(throws: Datagram.Rejection.badTag) {
+      try Datagram(checking: bytes, key: LANMulticastKey.random().symmetricKey)
+    }
+    let unkeyed = datagram.encoded(key: nil)
+    #expect(unkeyed.count == Datagram.size)
+    datagram.digest = 0
+    #expect(try Datagram(checking: unkeyed, key: nil) == datagram)
+    // A version-4 datagram cut to version 3's size is refused, not read as one.
+    var cut = Array(bytes.prefix(Datagram.sealedSize))
+    #expect(throws: Datagram.Rejection.wrongSize(Datagram.sealedSize)) {
+      try Datagram(checking: cut, key: siteKey)
+    }
+    cut[4] = 3
+    #expect(throws: Datagram.Rejection.badTag) { try Datagram(checking: cut, key: siteKey) }
+  }
+
+  @Test func aNewDigestIsReportedAtOnce() {
+    var filter = ReplayFilter(maximumSkew: 10_000, sightingInterval: 1000)
+    func heard(_ counter: UInt32, digest: UInt64, at now: UInt64) -> ReplayFilter.Verdict {
+      filter.judge(
+        .init(token: token, sentAt: now, sender: 1, counter: counter, digest: digest), now: now)
+    }
+    #expect(heard(1, digest: 5, at: 0) == .report)
+    #expect(heard(2, digest: 5, at: 250) == .recent)
+    // The sender's handles changed: its hearers must learn it now, not in a second.
+    #expect(heard(3, digest: 6, at: 500) == .report)
+    #expect(heard(4, digest: 6, at: 750) == .recent)
+    #expect(heard(5, digest: 6, at: 1500) == .report)
+  }
+
   @Test(arguments: [false, true])
   func anyAlteredByteIsRefused(keyed: Bool) {
     let key = keyed ? siteKey : nil

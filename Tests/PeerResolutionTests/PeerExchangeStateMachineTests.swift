@@ -406,9 +406,12 @@ struct PeerExchangeStateMachineTests {
 }
 
 extension PeerExchangeStateMachine.Action {
-  /// A who-has or a query (not a forget).
+  /// A who-has, a probe or a query (not a forget or a local refresh).
   fileprivate var isQuestion: Bool {
-    if case .forget = self { false } else { true }
+    switch self {
+    case .sendQuery, .sendWhoHas, .probe: true
+    case .forget, .refreshedLocally: false
+    }
   }
 }
 
@@ -417,7 +420,7 @@ private func firstQueryID(_ actions: [PeerExchangeStateMachine.Action]) -> UInt6
   for action in actions {
     switch action {
     case .sendQuery(let id, _, _, _), .sendWhoHas(let id, _), .probe(let id, _, _): return id
-    case .forget: continue
+    case .forget, .refreshedLocally: continue
     }
   }
   return nil

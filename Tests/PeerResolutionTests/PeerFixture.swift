@@ -86,16 +86,25 @@ final class PeerNode: Sendable {
     return id
   }
 
-  /// This node hears `other`'s token on `medium`, with its address as the way back or none.
-  func hear(_ other: PeerNode, on medium: DiscoveryMediums = .ble, withReturnPath: Bool = true)
-    async throws
-  {
-    let token = try await other.token()
+  /// What `other`'s mediums transmit now: its token, and the digest of its handles.
+  func directives() async throws -> Directives {
+    try await resolver.report(Report(), from: device).directives
+  }
+
+  /// This node hears `other`'s token on `medium`, with its address as the way back or none,
+  /// and the digest of `other`'s handles beside it where the medium carries one (LAN, as the
+  /// LAN medium does in peer mode; `digest: false` leaves it out).
+  func hear(
+    _ other: PeerNode, on medium: DiscoveryMediums = .ble, withReturnPath: Bool = true,
+    digest: Bool = true
+  ) async throws {
+    let transmitted = try await other.directives()
     try await report(
       Report(sightings: [
         Sighting(
-          token: token, medium: medium, time: now,
-          returnPath: withReturnPath ? other.address : nil)
+          token: transmitted.token, medium: medium, time: now,
+          returnPath: withReturnPath ? other.address : nil,
+          digest: digest && medium == .lan ? transmitted.digest : nil)
       ]))
   }
 

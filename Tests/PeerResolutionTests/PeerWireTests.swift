@@ -43,6 +43,11 @@ struct PeerWireTests {
             PeerPublication(
               message: Message(content: Data(repeating: 0xab, count: 60_000)), strategy: .default)
           ])),
+      .answer(
+        PeerAnswer(
+          queryID: 5, token: Token(value: 10), sender: Identifier(high: 5, low: 6),
+          tokenValidFor: 1, publications: [], digest: HandlesDigest(0xfedc_ba98_7654_3210),
+          hearsYou: [.lan, .ble])),
     ])
   func roundTrip(_ message: PeerMessage) throws {
     let sealer = PeerSealer(keys: keys)
@@ -51,6 +56,47 @@ struct PeerWireTests {
     #expect(header.kind == message.kind)
     #expect(header.sentAt == 1_800_000_000_000)
     #expect(try PeerMessage(kind: header.kind, body: body) == message)
+  }
+
+  @Test(
+    "the handles' digest: changes with the token, the publications and the subscriptions, not with the TTL left; another project's differs"
+  )
+  func handlesDigest() throws {
+    let sample = try #require(
+      { if case .query(let query) = Self.sampleQuery { query.handles } else { nil } }())
+    let token = Token(value: 42)
+    let digest = keys.digest(token: token, handles: sample)
+    #expect(keys.digest(token: token, handles: sample) == digest)
+    // The TTL left changes every moment: not part of it.
+    var older = sample
+    older.publications[0].strategy.ttl = try TTL(seconds: 3)
+    #expect(keys.digest(token: token, handles: older) == digest)
+    // A new token (a rotation): another digest, so nothing links the two.
+    #expect(keys.digest(token: Token(value: 43), handles: sample) != digest)
+    var published = sample
+    published.publications.append(
+      PeerPublication(message: Message(text: "more"), strategy: .default))
+    #expect(keys.digest(token: token, handles: published) != digest)
+    var content = sample
+    content.publications[0].message = Message(text: "hello", type: "name", namespace: "com.example")
+    #expect(keys.digest(token: token, handles: content) != digest)
+    var unsubscribed = sample
+    unsubscribed.subscriptions.removeLast()
+    #expect(keys.digest(token: token, handles: unsubscribed) != digest)
+    #expect(PeerKeys(apiKey: "another-project").digest(token: token, handles: sample) != digest)
+    #expect(keys.digest(token: token, handles: PeerHandles()) != digest)
+  }
+
+  @Test("a datagram of the previous wire version is told apart, not misread")
+  func previousVersionRefused() throws {
+    let sealer = PeerSealer(keys: keys)
+    let message = PeerMessage.whoHas(queryID: 1, token: Token(value: 7))
+    var datagram = try sealer.seal(kind: message.kind, body: message.body, now: now)
+    #expect(datagram[2] == PeerHeader.version)
+    datagram[2] = PeerHeader.version - 1
+    #expect(throws: PeerWireError.notPeerDatagram) {
+      try PeerHeader(parsing: datagram, keys: keys)
+    }
   }
 
   @Test("keys: the same API key gives the same keys; another key another tag and seal")
@@ -151,6 +197,8 @@ struct PeerWireTests {
     writer.u64(4)
     writer.u64(5)
     writer.u32(0)
+    writer.u64(0)
+    writer.u32(0)
     writer.u8(UInt8(PeerLimits.maximumPublications + 1))
     #expect(throws: PeerWireError.tooLarge("publications")) {
       try PeerMessage(kind: .answer, body: writer.bytes)
@@ -162,7 +210,7 @@ struct PeerWireTests {
           queryID: 1, token: Token(value: 1), sender: Identifier(high: 0, low: 0), tokenValidFor: 0,
           publications: [PeerPublication(message: Message(text: "x"), strategy: .default)])
       ).body
-    let contentLength = 8 + 8 + 16 + 8 + 4 + 1
+    let contentLength = 8 + 8 + 16 + 8 + 4 + 8 + 4 + 1
     body.replaceSubrange(contentLength..<contentLength + 4, with: [0, 0x01, 0x90, 0x01])
     #expect(throws: PeerWireError.tooLarge("content")) {
       try PeerMessage(kind: .answer, body: body)

@@ -30,10 +30,16 @@ struct DirectivesStateMachine {
 
   /// What one medium should do under the directives followed.
   struct MediumWant: Equatable {
-    /// The token to transmit; `nil`: transmit nothing.
-    var token: Token?
+    /// The token to transmit, with the digest beside it; `nil`: transmit nothing.
+    var transmission: Transmission?
     /// Whether to scan for tokens.
     var scan: Bool
+  }
+
+  /// What a medium transmits: a token, and the digest beside it (nil: none).
+  struct Transmission: Equatable {
+    var token: Token
+    var digest: HandlesDigest? = nil
   }
 
   /// Added to the refresh delay, so that the refresh comes after the token rotated.
@@ -89,10 +95,11 @@ struct DirectivesStateMachine {
 
   /// What a medium of `kind` with `capabilities` should do now.
   func want(kind: DiscoveryMediums, capabilities: MediumCapabilities) -> MediumWant {
-    guard let directives else { return MediumWant(token: nil, scan: false) }
+    guard let directives else { return MediumWant(transmission: nil, scan: false) }
     let broadcast = directives.broadcast.contains(kind) && capabilities.contains(.broadcast)
     return MediumWant(
-      token: broadcast ? directives.token : nil,
+      transmission: broadcast
+        ? Transmission(token: directives.token, digest: directives.digest) : nil,
       scan: directives.scan.contains(kind) && capabilities.contains(.scan))
   }
 

@@ -76,12 +76,12 @@ extension MessageManager {
         guard !isShutDown else { return }
         let medium = slots[index].medium
         let want = directivesMachine.want(kind: medium.kind, capabilities: medium.capabilities)
-        let wantToken = want.token
-        if slots[index].transmitting != wantToken {
-          if let wantToken {
+        let wanted = want.transmission
+        if slots[index].transmitting != wanted {
+          if let wanted {
             do {
-              try await medium.transmit(wantToken)
-              slots[index].transmitting = wantToken
+              try await medium.transmit(wanted.token, digest: wanted.digest)
+              slots[index].transmitting = wanted
               changed = true
             } catch {
               logger.warning(

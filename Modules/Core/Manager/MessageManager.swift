@@ -29,7 +29,7 @@ public actor MessageManager {
   struct MediumSlot {
     let medium: any Medium
     /// What the medium was last told to transmit and whether to scan (after success).
-    var transmitting: Token?
+    var transmitting: DirectivesStateMachine.Transmission?
     var scanning = false
     /// Whether the medium scans for beacons (`nil`: no), and in low power.
     var beaconScan: Bool?

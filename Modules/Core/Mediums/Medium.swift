@@ -26,6 +26,12 @@ public protocol Medium: AnyObject, Sendable {
   /// Starts transmitting `token`, replacing any token being transmitted.
   /// - Throws: an error describing why the medium cannot transmit.
   func transmit(_ token: Token) async throws
+  /// Starts transmitting `token` with `digest` beside it where the medium's frames have room
+  /// for it (peer resolution's ``HandlesDigest``; nil: none), replacing what was transmitted.
+  /// Called again with the same token when only the digest changed. Default: transmits the
+  /// token alone (``transmit(_:)``).
+  /// - Throws: an error describing why the medium cannot transmit.
+  func transmit(_ token: Token, digest: HandlesDigest?) async throws
   /// Stops transmitting. Does nothing when not transmitting.
   func stopTransmitting() async
   /// Starts reporting sightings. Does nothing when already scanning.
@@ -46,6 +52,13 @@ public protocol Medium: AnyObject, Sendable {
   func startBeaconScanning(lowPower: Bool) async throws
   /// Stops reporting beacon frames. Does nothing when not scanning for beacons.
   func stopBeaconScanning() async
+}
+
+extension Medium {
+  /// No room for a digest: the token alone.
+  public func transmit(_ token: Token, digest: HandlesDigest?) async throws {
+    try await transmit(token)
+  }
 }
 
 extension Medium {

@@ -20,10 +20,15 @@ public struct Sighting: Sendable, Hashable, Codable {
   /// source address of a LAN datagram); `nil` otherwise. Peer resolution asks the token's
   /// owner there rather than asking every device.
   public var returnPath: PeerAddress?
+  /// The digest of the sender's handles heard beside the token, where the medium carries one
+  /// (``Medium/transmit(_:digest:)``); `nil` otherwise. Not authenticated beyond what the
+  /// medium's frames are: peer resolution only ever compares it with the digest of an answer.
+  public var digest: HandlesDigest?
 
   public init(
     token: Token, medium: DiscoveryMediums, rssi: Double? = nil, txPower: Int? = nil,
-    snr: Double? = nil, time: Date = Date(), returnPath: PeerAddress? = nil
+    snr: Double? = nil, time: Date = Date(), returnPath: PeerAddress? = nil,
+    digest: HandlesDigest? = nil
   ) {
     self.token = token
     self.medium = medium
@@ -32,5 +37,6 @@ public struct Sighting: Sendable, Hashable, Codable {
     self.snr = snr
     self.time = time
     self.returnPath = returnPath
+    self.digest = digest
   }
 }

@@ -102,16 +102,20 @@ public import Tokens
   public var tokenExpiresIn: Double
   public var broadcast: DiscoveryMediums
   public var scan: DiscoveryMediums
+  /// What to transmit beside the token where a medium has room (peer resolution's digest of
+  /// the device's handles); nil from a server.
+  public var digest: HandlesDigest?
 
   public init(
     revision: UInt64, token: Token, tokenExpiresIn: Double, broadcast: DiscoveryMediums,
-    scan: DiscoveryMediums
+    scan: DiscoveryMediums, digest: HandlesDigest? = nil
   ) {
     self.revision = revision
     self.token = token
     self.tokenExpiresIn = tokenExpiresIn
     self.broadcast = broadcast
     self.scan = scan
+    self.digest = digest
   }
 }
 

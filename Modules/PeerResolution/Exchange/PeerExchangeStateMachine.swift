@@ -27,7 +27,13 @@ public import Tokens
 ///   device of another project, or an emitter of random tokens, is asked ever more rarely);
 /// - answered: ask again (a refresh) once ``Configuration/refreshInterval`` has passed, but
 ///   only while the token keeps being heard, or at once when the local device's handles
-///   change;
+///   change. A refresh is *local*, with nothing sent, when a digest heard since the last
+///   refresh equals the one of the owner's answer (its handles are unchanged) and the owner
+///   said it hears this device itself on every medium this device heard it on since that
+///   answer (its side stays fresh without our questions); ``Action/refreshedLocally(_:owner:)``
+///   says so. A digest heard that differs from the answer's asks at once (at most once per
+///   ``Configuration/queryTimeout``): the owner's handles changed. An owner's unasked update
+///   that no longer covers those mediums makes the next refresh a question;
 /// - not heard for ``Configuration/forgetAfter``: forgotten.
 ///
 /// Where questions go: the address an owner answered from is kept for as long as questions
@@ -105,6 +111,9 @@ public struct PeerExchangeStateMachine: Sendable {
     case sendQuery(queryID: UInt64, key: Key, mediums: DiscoveryMediums, to: PeerAddress)
     /// The token is no longer heard: nothing more will be asked about it.
     case forget(Key, owner: Identifier?)
+    /// A refresh fell due and needed no question (see the type's notes): the owner's
+    /// answer still holds, as if it had just been given again.
+    case refreshedLocally(Key, owner: Identifier)
   }
 
   /// An answer that matched a question.
@@ -146,6 +155,14 @@ public struct PeerExchangeStateMachine: Sendable {
     var mediumsSinceAnswer: DiscoveryMediums = []
     /// Ids of earlier attempts still valid (see ``superseded``), oldest first.
     var earlierQueries: [UInt64] = []
+    /// The owner's digest heard since the last refresh (a local refresh uses it up).
+    var heardDigest: HandlesDigest?
+    /// When the last local refresh was (a refresh of either kind needs a sighting after it).
+    var lastLocalRefresh: Date?
+    /// The digest the owner's newest answer (or update) carried.
+    var answeredDigest: HandlesDigest?
+    /// The mediums the owner said it hears this device on itself, in its newest answer.
+    var ownerHears: DiscoveryMediums = []
   }
 
   public let configuration: Configuration
@@ -190,13 +207,21 @@ public struct PeerExchangeStateMachine: Sendable {
   }
   /// The owner's ephemeral id learnt from the last answer for `key`.
   public func owner(of key: Key) -> Identifier? { entries[key]?.owner }
+  /// The mediums `key.token` was heard on by `key.local` at `since` or later.
+  public func heardMediums(_ key: Key, since: Date) -> DiscoveryMediums {
+    (entries[key]?.heard ?? [:]).reduce(into: []) { mediums, heard in
+      if heard.value >= since { mediums.insert(heard.key) }
+    }
+  }
 
   // MARK: Events
 
   /// `key.local` heard `key.token` on `medium` at `now`; `returnPath` is how to reach its
-  /// sender, when the medium knows.
+  /// sender, and `digest` the digest of its handles heard beside the token, when the medium
+  /// carries them.
   public mutating func heard(
-    _ key: Key, on medium: DiscoveryMediums, returnPath: PeerAddress?, at now: Date
+    _ key: Key, on medium: DiscoveryMediums, returnPath: PeerAddress?,
+    digest: HandlesDigest? = nil, at now: Date
   ) -> [Action] {
     var actions: [Action] = []
     if entries[key] == nil {
@@ -214,6 +239,7 @@ public struct PeerExchangeStateMachine: Sendable {
     entries[key]!.lastHeard = now
     entries[key]!.heard[medium] = now
     entries[key]!.mediumsSinceAnswer.insert(medium)
+    if let digest { entries[key]!.heardDigest = digest }
     // Used only while no answered address is kept, and never once its probe failed (see the
     // type's notes).
     if let returnPath, !entries[key]!.failedAddresses.contains(returnPath) {
@@ -261,10 +287,12 @@ public struct PeerExchangeStateMachine: Sendable {
     return [.sendQuery(queryID: queryID, key: key, mediums: mediums, to: address)]
   }
 
-  /// The answer to `queryID` arrived from `address`, sent by the owner `sender`; nil when
-  /// no question of that id waits (a late or unasked answer).
+  /// The answer to `queryID` arrived from `address`, sent by the owner `sender` with the
+  /// digest of its handles and the mediums it hears this device on; nil when no question of
+  /// that id waits (a late or unasked answer).
   public mutating func answered(
-    queryID: UInt64, sender: Identifier, from address: PeerAddress, now: Date
+    queryID: UInt64, sender: Identifier, from address: PeerAddress,
+    digest: HandlesDigest? = nil, hearsYou: DiscoveryMediums = [], now: Date
   ) -> Resolution? {
     guard let key = outstanding[queryID] ?? superseded[queryID], var entry = entries[key] else {
       return nil
@@ -289,8 +317,26 @@ public struct PeerExchangeStateMachine: Sendable {
     entry.failedRounds = 0
     entry.lastAnswer = now
     entry.mediumsSinceAnswer = []
+    entry.answeredDigest = digest
+    entry.ownerHears = hearsYou
     entries[key] = entry
     return Resolution(key: key, heard: entry.heard)
+  }
+
+  /// The owner of `key` sent an update nobody asked for (its publications changed, or it
+  /// stopped hearing this device on a medium it said it heard it on), with the digest of its
+  /// handles and the mediums it hears this device on now. When those no longer cover the
+  /// mediums this device heard it on since its answer, the next refresh is due at once and is
+  /// a question: the owner's side of the nearness needs it.
+  public mutating func updated(
+    _ key: Key, digest: HandlesDigest?, hearsYou: DiscoveryMediums, now: Date
+  ) -> [Action] {
+    guard var entry = entries[key], entry.lastAnswer != nil else { return [] }
+    entry.answeredDigest = digest
+    entry.ownerHears = hearsYou
+    if !entry.mediumsSinceAnswer.isSubset(of: hearsYou) { entry.lastAnswer = .distantPast }
+    entries[key] = entry
+    return askIfDue(key, now: now)
   }
 
   /// A fragment of a longer message arrived from `address` (authenticated, its message not
@@ -433,10 +479,31 @@ public struct PeerExchangeStateMachine: Sendable {
     guard let entry = entries[key], case .idle(let restUntil) = entry.phase else { return [] }
     if let restUntil, now < restUntil { return [] }
     if let lastAnswer = entry.lastAnswer {
-      // A refresh: due by time, and only for a token heard since the last question.
+      if let heard = entry.heardDigest, let answered = entry.answeredDigest, heard != answered {
+        // The owner's handles changed since its answer: ask now, but a digest that keeps
+        // differing (the answer raced the owner's next announcement) not more than once per
+        // query timeout.
+        let asked = entry.lastAsked.map { now.timeIntervalSince($0) } ?? .infinity
+        guard asked >= configuration.queryTimeout.secondsValue else { return [] }
+        return ask(key, now: now, attempt: entry.nextAttempt)
+      }
+      // A refresh: due by time, and only for a token heard since the last refresh (a
+      // question or a local one).
       guard now.timeIntervalSince(lastAnswer) >= configuration.refreshInterval.secondsValue,
-        entry.lastAsked.map({ entry.lastHeard > $0 }) ?? true
+        entry.lastAsked.map({ entry.lastHeard > $0 }) ?? true,
+        entry.lastLocalRefresh.map({ entry.lastHeard > $0 }) ?? true
       else { return [] }
+      if let owner = entry.owner, entry.heardDigest != nil,
+        entry.heardDigest == entry.answeredDigest,
+        entry.mediumsSinceAnswer.isSubset(of: entry.ownerHears)
+      {
+        // Unchanged, and the owner hears us itself: nothing to ask. The digest is used up, so
+        // the next local refresh needs one heard after this one.
+        entries[key]!.lastAnswer = now
+        entries[key]!.lastLocalRefresh = now
+        entries[key]!.heardDigest = nil
+        return [.refreshedLocally(key, owner: owner)]
+      }
     }
     return ask(key, now: now, attempt: entry.nextAttempt)
   }

@@ -47,6 +47,12 @@ public struct PeerCounters: Sendable, Hashable {
   public var refusedSends = 0
   /// Datagrams dropped from a full outbox (the oldest waiting).
   public var outboxOverflows = 0
+  /// Refreshes that needed no question: the owner's digest was unchanged and it hears this
+  /// device itself.
+  public var localRefreshes = 0
+  /// Unasked updates sent to a hearer this device stopped hearing on a medium it had told
+  /// it it heard it on (so that the hearer asks again, and this side stays fresh).
+  public var hearingLapses = 0
 
   public init() {}
 

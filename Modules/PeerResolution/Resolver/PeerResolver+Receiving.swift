@@ -193,11 +193,12 @@ extension PeerResolver {
       Sighting(token: query.token, medium: $0, time: time)
     }
     reportFromShadow(shadow, sightings: sightings, now: time)
-    hearers[owner, default: [:]][query.sender] = RecentHearer(
-      address: sender, token: query.token, until: time + configuration.hearerMemory)
-    sendAnswer(
+    let told = sendAnswer(
       queryID: query.queryID, owner: owner, token: query.token, to: sender, hearer: query.sender,
       now: time)
+    hearers[owner, default: [:]][query.sender] = RecentHearer(
+      address: sender, token: query.token, until: time + configuration.hearerMemory,
+      toldHears: told)
   }
 
   /// The hearer's side: take the owner's publications, bind its token, and record the
@@ -220,10 +221,14 @@ extension PeerResolver {
         return false
       }
       local = key.local
+      perform(
+        exchange.updated(key, digest: answer.digest, hearsYou: answer.hearsYou, now: time),
+        now: time)
     } else {
       guard let key = exchange.key(ofQuery: answer.queryID), key.token == answer.token,
         let resolution = exchange.answered(
-          queryID: answer.queryID, sender: answer.sender, from: sender, now: time)
+          queryID: answer.queryID, sender: answer.sender, from: sender, digest: answer.digest,
+          hearsYou: answer.hearsYou, now: time)
       else {
         statistics.ignored += 1
         return false

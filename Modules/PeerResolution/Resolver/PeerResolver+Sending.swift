@@ -33,28 +33,38 @@ extension PeerResolver {
         logger.debug(
           "token no longer heard",
           metadata: ["token": "\(key.token.hex)", "owner": "\(owner.map { "\($0)" } ?? "-")"])
+      case .refreshedLocally(_, let owner):
+        // The answer still holds: the owner's shadow is as fresh as if it had answered again.
+        statistics.localRefreshes += 1
+        shadows[owner]?.lastContact = time
       }
     }
   }
 
   /// Answers `hearer` (asked with `queryID`, or 0 for an update) with the publications of
-  /// `owner` its subscriptions accept.
+  /// `owner` its subscriptions accept, and the mediums `owner` hears it on itself; returns
+  /// those mediums.
+  @discardableResult
   func sendAnswer(
     queryID: UInt64, owner: DeviceID, token: Token, to address: PeerAddress, hearer: Identifier,
     now time: Date
-  ) {
+  ) -> DiscoveryMediums {
+    let hears = mediums(hearing: hearer, by: owner, now: time)
     sendAnswer(
       queryID: queryID, owner: owner, token: token, to: address,
-      wanted: shadows[hearer]?.lastSubscriptions ?? [], now: time)
+      wanted: shadows[hearer]?.lastSubscriptions ?? [], hearsYou: hears, now: time)
+    return hears
   }
 
-  /// Answers at `address` with the publications of `owner` that `wanted` accept.
+  /// Answers at `address` with the publications of `owner` that `wanted` accept, the digest
+  /// of its handles, and `hearsYou`.
   func sendAnswer(
     queryID: UInt64, owner: DeviceID, token: Token, to address: PeerAddress,
-    wanted: [PeerSubscription], now time: Date
+    wanted: [PeerSubscription], hearsYou: DiscoveryMediums = [], now time: Date
   ) {
     guard let ephemeral = ephemeralID(of: owner) else { return }
-    let publications = handles(of: owner, now: time).publications.filter { publication in
+    let all = handles(of: owner, now: time)
+    let publications = all.publications.filter { publication in
       wanted.contains { $0.accepts(publication.message) }
     }
     let until = engine.store.devices.binding(of: token) ?? time
@@ -64,7 +74,51 @@ extension PeerResolver {
         PeerAnswer(
           queryID: queryID, token: token, sender: ephemeral,
           cookie: cookies.cookie(for: address, now: time), tokenValidFor: validFor,
-          publications: publications)), to: address, now: time)
+          publications: publications, digest: sealer?.keys.digest(token: token, handles: all),
+          hearsYou: hearsYou)), to: address, now: time)
+  }
+
+  /// The mediums on which the local device `local` heard one of `hearer`'s tokens within the
+  /// last ``PeerExchangeStateMachine/Configuration/refreshInterval``: where its own hearing
+  /// keeps `hearer`'s side of the nearness fresh here.
+  func mediums(hearing hearer: Identifier, by local: DeviceID, now time: Date) -> DiscoveryMediums {
+    guard let tokens = shadows[hearer]?.tokens else { return [] }
+    let since = time.addingTimeInterval(-exchange.configuration.refreshInterval.secondsValue)
+    return tokens.reduce(into: []) { mediums, token in
+      mediums.formUnion(exchange.heardMediums(.init(local: local, token: token), since: since))
+    }
+  }
+
+  /// The digest of `local`'s handles under `token`, for its directives (nil before any
+  /// registration gave the keys).
+  func digest(of local: DeviceID, token: Token, now time: Date) -> HandlesDigest? {
+    sealer?.keys.digest(token: token, handles: handles(of: local, now: time))
+  }
+
+  /// Keeps the recent hearers of every local device: one told that this device heard it,
+  /// and no longer heard on one of those mediums, gets an unasked update saying on which it is
+  /// heard now (it then asks again, which keeps its side fresh here); one still heard on them
+  /// is kept past its memory; the rest are forgotten once their memory ran out.
+  func reviewHearers(now time: Date) {
+    for (local, recent) in hearers.sorted(by: { $0.key.description < $1.key.description }) {
+      var kept: [Identifier: RecentHearer] = [:]
+      for (hearer, entry) in recent.sorted(by: { $0.key < $1.key }) {
+        var entry = entry
+        if !entry.toldHears.isEmpty {
+          let hears = mediums(hearing: hearer, by: local, now: time)
+          if entry.toldHears.isSubset(of: hears) {
+            entry.until = max(entry.until, time + configuration.hearerMemory)
+          } else {
+            statistics.hearingLapses += 1
+            entry.toldHears = sendAnswer(
+              queryID: 0, owner: local, token: entry.token, to: entry.address, hearer: hearer,
+              now: time)
+          }
+        }
+        if entry.until > time { kept[hearer] = entry }
+      }
+      hearers[local] = kept
+    }
   }
 
   /// Tells the devices that asked `owner` lately that its publications changed.

@@ -17,7 +17,11 @@ import Tokens
 /// numbering and the set-top-box case come from the engine exactly as with the server.
 /// While the token is heard the hearer asks again (refresh), which keeps the owner's side
 /// fresh and carries unpublished publications away; when it stops, both engines lose after
-/// `lostAfter`.
+/// `lostAfter`. Where the medium carries the owner's ``Core/HandlesDigest`` beside its token
+/// (the LAN's announcements), a refresh asks nothing while that digest equals the one of the
+/// owner's answer and the owner said it hears the hearer itself on those mediums: a change of
+/// digest asks at once, and an owner that stops hearing the hearer tells it so (an unasked
+/// answer), after which the hearer asks again. Nothing changing then costs no datagram.
 ///
 /// Datagrams are sealed under keys derived from the API key of the first device registered
 /// (``PeerKeys``); one resolver serves one project. Every datagram is bounded, rate-limited
@@ -194,7 +198,8 @@ public actor PeerResolver {
   {
     guard locals[device.id] != nil else { throw ResolverError.unknownDevice(device.id) }
     let time = now()
-    let (answer, deviceEvents) = try engine.report(report, from: device, now: time)
+    var (answer, deviceEvents) = try engine.report(report, from: device, now: time)
+    answer.directives.digest = digest(of: device.id, token: answer.directives.token, now: time)
     route(deviceEvents)
     let handlesChanged =
       !(report.publish.isEmpty && report.unpublish.isEmpty && report.subscribe.isEmpty
@@ -203,7 +208,7 @@ public actor PeerResolver {
     for sighting in report.sightings where !isLocal(sighting.token, at: time) {
       actions += exchange.heard(
         .init(local: device.id, token: sighting.token), on: sighting.medium,
-        returnPath: reachable(sighting.returnPath), at: time)
+        returnPath: reachable(sighting.returnPath), digest: sighting.digest, at: time)
     }
     if handlesChanged {
       let publicationsChanged = !(report.publish.isEmpty && report.unpublish.isEmpty)
@@ -265,9 +270,7 @@ public actor PeerResolver {
     perform(exchange.tick(now: time), now: time)
     expireShadows(now: time)
     reassembler.expire(now: time)
-    for (local, recent) in hearers {
-      hearers[local] = recent.filter { $0.value.until > time }
-    }
+    reviewHearers(now: time)
   }
 
   // MARK: Helpers

@@ -1,5 +1,6 @@
 @_spi(Resolver) import Core
 import Foundation
+import Strategy
 import Tokens
 
 /// A peer device as the local engine knows it: registered in the engine like any device, with
@@ -28,4 +29,7 @@ struct RecentHearer: Sendable {
   var address: PeerAddress
   var token: Token
   var until: Date
+  /// The mediums our last answer said we hear it on: while we do, it asks us no more, and it
+  /// is kept (past `until`) so that it learns when we stop.
+  var toldHears: DiscoveryMediums = []
 }

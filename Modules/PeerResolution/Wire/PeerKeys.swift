@@ -1,5 +1,7 @@
+@_spi(Resolver) public import Core
 public import Crypto
 import Foundation
+public import Tokens
 
 /// The keys of one project's peer exchange, derived from its API key with HKDF-SHA256 under
 /// fixed labels, each distinct, so none reveals another: the API key itself never leaves the
@@ -14,6 +16,9 @@ import Foundation
 /// - ``announcementKey`` authenticates and seals the LAN medium's announcements in peer mode
 ///   (the medium's site key): a host without the project key can neither announce a token nor
 ///   name a way back.
+/// - `digestKey` makes the digests of a device's handles (``digest(token:handles:)``): only
+///   the project can make one, and nobody outside it can test a guess of what a device
+///   publishes against one heard.
 public struct PeerKeys: Sendable {
   /// The key that seals bodies and authenticates headers.
   public let sealingKey: SymmetricKey
@@ -23,6 +28,8 @@ public struct PeerKeys: Sendable {
   /// `LANMulticastConfiguration.sharedKey`. Derived, so giving it to the medium reveals
   /// neither the API key nor the exchange's keys.
   public let announcementKey: [UInt8]
+  /// The key of the handles' digests.
+  let digestKey: SymmetricKey
 
   /// The salt of every derivation (the protocol).
   static let salt = Array("nearby-peer-resolution-v1".utf8)
@@ -37,6 +44,23 @@ public struct PeerKeys: Sendable {
     sealingKey = derive("sealing key")
     tagKey = derive("datagram tag key")
     announcementKey = derive("lan announcement key").withUnsafeBytes { Array($0) }
+    digestKey = derive("handles digest key")
+  }
+
+  /// The digest of `handles` under `token`: the first 8 bytes of HMAC-SHA256(`digestKey`,
+  /// token ‖ handles as a query carries them, each with an infinite TTL), zero mapped to one.
+  /// The remaining TTLs are left out (they change every moment while nothing else does); the
+  /// token is in, so the digest changes with every rotation and links nothing across them.
+  public func digest(token: Token, handles: PeerHandles) -> HandlesDigest {
+    var writer = ByteWriter()
+    writer.raw(token.bytes)
+    PeerMessage.write(
+      PeerHandles(
+        publications: handles.publications.map(\.identity),
+        subscriptions: handles.subscriptions.map(\.identity)), to: &writer)
+    let code = HMAC<SHA256>.authenticationCode(for: writer.bytes, using: digestKey)
+    let value = code.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+    return HandlesDigest(value) ?? HandlesDigest(1)!
   }
 
   /// Whether `other` names the same project (compared in constant time).

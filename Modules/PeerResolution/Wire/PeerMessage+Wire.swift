@@ -10,7 +10,8 @@ import Tokens
 /// iHave:          query id u64 ‖ token 8 ‖ cookie u64
 /// query:          query id u64 ‖ cookie u64 ‖ token 8 ‖ mediums u32 ‖ sender 16 ‖ handles
 /// answer:         query id u64 ‖ token 8 ‖ sender 16 ‖ cookie u64 ‖ token valid for (ms) u32 ‖
-///                 publication count u8 ‖ publications
+///                 digest u64 (0: none) ‖ hears you (mediums) u32 ‖ publication count u8 ‖
+///                 publications
 /// handles:        publication count u8 ‖ publications ‖ subscription count u8 ‖ subscriptions
 /// publication:    content (u32 length) ‖ type (u8 length) ‖ namespace (u8 length) ‖ strategy
 /// subscription:   namespace (u8 length) ‖ has type u8 ‖ [type (u8 length)] ‖ strategy ‖
@@ -39,16 +40,15 @@ extension PeerMessage {
       writer.raw(query.token.bytes)
       writer.u32(query.mediums.rawValue)
       Self.write(query.sender, to: &writer)
-      writer.u8(UInt8(query.handles.publications.count))
-      for publication in query.handles.publications { Self.write(publication, to: &writer) }
-      writer.u8(UInt8(query.handles.subscriptions.count))
-      for subscription in query.handles.subscriptions { Self.write(subscription, to: &writer) }
+      Self.write(query.handles, to: &writer)
     case .answer(let answer):
       writer.u64(answer.queryID)
       writer.raw(answer.token.bytes)
       Self.write(answer.sender, to: &writer)
       writer.u64(answer.cookie)
       writer.u32(answer.tokenValidFor)
+      writer.u64(answer.digest?.value ?? 0)
+      writer.u32(answer.hearsYou.rawValue)
       writer.u8(UInt8(answer.publications.count))
       for publication in answer.publications { Self.write(publication, to: &writer) }
     }
@@ -90,11 +90,14 @@ extension PeerMessage {
       let sender = try Self.readIdentifier(&reader)
       let cookie = try reader.u64()
       let validFor = try reader.u32()
+      let digest = HandlesDigest(try reader.u64())
+      let hearsYou = DiscoveryMediums(rawValue: try reader.u32())
+      guard hearsYou.unknown.isEmpty else { throw .invalid("hears you") }
       let publications = try Self.readPublications(&reader)
       self = .answer(
         PeerAnswer(
           queryID: queryID, token: token, sender: sender, cookie: cookie, tokenValidFor: validFor,
-          publications: publications))
+          publications: publications, digest: digest, hearsYou: hearsYou))
     }
     guard reader.isAtEnd else { throw .invalid("trailing bytes") }
   }
@@ -104,6 +107,14 @@ extension PeerMessage {
   private static func write(_ identifier: Identifier, to writer: inout ByteWriter) {
     writer.u64(identifier.high)
     writer.u64(identifier.low)
+  }
+
+  /// `handles` as a query carries them (what their digest is computed over, too).
+  static func write(_ handles: PeerHandles, to writer: inout ByteWriter) {
+    writer.u8(UInt8(handles.publications.count))
+    for publication in handles.publications { write(publication, to: &writer) }
+    writer.u8(UInt8(handles.subscriptions.count))
+    for subscription in handles.subscriptions { write(subscription, to: &writer) }
   }
 
   private static func write(_ publication: PeerPublication, to writer: inout ByteWriter) {

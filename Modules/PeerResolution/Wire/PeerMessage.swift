@@ -15,8 +15,9 @@ public import Tokens
 ///   `iHave` carrying one, never with the answer: the owner sends its publications only to an
 ///   address that proved it receives what is sent to it (RFC 9000 §8's rule).
 /// - ``answer(_:)``: the owner's publications that may reach the hearer, with their remaining
-///   TTL. Sent for a query (same query id) and, unasked (query id 0), to recent hearers when
-///   the owner's publications change.
+///   TTL, the digest of its handles, and the mediums it hears the hearer on itself. Sent for
+///   a query (same query id) and, unasked (query id 0), to recent hearers when the owner's
+///   publications change or it stops hearing one it said it heard.
 ///
 /// No field is stable across token rotations: query ids are random, and each side names
 /// itself by an ephemeral id drawn anew for each token it transmits.
@@ -87,10 +88,17 @@ public struct PeerAnswer: Sendable, Hashable {
   public var tokenValidFor: UInt32
   /// The full current set (a publication missing from a later answer was unpublished).
   public var publications: [PeerPublication]
+  /// The digest of the owner's handles under `token` (what its announcements carry beside
+  /// the token), or nil: a hearer that keeps hearing this digest needs no new answer.
+  public var digest: HandlesDigest?
+  /// The mediums on which the owner itself hears the hearer lately: on those, the owner
+  /// needs no question to know the hearer is near (its own hearing keeps that fresh).
+  public var hearsYou: DiscoveryMediums
 
   public init(
     queryID: UInt64, token: Token, sender: Identifier, cookie: UInt64 = 0,
-    tokenValidFor: UInt32, publications: [PeerPublication]
+    tokenValidFor: UInt32, publications: [PeerPublication], digest: HandlesDigest? = nil,
+    hearsYou: DiscoveryMediums = []
   ) {
     self.queryID = queryID
     self.token = token
@@ -98,6 +106,8 @@ public struct PeerAnswer: Sendable, Hashable {
     self.cookie = cookie
     self.tokenValidFor = tokenValidFor
     self.publications = publications
+    self.digest = digest
+    self.hearsYou = hearsYou
   }
 }
 
