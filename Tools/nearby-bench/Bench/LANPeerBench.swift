@@ -85,13 +85,20 @@ struct LANPeerBench: AsyncParsableCommand {
     var exchangeDatagramsPerSecond: Double
     var exchangeBytesPerSecond: Double
     /// The LAN medium's token announcements, every device together (computed: one sealed
-    /// 64-byte datagram per device per announce interval).
+    /// 72-byte datagram, the digest in it, per device per announce interval).
     var announcementDatagramsPerSecond: Double
     var announcementBytesPerSecond: Double
     /// The exchange's bytes over the announcements' (the goal: ≤ 0.10).
     var exchangeOverAnnouncementBytes: Double
     /// The process's CPU time over the wall time, per device, in percent of one core.
     var cpuPercentPerDevice: Double
+    /// From the first publish to the end of the quiet, every resolver together: datagrams
+    /// dropped over a sender's or a host's rate, sends refused by a destination's byte
+    /// budget or a full outbox, and refreshes that needed no question.
+    var droppedOverRate: Int
+    var droppedOverHostRate: Int
+    var refusedSends: Int
+    var localRefreshes: Int
   }
 
   func counts() throws -> [Int] {
@@ -255,6 +262,7 @@ struct LANPeerBench: AsyncParsableCommand {
     var publications: [Publication] = []
     var started: [String: ContinuousClock.Instant] = [:]
     segment.resetCounts()
+    let before = await segment.resolverCounters()
     for (index, manager) in segment.managers.enumerated() {
       let text = "s d\(index)"
       started[text] = .now
@@ -273,6 +281,7 @@ struct LANPeerBench: AsyncParsableCommand {
     let seconds = WebBench.seconds(ContinuousClock.now - wall)
     let cpuSeconds = CPUTime.now - cpu
     let traffic = segment.sent
+    let after = await segment.resolverCounters()
     for publication in publications { await publication.cancel() }
     let interval = WebBench.seconds(LANMulticastConfiguration(port: 1).announceInterval)
     let announcements = Double(count) / interval
@@ -287,7 +296,12 @@ struct LANPeerBench: AsyncParsableCommand {
       announcementDatagramsPerSecond: announcements,
       announcementBytesPerSecond: announcementBytes,
       exchangeOverAnnouncementBytes: Double(traffic.bytes) / seconds / announcementBytes,
-      cpuPercentPerDevice: cpuSeconds / seconds / Double(count) * 100)
+      cpuPercentPerDevice: cpuSeconds / seconds / Double(count) * 100,
+      droppedOverRate: after.droppedRateLimited - before.droppedRateLimited,
+      droppedOverHostRate: after.droppedHostRateLimited - before.droppedHostRateLimited,
+      refusedSends: after.refusedSends + after.outboxOverflows - before.refusedSends
+        - before.outboxOverflows,
+      localRefreshes: after.localRefreshes - before.localRefreshes)
     return row
   }
 
@@ -383,6 +397,10 @@ struct LANPeerBench: AsyncParsableCommand {
         steady.exchangeDatagramsPerSecond / devices, steady.exchangeBytesPerSecond / devices,
         steady.announcementDatagramsPerSecond, steady.announcementBytesPerSecond,
         steady.exchangeOverAnnouncementBytes, steady.cpuPercentPerDevice)
+      text +=
+        "; dropped over a sender's rate \(steady.droppedOverRate), a host's "
+        + "\(steady.droppedOverHostRate); sends refused \(steady.refusedSends); "
+        + "local refreshes \(steady.localRefreshes)"
     }
     return text
   }

@@ -25,6 +25,8 @@ struct LANPeerSegment {
   private let groupPort = UInt16.random(in: 10_000...19_999)
   private let apiKey: String
   private(set) var managers: [MessageManager] = []
+  /// Every device's peer resolver (peer mode).
+  private(set) var resolvers: [PeerResolver] = []
   /// What every device's peer transport sent.
   private let traffic = CountingPeerTransport.Tally()
   private var subscriptions: [Subscription] = []
@@ -54,6 +56,7 @@ struct LANPeerSegment {
           ).wrapped(transport: { CountingPeerTransport($0, into: traffic) })
         ], logger: logger)
       resolver = .peer(assembly.resolver)
+      resolvers.append(assembly.resolver)
       mediums = assembly.mediums
     case .server:
       resolver = .server(serverURL, credentialStore: InMemoryCredentialStore(), logger: logger)
@@ -73,6 +76,26 @@ struct LANPeerSegment {
         })
     }
     return manager
+  }
+
+  /// What every device's peer resolver counted, summed: drops by reason, sends refused,
+  /// local refreshes.
+  func resolverCounters() async -> PeerCounters {
+    var sum = PeerCounters()
+    for resolver in resolvers {
+      let counters = await resolver.counters()
+      sum.received += counters.received
+      sum.accepted += counters.accepted
+      sum.droppedRateLimited += counters.droppedRateLimited
+      sum.droppedHostRateLimited += counters.droppedHostRateLimited
+      sum.droppedStale += counters.droppedStale
+      sum.droppedReplayed += counters.droppedReplayed
+      sum.refusedSends += counters.refusedSends
+      sum.outboxOverflows += counters.outboxOverflows
+      sum.localRefreshes += counters.localRefreshes
+      sum.hearingLapses += counters.hearingLapses
+    }
+    return sum
   }
 
   /// Starts counting the peer exchange's traffic from zero.
