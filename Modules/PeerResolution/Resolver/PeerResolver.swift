@@ -17,7 +17,7 @@ import Tokens
 /// numbering and the set-top-box case come from the engine exactly as with the server.
 /// While the token is heard the hearer asks again (refresh), which keeps the owner's side
 /// fresh and carries unpublished publications away; when it stops, both engines lose after
-/// `lostAfter`. Where the medium carries the owner's ``Core/HandlesDigest`` beside its token
+/// `lostAfter`. Where the medium carries the owner's `HandlesDigest` (Core) beside its token
 /// (the LAN's announcements), a refresh asks nothing while that digest equals the one of the
 /// owner's answer and the owner said it hears the hearer itself on those mediums: a change of
 /// digest asks at once, and an owner that stops hearing the hearer tells it so (an unasked
