@@ -65,26 +65,30 @@ struct PeerWireTests {
     let sample = try #require(
       { if case .query(let query) = Self.sampleQuery { query.handles } else { nil } }())
     let token = Token(value: 42)
-    let digest = keys.digest(token: token, handles: sample)
-    #expect(keys.digest(token: token, handles: sample) == digest)
-    // The TTL left changes every moment: not part of it.
-    var older = sample
-    older.publications[0].strategy.ttl = try TTL(seconds: 3)
-    #expect(keys.digest(token: token, handles: older) == digest)
+    let digest = keys.digest(token: token, handles: sample, at: now)
+    #expect(keys.digest(token: token, handles: sample, at: now) == digest)
+    // The TTL left changes every moment: only the expiry it gives is part of it.
+    var later = sample
+    later.publications[0].strategy.ttl = try TTL(seconds: 2.5)
+    let subscriptionTTL = try #require(sample.subscriptions[1].strategy.ttl.seconds)
+    later.subscriptions[1].strategy.ttl = try TTL(seconds: subscriptionTTL - 10)
+    #expect(keys.digest(token: token, handles: later, at: now.addingTimeInterval(10)) == digest)
+    #expect(keys.digest(token: token, handles: later, at: now) != digest)
     // A new token (a rotation): another digest, so nothing links the two.
-    #expect(keys.digest(token: Token(value: 43), handles: sample) != digest)
+    #expect(keys.digest(token: Token(value: 43), handles: sample, at: now) != digest)
     var published = sample
     published.publications.append(
       PeerPublication(message: Message(text: "more"), strategy: .default))
-    #expect(keys.digest(token: token, handles: published) != digest)
+    #expect(keys.digest(token: token, handles: published, at: now) != digest)
     var content = sample
     content.publications[0].message = Message(text: "hello", type: "name", namespace: "com.example")
-    #expect(keys.digest(token: token, handles: content) != digest)
+    #expect(keys.digest(token: token, handles: content, at: now) != digest)
     var unsubscribed = sample
     unsubscribed.subscriptions.removeLast()
-    #expect(keys.digest(token: token, handles: unsubscribed) != digest)
-    #expect(PeerKeys(apiKey: "another-project").digest(token: token, handles: sample) != digest)
-    #expect(keys.digest(token: token, handles: PeerHandles()) != digest)
+    #expect(keys.digest(token: token, handles: unsubscribed, at: now) != digest)
+    #expect(
+      PeerKeys(apiKey: "another-project").digest(token: token, handles: sample, at: now) != digest)
+    #expect(keys.digest(token: token, handles: PeerHandles(), at: now) != digest)
   }
 
   @Test("a datagram of the previous wire version is told apart, not misread")

@@ -17,7 +17,7 @@ struct NearbyBench: AsyncParsableCommand {
       """,
     subcommands: [
       DispatchBench.self, StoreBench.self, RestoreBench.self, ServerBench.self, DBusBench.self,
-      BLEBench.self, AudioBench.self, AudioPulseBench.self, BeaconsBench.self,
+      BLEBench.self, AudioBench.self, AudioPulseBench.self, AudioCrowdBench.self, BeaconsBench.self,
       BLEVMBench.self, BeaconFoundBench.self, LANBench.self, LANPeerBench.self, GattPeerBench.self,
       IdentifierBench.self, WebBench.self,
       DemoCommand.self,

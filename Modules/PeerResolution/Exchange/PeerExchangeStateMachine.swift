@@ -319,6 +319,8 @@ public struct PeerExchangeStateMachine: Sendable {
     entry.mediumsSinceAnswer = []
     entry.answeredDigest = digest
     entry.ownerHears = hearsYou
+    // A digest heard before the answer says nothing about it.
+    entry.heardDigest = nil
     entries[key] = entry
     return Resolution(key: key, heard: entry.heard)
   }
@@ -334,6 +336,7 @@ public struct PeerExchangeStateMachine: Sendable {
     guard var entry = entries[key], entry.lastAnswer != nil else { return [] }
     entry.answeredDigest = digest
     entry.ownerHears = hearsYou
+    entry.heardDigest = nil
     if !entry.mediumsSinceAnswer.isSubset(of: hearsYou) { entry.lastAnswer = .distantPast }
     entries[key] = entry
     return askIfDue(key, now: now)
@@ -480,11 +483,14 @@ public struct PeerExchangeStateMachine: Sendable {
     if let restUntil, now < restUntil { return [] }
     if let lastAnswer = entry.lastAnswer {
       if let heard = entry.heardDigest, let answered = entry.answeredDigest, heard != answered {
-        // The owner's handles changed since its answer: ask now, but a digest that keeps
-        // differing (the answer raced the owner's next announcement) not more than once per
-        // query timeout.
+        // The owner's handles changed since its answer (a digest is only ever one heard
+        // after the last answer): ask now, but a digest that keeps differing (a stale one
+        // replayed by a key holder) not more than once per query timeout, and only while
+        // the token is heard.
         let asked = entry.lastAsked.map { now.timeIntervalSince($0) } ?? .infinity
-        guard asked >= configuration.queryTimeout.secondsValue else { return [] }
+        guard asked >= configuration.queryTimeout.secondsValue,
+          entry.lastAsked.map({ entry.lastHeard > $0 }) ?? true
+        else { return [] }
         return ask(key, now: now, attempt: entry.nextAttempt)
       }
       // A refresh: due by time, and only for a token heard since the last refresh (a

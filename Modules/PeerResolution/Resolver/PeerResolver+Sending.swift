@@ -33,10 +33,16 @@ extension PeerResolver {
         logger.debug(
           "token no longer heard",
           metadata: ["token": "\(key.token.hex)", "owner": "\(owner.map { "\($0)" } ?? "-")"])
-      case .refreshedLocally(_, let owner):
-        // The answer still holds: the owner's shadow is as fresh as if it had answered again.
+      case .refreshedLocally(let key, let owner):
+        // The answer still holds: the owner's shadow and its token's binding are as fresh as
+        // if it had answered again (the binding lasts at most the shadow expiry, well under
+        // a token's life).
         statistics.localRefreshes += 1
         shadows[owner]?.lastContact = time
+        if let until = shadows[owner]?.validUntil[key.token], until > time {
+          let milliseconds = min(until.timeIntervalSince(time) * 1000, Double(UInt32.max))
+          bind(key.token, to: owner, validFor: UInt32(milliseconds), now: time)
+        }
       }
     }
   }
@@ -74,15 +80,25 @@ extension PeerResolver {
         PeerAnswer(
           queryID: queryID, token: token, sender: ephemeral,
           cookie: cookies.cookie(for: address, now: time), tokenValidFor: validFor,
-          publications: publications, digest: sealer?.keys.digest(token: token, handles: all),
+          publications: publications,
+          digest: sealer?.keys.digest(token: token, handles: all, at: time),
           hearsYou: hearsYou)), to: address, now: time)
   }
 
   /// The mediums on which the local device `local` heard one of `hearer`'s tokens within the
   /// last ``PeerExchangeStateMachine/Configuration/refreshInterval``: where its own hearing
-  /// keeps `hearer`'s side of the nearness fresh here.
+  /// keeps `hearer`'s side of the nearness fresh here. None unless that hearing qualifies
+  /// every pair the engine could match between them: a pair of `local`'s subscription and
+  /// `hearer`'s publication counts our hearing only when the subscription scans and the
+  /// publication broadcasts, and the hearer's (its questions) only the other way round.
   func mediums(hearing hearer: Identifier, by local: DeviceID, now time: Date) -> DiscoveryMediums {
-    guard let tokens = shadows[hearer]?.tokens else { return [] }
+    guard let shadow = shadows[hearer],
+      shadow.publications.keys.allSatisfy({ $0.strategy.mode.contains(.broadcast) }),
+      engine.store.handles.subscriptions(on: local).allSatisfy({
+        $0.strategy.mode.contains(.scan)
+      })
+    else { return [] }
+    let tokens = shadow.tokens
     let since = time.addingTimeInterval(-exchange.configuration.refreshInterval.secondsValue)
     return tokens.reduce(into: []) { mediums, token in
       mediums.formUnion(exchange.heardMediums(.init(local: local, token: token), since: since))
@@ -92,13 +108,14 @@ extension PeerResolver {
   /// The digest of `local`'s handles under `token`, for its directives (nil before any
   /// registration gave the keys).
   func digest(of local: DeviceID, token: Token, now time: Date) -> HandlesDigest? {
-    sealer?.keys.digest(token: token, handles: handles(of: local, now: time))
+    sealer?.keys.digest(token: token, handles: handles(of: local, now: time), at: time)
   }
 
   /// Keeps the recent hearers of every local device: one told that this device heard it,
   /// and no longer heard on one of those mediums, gets an unasked update saying on which it is
-  /// heard now (it then asks again, which keeps its side fresh here); one still heard on them
-  /// is kept past its memory; the rest are forgotten once their memory ran out.
+  /// heard now (it then asks again, which keeps its side fresh here), again every refresh
+  /// interval until it asks (the update may be lost); one still heard on them is kept past
+  /// its memory; the rest are forgotten once their memory ran out.
   func reviewHearers(now time: Date) {
     for (local, recent) in hearers.sorted(by: { $0.key.description < $1.key.description }) {
       var kept: [Identifier: RecentHearer] = [:]
@@ -106,11 +123,15 @@ extension PeerResolver {
         var entry = entry
         if !entry.toldHears.isEmpty {
           let hears = mediums(hearing: hearer, by: local, now: time)
+          let interval = exchange.configuration.refreshInterval.secondsValue
           if entry.toldHears.isSubset(of: hears) {
             entry.until = max(entry.until, time + configuration.hearerMemory)
-          } else {
+            entry.lapseToldAt = nil
+          } else if entry.lapseToldAt.map({ time.timeIntervalSince($0) >= interval }) ?? true {
+            // Told until it asks: its query replaces this entry with what is heard then.
             statistics.hearingLapses += 1
-            entry.toldHears = sendAnswer(
+            entry.lapseToldAt = time
+            sendAnswer(
               queryID: 0, owner: local, token: entry.token, to: entry.address, hearer: hearer,
               now: time)
           }

@@ -36,8 +36,11 @@ extension PeerResolver {
     var newPublications: [PeerPublication: PublicationID] = [:]
     for publication in publications {
       let identity = publication.identity
+      let expiry = publication.strategy.ttl.seconds.map { time.addingTimeInterval($0) }
       if let id = newPublications[identity]
-        ?? shadow.publications[identity].flatMap({ holdsPublication($0, at: time) ? $0 : nil })
+        ?? shadow.publications[identity].flatMap({
+          holdsPublication($0, expiring: expiry, at: time) ? $0 : nil
+        })
       {
         newPublications[identity] = id
         continue
@@ -84,10 +87,18 @@ extension PeerResolver {
     return shadow
   }
 
-  /// Whether the engine still holds publication `id`, unexpired at `time`.
-  private func holdsPublication(_ id: PublicationID, at time: Date) -> Bool {
+  /// Whether the engine still holds publication `id`, unexpired at `time`, expiring when the
+  /// peer says it does (within 2 s: the TTL on the wire is in milliseconds, and the answer
+  /// took its time); one renewed with a new TTL is added anew.
+  private func holdsPublication(_ id: PublicationID, expiring expiry: Date?, at time: Date)
+    -> Bool
+  {
     guard let record = engine.store.handles.publication(id) else { return false }
-    return record.expiresAt.map { $0 > time } ?? true
+    switch (record.expiresAt, expiry) {
+    case (nil, nil): return true
+    case (let held?, let said?): return held > time && abs(held.timeIntervalSince(said)) <= 2
+    default: return false
+    }
   }
 
   /// Whether the engine still holds subscription `id`, unexpired at `time`.
@@ -133,6 +144,7 @@ extension PeerResolver {
       token, to: shadow.credentials.id,
       until: time.addingTimeInterval(validity + configuration.resolution.tokenGrace.secondsValue))
     shadow.tokens.insert(token)
+    shadow.validUntil[token] = time.addingTimeInterval(Double(milliseconds) / 1000)
     shadows[ephemeral] = shadow
   }
 

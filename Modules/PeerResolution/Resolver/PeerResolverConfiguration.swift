@@ -15,7 +15,8 @@ public struct PeerResolverConfiguration: Sendable, Hashable {
   /// past it is refused and counted (``PeerCounters/refusedPeers``). Default 1024.
   public var maximumShadows: Int
   /// How long an owner keeps sending unasked updates (a publication added or removed) to a
-  /// device that asked it. Default 15 s.
+  /// device that asked it, from its last question; a device it told it hears is kept for as
+  /// long as it still hears it, and this long after. Default 15 s.
   public var hearerMemory: Duration
   /// How often the resolver's clock ticks: retries, refreshes, deadlines. Default 250 ms.
   public var tickInterval: Duration

@@ -16,6 +16,9 @@ struct ShadowDevice: Sendable {
   var lastSubscriptions: [PeerSubscription] = []
   /// The peer's tokens bound to it in the engine's store.
   var tokens: Set<Token> = []
+  /// Until when each token resolves at the peer, as its newest answer said: a local refresh
+  /// binds the token again up to then, as an answer would.
+  var validUntil: [Token: Date] = [:]
   /// When the peer last asked or answered.
   var lastContact: Date
   /// The send time (the peer's stamp, ms) of the newest answer taken from it: an unasked
@@ -32,4 +35,8 @@ struct RecentHearer: Sendable {
   /// The mediums our last answer said we hear it on: while we do, it asks us no more, and it
   /// is kept (past `until`) so that it learns when we stop.
   var toldHears: DiscoveryMediums = []
+  /// When we last told it we stopped hearing it on one of those (an unasked answer): told
+  /// again every refresh interval until it asks (a datagram may be lost), and forgotten with
+  /// the rest once `until` passes.
+  var lapseToldAt: Date?
 }

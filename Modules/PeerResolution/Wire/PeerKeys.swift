@@ -1,6 +1,6 @@
 @_spi(Resolver) public import Core
 public import Crypto
-import Foundation
+public import Foundation
 public import Tokens
 
 /// The keys of one project's peer exchange, derived from its API key with HKDF-SHA256 under
@@ -47,17 +47,28 @@ public struct PeerKeys: Sendable {
     digestKey = derive("handles digest key")
   }
 
-  /// The digest of `handles` under `token`: the first 8 bytes of HMAC-SHA256(`digestKey`,
-  /// token ‖ handles as a query carries them, each with an infinite TTL), zero mapped to one.
-  /// The remaining TTLs are left out (they change every moment while nothing else does); the
-  /// token is in, so the digest changes with every rotation and links nothing across them.
-  public func digest(token: Token, handles: PeerHandles) -> HandlesDigest {
+  /// The digest of `handles` under `token` at `now`: the first 8 bytes of
+  /// HMAC-SHA256(`digestKey`, token ‖ handles as a query carries them, each with an infinite
+  /// TTL ‖ each handle's expiry, `now` plus its remaining TTL in whole seconds since 1970, 0
+  /// for none), zero mapped to one. The remaining TTLs themselves are left out (they change
+  /// every moment while nothing else does), their expiries are in (a handle renewed with a new
+  /// TTL is a change its hearers must learn); the token is in, so the digest changes with
+  /// every rotation and links nothing across them.
+  public func digest(token: Token, handles: PeerHandles, at now: Date) -> HandlesDigest {
     var writer = ByteWriter()
     writer.raw(token.bytes)
     PeerMessage.write(
       PeerHandles(
         publications: handles.publications.map(\.identity),
         subscriptions: handles.subscriptions.map(\.identity)), to: &writer)
+    let strategies =
+      handles.publications.map(\.strategy) + handles.subscriptions.map(\.strategy)
+    for strategy in strategies {
+      // Rounded to the nearest second: the same expiry read at two instants agrees.
+      writer.u64(
+        strategy.ttl.seconds.map { UInt64(max(now.timeIntervalSince1970 + $0, 0).rounded()) }
+          ?? 0)
+    }
     let code = HMAC<SHA256>.authenticationCode(for: writer.bytes, using: digestKey)
     let value = code.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
     return HandlesDigest(value) ?? HandlesDigest(1)!
