@@ -9,23 +9,23 @@ import NearbyTesting
 import Tokens
 
 /// K audio mediums on one shared air (a PulseAudio sink and its monitor), each transmitting a
-/// fresh token of its own and listening: how long until every hearer has heard every other's
+/// token of its own and listening: how long until every other medium has heard a newcomer's
 /// token, and how many of the frames on the air each hearer decoded.
 struct AudioCrowdBench: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "audio-crowd",
-    abstract: "Audio crowd: K transmitters on one air; time until every hearer heard every token.",
+    abstract: "Audio crowd: K transmitters on one air; time until all hear a newcomer's token.",
     discussion: """
       Needs a PulseAudio server with a sink whose monitor carries what is played (`pactl \
       load-module module-null-sink sink_name=bench`): the sink is the room. Each round starts \
-      K mediums that listen, then hands each a new token at once (each plays its frame at \
-      once, then every 2–3 s, deferring while it hears another frame), and watches the air \
-      for --timeout seconds. A round's figure is the time from the handing out until the \
-      last hearer first heard the last token; a round in which some hearer missed some token \
-      counts as missed. Decodes per \
-      pair: the frames of one transmitter one hearer decoded, over the frames that \
-      transmitter played (estimated from the 2–3 s interval: the first at once, then one \
-      every 2.5 s on average), so 1 − that is the share lost to collisions and noise. This \
+      K mediums that listen; K − 1 of them transmit tokens of their own for 3 s (each plays \
+      a frame at once, then every 2–3 s, deferring while it hears another frame), then the \
+      last one, the newcomer, gets its token, and the air is watched for --timeout seconds. \
+      A round's figure is the time from the newcomer's token until the last of the others \
+      first heard it; a round in which one of them did not counts as missed. Decodes per \
+      pair and second: the frames of one transmitter one hearer decoded in the window, over \
+      every ordered pair; a transmitter alone on the air plays one frame every 2.5 s on \
+      average, so 0.4 a second is what no collision and no deferral would give. This \
       is the medium's part of a find; peer resolution adds the LAN exchange (milliseconds). \
       Exits 1 when nothing at all was heard.
       """)
@@ -42,10 +42,11 @@ struct AudioCrowdBench: AsyncParsableCommand {
   struct Row: Encodable {
     var transmitters: Int
     var rounds: Int
-    /// Seconds until every hearer heard every token, per round (nil: missed).
+    /// Seconds until every other medium heard the newcomer's token, per round (nil: missed).
     var allHeardSeconds: [Double?]
-    /// Frames decoded per frame played, every pair of the rows' rounds together.
-    var decodedShare: Double
+    /// Frames decoded per ordered pair (hearer, transmitter) and second of the window,
+    /// every round together (about 0.4 with nothing lost).
+    var decodesPerPairPerSecond: Double
   }
 
   func counts() throws -> [Int] {
@@ -72,20 +73,22 @@ struct AudioCrowdBench: AsyncParsableCommand {
     var rows: [Row] = []
     for count in try counts() {
       var row = Row(
-        transmitters: count, rounds: short ? 1 : rounds, allHeardSeconds: [], decodedShare: 0)
+        transmitters: count, rounds: short ? 1 : rounds, allHeardSeconds: [],
+        decodesPerPairPerSecond: 0)
       var decoded = 0
-      var played = 0.0
+      var pairSeconds = 0.0
       for round in 1...row.rounds {
-        let (seconds, decodes, frames) = try await self.round(
+        let (seconds, decodes, window) = try await self.round(
           count, configuration: configuration, logger: logger)
         row.allHeardSeconds.append(seconds)
         decoded += decodes
-        played += frames
+        pairSeconds += window * Double(count * (count - 1))
         progress(
           "\(count) transmitters, round \(round)/\(row.rounds): "
-            + (seconds.map { String(format: "every token heard in %.1f s", $0) } ?? "MISSED"))
+            + (seconds.map { String(format: "the newcomer heard by all in %.1f s", $0) }
+              ?? "MISSED"))
       }
-      row.decodedShare = played > 0 ? Double(decoded) / played : 0
+      row.decodesPerPairPerSecond = pairSeconds > 0 ? Double(decoded) / pairSeconds : 0
       rows.append(row)
     }
     if json {
@@ -96,21 +99,22 @@ struct AudioCrowdBench: AsyncParsableCommand {
         print(
           String(
             format:
-              "%d transmitters: every token heard in %d of %d rounds (%@ s); frames decoded %.0f %%",
+              "%d transmitters: the newcomer heard by all in %d of %d rounds (%@ s); "
+              + "decodes per pair %.2f/s (0.40 with none lost)",
             row.transmitters, heard.count, row.rounds,
             heard.map { String(format: "%.1f", $0) }.joined(separator: ", "),
-            row.decodedShare * 100))
+            row.decodesPerPairPerSecond))
       }
     }
-    guard rows.contains(where: { $0.decodedShare > 0 }) else {
+    guard rows.contains(where: { $0.decodesPerPairPerSecond > 0 }) else {
       throw CommandFailure("no token played into \(sink) was heard on \(sink).monitor")
     }
   }
 
-  /// One round of `count` mediums, watched for the whole window: the time until every
-  /// hearer had heard every other's token (nil when some did not within it), the decodes of
-  /// other tokens, and the frames those transmitters are expected to have played to each
-  /// hearer in it.
+  /// One round of `count` mediums: `count` − 1 transmit for a few seconds first (the room),
+  /// then the newcomer gets its token; the time until every other medium first heard the
+  /// newcomer's token (nil when one did not within the window), the decodes of other tokens
+  /// in the window, and the window's length in seconds.
   private func round(
     _ count: Int, configuration: PulseAudioConfiguration, logger: Logger
   ) async throws -> (Double?, Int, Double) {
@@ -122,34 +126,30 @@ struct AudioCrowdBench: AsyncParsableCommand {
       try await medium.startScanning()
       mediums.append(medium)
     }
-    try await Task.sleep(for: .milliseconds(500))
     let tokens = (0..<count).map { _ in Token.random() }
+    // The room: everyone but the newcomer (index 0) on the air, their frames spread out.
+    for index in 1..<count { try await mediums[index].transmit(tokens[index]) }
+    try await Task.sleep(for: .seconds(3))
     let start = Date()
-    for (medium, token) in zip(mediums, tokens) { try await medium.transmit(token) }
+    try await mediums[0].transmit(tokens[0])
     let window = short ? min(timeout, 8) : timeout
     try await Task.sleep(for: .milliseconds(Int(window * 1000)))
     for medium in mediums { await medium.shutdown() }
-    var lastFirstHearing = 0.0
-    var missed = false
+    var newcomerHeard: [Double] = []
     var decodes = 0
     for (index, recorder) in recorders.enumerated() {
       let heard = recorder.elements.filter {
-        $0.token != tokens[index] && tokens.contains($0.token)
-          && $0.time.timeIntervalSince(start) <= window
+        let offset = $0.time.timeIntervalSince(start)
+        return $0.token != tokens[index] && tokens.contains($0.token) && offset >= 0
+          && offset <= window
       }
       decodes += heard.count
-      for (other, token) in tokens.enumerated() where other != index {
-        guard let first = heard.first(where: { $0.token == token }) else {
-          missed = true
-          continue
-        }
-        lastFirstHearing = max(lastFirstHearing, first.time.timeIntervalSince(start))
+      if index > 0, let first = heard.first(where: { $0.token == tokens[0] }) {
+        newcomerHeard.append(first.time.timeIntervalSince(start))
       }
     }
-    // Each transmitter's first frame at once, then one every 2.5 s on average; only frames
-    // whose airtime ended in the window count, each for the count − 1 others.
-    let frames = 1 + ((window - ModemParameters.airtime) / 2.5).rounded(.down)
-    return (missed ? nil : lastFirstHearing, decodes, frames * Double(count * (count - 1)))
+    let everyone = newcomerHeard.count == count - 1
+    return (everyone ? newcomerHeard.max() : nil, decodes, window)
   }
 
   private func progress(_ text: String) {
