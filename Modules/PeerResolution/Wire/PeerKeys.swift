@@ -16,7 +16,7 @@ public import Tokens
 /// - ``announcementKey`` authenticates and seals the LAN medium's announcements in peer mode
 ///   (the medium's site key): a host without the project key can neither announce a token nor
 ///   name a way back.
-/// - `digestKey` makes the digests of a device's handles (``digest(token:handles:)``): only
+/// - `digestKey` makes the digests of a device's handles (``digest(token:handles:at:)``): only
 ///   the project can make one, and nobody outside it can test a guess of what a device
 ///   publishes against one heard.
 public struct PeerKeys: Sendable {
