@@ -162,11 +162,6 @@ struct PeerDigestStateMachineTests {
 
   /// The query ids of the questions among `actions`.
   static func questions(_ actions: [PeerExchangeStateMachine.Action]) -> [UInt64] {
-    actions.compactMap {
-      switch $0 {
-      case .sendQuery(let id, _, _, _), .sendWhoHas(let id, _), .probe(let id, _, _): id
-      case .forget, .refreshedLocally: nil
-      }
-    }
+    actions.compactMap(\.questionID)
   }
 }

@@ -406,22 +406,20 @@ struct PeerExchangeStateMachineTests {
 }
 
 extension PeerExchangeStateMachine.Action {
-  /// A who-has, a probe or a query (not a forget or a local refresh).
-  fileprivate var isQuestion: Bool {
+  /// The query id of a question (a who-has, a probe or a query); nil for a forget or a local
+  /// refresh.
+  var questionID: UInt64? {
     switch self {
-    case .sendQuery, .sendWhoHas, .probe: true
-    case .forget, .refreshedLocally: false
+    case .sendQuery(let id, _, _, _), .sendWhoHas(let id, _), .probe(let id, _, _): id
+    case .forget, .refreshedLocally: nil
     }
   }
+
+  /// A who-has, a probe or a query (not a forget or a local refresh).
+  var isQuestion: Bool { questionID != nil }
 }
 
 /// The query id of the first question among `actions`.
-private func firstQueryID(_ actions: [PeerExchangeStateMachine.Action]) -> UInt64? {
-  for action in actions {
-    switch action {
-    case .sendQuery(let id, _, _, _), .sendWhoHas(let id, _), .probe(let id, _, _): return id
-    case .forget, .refreshedLocally: continue
-    }
-  }
-  return nil
+func firstQueryID(_ actions: [PeerExchangeStateMachine.Action]) -> UInt64? {
+  actions.lazy.compactMap(\.questionID).first
 }
