@@ -48,6 +48,20 @@ struct PeerWireTests {
           queryID: 5, token: Token(value: 10), sender: Identifier(high: 5, low: 6),
           tokenValidFor: 1, publications: [], digest: HandlesDigest(0xfedc_ba98_7654_3210),
           hearsYou: [.lan, .ble])),
+      .query(
+        PeerQuery(
+          queryID: 6, cookie: 7, token: Token(value: 11), mediums: .ble,
+          sender: Identifier(high: 7, low: 8), knownDigest: HandlesDigest(0x0102),
+          handlesDigest: HandlesDigest(0x0304), handles: nil)),
+      .answer(
+        PeerAnswer(
+          queryID: 7, token: Token(value: 12), sender: Identifier(high: 9, low: 10),
+          tokenValidFor: 2, publications: [], digest: HandlesDigest(0x0506), hearsYou: .ble,
+          yours: HandlesDigest(0x0304), unchanged: true)),
+      .answer(
+        PeerAnswer(
+          queryID: 8, token: Token(value: 13), sender: Identifier(high: 11, low: 12),
+          tokenValidFor: 0, publications: [], handlesWanted: true)),
     ])
   func roundTrip(_ message: PeerMessage) throws {
     let sealer = PeerSealer(keys: keys)
@@ -89,6 +103,99 @@ struct PeerWireTests {
     #expect(
       PeerKeys(apiKey: "another-project").digest(token: token, handles: sample, at: now) != digest)
     #expect(keys.digest(token: token, handles: PeerHandles(), at: now) != digest)
+  }
+
+  @Test(
+    "a hearer's handles digest: one per owner token and hearer id, changes with the handles")
+  func hearerHandlesDigest() throws {
+    let sample = try #require(
+      { if case .query(let query) = Self.sampleQuery { query.handles } else { nil } }())
+    let token = Token(value: 42)
+    let hearer = Identifier(high: 1, low: 2)
+    let digest = keys.digest(of: sample, owner: token, hearer: hearer, at: now)
+    #expect(keys.digest(of: sample, owner: token, hearer: hearer, at: now) == digest)
+    #expect(keys.digest(of: sample, owner: Token(value: 43), hearer: hearer, at: now) != digest)
+    #expect(
+      keys.digest(of: sample, owner: token, hearer: Identifier(high: 1, low: 3), at: now)
+        != digest)
+    #expect(keys.digest(token: token, handles: sample, at: now) != digest)
+    var fewer = sample
+    fewer.subscriptions.removeFirst()
+    #expect(keys.digest(of: fewer, owner: token, hearer: hearer, at: now) != digest)
+  }
+
+  @Test(
+    "what leaves a part out must name it: handles left out without a digest, unchanged without one, publications beside a flag"
+  )
+  func leftOutPartsAreNamed() throws {
+    func query(knownDigest: UInt64, handlesDigest: UInt64, flags: UInt8) -> [UInt8] {
+      var writer = ByteWriter()
+      writer.u64(1)
+      writer.u64(0)
+      writer.u64(2)
+      writer.u32(0)
+      writer.u64(3)
+      writer.u64(4)
+      writer.u64(knownDigest)
+      writer.u64(handlesDigest)
+      writer.u8(flags)
+      return writer.bytes
+    }
+    #expect(throws: PeerWireError.invalid("handles left out without a digest")) {
+      try PeerMessage(kind: .query, body: query(knownDigest: 5, handlesDigest: 0, flags: 1))
+    }
+    #expect(throws: PeerWireError.invalid("query flags")) {
+      try PeerMessage(kind: .query, body: query(knownDigest: 5, handlesDigest: 6, flags: 2))
+    }
+    let leftOut = try PeerMessage(
+      kind: .query, body: query(knownDigest: 0, handlesDigest: 6, flags: 1))
+    guard case .query(let parsed) = leftOut else {
+      Issue.record("not a query: \(leftOut)")
+      return
+    }
+    #expect(parsed.handles == nil && parsed.knownDigest == nil)
+    #expect(parsed.handlesDigest == HandlesDigest(6))
+
+    func answer(digest: UInt64, flags: UInt8, publications: Int) -> [UInt8] {
+      let publication = PeerMessage.answer(
+        PeerAnswer(
+          queryID: 1, token: Token(value: 1), sender: Identifier(high: 0, low: 0),
+          tokenValidFor: 0,
+          publications: [PeerPublication(message: Message(text: "x"), strategy: .default)])
+      ).body.suffix(from: 8 + 8 + 16 + 8 + 4 + 8 + 4 + 8 + 1 + 1)
+      var writer = ByteWriter()
+      writer.u64(1)
+      writer.u64(2)
+      writer.u64(3)
+      writer.u64(4)
+      writer.u64(0)
+      writer.u32(0)
+      writer.u64(digest)
+      writer.u32(0)
+      writer.u64(0)
+      writer.u8(flags)
+      writer.u8(UInt8(publications))
+      for _ in 0..<publications { writer.raw(Array(publication)) }
+      return writer.bytes
+    }
+    #expect(throws: PeerWireError.invalid("unchanged without a digest")) {
+      try PeerMessage(kind: .answer, body: answer(digest: 0, flags: 1, publications: 0))
+    }
+    #expect(throws: PeerWireError.invalid("answer flags")) {
+      try PeerMessage(kind: .answer, body: answer(digest: 9, flags: 3, publications: 0))
+    }
+    #expect(throws: PeerWireError.invalid("answer flags")) {
+      try PeerMessage(kind: .answer, body: answer(digest: 9, flags: 4, publications: 0))
+    }
+    for flags: UInt8 in [1, 2] {
+      #expect(throws: PeerWireError.invalid("publications in an answer that carries none")) {
+        try PeerMessage(kind: .answer, body: answer(digest: 9, flags: flags, publications: 1))
+      }
+    }
+    // The fixture itself is a valid answer without the flags.
+    #expect(throws: Never.self) {
+      try PeerMessage(kind: .answer, body: answer(digest: 9, flags: 0, publications: 1))
+    }
   }
 
   @Test("a datagram of the previous wire version is told apart, not misread")
@@ -203,6 +310,8 @@ struct PeerWireTests {
     writer.u32(0)
     writer.u64(0)
     writer.u32(0)
+    writer.u64(0)
+    writer.u8(0)
     writer.u8(UInt8(PeerLimits.maximumPublications + 1))
     #expect(throws: PeerWireError.tooLarge("publications")) {
       try PeerMessage(kind: .answer, body: writer.bytes)
@@ -214,7 +323,7 @@ struct PeerWireTests {
           queryID: 1, token: Token(value: 1), sender: Identifier(high: 0, low: 0), tokenValidFor: 0,
           publications: [PeerPublication(message: Message(text: "x"), strategy: .default)])
       ).body
-    let contentLength = 8 + 8 + 16 + 8 + 4 + 8 + 4 + 1
+    let contentLength = 8 + 8 + 16 + 8 + 4 + 8 + 4 + 8 + 1 + 1
     body.replaceSubrange(contentLength..<contentLength + 4, with: [0, 0x01, 0x90, 0x01])
     #expect(throws: PeerWireError.tooLarge("content")) {
       try PeerMessage(kind: .answer, body: body)

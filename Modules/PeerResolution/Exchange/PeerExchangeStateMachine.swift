@@ -33,7 +33,11 @@ public import Tokens
 ///   answer (its side stays fresh without our questions); ``Action/refreshedLocally(_:owner:)``
 ///   says so. A digest heard that differs from the answer's asks at once (at most once per
 ///   ``Configuration/queryTimeout``): the owner's handles changed. An owner's unasked update
-///   that no longer covers those mediums makes the next refresh a question;
+///   that no longer covers those mediums makes the next refresh a question. What a
+///   question may leave out is kept here too: the digest of the owner's newest answer
+///   (``answeredDigest(of:)``) and of this device's handles the owner holds
+///   (``ownerHolds(_:)``); an owner that no longer holds them makes the question go again at
+///   once, once (``handlesWanted(queryID:from:now:)``);
 /// - not heard for ``Configuration/forgetAfter``: forgotten.
 ///
 /// Where questions go: the address an owner answered from is kept for as long as questions
@@ -163,6 +167,8 @@ public struct PeerExchangeStateMachine: Sendable {
     var answeredDigest: HandlesDigest?
     /// The mediums the owner said it hears this device on itself, in its newest answer.
     var ownerHears: DiscoveryMediums = []
+    /// The digest of this device's handles the owner said it holds, in its newest answer.
+    var ownerHolds: HandlesDigest?
   }
 
   public let configuration: Configuration
@@ -207,6 +213,14 @@ public struct PeerExchangeStateMachine: Sendable {
   }
   /// The owner's ephemeral id learnt from the last answer for `key`.
   public func owner(of key: Key) -> Identifier? { entries[key]?.owner }
+  /// The address the owner of `key` answered from, kept while questions to it are answered.
+  public func confirmedAddress(of key: Key) -> PeerAddress? { entries[key]?.confirmed }
+  /// The digest the owner's newest answer (or update) for `key` carried: what a question
+  /// names as held (``PeerQuery/knownDigest``).
+  public func answeredDigest(of key: Key) -> HandlesDigest? { entries[key]?.answeredDigest }
+  /// The digest of `key.local`'s handles the owner said it holds in its newest answer (or
+  /// update): while the handles keep it, a question may leave them out.
+  public func ownerHolds(_ key: Key) -> HandlesDigest? { entries[key]?.ownerHolds }
   /// The mediums `key.token` was heard on by `key.local` at `since` or later.
   public func heardMediums(_ key: Key, since: Date) -> DiscoveryMediums {
     (entries[key]?.heard ?? [:]).reduce(into: []) { mediums, heard in
@@ -287,12 +301,35 @@ public struct PeerExchangeStateMachine: Sendable {
     return [.sendQuery(queryID: queryID, key: key, mediums: mediums, to: address)]
   }
 
+  /// The owner answered `queryID` from `address` that it does not hold the handles the
+  /// question left out (``PeerAnswer/handlesWanted``): they go with the next question, and
+  /// the question is sent again at once, once (an owner that keeps wanting them must not make
+  /// it ping-pong; the next attempt carries them anyway).
+  public mutating func handlesWanted(queryID: UInt64, from address: PeerAddress, now: Date)
+    -> [Action]
+  {
+    guard let key = outstanding[queryID], var entry = entries[key] else { return [] }
+    entry.ownerHolds = nil
+    entries[key] = entry
+    guard case .asking(_, let attempt, let deadline, let asked, resent: false) = entry.phase,
+      (entry.confirmed ?? entry.address) == address
+    else { return [] }
+    entry.phase = .asking(
+      queryID: queryID, attempt: attempt,
+      deadline: max(deadline, now + configuration.queryTimeout), mediums: asked, resent: true)
+    entry.lastAsked = now
+    entries[key] = entry
+    return [.sendQuery(queryID: queryID, key: key, mediums: asked, to: address)]
+  }
+
   /// The answer to `queryID` arrived from `address`, sent by the owner `sender` with the
-  /// digest of its handles and the mediums it hears this device on; nil when no question of
-  /// that id waits (a late or unasked answer).
+  /// digest of its handles, the mediums it hears this device on and the digest of this
+  /// device's handles it holds (`holds`); nil when no question of that id waits (a late or
+  /// unasked answer).
   public mutating func answered(
     queryID: UInt64, sender: Identifier, from address: PeerAddress,
-    digest: HandlesDigest? = nil, hearsYou: DiscoveryMediums = [], now: Date
+    digest: HandlesDigest? = nil, hearsYou: DiscoveryMediums = [], holds: HandlesDigest? = nil,
+    now: Date
   ) -> Resolution? {
     guard let key = outstanding[queryID] ?? superseded[queryID], var entry = entries[key] else {
       return nil
@@ -319,6 +356,7 @@ public struct PeerExchangeStateMachine: Sendable {
     entry.mediumsSinceAnswer = []
     entry.answeredDigest = digest
     entry.ownerHears = hearsYou
+    entry.ownerHolds = holds
     // A digest heard before the answer says nothing about it.
     entry.heardDigest = nil
     entries[key] = entry
@@ -327,15 +365,18 @@ public struct PeerExchangeStateMachine: Sendable {
 
   /// The owner of `key` sent an update nobody asked for (its publications changed, or it
   /// stopped hearing this device on a medium it said it heard it on), with the digest of its
-  /// handles and the mediums it hears this device on now. When those no longer cover the
-  /// mediums this device heard it on since its answer, the next refresh is due at once and is
-  /// a question: the owner's side of the nearness needs it.
+  /// handles, the mediums it hears this device on now and the digest of this device's handles
+  /// it holds. When those mediums no longer cover the ones this device heard it on since its
+  /// answer, the next refresh is due at once and is a question: the owner's side of the
+  /// nearness needs it.
   public mutating func updated(
-    _ key: Key, digest: HandlesDigest?, hearsYou: DiscoveryMediums, now: Date
+    _ key: Key, digest: HandlesDigest?, hearsYou: DiscoveryMediums, holds: HandlesDigest? = nil,
+    now: Date
   ) -> [Action] {
     guard var entry = entries[key], entry.lastAnswer != nil else { return [] }
     entry.answeredDigest = digest
     entry.ownerHears = hearsYou
+    entry.ownerHolds = holds
     entry.heardDigest = nil
     if !entry.mediumsSinceAnswer.isSubset(of: hearsYou) { entry.lastAnswer = .distantPast }
     entries[key] = entry

@@ -53,6 +53,14 @@ public struct PeerCounters: Sendable, Hashable {
   /// Unasked updates sent to a hearer this device stopped hearing on a medium it had told
   /// it it heard it on (so that the hearer asks again, and this side stays fresh).
   public var hearingLapses = 0
+  /// Answers sent without publications because the question named the owner's digest as
+  /// held and it still was (``PeerAnswer/unchanged``).
+  public var unchangedAnswers = 0
+  /// Questions sent without this device's handles because the owner said it holds them.
+  public var handlesLeftOut = 0
+  /// Answers that said the owner does not hold the handles the question left out (it forgot
+  /// this device): the question went again with them.
+  public var handlesWanted = 0
 
   public init() {}
 

@@ -183,19 +183,44 @@ extension PeerResolver {
           cookie: cookies.cookie(for: sender, now: time)), to: sender, now: time)
       return
     }
-    guard
-      let shadow = updateShadow(
-        query.sender, publications: query.handles.publications,
-        subscriptions: query.handles.subscriptions, now: time)
-    else { return }
+    let shadow: ShadowDevice
+    if let handles = query.handles {
+      guard
+        var taken = updateShadow(
+          query.sender, publications: handles.publications,
+          subscriptions: handles.subscriptions, now: time)
+      else { return }
+      taken.handlesDigest = query.handlesDigest
+      shadows[query.sender] = taken
+      shadow = taken
+    } else {
+      // Left out: the hearer holds that we hold them. We may not (forgotten, or another
+      // digest): it is to ask again with them, and nothing else of the question counts.
+      guard var held = shadows[query.sender], let digest = query.handlesDigest,
+        held.handlesDigest == digest
+      else {
+        send(
+          .answer(
+            PeerAnswer(
+              queryID: query.queryID, token: query.token, sender: ownerEphemeral,
+              cookie: cookies.cookie(for: sender, now: time), tokenValidFor: 0, publications: [],
+              handlesWanted: true)), to: sender, now: time)
+        return
+      }
+      held.lastContact = time
+      shadows[query.sender] = held
+      shadow = held
+    }
     // The hearer heard our token on each of these mediums: a sighting by its shadow.
     let sightings = query.mediums.elements.map {
       Sighting(token: query.token, medium: $0, time: time)
     }
     reportFromShadow(shadow, sightings: sightings, now: time)
+    // "Unchanged" only for a question whose subscriptions (what filters the publications)
+    // are those of the answer it holds: one that carries handles gets them all.
     let told = sendAnswer(
       queryID: query.queryID, owner: owner, token: query.token, to: sender, hearer: query.sender,
-      now: time)
+      known: query.handles == nil ? query.knownDigest : nil, now: time)
     hearers[owner, default: [:]][query.sender] = RecentHearer(
       address: sender, token: query.token, until: time + configuration.hearerMemory,
       toldHears: told)
@@ -211,24 +236,47 @@ extension PeerResolver {
   ) -> Bool {
     let local: DeviceID
     var heard: [(medium: DiscoveryMediums, time: Date)] = []
+    if answer.handlesWanted {
+      // Our question left our handles out and the owner does not hold them.
+      guard answer.queryID != 0, let key = exchange.key(ofQuery: answer.queryID),
+        key.token == answer.token
+      else {
+        statistics.ignored += 1
+        return false
+      }
+      statistics.handlesWanted += 1
+      perform(exchange.handlesWanted(queryID: answer.queryID, from: sender, now: time), now: time)
+      return true
+    }
     if answer.queryID == 0 {
-      // An update nobody asked: only from a peer we know, about a token bound to it.
-      guard let shadow = shadows[answer.sender], shadow.tokens.contains(answer.token),
+      // An update nobody asked: only from a peer we know, about a token bound to it, from
+      // the address its answers come from (another key holder cannot speak for it, nor
+      // bounce its updates through another source), and never "unchanged" (that answers a
+      // question naming a digest).
+      guard !answer.unchanged, let shadow = shadows[answer.sender],
+        shadow.tokens.contains(answer.token),
         sentAt >= shadow.newestAnswer,
-        let key = exchangeKey(token: answer.token, owner: answer.sender)
+        let key = exchangeKey(token: answer.token, owner: answer.sender),
+        exchange.confirmedAddress(of: key) == sender
       else {
         statistics.ignored += 1
         return false
       }
       local = key.local
       perform(
-        exchange.updated(key, digest: answer.digest, hearsYou: answer.hearsYou, now: time),
+        exchange.updated(
+          key, digest: answer.digest, hearsYou: answer.hearsYou, holds: answer.yours, now: time),
         now: time)
     } else {
+      // "Unchanged" stands for the publications of the answer we hold: only from its owner,
+      // about the digest we hold now (an update may have replaced it meanwhile).
       guard let key = exchange.key(ofQuery: answer.queryID), key.token == answer.token,
+        !answer.unchanged
+          || (exchange.owner(of: key) == answer.sender && shadows[answer.sender] != nil
+            && exchange.answeredDigest(of: key) == answer.digest),
         let resolution = exchange.answered(
           queryID: answer.queryID, sender: answer.sender, from: sender, digest: answer.digest,
-          hearsYou: answer.hearsYou, now: time)
+          hearsYou: answer.hearsYou, holds: answer.yours, now: time)
       else {
         statistics.ignored += 1
         return false
@@ -237,10 +285,21 @@ extension PeerResolver {
       heard = resolution.heard.map { ($0.key, $0.value) }
     }
     guard locals[local] != nil, ephemeralID(of: local) != answer.sender,
-      !isLocalEphemeral(answer.sender),
-      let shadow = updateShadow(
-        answer.sender, publications: answer.publications, subscriptions: nil, now: time)
+      !isLocalEphemeral(answer.sender)
     else { return true }
+    let shadow: ShadowDevice
+    if answer.unchanged {
+      guard var held = shadows[answer.sender] else { return true }
+      held.lastContact = time
+      shadows[answer.sender] = held
+      shadow = held
+    } else {
+      guard
+        let taken = updateShadow(
+          answer.sender, publications: answer.publications, subscriptions: nil, now: time)
+      else { return true }
+      shadow = taken
+    }
     shadows[answer.sender]?.newestAnswer = max(shadow.newestAnswer, sentAt)
     // Sightings of a token already bound here were recorded when they were reported; only
     // those that could not resolve before are recorded again (recording one again would

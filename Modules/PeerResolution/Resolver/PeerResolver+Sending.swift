@@ -25,9 +25,19 @@ extension PeerResolver {
               handles: PeerHandles())), to: address, now: time)
       case .sendQuery(let queryID, let key, let mediums, let address):
         guard let sender = ephemeralID(of: key.local) else { continue }
+        // Only what the owner does not hold: its answer's publications while their digest
+        // stands (held in the owner's shadow here), our handles while the owner holds them.
+        let mine = handles(of: key.local, now: time)
+        let mineDigest = sealer?.keys.digest(of: mine, owner: key.token, hearer: sender, at: time)
+        let leftOut = mineDigest != nil && exchange.ownerHolds(key) == mineDigest
+        let known = exchange.owner(of: key).flatMap { owner in
+          shadows[owner] == nil ? nil : exchange.answeredDigest(of: key)
+        }
+        if leftOut { statistics.handlesLeftOut += 1 }
         let query = PeerQuery(
           queryID: queryID, cookie: ownerCookies[address] ?? 0, token: key.token,
-          mediums: mediums, sender: sender, handles: handles(of: key.local, now: time))
+          mediums: mediums, sender: sender, knownDigest: known, handlesDigest: mineDigest,
+          handles: leftOut ? nil : mine)
         send(.query(query), to: address, now: time)
       case .forget(let key, let owner):
         logger.debug(
@@ -49,30 +59,40 @@ extension PeerResolver {
 
   /// Answers `hearer` (asked with `queryID`, or 0 for an update) with the publications of
   /// `owner` its subscriptions accept, and the mediums `owner` hears it on itself; returns
-  /// those mediums.
+  /// those mediums. With `known`, the digest the hearer holds while its subscriptions are
+  /// those it held then (its question left its handles out), an owner whose digest is still
+  /// `known` sends no publications: they stand.
   @discardableResult
   func sendAnswer(
     queryID: UInt64, owner: DeviceID, token: Token, to address: PeerAddress, hearer: Identifier,
-    now time: Date
+    known: HandlesDigest? = nil, now time: Date
   ) -> DiscoveryMediums {
     let hears = mediums(hearing: hearer, by: owner, now: time)
     sendAnswer(
       queryID: queryID, owner: owner, token: token, to: address,
-      wanted: shadows[hearer]?.lastSubscriptions ?? [], hearsYou: hears, now: time)
+      wanted: shadows[hearer]?.lastSubscriptions ?? [], hearsYou: hears,
+      yours: shadows[hearer]?.handlesDigest, known: known, now: time)
     return hears
   }
 
-  /// Answers at `address` with the publications of `owner` that `wanted` accept, the digest
-  /// of its handles, and `hearsYou`.
+  /// Answers at `address` with the publications of `owner` that `wanted` accept (none when
+  /// its digest is `known`), the digest of its handles, `hearsYou` and `yours`.
   func sendAnswer(
     queryID: UInt64, owner: DeviceID, token: Token, to address: PeerAddress,
-    wanted: [PeerSubscription], hearsYou: DiscoveryMediums = [], now time: Date
+    wanted: [PeerSubscription], hearsYou: DiscoveryMediums = [], yours: HandlesDigest? = nil,
+    known: HandlesDigest? = nil, now time: Date
   ) {
     guard let ephemeral = ephemeralID(of: owner) else { return }
     let all = handles(of: owner, now: time)
-    let publications = all.publications.filter { publication in
-      wanted.contains { $0.accepts(publication.message) }
-    }
+    let digest = sealer?.keys.digest(token: token, handles: all, at: time)
+    let unchanged = known != nil && known == digest
+    let publications =
+      unchanged
+      ? []
+      : all.publications.filter { publication in
+        wanted.contains { $0.accepts(publication.message) }
+      }
+    if unchanged { statistics.unchangedAnswers += 1 }
     let until = engine.store.devices.binding(of: token) ?? time
     let validFor = UInt32(min(max(until.timeIntervalSince(time) * 1000, 0), Double(UInt32.max)))
     send(
@@ -80,9 +100,8 @@ extension PeerResolver {
         PeerAnswer(
           queryID: queryID, token: token, sender: ephemeral,
           cookie: cookies.cookie(for: address, now: time), tokenValidFor: validFor,
-          publications: publications,
-          digest: sealer?.keys.digest(token: token, handles: all, at: time),
-          hearsYou: hearsYou)), to: address, now: time)
+          publications: publications, digest: digest, hearsYou: hearsYou, yours: yours,
+          unchanged: unchanged)), to: address, now: time)
   }
 
   /// The mediums on which the local device `local` heard one of `hearer`'s tokens within the
@@ -271,13 +290,15 @@ extension PeerMessage {
     switch self {
     case .whoHas, .iHave: return nil
     case .query(var query):
-      if !query.handles.publications.isEmpty {
-        query.handles.publications.removeLast()
-      } else if !query.handles.subscriptions.isEmpty {
-        query.handles.subscriptions.removeLast()
+      guard var handles = query.handles else { return nil }
+      if !handles.publications.isEmpty {
+        handles.publications.removeLast()
+      } else if !handles.subscriptions.isEmpty {
+        handles.subscriptions.removeLast()
       } else {
         return nil
       }
+      query.handles = handles
       return .query(query)
     case .answer(var answer):
       guard !answer.publications.isEmpty else { return nil }

@@ -14,6 +14,9 @@ struct ShadowDevice: Sendable {
   var subscriptions: [PeerSubscription: SubscriptionID] = [:]
   /// The subscriptions as last received (with TTL), to filter what we answer it.
   var lastSubscriptions: [PeerSubscription] = []
+  /// The digest the peer gave its handles in the question that last carried them (and the
+  /// engine took): its questions may leave out handles of this digest.
+  var handlesDigest: HandlesDigest?
   /// The peer's tokens bound to it in the engine's store.
   var tokens: Set<Token> = []
   /// Until when each token resolves at the peer, as its newest answer said: a local refresh

@@ -57,6 +57,27 @@ public struct PeerKeys: Sendable {
   public func digest(token: Token, handles: PeerHandles, at now: Date) -> HandlesDigest {
     var writer = ByteWriter()
     writer.raw(token.bytes)
+    return digest(handles: handles, after: writer, at: now)
+  }
+
+  /// The digest a hearer gives its own handles in a question to the owner of `owner`
+  /// (``PeerQuery/handlesDigest``): as ``digest(token:handles:at:)``, over the owner's token
+  /// and the hearer's ephemeral id `hearer` first, so it names what one owner holds for one
+  /// of the hearer's tokens and links nothing across either side's rotations.
+  public func digest(
+    of handles: PeerHandles, owner token: Token, hearer: Identifier, at now: Date
+  ) -> HandlesDigest {
+    var writer = ByteWriter()
+    writer.raw(token.bytes)
+    writer.u64(hearer.high)
+    writer.u64(hearer.low)
+    return digest(handles: handles, after: writer, at: now)
+  }
+
+  private func digest(handles: PeerHandles, after prefix: ByteWriter, at now: Date)
+    -> HandlesDigest
+  {
+    var writer = prefix
     PeerMessage.write(
       PeerHandles(
         publications: handles.publications.map(\.identity),

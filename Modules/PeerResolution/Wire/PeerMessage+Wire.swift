@@ -8,10 +8,13 @@ import Tokens
 /// ```
 /// whoHas:         query id u64 ‖ token 8
 /// iHave:          query id u64 ‖ token 8 ‖ cookie u64
-/// query:          query id u64 ‖ cookie u64 ‖ token 8 ‖ mediums u32 ‖ sender 16 ‖ handles
+/// query:          query id u64 ‖ cookie u64 ‖ token 8 ‖ mediums u32 ‖ sender 16 ‖
+///                 known digest u64 (0: none) ‖ handles digest u64 (0: none) ‖
+///                 flags u8 (1: handles left out) ‖ [handles]
 /// answer:         query id u64 ‖ token 8 ‖ sender 16 ‖ cookie u64 ‖ token valid for (ms) u32 ‖
-///                 digest u64 (0: none) ‖ hears you (mediums) u32 ‖ publication count u8 ‖
-///                 publications
+///                 digest u64 (0: none) ‖ hears you (mediums) u32 ‖ yours u64 (0: none) ‖
+///                 flags u8 (1: unchanged, 2: handles wanted) ‖ publication count u8 ‖
+///                 publications (none when a flag is set)
 /// handles:        publication count u8 ‖ publications ‖ subscription count u8 ‖ subscriptions
 /// publication:    content (u32 length) ‖ type (u8 length) ‖ namespace (u8 length) ‖ strategy
 /// subscription:   namespace (u8 length) ‖ has type u8 ‖ [type (u8 length)] ‖ strategy ‖
@@ -40,7 +43,14 @@ extension PeerMessage {
       writer.raw(query.token.bytes)
       writer.u32(query.mediums.rawValue)
       Self.write(query.sender, to: &writer)
-      Self.write(query.handles, to: &writer)
+      writer.u64(query.knownDigest?.value ?? 0)
+      writer.u64(query.handlesDigest?.value ?? 0)
+      if let handles = query.handles {
+        writer.u8(0)
+        Self.write(handles, to: &writer)
+      } else {
+        writer.u8(Self.handlesLeftOut)
+      }
     case .answer(let answer):
       writer.u64(answer.queryID)
       writer.raw(answer.token.bytes)
@@ -49,6 +59,10 @@ extension PeerMessage {
       writer.u32(answer.tokenValidFor)
       writer.u64(answer.digest?.value ?? 0)
       writer.u32(answer.hearsYou.rawValue)
+      writer.u64(answer.yours?.value ?? 0)
+      writer.u8(
+        (answer.unchanged ? Self.answerUnchanged : 0)
+          | (answer.handlesWanted ? Self.answerHandlesWanted : 0))
       writer.u8(UInt8(answer.publications.count))
       for publication in answer.publications { Self.write(publication, to: &writer) }
     }
@@ -73,17 +87,31 @@ extension PeerMessage {
       let mediums = DiscoveryMediums(rawValue: try reader.u32())
       guard mediums.unknown.isEmpty else { throw .invalid("mediums") }
       let sender = try Self.readIdentifier(&reader)
-      let publications = try Self.readPublications(&reader)
-      let subscriptionCount = Int(try reader.u8())
-      guard subscriptionCount <= PeerLimits.maximumSubscriptions else {
-        throw .tooLarge("subscriptions")
+      let knownDigest = HandlesDigest(try reader.u64())
+      let handlesDigest = HandlesDigest(try reader.u64())
+      var handles: PeerHandles?
+      switch try reader.u8() {
+      case 0:
+        let publications = try Self.readPublications(&reader)
+        let subscriptionCount = Int(try reader.u8())
+        guard subscriptionCount <= PeerLimits.maximumSubscriptions else {
+          throw .tooLarge("subscriptions")
+        }
+        var subscriptions: [PeerSubscription] = []
+        for _ in 0..<subscriptionCount {
+          subscriptions.append(try Self.readSubscription(&reader))
+        }
+        handles = PeerHandles(publications: publications, subscriptions: subscriptions)
+      case Self.handlesLeftOut:
+        // Left out, they are named by their digest.
+        guard handlesDigest != nil else { throw .invalid("handles left out without a digest") }
+      default:
+        throw .invalid("query flags")
       }
-      var subscriptions: [PeerSubscription] = []
-      for _ in 0..<subscriptionCount { subscriptions.append(try Self.readSubscription(&reader)) }
       self = .query(
         PeerQuery(
           queryID: queryID, cookie: cookie, token: token, mediums: mediums, sender: sender,
-          handles: PeerHandles(publications: publications, subscriptions: subscriptions)))
+          knownDigest: knownDigest, handlesDigest: handlesDigest, handles: handles))
     case .answer:
       let queryID = try reader.u64()
       let token = try Self.readToken(&reader)
@@ -93,14 +121,33 @@ extension PeerMessage {
       let digest = HandlesDigest(try reader.u64())
       let hearsYou = DiscoveryMediums(rawValue: try reader.u32())
       guard hearsYou.unknown.isEmpty else { throw .invalid("hears you") }
+      let yours = HandlesDigest(try reader.u64())
+      let flags = try reader.u8()
+      let unchanged = flags & Self.answerUnchanged != 0
+      let handlesWanted = flags & Self.answerHandlesWanted != 0
+      guard flags & ~(Self.answerUnchanged | Self.answerHandlesWanted) == 0,
+        !(unchanged && handlesWanted)
+      else { throw .invalid("answer flags") }
+      // "Unchanged" names what stands by the digest.
+      guard !unchanged || digest != nil else { throw .invalid("unchanged without a digest") }
       let publications = try Self.readPublications(&reader)
+      guard publications.isEmpty || !(unchanged || handlesWanted) else {
+        throw .invalid("publications in an answer that carries none")
+      }
       self = .answer(
         PeerAnswer(
           queryID: queryID, token: token, sender: sender, cookie: cookie, tokenValidFor: validFor,
-          publications: publications, digest: digest, hearsYou: hearsYou))
+          publications: publications, digest: digest, hearsYou: hearsYou, yours: yours,
+          unchanged: unchanged, handlesWanted: handlesWanted))
     }
     guard reader.isAtEnd else { throw .invalid("trailing bytes") }
   }
+
+  /// A query's flag: its handles are left out (the owner holds those of its digest).
+  private static let handlesLeftOut: UInt8 = 1
+  /// An answer's flags: ``PeerAnswer/unchanged`` and ``PeerAnswer/handlesWanted``.
+  private static let answerUnchanged: UInt8 = 1
+  private static let answerHandlesWanted: UInt8 = 2
 
   // MARK: Writing
 

@@ -10,8 +10,10 @@ public import Tokens
 ///   (both take the smallest padded size), so a who-has relayed from a forged source gains
 ///   nothing.
 /// - ``query(_:)``: the hearer asks the owner directly (where an `iHave` or an answer came
-///   from), telling it which mediums it heard the token on and its own handles, with the
-///   cookie the owner gave that address. A query without a valid cookie is answered with an
+///   from), telling it which mediums it heard the token on and its own handles (or only
+///   their digest, when the owner said it holds them), with the cookie the owner gave that
+///   address, and the digest of the owner's answer it holds (an owner whose handles still
+///   have that digest answers without its publications). A query without a valid cookie is answered with an
 ///   `iHave` carrying one, never with the answer: the owner sends its publications only to an
 ///   address that proved it receives what is sent to it (RFC 9000 §8's rule).
 /// - ``answer(_:)``: the owner's publications that may reach the hearer, with their remaining
@@ -58,18 +60,28 @@ public struct PeerQuery: Sendable, Hashable {
   public var mediums: DiscoveryMediums
   /// The hearer's ephemeral id (new with each of its tokens).
   public var sender: Identifier
-  /// The hearer's publications and subscriptions, so the owner can find them too.
-  public var handles: PeerHandles
+  /// The digest of the owner's answer the hearer holds (``PeerAnswer/digest``), or nil: an
+  /// owner whose handles under `token` still have this digest answers ``PeerAnswer/unchanged``.
+  public var knownDigest: HandlesDigest?
+  /// The digest of the hearer's handles (``PeerKeys/digest(of:owner:hearer:at:)``), or nil
+  /// for none (a probe).
+  public var handlesDigest: HandlesDigest?
+  /// The hearer's publications and subscriptions, so the owner can find them too; nil when
+  /// the owner said it holds those of `handlesDigest` (``PeerAnswer/yours``).
+  public var handles: PeerHandles?
 
   public init(
     queryID: UInt64, cookie: UInt64 = 0, token: Token, mediums: DiscoveryMediums,
-    sender: Identifier, handles: PeerHandles
+    sender: Identifier, knownDigest: HandlesDigest? = nil, handlesDigest: HandlesDigest? = nil,
+    handles: PeerHandles?
   ) {
     self.queryID = queryID
     self.cookie = cookie
     self.token = token
     self.mediums = mediums
     self.sender = sender
+    self.knownDigest = knownDigest
+    self.handlesDigest = handlesDigest
     self.handles = handles
   }
 }
@@ -86,7 +98,8 @@ public struct PeerAnswer: Sendable, Hashable {
   public var cookie: UInt64
   /// How long the token still resolves at the owner, in milliseconds.
   public var tokenValidFor: UInt32
-  /// The full current set (a publication missing from a later answer was unpublished).
+  /// The full current set (a publication missing from a later answer was unpublished);
+  /// empty when ``unchanged`` or ``handlesWanted``.
   public var publications: [PeerPublication]
   /// The digest of the owner's handles under `token` (what its announcements carry beside
   /// the token), or nil: a hearer that keeps hearing this digest needs no new answer.
@@ -94,11 +107,23 @@ public struct PeerAnswer: Sendable, Hashable {
   /// The mediums on which the owner itself hears the hearer lately: on those, the owner
   /// needs no question to know the hearer is near (its own hearing keeps that fresh).
   public var hearsYou: DiscoveryMediums
+  /// The digest of the hearer's handles the owner holds (``PeerQuery/handlesDigest`` of the
+  /// query that last carried them), or nil: while the hearer's handles keep that digest, its
+  /// questions may leave them out.
+  public var yours: HandlesDigest?
+  /// The query's ``PeerQuery/knownDigest`` is still the owner's: the publications of the
+  /// answer that carried it stand, none are sent again (a refresh of an unchanged 100 KiB
+  /// publication carries none of it).
+  public var unchanged: Bool
+  /// The query left its handles out, and the owner does not hold those of its digest (it
+  /// forgot the hearer): ask again with them. Nothing else in the answer counts.
+  public var handlesWanted: Bool
 
   public init(
     queryID: UInt64, token: Token, sender: Identifier, cookie: UInt64 = 0,
     tokenValidFor: UInt32, publications: [PeerPublication], digest: HandlesDigest? = nil,
-    hearsYou: DiscoveryMediums = []
+    hearsYou: DiscoveryMediums = [], yours: HandlesDigest? = nil, unchanged: Bool = false,
+    handlesWanted: Bool = false
   ) {
     self.queryID = queryID
     self.token = token
@@ -108,6 +133,9 @@ public struct PeerAnswer: Sendable, Hashable {
     self.publications = publications
     self.digest = digest
     self.hearsYou = hearsYou
+    self.yours = yours
+    self.unchanged = unchanged
+    self.handlesWanted = handlesWanted
   }
 }
 

@@ -7,9 +7,10 @@ import Foundation
 /// ```
 /// offset size
 ///  0      2   magic "NP" (0x4e 0x50)
-///  2      1   version (4: answers carry a digest and the mediums the owner hears the
-///             hearer on; a build of version 3 drops these datagrams as another version's,
-///             and is dropped by them likewise)
+///  2      1   version (5: a query names the digests each side holds, so an answer to an
+///             unchanged owner carries no publications and a hearer whose handles the owner
+///             holds sends none; a build of version 4 drops these datagrams as another
+///             version's, and is dropped by them likewise)
 ///  3      1   kind (PeerMessageKind)
 ///  4      1   flags: bit 0 = a fragment (the body starts with a fragment prefix); others 0
 ///  5      3   reserved (0)
@@ -29,7 +30,7 @@ import Foundation
 /// rotations). Receivers drop datagrams of other versions.
 struct PeerHeader: Sendable, Hashable {
   static let magic: [UInt8] = [0x4e, 0x50]
-  static let version: UInt8 = 4
+  static let version: UInt8 = 5
   /// The header in the clear.
   static let size = 28
   /// The project tag's size in the header.
