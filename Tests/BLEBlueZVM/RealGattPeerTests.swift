@@ -136,7 +136,8 @@ extension RealBlueZTests {
 
     /// Alice on hci0 publishes the full 100 KiB (broadcast only), Bob on hci1 subscribes (scan
     /// only), with no network between them: Bob finds it intact over GATT, keeps it past
-    /// lostAfter while Alice stays, and loses it when she unpublishes.
+    /// lostAfter while Alice stays, his refreshes meanwhile reading none of it (Alice answers
+    /// "unchanged"), and loses it when she unpublishes.
     @Test func aFullSizeMessageCrossesGATTAndIsLostOnUnpublish() async throws {
       try RealBlueZ.requireVM()
       let (alice, aliceResolver) = try await Self.manager("hci0")
@@ -164,8 +165,15 @@ extension RealBlueZTests {
         "bob found \(found.value.count) messages")
       let foundAfter = ContinuousClock.now - started
       #expect(found.value.first == content, "the 100 KiB content arrived changed")
+      let before = await aliceResolver.counters()
       try await Task.sleep(for: .seconds(15))
+      let after = await aliceResolver.counters()
       #expect(events.value == ["found"], "still published: \(events.value)")
+      // A refresh every 3 s; each answered without the publication (a whole answer would be 7
+      // datagrams of 16 KiB).
+      let unchanged = after.unchangedAnswers - before.unchangedAnswers
+      let sent = after.sent - before.sent
+      #expect(unchanged >= 3 && sent <= unchanged + 1, "\(sent) datagrams, \(unchanged) unchanged")
       await publication.cancel()
       let cancelled = ContinuousClock.now
       #expect(

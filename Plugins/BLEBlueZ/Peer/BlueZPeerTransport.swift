@@ -86,6 +86,8 @@ public struct BlueZPeerTransportCounters: Sendable, Hashable {
   /// Chunks written to owners and read from them (not counting empty reads).
   public var chunksWritten = 0
   public var chunksRead = 0
+  /// The bytes of the chunks read from owners (flags bytes included).
+  public var bytesRead = 0
   /// Datagrams received (from links and from connected hearers).
   public var datagramsReceived = 0
   /// Datagrams dropped: queues full, links lost, malformed chunks, expired.

@@ -273,6 +273,7 @@ actor GattPeerEngine {
     links[address]!.machine.read(chunk, now: clock.now)
     if !chunk.isEmpty {
       counters.chunksRead += 1
+      counters.bytesRead += chunk.count
       switch links[address]!.reassembly.take(chunk) {
       case .datagram(let datagram):
         counters.datagramsReceived += 1

@@ -23,7 +23,11 @@ struct GattPeerBench: AsyncParsableCommand {
       Heard = the subscriber's medium first reports the publisher's token; found = the \
       subscriber's onFound with the whole content. The difference is the GATT exchange: \
       connect, services, write the question, read the answer (1 KiB: one datagram; 100 KiB: \
-      7 of 16 KiB, in 512-byte chunks). Goal: 1 KiB within 3 s. In the VM: \
+      7 of 16 KiB, in 512-byte chunks). Goal: 1 KiB within 3 s. Then both keep running for \
+      --refresh-seconds, the subscriber still hearing the publisher: its refreshes (a question \
+      every 3 s) and the bytes it read from the publisher meanwhile are counted. Goal: a \
+      refresh of an unchanged publication reads none of it (the answers say "unchanged"). \
+      In the VM: \
       Tools/scripts/bluez-vm/run.sh RESULTS .build/debug/nearby-bench gatt-peer --json
       """)
 
@@ -38,6 +42,9 @@ struct GattPeerBench: AsyncParsableCommand {
 
   @Option(help: "Message sizes in bytes, comma-separated.")
   var sizes = "1024,102400"
+
+  @Option(help: "How long both keep running after the found, refreshes counted (seconds).")
+  var refreshSeconds = 10
 
   @Flag(help: "One round per size (the test command's run, so the benchmark cannot rot).")
   var short = false
@@ -55,6 +62,11 @@ struct GattPeerBench: AsyncParsableCommand {
     var p50Milliseconds: Double
     var maxMilliseconds: Double
     var publishToHeardMilliseconds: [Double]
+    /// Per round, after the found: questions the subscriber sent, bytes it read from the
+    /// publisher, and answers the publisher sent without publications (unchanged).
+    var refreshQuestions: [Int]
+    var refreshBytesRead: [Int]
+    var refreshUnchangedAnswers: [Int]
   }
 
   struct Results: Encodable {
@@ -70,6 +82,9 @@ struct GattPeerBench: AsyncParsableCommand {
           + "\(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")), got \(logLevel)")
     }
     guard rounds > 0 else { throw ValidationError("--rounds must be > 0") }
+    guard (0...600).contains(refreshSeconds) else {
+      throw ValidationError("--refresh-seconds must be from 0 to 600, got \(refreshSeconds)")
+    }
     guard advertiser != scanner else {
       throw ValidationError("--advertiser and --scanner must be different adapters")
     }
@@ -91,20 +106,27 @@ struct GattPeerBench: AsyncParsableCommand {
     for size in parsedSizes ?? [] {
       var heardToFound: [Double] = []
       var publishToHeard: [Double] = []
+      var refreshes: [Refreshes] = []
       for round in 1...(short ? 1 : rounds) {
-        let (heard, found) = try await measure(size: size)
+        let (heard, found, refreshed) = try await measure(size: size)
         heardToFound.append(milliseconds(found))
         publishToHeard.append(milliseconds(heard))
+        refreshes.append(refreshed)
         progress(
           "\(size) bytes, round \(round): heard \(milliseconds(heard)) ms after publishing, "
-            + "found \(milliseconds(found)) ms after that")
+            + "found \(milliseconds(found)) ms after that; then in \(refreshSeconds) s "
+            + "\(refreshed.questions) questions, \(refreshed.bytesRead) bytes read, "
+            + "\(refreshed.unchanged) answers unchanged")
       }
       let sorted = heardToFound.sorted()
       results.sizes.append(
         SizeResult(
           bytes: size, rounds: sorted.count, heardToFoundMilliseconds: heardToFound,
           p50Milliseconds: sorted[(sorted.count - 1) / 2], maxMilliseconds: sorted.last ?? .nan,
-          publishToHeardMilliseconds: publishToHeard))
+          publishToHeardMilliseconds: publishToHeard,
+          refreshQuestions: refreshes.map(\.questions),
+          refreshBytesRead: refreshes.map(\.bytesRead),
+          refreshUnchangedAnswers: refreshes.map(\.unchanged)))
     }
     if json {
       print(JSONLine.encode(results))
@@ -112,15 +134,27 @@ struct GattPeerBench: AsyncParsableCommand {
       for size in results.sizes {
         print(
           String(
-            format: "%@ → %@, %d bytes: heard → found p50 %.0f ms, max %.0f ms (%d rounds)",
+            format: "%@ → %@, %d bytes: heard → found p50 %.0f ms, max %.0f ms (%d rounds); "
+              + "refreshes over %d s: %@ questions, %@ bytes read, %@ unchanged",
             advertiser, scanner, size.bytes, size.p50Milliseconds, size.maxMilliseconds,
-            size.rounds))
+            size.rounds, refreshSeconds, "\(size.refreshQuestions)", "\(size.refreshBytesRead)",
+            "\(size.refreshUnchangedAnswers)"))
       }
     }
   }
 
-  /// One round: (publish → heard, heard → found).
-  private func measure(size: Int) async throws -> (Duration, Duration) {
+  /// What the refreshes after a found cost.
+  struct Refreshes {
+    /// Questions the subscriber sent (datagrams, as its resolver counted them).
+    var questions: Int
+    /// Bytes the subscriber's GATT transport read from the publisher.
+    var bytesRead: Int
+    /// Answers the publisher sent without publications.
+    var unchanged: Int
+  }
+
+  /// One round: (publish → heard, heard → found, the refreshes after it).
+  private func measure(size: Int) async throws -> (Duration, Duration, Refreshes) {
     let heardAt = Mutex<ContinuousClock.Instant?>(nil)
     let foundAt = Mutex<ContinuousClock.Instant?>(nil)
     let level = Logger.Level(rawValue: logLevel) ?? .warning
@@ -146,6 +180,21 @@ struct GattPeerBench: AsyncParsableCommand {
     while foundAt.withLock({ $0 }) == nil, ContinuousClock.now < deadline {
       try await Task.sleep(for: .milliseconds(5))
     }
+    var refreshes = Refreshes(questions: 0, bytesRead: 0, unchanged: 0)
+    if foundAt.withLock({ $0 }) != nil, refreshSeconds > 0 {
+      let before = (
+        await subscriber.resolver.counters(), await subscriber.transport.counters(),
+        await publisher.resolver.counters()
+      )
+      try await Task.sleep(for: .seconds(refreshSeconds))
+      let after = (
+        await subscriber.resolver.counters(), await subscriber.transport.counters(),
+        await publisher.resolver.counters()
+      )
+      refreshes = Refreshes(
+        questions: after.0.sent - before.0.sent, bytesRead: after.1.bytesRead - before.1.bytesRead,
+        unchanged: after.2.unchangedAnswers - before.2.unchangedAnswers)
+    }
     await subscription.cancel()
     await publication.cancel()
     // Read before the shutdown: what each side counted says where a lost answer went.
@@ -158,7 +207,7 @@ struct GattPeerBench: AsyncParsableCommand {
           + "(heard: \(heardAt.withLock { $0 } != nil)); publisher \(counted.0); "
           + "subscriber \(counted.1)")
     }
-    return (heard - published, found - heard)
+    return (heard - published, found - heard, refreshes)
   }
 
   /// A manager whose peer resolver's only transport is GATT on `adapter`, with a BlueZ medium
