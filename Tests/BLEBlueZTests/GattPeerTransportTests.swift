@@ -142,13 +142,15 @@ extension BlueZDoubleTests {
     return (manager, resolver, transport)
   }
 
+  /// The outbox notifies, and the double refuses `StartNotify` (it does not emulate
+  /// notifications): Bob's link falls back to reads, and the message still crosses.
   @Test(.requires(.bluezDouble))
   func twoManagersMeetOverGATTWithAFullSizeMessageAndLoseItOnUnpublish() async throws {
     let control = try await DoubleControl.connect()
     defer { control.close() }
     let (alice, aliceResolver) = try await Self.gattManager(
       bus: control.bus, adapter: "hci0", lostAfter: .seconds(3))
-    let (bob, bobResolver) = try await Self.gattManager(
+    let (bob, bobResolver, bobTransport) = try await Self.gattPeer(
       bus: control.bus, adapter: "hci1", lostAfter: .seconds(3))
     let content = Data((0..<Message.maximumContentBytes).map { UInt8(truncatingIfNeeded: $0 * 13) })
     let seen = Watched<[String]>([])
@@ -170,6 +172,9 @@ extension BlueZDoubleTests {
     }
     #expect(await found.until(timeout: .seconds(20)) { $0 == [content] })
     #expect(await bobResolver.counters().dropped == 0)
+    let counted = await bobTransport.counters()
+    #expect(counted.subscriptionFailures >= 1 && counted.subscriptions == 0, "\(counted)")
+    #expect(counted.chunksRead > 0 && counted.chunksNotifiedIn == 0, "\(counted)")
     let stats = try await control.gattStats()
     #expect(stats.connects >= 1, "no GATT connection: \(stats)")
     await publication.cancel()

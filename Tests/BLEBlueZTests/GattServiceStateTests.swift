@@ -35,11 +35,11 @@ import Testing
     var state = GattServiceState()
     let big = (0..<5_000).map { UInt8(truncatingIfNeeded: $0 * 7) }
     let value35 = state.queue(big, for: alice, now: at(0))
-    #expect(value35)
+    #expect(value35 == .waiting)
     let value37 = state.queue([1, 2, 3], for: alice, now: at(0))
-    #expect(value37)
+    #expect(value37 == .waiting)
     let value39 = state.queue([9], for: bob, now: at(0))
-    #expect(value39)
+    #expect(value39 == .waiting)
     #expect(try drain(&state, alice, mtu: 23) == [big, [1, 2, 3]])
     #expect(try drain(&state, bob, mtu: 517) == [[9]])
     let value43 = try state.read(by: alice, offset: 0, now: at(1))
@@ -70,14 +70,14 @@ import Testing
     var completed: [[UInt8]] = []
     // Interleaved hearers do not mix.
     for (index, chunk) in aliceChunks.enumerated() {
-      if let done = state.write(chunk, by: alice, now: at(0)) { completed.append(done) }
-      if index == 3, let done = state.write(bobChunks[0], by: bob, now: at(0)) {
+      if let done = state.write(chunk, by: alice, now: at(0)).datagram { completed.append(done) }
+      if index == 3, let done = state.write(bobChunks[0], by: bob, now: at(0)).datagram {
         completed.append(done)
       }
     }
     #expect(completed == [[5, 6], datagram])
     // A chunk continuing nothing is dropped.
-    let value74 = state.write([GattPeerProfile.endFlag, 1], by: alice, now: at(0))
+    let value74 = state.write([GattPeerProfile.endFlag, 1], by: alice, now: at(0)).datagram
     #expect(value74 == nil)
     #expect(state.dropped == 1)
   }
@@ -92,19 +92,19 @@ import Testing
       var offset = 0
       while offset < chunk.count {
         let piece = Array(chunk[offset..<min(chunk.count, offset + 58)])
-        result = state.write(piece, offset: offset, by: alice, now: at(0)) ?? result
+        result = state.write(piece, offset: offset, by: alice, now: at(0)).datagram ?? result
         offset += piece.count
       }
     }
     #expect(result == datagram)
     // A piece at an offset the chunk is not at drops what was held.
     let chunk = GattChunks.splitForWriting([1, 2, 3, 4], limit: 512)[0]
-    let first = state.write(Array(chunk.prefix(4)), offset: 0, by: alice, now: at(0))
-    let wrong = state.write(Array(chunk.dropFirst(5)), offset: 5, by: alice, now: at(0))
+    let first = state.write(Array(chunk.prefix(4)), offset: 0, by: alice, now: at(0)).datagram
+    let wrong = state.write(Array(chunk.dropFirst(5)), offset: 5, by: alice, now: at(0)).datagram
     #expect(first == nil && wrong == nil)
     #expect(state.dropped == 1)
     // A header claiming more than a chunk holds is dropped.
-    let huge = state.write([3, 0x02, 0x01, 9], offset: 0, by: alice, now: at(0))
+    let huge = state.write([3, 0x02, 0x01, 9], offset: 0, by: alice, now: at(0)).datagram
     #expect(huge == nil)
     #expect(state.dropped == 2)
   }
@@ -116,11 +116,11 @@ import Testing
     configuration.keepFor = .seconds(30)
     var state = GattServiceState(configuration: configuration)
     let value85 = state.queue([1], for: alice, now: at(0))
-    #expect(value85)
+    #expect(value85 == .waiting)
     let value87 = state.queue([2], for: alice, now: at(0))
-    #expect(value87)
+    #expect(value87 == .waiting)
     let value89 = state.queue([3], for: alice, now: at(0))
-    #expect(!value89)
+    #expect(value89 == .refused)
     #expect(state.dropped == 1)
     _ = state.queue([4], for: bob, now: at(1))
     // A third hearer: the least recently active goes.
@@ -136,7 +136,7 @@ import Testing
     let tooLong = Array(repeating: UInt8(1), count: GattPeerProfile.maximumDatagramSize + 1)
     var outcome: [UInt8]?
     for chunk in GattChunks.splitForWriting(tooLong, limit: 512) {
-      outcome = state.write(chunk, by: alice, now: at(0)) ?? outcome
+      outcome = state.write(chunk, by: alice, now: at(0)).datagram ?? outcome
     }
     #expect(outcome == nil)
     #expect(state.dropped >= 1)

@@ -88,6 +88,14 @@ public struct BlueZPeerTransportCounters: Sendable, Hashable {
   public var chunksRead = 0
   /// The bytes of the chunks read from owners (flags bytes included).
   public var bytesRead = 0
+  /// Links subscribed to their owner's notifications, and those whose subscription failed
+  /// (they read instead: a bluetoothd or an owner that does not notify).
+  public var subscriptions = 0
+  public var subscriptionFailures = 0
+  /// Chunks notified to listening hearers (as an owner), and chunks received as
+  /// notifications (as a hearer).
+  public var chunksNotified = 0
+  public var chunksNotifiedIn = 0
   /// Datagrams received (from links and from connected hearers).
   public var datagramsReceived = 0
   /// Datagrams dropped: queues full, links lost, malformed chunks, expired.

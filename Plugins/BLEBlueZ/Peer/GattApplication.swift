@@ -61,12 +61,16 @@ enum GattApplication {
         methods: [
           DBusMethod("ReadValue", input: "a{sv}", output: "ay") { call in
             [.bytes(try await read(try CallOptions(call.body.first)))]
-          }
+          },
+          // bluetoothd says when a device subscribes (no reply awaited); who listens is told
+          // by the listen chunk instead, which names the device's tag.
+          DBusMethod("StartNotify") { _ in [] },
+          DBusMethod("StopNotify") { _ in [] },
         ],
         properties: [
           DBusProperty("UUID", .string(GattPeerProfile.outboxUUID)),
           DBusProperty("Service", .objectPath(service)),
-          DBusProperty("Flags", .strings(["read"])),
+          DBusProperty("Flags", .strings(["read", "notify"])),
         ]), at: outbox)
   }
 }

@@ -5,6 +5,11 @@ import Core
 /// An event and the instant in, the next action out; the transport's actor performs it and
 /// reports how it went. One operation runs at a time on a link (ATT is sequential anyway).
 ///
+/// Listening: connected to an owner whose outbox notifies, the link first subscribes and
+/// writes its listen chunk (``Action/subscribe(_:)``); once the owner acknowledges it, the
+/// owner's datagrams arrive as notifications and the link reads no more. Until then, and when
+/// the subscription fails (a bluetoothd or an owner that does not notify), it reads as below.
+///
 /// Reading: right after a write the owner's answer is usually ready, so the machine reads at
 /// once, again at once while reads bring chunks, and otherwise backs off from
 /// ``Configuration/firstPoll`` doubling to ``Configuration/fastPollLimit`` for
@@ -41,6 +46,9 @@ struct GattLinkStateMachine: Sendable {
     case write([UInt8])
     /// Read the outbox once; report ``read(_:now:)`` or ``operationFailed(now:)``.
     case read
+    /// Subscribe to the outbox's notifications and write this listen chunk into the inbox;
+    /// report ``subscribed(_:now:)``.
+    case subscribe([UInt8])
     /// Disconnect; report ``disconnected(now:)``.
     case disconnect
     /// Nothing now: ask again at this instant (or when an event arrives).
@@ -74,6 +82,19 @@ struct GattLinkStateMachine: Sendable {
   private enum Operation: Equatable, Sendable {
     case writing
     case reading
+    case subscribing
+  }
+
+  /// Whether the owner notifies this link.
+  private enum Listening: Equatable, Sendable {
+    /// It does not (or it is not known yet): the link reads.
+    case no
+    /// To subscribe first, with this listen chunk.
+    case toSubscribe([UInt8])
+    /// Subscribed; the owner's acknowledgement has not arrived: the link still reads.
+    case awaitingAcknowledgement
+    /// The owner notifies: the link reads no more.
+    case notified
   }
 
   /// Whether the link is being remade after a failed write or read (one retry), and why: a
@@ -98,6 +119,7 @@ struct GattLinkStateMachine: Sendable {
   private var nextRead: NearbyClock.Instant?
   private var pollDelay: Duration
   private var refusedUntil: NearbyClock.Instant?
+  private var listening = Listening.no
   /// Datagrams dropped: queued when a connection failed or the link was lost.
   private(set) var dropped = 0
 
@@ -119,6 +141,9 @@ struct GattLinkStateMachine: Sendable {
     guard case .connected = state else { return false }
     return lastWrite.map { now - $0 >= configuration.answerWindow } ?? true
   }
+
+  /// Whether the owner notifies this link (it acknowledged the listen chunk).
+  var isNotified: Bool { listening == .notified }
 
   /// The MTU of the connected link, nil when not connected.
   var mtu: Int? {
@@ -153,6 +178,10 @@ struct GattLinkStateMachine: Sendable {
       state = .connecting(recovery)
       return .connect
     case .connected(let mtu, running: nil, let recovery):
+      if case .toSubscribe(let chunk) = listening {
+        state = .connected(mtu: mtu, running: .subscribing, recovery: recovery)
+        return .subscribe(chunk)
+      }
       if chunks.isEmpty, !queued.isEmpty {
         let datagram = queued.removeFirst()
         queuedBytes -= datagram.count
@@ -177,16 +206,47 @@ struct GattLinkStateMachine: Sendable {
     }
   }
 
-  /// The connection is up and the service found, with this ATT MTU.
-  mutating func connected(mtu: Int, now: NearbyClock.Instant) {
+  /// The connection is up and the service found, with this ATT MTU; `listenTag` when the
+  /// outbox notifies (the tag the owner is to mark this link's notifications with).
+  mutating func connected(mtu: Int, listenTag: UInt32? = nil, now: NearbyClock.Instant) {
     guard case .connecting(let recovery) = state else {
       preconditionFailure("GATT link: connected while \(state), not connecting")
     }
-    state = .connected(
-      mtu: max(GattPeerProfile.minimumMTU, mtu), running: nil, recovery: recovery)
+    let mtu = max(GattPeerProfile.minimumMTU, mtu)
+    state = .connected(mtu: mtu, running: nil, recovery: recovery)
     lastActivity = now
     nextRead = now
     pollDelay = configuration.firstPoll
+    listening =
+      listenTag.map {
+        .toSubscribe(
+          GattNotifiedChunks.listen(tag: $0, room: GattPeerProfile.notificationRoom(mtu: mtu)))
+      } ?? .no
+  }
+
+  /// The subscription and the listen chunk went through (`ok`), or one of them failed: then
+  /// the link reads, as with an owner that does not notify.
+  mutating func subscribed(_ ok: Bool, now: NearbyClock.Instant) {
+    guard case .connected(let mtu, running: .subscribing, let recovery) = state else {
+      preconditionFailure("GATT link: a subscription finished while \(state), not subscribing")
+    }
+    state = .connected(mtu: mtu, running: nil, recovery: recovery)
+    lastActivity = now
+    listening = ok ? .awaitingAcknowledgement : .no
+  }
+
+  /// The owner acknowledged the listen chunk: it notifies from now on, and nothing is read.
+  mutating func acknowledged(now: NearbyClock.Instant) {
+    guard case .connected = state, listening == .awaitingAcknowledgement else { return }
+    listening = .notified
+    nextRead = nil
+    lastActivity = now
+  }
+
+  /// A chunk of the owner's arrived as a notification.
+  mutating func notified(now: NearbyClock.Instant) {
+    guard case .connected = state else { return }
+    lastActivity = now
   }
 
   /// The connection failed (or the device has no such service): what was queued is dropped
@@ -209,9 +269,9 @@ struct GattLinkStateMachine: Sendable {
     lastActivity = now
     if chunks.isEmpty {
       current = nil
-      // A whole datagram is out: its answer comes soon.
+      // A whole datagram is out: its answer comes soon (notified, or to be read).
       lastWrite = now
-      nextRead = now
+      nextRead = listening == .notified ? nil : now
       pollDelay = configuration.firstPoll
     }
   }
@@ -222,6 +282,12 @@ struct GattLinkStateMachine: Sendable {
       preconditionFailure("GATT link: a read finished while \(state), not reading")
     }
     state = .connected(mtu: mtu, running: nil, recovery: .none)
+    if listening == .notified {
+      // Acknowledged while this read ran: what else comes is notified.
+      if !chunk.isEmpty { lastActivity = now }
+      nextRead = nil
+      return
+    }
     if !chunk.isEmpty {
       lastActivity = now
       nextRead = now
@@ -275,6 +341,7 @@ struct GattLinkStateMachine: Sendable {
     state = .disconnected(recovery)
     nextRead = nil
     lastActivity = now
+    listening = .no
   }
 
   private mutating func dropQueued() {

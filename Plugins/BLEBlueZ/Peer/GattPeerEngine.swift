@@ -22,6 +22,8 @@ actor GattPeerEngine {
     var inbox: DBusObjectPath?
     var outbox: DBusObjectPath?
     var reassembly = GattReassembly()
+    /// The owner's notifications for this link, when its outbox notifies.
+    var notifications: GattNotifiedReassembly?
   }
 
   let configuration: BlueZPeerTransportConfiguration
@@ -66,6 +68,19 @@ actor GattPeerEngine {
   }
 
   private func start() async throws {
+    // Before any subscription, so that no notification can come before it: bluetoothd
+    // signals each as a change of the remote characteristic's value.
+    let inputs = inputsContinuation
+    try await connection.handleSignals(
+      matching: DBusMatchRule(
+        sender: Self.bluez, interface: "org.freedesktop.DBus.Properties",
+        member: "PropertiesChanged", arguments: [0: "org.bluez.GattCharacteristic1"])
+    ) { signal in
+      guard let path = signal.path, signal.body.count > 1,
+        let value = signal.body[1].stringDictionary?["Value"]?.bytes
+      else { return }
+      inputs.yield(.notification(path, value))
+    }
     try await GattApplication.export(
       on: connection,
       write: { [weak self] value, options in
@@ -123,10 +138,9 @@ actor GattPeerEngine {
     guard options.offset + chunk.count <= GattPeerProfile.maximumChunk else {
       throw DBusError(.init("org.bluez.Error.InvalidValueLength"), "a chunk is 512 bytes at most")
     }
-    guard
-      let datagram = service.write(
-        chunk, offset: options.offset, by: options.device, now: clock.now)
-    else {
+    let written = service.write(chunk, offset: options.offset, by: options.device, now: clock.now)
+    notify(written.notify)
+    guard let datagram = written.datagram else {
       counters.dropped = service.dropped + linkDrops
       return
     }
@@ -159,7 +173,11 @@ actor GattPeerEngine {
       guard let adapterPath else { throw .shutDown }
       let device = BLEPeerAddress.devicePath(
         adapterPath: adapterPath.rawValue, address: parts.address)
-      guard service.queue(datagram, for: device, now: now) else { throw .queueFull(address) }
+      switch service.queue(datagram, for: device, now: now) {
+      case .waiting: break
+      case .notify(let chunks): notify(chunks)
+      case .refused: throw .queueFull(address)
+      }
     case .advertiser:
       if links[address] == nil {
         let linked = links.values.filter { $0.machine.isLinked }.count
@@ -183,6 +201,28 @@ actor GattPeerEngine {
       case .backingOff?: throw .backingOff(address)
       }
       inputsContinuation.yield(.drive(address))
+    }
+  }
+
+  /// Notifies `chunks`, in order: bluetoothd sends each to every device subscribed to the
+  /// outbox (each keeps its own tag's). A signal the bus refuses is dropped (the exchange
+  /// asks again).
+  func notify(_ chunks: [[UInt8]]) {
+    for chunk in chunks {
+      do {
+        try connection.emit(
+          .signal(
+            path: GattApplication.outbox, interface: "org.freedesktop.DBus.Properties",
+            member: "PropertiesChanged",
+            body: [
+              .string("org.bluez.GattCharacteristic1"), .vardict(["Value": .bytes(chunk)]),
+              .strings([]),
+            ]))
+        counters.chunksNotified += 1
+      } catch {
+        counters.dropped += 1
+        logger.debug("ble gatt: a notification was not sent: \(error)")
+      }
     }
   }
 
@@ -220,6 +260,11 @@ actor GattPeerEngine {
     case .read:
       guard let outbox = link.outbox else { return readFinished(address, nil) }
       return [.read(address, outbox: outbox)]
+    case .subscribe(let chunk):
+      guard let inbox = link.inbox, let outbox = link.outbox else {
+        return subscribeFinished(address, false)
+      }
+      return [.subscribe(address, outbox: outbox, inbox: inbox, chunk: chunk)]
     case .disconnect:
       return [.disconnect(address, devicePath: link.devicePath)]
     }
@@ -240,8 +285,13 @@ actor GattPeerEngine {
       links[address]!.inbox = endpoints.inbox
       links[address]!.outbox = endpoints.outbox
       links[address]!.reassembly = GattReassembly()
-      links[address]!.machine.connected(mtu: endpoints.mtu, now: clock.now)
-      logger.debug("ble gatt: linked to \(address) (MTU \(endpoints.mtu))")
+      // A tag drawn anew for each connection: it marks this link's notifications among those
+      // of every device subscribed to the owner's outbox.
+      let tag = endpoints.notifies ? UInt32.random(in: 1...(.max)) : nil
+      links[address]!.notifications = tag.map { GattNotifiedReassembly(tag: $0) }
+      links[address]!.machine.connected(mtu: endpoints.mtu, listenTag: tag, now: clock.now)
+      logger.debug(
+        "ble gatt: linked to \(address) (MTU \(endpoints.mtu), notifies: \(endpoints.notifies))")
     case .failure(let error):
       counters.connectFailures += 1
       links[address]!.machine.connectFailed(now: clock.now)
@@ -290,6 +340,45 @@ actor GattPeerEngine {
     links[address]!.machine.disconnected(now: clock.now)
     links[address]!.inbox = nil
     links[address]!.outbox = nil
+    links[address]!.notifications = nil
+    return drive(address)
+  }
+
+  /// The subscription and listen chunk of a link went through, or not (it reads then).
+  func subscribeFinished(_ address: PeerAddress, _ ok: Bool) -> [Effect] {
+    guard links[address] != nil else { return [] }
+    if ok {
+      counters.subscriptions += 1
+    } else {
+      counters.subscriptionFailures += 1
+      links[address]!.notifications = nil
+    }
+    links[address]!.machine.subscribed(ok, now: clock.now)
+    return drive(address)
+  }
+
+  /// bluetoothd signalled a new value of a remote characteristic at `path`: a notification of
+  /// an owner's outbox (or a read's value, or another app's characteristic: not ours).
+  func notification(at path: DBusObjectPath, _ value: [UInt8]) -> [Effect] {
+    guard
+      let address = links.first(where: {
+        $0.value.outbox == path && $0.value.notifications != nil
+      })?.key
+    else { return [] }
+    let now = clock.now
+    let taken = links[address]!.notifications!.take(value)
+    guard taken.ours else { return [] }
+    counters.chunksNotifiedIn += 1
+    counters.dropped += taken.dropped
+    if taken.acknowledged {
+      links[address]!.machine.acknowledged(now: now)
+      logger.debug("ble gatt: \(address) notifies this link")
+    }
+    links[address]!.machine.notified(now: now)
+    for datagram in taken.datagrams {
+      counters.datagramsReceived += 1
+      incoming.yield(PeerDatagram(bytes: datagram, sender: address))
+    }
     return drive(address)
   }
 
@@ -314,6 +403,8 @@ actor GattPeerEngine {
     var inbox: DBusObjectPath
     var outbox: DBusObjectPath
     var mtu: Int
+    /// Whether the outbox notifies (its flags say so).
+    var notifies = false
   }
 
   /// Connects to the device, waits for its services, finds ours. Connected but without them
@@ -373,6 +464,7 @@ actor GattPeerEngine {
     var inbox: DBusObjectPath?
     var outbox: DBusObjectPath?
     var mtu = GattPeerProfile.minimumMTU
+    var notifies = false
     // In path order: while bluetoothd replaces a changed database's objects, the service
     // registered last (the higher handles) wins.
     for (path, interfaces) in objects.sorted(by: { $0.key < $1.key })
@@ -384,10 +476,12 @@ actor GattPeerEngine {
       if uuid == GattPeerProfile.outboxUUID {
         outbox = path
         if let value = characteristic["MTU"]?.integer { mtu = Int(value) }
+        notifies =
+          characteristic["Flags"]?.elements?.contains { $0.string == "notify" } ?? false
       }
     }
     guard let inbox, let outbox else { return nil }
-    return Endpoints(inbox: inbox, outbox: outbox, mtu: mtu)
+    return Endpoints(inbox: inbox, outbox: outbox, mtu: mtu, notifies: notifies)
   }
 
   /// Whether a link to an owner reads at its slow poll now

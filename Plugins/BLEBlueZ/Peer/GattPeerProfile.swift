@@ -10,6 +10,18 @@
 /// big-endian), because bluetoothd may hand it to the owner in pieces at growing offsets (a
 /// long write). bluetoothd names the calling device's object path in each call, so every
 /// connected hearer has its own outbox and reassembly.
+///
+/// **Notifications.** The outbox also notifies, so a long answer streams instead of taking
+/// one read round trip per chunk. A hearer that subscribed (`StartNotify`) writes a *listen*
+/// chunk into the inbox (``listenFlag``, then a random tag and the largest chunk its link
+/// carries); from then on the owner sends that hearer's datagrams as notifications instead of
+/// leaving them for reads, the first being an acknowledgement (``listenFlag`` again). A
+/// notified chunk is its flags byte, the hearer's tag (4 bytes) and a sequence number (2 bytes,
+/// big-endian, one more per chunk), then the datagram's bytes: bluetoothd sends a notification
+/// to *every* subscribed device, so each hearer keeps only its own tag's, and a gap in the
+/// sequence drops the datagram it cut. Until the acknowledgement arrives the hearer reads as
+/// before, so an owner that does not notify (or a bluetoothd that refuses `StartNotify`) is
+/// read.
 public enum GattPeerProfile {
   /// The service's UUID (128-bit, next to the token frame's `BLETokenFrame.serviceUUID` in
   /// Tokens).
@@ -23,6 +35,17 @@ public enum GattPeerProfile {
   public static let startFlag: UInt8 = 1 << 0
   /// A chunk's first byte: the chunk ends a datagram.
   public static let endFlag: UInt8 = 1 << 1
+  /// A chunk's first byte: a listen chunk (written) or its acknowledgement (notified).
+  public static let listenFlag: UInt8 = 1 << 2
+  /// What a notified chunk carries before the datagram's bytes: flags, tag, sequence number.
+  public static let notifiedHeader = 7
+  /// What bluetoothd leaves of a notification's room on a link of `mtu`: it sends them as
+  /// Multiple Handle Value Notifications to a BlueZ client (the MTU less 5, not 3), and never
+  /// more than ATT's longest value.
+  public static func notificationRoom(mtu: Int) -> Int {
+    min(maximumChunk, max(minimumMTU, mtu) - 5)
+  }
+
   /// The longest chunk (flags byte included): ATT's longest attribute value.
   public static let maximumChunk = 512
   /// The ATT MTU of a link that says nothing else (the Core spec's LE minimum).

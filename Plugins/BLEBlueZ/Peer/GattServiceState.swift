@@ -5,6 +5,11 @@ import Core
 /// chunk, how their written chunks become datagrams, and what is kept how long. The
 /// transport's actor calls it with the instant and performs nothing it does not say.
 ///
+/// A hearer that listens (its listen chunk, see ``GattPeerProfile``) gets its datagrams as
+/// notifications: ``queue(_:for:now:)`` and ``write(_:offset:by:now:)`` return the chunks to
+/// notify instead of keeping them for reads, and what waited for it when it began to listen
+/// goes first, after the acknowledgement.
+///
 /// Bounded everywhere: at most ``Configuration/maximumClients`` hearers are kept (the one
 /// heard from least recently goes first), each with at most
 /// ``Configuration/datagramsPerClient`` datagrams and ``Configuration/bytesPerClient`` bytes
@@ -28,7 +33,41 @@ struct GattServiceState: Sendable {
     var at: NearbyClock.Instant
   }
 
+  /// A hearer that listens: its tag, the largest notification its link carries, and the
+  /// sequence number of its next notified chunk.
+  private struct Listener: Sendable {
+    var tag: UInt32
+    var room: Int
+    var sequence: UInt16 = 0
+
+    /// The notified chunks of `datagram`, numbered on.
+    mutating func chunks(of datagram: [UInt8]) -> [[UInt8]] {
+      let chunks = GattNotifiedChunks.split(datagram, tag: tag, room: room, sequence: sequence)
+      sequence &+= UInt16(truncatingIfNeeded: chunks.count)
+      return chunks
+    }
+  }
+
+  /// What ``queue(_:for:now:)`` did with a datagram.
+  enum Queued: Equatable, Sendable {
+    /// Kept for the hearer's reads.
+    case waiting
+    /// The hearer listens: notify these chunks, in order.
+    case notify([[UInt8]])
+    /// The hearer's outbox is full: dropped.
+    case refused
+  }
+
+  /// What a write into the inbox did.
+  struct Written: Equatable, Sendable {
+    /// The datagram it completed, if any.
+    var datagram: [UInt8]?
+    /// Chunks to notify, in order (the acknowledgement of a listen chunk and what waited).
+    var notify: [[UInt8]] = []
+  }
+
   private struct Client: Sendable {
+    var listener: Listener?
     var waiting: [Waiting] = []
     var waitingDatagrams = 0
     var waitingBytes = 0
@@ -55,18 +94,23 @@ struct GattServiceState: Sendable {
     return clients.values.contains { !$0.waiting.isEmpty }
   }
 
-  /// Queues `datagram` for `client`; false when its outbox is full (the datagram is dropped).
+  /// Queues `datagram` for `client`, or hands back its notified chunks when it listens.
   mutating func queue(_ datagram: [UInt8], for client: String, now: NearbyClock.Instant)
-    -> Bool
+    -> Queued
   {
     expire(now: now)
     var entry = clients[client] ?? admit(client, now: now)
+    if entry.listener != nil {
+      let chunks = entry.listener!.chunks(of: datagram)
+      clients[client] = entry
+      return .notify(chunks)
+    }
     guard entry.waitingDatagrams < configuration.datagramsPerClient,
       entry.waitingBytes + datagram.count <= configuration.bytesPerClient
     else {
       dropped += 1
       clients[client] = entry
-      return false
+      return .refused
     }
     for chunk in GattChunks.split(datagram, limit: GattPeerProfile.maximumChunk) {
       entry.waiting.append(Waiting(chunk: chunk, at: now))
@@ -74,7 +118,7 @@ struct GattServiceState: Sendable {
     entry.waitingDatagrams += 1
     entry.waitingBytes += datagram.count
     clients[client] = entry
-    return true
+    return .waiting
   }
 
   /// A read of the outbox by `client` at `offset`: at 0 the next chunk waiting (empty when
@@ -107,16 +151,23 @@ struct GattServiceState: Sendable {
   }
 
   /// A write of `client` into the inbox (a whole chunk, or a piece of one at `offset`): the
-  /// datagram it completes, if any.
+  /// datagram it completes, if any; a listen chunk makes the hearer listen (what waited for
+  /// it is notified, after the acknowledgement).
   mutating func write(
     _ piece: [UInt8], offset: Int = 0, by client: String, now: NearbyClock.Instant
-  ) -> [UInt8]? {
+  ) -> Written {
     expire(now: now)
     var entry = clients[client] ?? admit(client, now: now)
     entry.lastActive = now
     var outcome = GattReassembly.Outcome.partial
     switch entry.written.take(piece, offset: offset) {
-    case .chunk(let chunk): outcome = entry.reassembly.take(chunk)
+    case .chunk(let chunk):
+      if let (tag, room) = GattNotifiedChunks.parseListen(chunk) {
+        let notify = listen(&entry, tag: tag, room: room)
+        clients[client] = entry
+        return Written(notify: notify)
+      }
+      outcome = entry.reassembly.take(chunk)
     case .partial: break
     case .dropped:
       // The datagram it belonged to cannot complete.
@@ -125,12 +176,45 @@ struct GattServiceState: Sendable {
     }
     clients[client] = entry
     switch outcome {
-    case .datagram(let datagram): return datagram
-    case .partial: return nil
+    case .datagram(let datagram): return Written(datagram: datagram)
+    case .partial: return Written()
     case .dropped:
       dropped += 1
-      return nil
+      return Written()
     }
+  }
+
+  /// Makes `entry` listen under `tag` (a new listen chunk replaces the last: the hearer
+  /// connected again): the acknowledgement, then the datagrams that waited for its reads. A
+  /// datagram partly read already is dropped (its start went to a read).
+  private mutating func listen(_ entry: inout Client, tag: UInt32, room: Int) -> [[UInt8]] {
+    var listener = Listener(tag: tag, room: room)
+    var notify = [GattNotifiedChunks.acknowledgement(tag: tag, sequence: listener.sequence)]
+    listener.sequence &+= 1
+    var datagram: [UInt8]?
+    for waiting in entry.waiting {
+      let flags = waiting.chunk.first ?? 0
+      if flags & GattPeerProfile.startFlag != 0 {
+        datagram = []
+      } else if datagram == nil {
+        continue
+      }
+      datagram! += waiting.chunk.dropFirst()
+      if flags & GattPeerProfile.endFlag != 0 {
+        notify += listener.chunks(of: datagram!)
+        datagram = nil
+      }
+    }
+    // What a read had begun is lost: the exchange asks again.
+    if entry.waiting.first.map({ $0.chunk[0] & GattPeerProfile.startFlag == 0 }) == true {
+      dropped += 1
+    }
+    entry.waiting = []
+    entry.waitingDatagrams = 0
+    entry.waitingBytes = 0
+    entry.current = []
+    entry.listener = listener
+    return notify
   }
 
   /// Forgets `client` (it disconnected): what waited for it is dropped.
