@@ -60,6 +60,24 @@ import Testing
     #expect(reassemble(notified, tag: 0xb0b) == ([], false))
   }
 
+  @Test func theRestOfADatagramAReadBeganStaysForReadsWhileTheNextIsNotified() throws {
+    var state = GattServiceState()
+    let first = (0..<1_500).map { UInt8(truncatingIfNeeded: $0) }
+    let second = (0..<700).map { UInt8(truncatingIfNeeded: $0 * 5) }
+    _ = state.queue(first, for: alice, now: at(0))
+    _ = state.queue(second, for: alice, now: at(0))
+    var reads = GattReassembly()
+    #expect(reads.take(try state.read(by: alice, offset: 0, now: at(1))) == .partial)
+    let written = state.write(listen(tag: 4), by: alice, now: at(2))
+    #expect(reassemble(written.notify, tag: 4) == ([second], true))
+    var outcome = GattReassembly.Outcome.partial
+    while case .partial = outcome {
+      outcome = reads.take(try state.read(by: alice, offset: 0, now: at(3)))
+    }
+    #expect(outcome == .datagram(first))
+    #expect(try state.read(by: alice, offset: 0, now: at(3)) == [])
+  }
+
   @Test func aNewListenChunkReplacesTheTagAndTheSequenceStartsOver() {
     var state = GattServiceState()
     _ = state.write(listen(tag: 1), by: alice, now: at(0))
@@ -133,28 +151,37 @@ import Testing
     #expect(parsed?.tag == 1 && parsed?.room == GattPeerProfile.maximumChunk)
   }
 
-  @Test func theLinkSubscribesBeforeItWritesReadsUntilAcknowledgedThenReadsNoMore() {
+  @Test func theLinkSubscribesBesideItsFirstWriteListensNextReadsUntilAcknowledgedThenNoMore() {
     var configuration = GattLinkStateMachine.Configuration()
     configuration.idleTimeout = .seconds(10)
     var machine = GattLinkStateMachine(configuration: configuration, now: at(0))
     _ = machine.enqueueing([1, 2], now: at(0))
     #expect(machine.next(now: at(0)) == .connect)
     machine.connected(mtu: 517, listenTag: 0x51, now: at(10))
-    #expect(machine.next(now: at(10)) == .subscribe(listen(tag: 0x51)))
-    #expect(machine.next(now: at(11)) == .busy)
-    machine.subscribed(true, now: at(20))
-    guard case .write = machine.next(now: at(20)) else {
-      Issue.record("no write after the subscription")
+    #expect(machine.next(now: at(10)) == .subscribe)
+    // The question does not wait for the subscription.
+    guard case .write(let question) = machine.next(now: at(10)) else {
+      Issue.record("no write beside the subscription")
       return
     }
+    #expect(question != listen(tag: 0x51))
+    #expect(machine.next(now: at(11)) == .busy)
+    machine.subscribed(true, now: at(15))
     machine.wrote(now: at(21))
+    // The listen chunk is the next write, before any read: one write at a time.
+    #expect(machine.next(now: at(21)) == .write(listen(tag: 0x51)))
+    machine.wrote(now: at(22))
     // Not acknowledged yet: the answer may still be waiting for a read.
-    #expect(machine.next(now: at(21)) == .read)
+    #expect(machine.next(now: at(22)) == .read)
     machine.read([], now: at(25))
     machine.acknowledged(now: at(30))
     #expect(machine.isNotified)
-    // The read the empty one scheduled is called off, and a write schedules none.
-    #expect(machine.next(now: at(1_000)) == .wait(until: at(10_030)))
+    // Reads go on until one comes back empty; then a write schedules none.
+    #expect(machine.next(now: at(1_000)) == .read)
+    machine.read([GattPeerProfile.startFlag, 1], now: at(1_000))
+    #expect(machine.next(now: at(1_000)) == .read)
+    machine.read([], now: at(1_000))
+    #expect(machine.next(now: at(1_000)) == .wait(until: at(11_000)))
     _ = machine.enqueueing([3], now: at(1_000))
     guard case .write = machine.next(now: at(1_000)) else {
       Issue.record("no second write")
@@ -168,22 +195,59 @@ import Testing
     #expect(!machine.isNotified)
   }
 
-  @Test func aFailedSubscriptionReadsAsBefore() {
+  @Test func aFailedSubscriptionOrListenChunkReadsAsBefore() {
     var machine = GattLinkStateMachine(now: at(0))
     _ = machine.enqueueing([1], now: at(0))
     _ = machine.next(now: at(0))
     machine.connected(mtu: 517, listenTag: 9, now: at(0))
-    #expect(machine.next(now: at(0)) == .subscribe(listen(tag: 9)))
-    machine.subscribed(false, now: at(5))
-    guard case .write = machine.next(now: at(5)) else {
+    #expect(machine.next(now: at(0)) == .subscribe)
+    guard case .write = machine.next(now: at(0)) else {
       Issue.record("no write")
       return
     }
+    machine.subscribed(false, now: at(5))
     machine.wrote(now: at(6))
     #expect(machine.next(now: at(6)) == .read)
     // An acknowledgement nobody waits for changes nothing.
     machine.read([], now: at(7))
     machine.acknowledged(now: at(8))
     #expect(!machine.isNotified)
+
+    // Subscribed, but the listen chunk's write fails: the link stays, and reads.
+    var refused = GattLinkStateMachine(now: at(0))
+    _ = refused.enqueueing([1], now: at(0))
+    _ = refused.next(now: at(0))
+    refused.connected(mtu: 517, listenTag: 10, now: at(0))
+    _ = refused.next(now: at(0))
+    refused.subscribed(true, now: at(1))
+    #expect(refused.next(now: at(1)) == .write(listen(tag: 10)))
+    refused.operationFailed(now: at(2))
+    guard case .write = refused.next(now: at(2)) else {
+      Issue.record("the question was not written after the listen chunk failed")
+      return
+    }
+    refused.wrote(now: at(3))
+    #expect(refused.next(now: at(3)) == .read)
+    refused.acknowledged(now: at(4))
+    #expect(!refused.isNotified)
+  }
+
+  @Test func anAcknowledgementDuringTheListenWriteCountsAndItsEndChangesNothing() {
+    var machine = GattLinkStateMachine(now: at(0))
+    _ = machine.enqueueing([1], now: at(0))
+    _ = machine.next(now: at(0))
+    machine.connected(mtu: 517, listenTag: 3, now: at(0))
+    #expect(machine.next(now: at(0)) == .subscribe)
+    machine.subscribed(true, now: at(0))
+    #expect(machine.next(now: at(0)) == .write(listen(tag: 3)))
+    machine.acknowledged(now: at(1))
+    #expect(machine.isNotified)
+    machine.wrote(now: at(2))
+    #expect(machine.isNotified)
+    // A subscription's end after the link went is nothing.
+    var gone = GattLinkStateMachine(now: at(0))
+    gone.subscribed(true, now: at(0))
+    gone.acknowledged(now: at(0))
+    #expect(!gone.isNotified)
   }
 }

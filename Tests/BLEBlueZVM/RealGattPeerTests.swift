@@ -114,8 +114,10 @@ extension RealBlueZTests {
       await pair.second.shutdown()
     }
 
-    /// A manager on `adapter` whose peer resolver's only transport is GATT.
-    static func manager(_ adapter: String) async throws -> (MessageManager, PeerResolver) {
+    /// A manager on `adapter` whose peer resolver's only transport is GATT, with the transport.
+    static func manager(_ adapter: String) async throws -> (
+      MessageManager, PeerResolver, BlueZPeerTransport
+    ) {
       var exchange = PeerExchangeStateMachine.Configuration()
       exchange.refreshInterval = .seconds(3)
       // The one call that sets peer mode up: the GATT transport, and the medium connectable.
@@ -126,22 +128,24 @@ extension RealBlueZTests {
         logger: logger("vm.peer.\(adapter)"))
       #expect(assembly.failures.isEmpty, "the GATT transport did not open")
       let resolver = assembly.resolver
+      let transport = try #require(assembly.transports.first as? BlueZPeerTransport)
       let manager = try await MessageManager(
         apiKey: "gatt-vm",
         configuration: .init(
           resolver: .peer(resolver), mediums: assembly.mediums,
           logger: logger("vm.manager.\(adapter)")))
-      return (manager, resolver)
+      return (manager, resolver, transport)
     }
 
     /// Alice on hci0 publishes the full 100 KiB (broadcast only), Bob on hci1 subscribes (scan
-    /// only), with no network between them: Bob finds it intact over GATT, keeps it past
+    /// only), with no network between them: Bob finds it intact over GATT (notified: the
+    /// real bluetoothd notifies, so nothing of it is read), keeps it past
     /// lostAfter while Alice stays, his refreshes meanwhile reading none of it (Alice answers
     /// "unchanged"), and loses it when she unpublishes.
     @Test func aFullSizeMessageCrossesGATTAndIsLostOnUnpublish() async throws {
       try RealBlueZ.requireVM()
-      let (alice, aliceResolver) = try await Self.manager("hci0")
-      let (bob, bobResolver) = try await Self.manager("hci1")
+      let (alice, aliceResolver, _) = try await Self.manager("hci0")
+      let (bob, bobResolver, bobTransport) = try await Self.manager("hci1")
       let content = Data(
         (0..<Message.maximumContentBytes).map { UInt8(truncatingIfNeeded: $0 * 29) })
       let events = Watched<[String]>([])
@@ -165,6 +169,9 @@ extension RealBlueZTests {
         "bob found \(found.value.count) messages")
       let foundAfter = ContinuousClock.now - started
       #expect(found.value.first == content, "the 100 KiB content arrived changed")
+      let counted = await bobTransport.counters()
+      #expect(counted.subscriptions >= 1 && counted.subscriptionFailures == 0, "\(counted)")
+      #expect(counted.chunksNotifiedIn >= 200, "\(counted)")
       let before = await aliceResolver.counters()
       try await Task.sleep(for: .seconds(15))
       let after = await aliceResolver.counters()

@@ -17,7 +17,8 @@ struct NearbyBench: AsyncParsableCommand {
       """,
     subcommands: [
       DispatchBench.self, StoreBench.self, RestoreBench.self, ServerBench.self, DBusBench.self,
-      BLEBench.self, AudioBench.self, AudioPulseBench.self, AudioCrowdBench.self, BeaconsBench.self,
+      BLEBench.self, AudioBench.self, AudioPulseBench.self, AudioCrowdBench.self,
+      AudioCrowdPeerBench.self, BeaconsBench.self,
       BLEVMBench.self, BeaconFoundBench.self, LANBench.self, LANPeerBench.self, GattPeerBench.self,
       IdentifierBench.self, WebBench.self,
       DemoCommand.self,

@@ -7,7 +7,7 @@
 #
 # test.sh runs it after release-smoke.sh (which builds nearby, nearby-server, nearby-restore
 # and nearby-bench in release), with the services of Tools/scripts/services/ up:
-#   audio-pulse, audio-crowd  PulseAudio (NEARBY_TEST_PULSE_SERVER), its null sink nearby_bench
+#   audio-pulse, audio-crowd, audio-crowd-peer  PulseAudio (NEARBY_TEST_PULSE_SERVER), its null sink nearby_bench
 #   lan          the network namespaces (NEARBY_TEST_NETNS; root), `nearby` and
 #                `nearby-server` beside nearby-bench
 #   server       PostgreSQL (NEARBY_TEST_POSTGRES_URL): a database of its own, two
@@ -81,9 +81,11 @@ short_run audio 120
 if [ -n "${NEARBY_TEST_PULSE_SERVER:-}" ]; then
   short_run audio-pulse 120 --server "$NEARBY_TEST_PULSE_SERVER" --sink nearby_bench
   short_run audio-crowd 120 --server "$NEARBY_TEST_PULSE_SERVER" --sink nearby_bench
+  short_run audio-crowd-peer 120 --server "$NEARBY_TEST_PULSE_SERVER" --sink nearby_bench
 else
   missing audio-pulse "PulseAudio (NEARBY_TEST_PULSE_SERVER, Tools/scripts/services/pulseaudio.sh)"
   missing audio-crowd "PulseAudio (NEARBY_TEST_PULSE_SERVER, Tools/scripts/services/pulseaudio.sh)"
+  missing audio-crowd-peer "PulseAudio (NEARBY_TEST_PULSE_SERVER, Tools/scripts/services/pulseaudio.sh)"
 fi
 
 short_run ble 120

@@ -69,6 +69,10 @@ public struct BlueZPeerTransportConfiguration: Sendable {
   public var connectTimeout: Duration = .seconds(20)
   /// An outgoing link quiet this long is disconnected. Default 10 s.
   public var idleTimeout: Duration = .seconds(10)
+  /// Whether a hearer subscribes to an owner's notifications (when its outbox notifies), so
+  /// that answers stream instead of taking one read round trip per 512 bytes. Default true;
+  /// false reads every chunk (what an owner without notifications gets anyway).
+  public var notifications = true
   /// How long what a connected hearer has waiting is kept for it. Default 30 s.
   public var keepFor: Duration = .seconds(30)
   /// How long ``BlueZPeerTransport/shutdown()`` waits for connected hearers to read what

@@ -5,10 +5,15 @@ import Core
 /// An event and the instant in, the next action out; the transport's actor performs it and
 /// reports how it went. One operation runs at a time on a link (ATT is sequential anyway).
 ///
-/// Listening: connected to an owner whose outbox notifies, the link first subscribes and
-/// writes its listen chunk (``Action/subscribe(_:)``); once the owner acknowledges it, the
-/// owner's datagrams arrive as notifications and the link reads no more. Until then, and when
-/// the subscription fails (a bluetoothd or an owner that does not notify), it reads as below.
+/// Listening: connected to an owner whose outbox notifies, the link subscribes
+/// (``Action/subscribe``) beside its operations rather than as one of them, so that the first
+/// question does not wait for it, then writes its listen chunk as its next write (bluetoothd
+/// refuses a second write to one characteristic while one is under way: `InProgress`); once
+/// the owner acknowledges it,
+/// the owner's datagrams arrive as notifications and the link reads no more (once a read comes
+/// back empty: the rest of a datagram a read began is read). Until then, and when the
+/// subscription fails (a bluetoothd or an owner that does not notify), it reads as
+/// below.
 ///
 /// Reading: right after a write the owner's answer is usually ready, so the machine reads at
 /// once, again at once while reads bring chunks, and otherwise backs off from
@@ -46,9 +51,9 @@ struct GattLinkStateMachine: Sendable {
     case write([UInt8])
     /// Read the outbox once; report ``read(_:now:)`` or ``operationFailed(now:)``.
     case read
-    /// Subscribe to the outbox's notifications and write this listen chunk into the inbox;
-    /// report ``subscribed(_:now:)``.
-    case subscribe([UInt8])
+    /// Subscribe to the outbox's notifications, beside whatever else runs (ask for the next
+    /// action at once); report ``subscribed(_:now:)``.
+    case subscribe
     /// Disconnect; report ``disconnected(now:)``.
     case disconnect
     /// Nothing now: ask again at this instant (or when an event arrives).
@@ -82,15 +87,20 @@ struct GattLinkStateMachine: Sendable {
   private enum Operation: Equatable, Sendable {
     case writing
     case reading
-    case subscribing
+    /// Writing the listen chunk: a failure only means the owner will not notify.
+    case writingListen
   }
 
   /// Whether the owner notifies this link.
   private enum Listening: Equatable, Sendable {
     /// It does not (or it is not known yet): the link reads.
     case no
-    /// To subscribe first, with this listen chunk.
+    /// To subscribe first, then to write this listen chunk.
     case toSubscribe([UInt8])
+    /// The subscription is under way: the link still reads.
+    case subscribing([UInt8])
+    /// Subscribed: the listen chunk is the next write.
+    case toListen([UInt8])
     /// Subscribed; the owner's acknowledgement has not arrived: the link still reads.
     case awaitingAcknowledgement
     /// The owner notifies: the link reads no more.
@@ -167,6 +177,10 @@ struct GattLinkStateMachine: Sendable {
 
   /// The next thing to do.
   mutating func next(now: NearbyClock.Instant) -> Action {
+    if case .connected = state, case .toSubscribe(let chunk) = listening {
+      listening = .subscribing(chunk)
+      return .subscribe
+    }
     switch state {
     case .connecting, .disconnecting, .connected(_, running: .some, _):
       return .busy
@@ -178,9 +192,10 @@ struct GattLinkStateMachine: Sendable {
       state = .connecting(recovery)
       return .connect
     case .connected(let mtu, running: nil, let recovery):
-      if case .toSubscribe(let chunk) = listening {
-        state = .connected(mtu: mtu, running: .subscribing, recovery: recovery)
-        return .subscribe(chunk)
+      if case .toListen(let chunk) = listening {
+        listening = .awaitingAcknowledgement
+        state = .connected(mtu: mtu, running: .writingListen, recovery: recovery)
+        return .write(chunk)
       }
       if chunks.isEmpty, !queued.isEmpty {
         let datagram = queued.removeFirst()
@@ -227,19 +242,17 @@ struct GattLinkStateMachine: Sendable {
   /// The subscription and the listen chunk went through (`ok`), or one of them failed: then
   /// the link reads, as with an owner that does not notify.
   mutating func subscribed(_ ok: Bool, now: NearbyClock.Instant) {
-    guard case .connected(let mtu, running: .subscribing, let recovery) = state else {
-      preconditionFailure("GATT link: a subscription finished while \(state), not subscribing")
-    }
-    state = .connected(mtu: mtu, running: nil, recovery: recovery)
+    // The link may have gone meanwhile: a new connection subscribes anew.
+    guard case .connected = state, case .subscribing(let chunk) = listening else { return }
     lastActivity = now
-    listening = ok ? .awaitingAcknowledgement : .no
+    listening = ok ? .toListen(chunk) : .no
   }
 
-  /// The owner acknowledged the listen chunk: it notifies from now on, and nothing is read.
+  /// The owner acknowledged the listen chunk: it notifies from now on. Reads go on only until
+  /// one comes back empty (the rest of a datagram a read began is still read).
   mutating func acknowledged(now: NearbyClock.Instant) {
     guard case .connected = state, listening == .awaitingAcknowledgement else { return }
     listening = .notified
-    nextRead = nil
     lastActivity = now
   }
 
@@ -262,6 +275,11 @@ struct GattLinkStateMachine: Sendable {
 
   /// The chunk was written.
   mutating func wrote(now: NearbyClock.Instant) {
+    if case .connected(let mtu, running: .writingListen, let recovery) = state {
+      state = .connected(mtu: mtu, running: nil, recovery: recovery)
+      lastActivity = now
+      return
+    }
     guard case .connected(let mtu, running: .writing, _) = state else {
       preconditionFailure("GATT link: a write finished while \(state), not writing")
     }
@@ -283,9 +301,9 @@ struct GattLinkStateMachine: Sendable {
     }
     state = .connected(mtu: mtu, running: nil, recovery: .none)
     if listening == .notified {
-      // Acknowledged while this read ran: what else comes is notified.
+      // What a read began is read to its end; everything else comes notified.
       if !chunk.isEmpty { lastActivity = now }
-      nextRead = nil
+      nextRead = chunk.isEmpty ? nil : now
       return
     }
     if !chunk.isEmpty {
@@ -308,6 +326,12 @@ struct GattLinkStateMachine: Sendable {
   /// service) and the datagram being written starts over; a second failure in a row drops it
   /// and the queue.
   mutating func operationFailed(now: NearbyClock.Instant) {
+    if case .connected(let mtu, running: .writingListen, let recovery) = state {
+      // The owner will not notify: the link reads, as with one that does not notify.
+      state = .connected(mtu: mtu, running: nil, recovery: recovery)
+      if listening == .awaitingAcknowledgement { listening = .no }
+      return
+    }
     guard case .connected(_, running: .some, let recovery) = state else {
       preconditionFailure("GATT link: an operation failed while \(state), with none running")
     }

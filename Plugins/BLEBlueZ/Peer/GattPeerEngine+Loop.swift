@@ -16,8 +16,8 @@ extension GattPeerEngine {
     case read(PeerAddress, [UInt8]?)
     /// A disconnection ended.
     case disconnected(PeerAddress)
-    /// A subscription (and its listen chunk) ended (true: both went through).
-    case subscribed(PeerAddress, Bool)
+    /// A subscription of the connection that drew `tag` ended (true: it went through).
+    case subscribed(PeerAddress, tag: UInt32, Bool)
     /// bluetoothd signalled a new value of the remote characteristic at this path.
     case notification(DBusObjectPath, [UInt8])
     /// bluetoothd is back on the bus: it forgot the application.
@@ -31,7 +31,7 @@ extension GattPeerEngine {
     case write(PeerAddress, inbox: DBusObjectPath, chunk: [UInt8])
     case read(PeerAddress, outbox: DBusObjectPath)
     case disconnect(PeerAddress, devicePath: String)
-    case subscribe(PeerAddress, outbox: DBusObjectPath, inbox: DBusObjectPath, chunk: [UInt8])
+    case subscribe(PeerAddress, outbox: DBusObjectPath, tag: UInt32)
     /// Registers the application again, tried for about 10 s (the adapters of a bluetoothd
     /// that just came back may take a moment to appear).
     case register
@@ -87,7 +87,7 @@ extension GattPeerEngine {
     case .wrote(let address, let ok): return writeFinished(address, ok)
     case .read(let address, let chunk): return readFinished(address, chunk)
     case .disconnected(let address): return disconnectFinished(address)
-    case .subscribed(let address, let ok): return subscribeFinished(address, ok)
+    case .subscribed(let address, let tag, let ok): return subscribeFinished(address, tag: tag, ok)
     case .notification(let path, let value): return notification(at: path, value)
     case .bluezReturned: return [.register]
     }
@@ -117,15 +117,10 @@ extension GattPeerEngine {
     case .read(let address, let outbox):
       let reply = await callDevice(outbox, "ReadValue", [.vardict([:])])
       return .read(address, reply.map { $0.first?.bytes ?? [] })
-    case .subscribe(let address, let outbox, let inbox, let chunk):
-      // StartNotify answers once the owner's CCC is written; the listen chunk then tells the
-      // owner this link's tag.
-      guard await callDevice(outbox, "StartNotify", []) != nil else {
-        return .subscribed(address, false)
-      }
-      let reply = await callDevice(
-        inbox, "WriteValue", [.bytes(chunk), .vardict(["type": .string("request")])])
-      return .subscribed(address, reply != nil)
+    case .subscribe(let address, let outbox, let tag):
+      // StartNotify answers once the owner's CCC is written.
+      let reply = await callDevice(outbox, "StartNotify", [])
+      return .subscribed(address, tag: tag, reply != nil)
     case .disconnect(let address, let path):
       _ = try? await connection.call(
         destination: Self.bluez, path: try DBusObjectPath(path), interface: "org.bluez.Device1",

@@ -244,6 +244,12 @@ actor GattPeerEngine {
     let action = link.machine.next(now: clock.now)
     links[address] = link
     switch action {
+    case .subscribe:
+      // Beside the link's operations: the next one is asked for at once.
+      guard let outbox = link.outbox, let tag = link.notifications?.tag else {
+        return subscribeFinished(address, tag: link.notifications?.tag ?? 0, false)
+      }
+      return [.subscribe(address, outbox: outbox, tag: tag)] + drive(address)
     case .busy, .idle:
       return []
     case .wait(let until):
@@ -260,11 +266,6 @@ actor GattPeerEngine {
     case .read:
       guard let outbox = link.outbox else { return readFinished(address, nil) }
       return [.read(address, outbox: outbox)]
-    case .subscribe(let chunk):
-      guard let inbox = link.inbox, let outbox = link.outbox else {
-        return subscribeFinished(address, false)
-      }
-      return [.subscribe(address, outbox: outbox, inbox: inbox, chunk: chunk)]
     case .disconnect:
       return [.disconnect(address, devicePath: link.devicePath)]
     }
@@ -287,7 +288,8 @@ actor GattPeerEngine {
       links[address]!.reassembly = GattReassembly()
       // A tag drawn anew for each connection: it marks this link's notifications among those
       // of every device subscribed to the owner's outbox.
-      let tag = endpoints.notifies ? UInt32.random(in: 1...(.max)) : nil
+      let tag =
+        endpoints.notifies && configuration.notifications ? UInt32.random(in: 1...(.max)) : nil
       links[address]!.notifications = tag.map { GattNotifiedReassembly(tag: $0) }
       links[address]!.machine.connected(mtu: endpoints.mtu, listenTag: tag, now: clock.now)
       logger.debug(
@@ -344,14 +346,14 @@ actor GattPeerEngine {
     return drive(address)
   }
 
-  /// The subscription and listen chunk of a link went through, or not (it reads then).
-  func subscribeFinished(_ address: PeerAddress, _ ok: Bool) -> [Effect] {
-    guard links[address] != nil else { return [] }
+  /// The subscription of the link's connection that drew `tag` went through (its listen chunk
+  /// is written next), or not (it reads then); nothing for an earlier connection's.
+  func subscribeFinished(_ address: PeerAddress, tag: UInt32, _ ok: Bool) -> [Effect] {
+    guard links[address]?.notifications?.tag == tag else { return drive(address) }
     if ok {
       counters.subscriptions += 1
     } else {
       counters.subscriptionFailures += 1
-      links[address]!.notifications = nil
     }
     links[address]!.machine.subscribed(ok, now: clock.now)
     return drive(address)

@@ -185,34 +185,32 @@ struct GattServiceState: Sendable {
   }
 
   /// Makes `entry` listen under `tag` (a new listen chunk replaces the last: the hearer
-  /// connected again): the acknowledgement, then the datagrams that waited for its reads. A
-  /// datagram partly read already is dropped (its start went to a read).
+  /// connected again): the acknowledgement, then the datagrams that waited for its reads. The
+  /// rest of a datagram a read began stays for reads (the hearer reads on until a read comes
+  /// back empty): its start went to a read, and the two ways do not keep order between them.
   private mutating func listen(_ entry: inout Client, tag: UInt32, room: Int) -> [[UInt8]] {
     var listener = Listener(tag: tag, room: room)
     var notify = [GattNotifiedChunks.acknowledgement(tag: tag, sequence: listener.sequence)]
     listener.sequence &+= 1
-    var datagram: [UInt8]?
-    for waiting in entry.waiting {
-      let flags = waiting.chunk.first ?? 0
-      if flags & GattPeerProfile.startFlag != 0 {
+    var kept: [Waiting] = []
+    var rest = entry.waiting[...]
+    if let first = rest.first, first.chunk[0] & GattPeerProfile.startFlag == 0 {
+      while let next = rest.popFirst() {
+        kept.append(next)
+        if next.chunk[0] & GattPeerProfile.endFlag != 0 { break }
+      }
+    }
+    var datagram: [UInt8] = []
+    for waiting in rest {
+      datagram += waiting.chunk.dropFirst()
+      if waiting.chunk[0] & GattPeerProfile.endFlag != 0 {
+        notify += listener.chunks(of: datagram)
         datagram = []
-      } else if datagram == nil {
-        continue
-      }
-      datagram! += waiting.chunk.dropFirst()
-      if flags & GattPeerProfile.endFlag != 0 {
-        notify += listener.chunks(of: datagram!)
-        datagram = nil
       }
     }
-    // What a read had begun is lost: the exchange asks again.
-    if entry.waiting.first.map({ $0.chunk[0] & GattPeerProfile.startFlag == 0 }) == true {
-      dropped += 1
-    }
-    entry.waiting = []
-    entry.waitingDatagrams = 0
-    entry.waitingBytes = 0
-    entry.current = []
+    entry.waiting = kept
+    entry.waitingDatagrams = kept.isEmpty ? 0 : 1
+    entry.waitingBytes = kept.reduce(0) { $0 + $1.chunk.count - 1 }
     entry.listener = listener
     return notify
   }

@@ -27,6 +27,8 @@ struct GattPeerBench: AsyncParsableCommand {
       --refresh-seconds, the subscriber still hearing the publisher: its refreshes (a question \
       every 3 s) and the bytes it read from the publisher meanwhile are counted. Goal: a \
       refresh of an unchanged publication reads none of it (the answers say "unchanged"). \
+      --modes notify (the subscriber subscribes to the publisher's notifications: the answer \
+      streams) and read (every chunk read: the baseline), measured in the same run. \
       In the VM: \
       Tools/scripts/bluez-vm/run.sh RESULTS .build/debug/nearby-bench gatt-peer --json
       """)
@@ -43,8 +45,21 @@ struct GattPeerBench: AsyncParsableCommand {
   @Option(help: "Message sizes in bytes, comma-separated.")
   var sizes = "1024,102400"
 
-  @Option(help: "How long both keep running after the found, refreshes counted (seconds).")
-  var refreshSeconds = 10
+  @Option(
+    help: ArgumentHelp(
+      "How answers cross, comma-separated: notify (the default: subscribed to the owner's "
+        + "notifications), read (every chunk read, the baseline).",
+      valueName: "modes"))
+  var modes = "notify,read"
+
+  @Option(
+    help:
+      "How long both keep running after the found, refreshes counted (seconds; default 10, 4 with --short)."
+  )
+  var refreshSeconds: Int?
+
+  /// ``refreshSeconds`` or its default: one refresh (3 s) in the short run.
+  var refreshWindow: Int { refreshSeconds ?? (short ? 4 : 10) }
 
   @Flag(help: "One round per size (the test command's run, so the benchmark cannot rot).")
   var short = false
@@ -56,6 +71,7 @@ struct GattPeerBench: AsyncParsableCommand {
   var logLevel = "warning"
 
   struct SizeResult: Encodable {
+    var mode: String
     var bytes: Int
     var rounds: Int
     var heardToFoundMilliseconds: [Double]
@@ -82,11 +98,14 @@ struct GattPeerBench: AsyncParsableCommand {
           + "\(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")), got \(logLevel)")
     }
     guard rounds > 0 else { throw ValidationError("--rounds must be > 0") }
-    guard (0...600).contains(refreshSeconds) else {
-      throw ValidationError("--refresh-seconds must be from 0 to 600, got \(refreshSeconds)")
+    guard (0...600).contains(refreshWindow) else {
+      throw ValidationError("--refresh-seconds must be from 0 to 600, got \(refreshWindow)")
     }
     guard advertiser != scanner else {
       throw ValidationError("--advertiser and --scanner must be different adapters")
+    }
+    guard !parsedModes.isEmpty, parsedModes.allSatisfy({ ["notify", "read"].contains($0) }) else {
+      throw ValidationError("--modes takes notify and read, comma-separated, got \(modes)")
     }
     guard let list = parsedSizes, !list.isEmpty,
       list.allSatisfy({ (1...Message.maximumContentBytes).contains($0) })
@@ -94,6 +113,10 @@ struct GattPeerBench: AsyncParsableCommand {
       throw ValidationError(
         "--sizes takes sizes from 1 to \(Message.maximumContentBytes) bytes, comma-separated")
     }
+  }
+
+  var parsedModes: [String] {
+    modes.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
   }
 
   var parsedSizes: [Int]? {
@@ -104,29 +127,9 @@ struct GattPeerBench: AsyncParsableCommand {
   func run() async throws {
     var results = Results(advertiser: advertiser, scanner: scanner, sizes: [])
     for size in parsedSizes ?? [] {
-      var heardToFound: [Double] = []
-      var publishToHeard: [Double] = []
-      var refreshes: [Refreshes] = []
-      for round in 1...(short ? 1 : rounds) {
-        let (heard, found, refreshed) = try await measure(size: size)
-        heardToFound.append(milliseconds(found))
-        publishToHeard.append(milliseconds(heard))
-        refreshes.append(refreshed)
-        progress(
-          "\(size) bytes, round \(round): heard \(milliseconds(heard)) ms after publishing, "
-            + "found \(milliseconds(found)) ms after that; then in \(refreshSeconds) s "
-            + "\(refreshed.questions) questions, \(refreshed.bytesRead) bytes read, "
-            + "\(refreshed.unchanged) answers unchanged")
+      for mode in parsedModes {
+        results.sizes.append(try await measure(size: size, mode: mode))
       }
-      let sorted = heardToFound.sorted()
-      results.sizes.append(
-        SizeResult(
-          bytes: size, rounds: sorted.count, heardToFoundMilliseconds: heardToFound,
-          p50Milliseconds: sorted[(sorted.count - 1) / 2], maxMilliseconds: sorted.last ?? .nan,
-          publishToHeardMilliseconds: publishToHeard,
-          refreshQuestions: refreshes.map(\.questions),
-          refreshBytesRead: refreshes.map(\.bytesRead),
-          refreshUnchangedAnswers: refreshes.map(\.unchanged)))
     }
     if json {
       print(JSONLine.encode(results))
@@ -134,13 +137,40 @@ struct GattPeerBench: AsyncParsableCommand {
       for size in results.sizes {
         print(
           String(
-            format: "%@ → %@, %d bytes: heard → found p50 %.0f ms, max %.0f ms (%d rounds); "
+            format: "%@ → %@, %d bytes, %@: heard → found p50 %.0f ms, max %.0f ms (%d rounds); "
               + "refreshes over %d s: %@ questions, %@ bytes read, %@ unchanged",
-            advertiser, scanner, size.bytes, size.p50Milliseconds, size.maxMilliseconds,
-            size.rounds, refreshSeconds, "\(size.refreshQuestions)", "\(size.refreshBytesRead)",
-            "\(size.refreshUnchangedAnswers)"))
+            advertiser, scanner, size.bytes, size.mode, size.p50Milliseconds,
+            size.maxMilliseconds, size.rounds, refreshWindow, "\(size.refreshQuestions)",
+            "\(size.refreshBytesRead)", "\(size.refreshUnchangedAnswers)"))
       }
     }
+  }
+
+  /// The rounds of one size and mode.
+  private func measure(size: Int, mode: String) async throws -> SizeResult {
+    var heardToFound: [Double] = []
+    var publishToHeard: [Double] = []
+    var refreshes: [Refreshes] = []
+    for round in 1...(short ? 1 : rounds) {
+      let (heard, found, refreshed) = try await measure(
+        size: size, notifications: mode == "notify")
+      heardToFound.append(milliseconds(found))
+      publishToHeard.append(milliseconds(heard))
+      refreshes.append(refreshed)
+      progress(
+        "\(size) bytes, \(mode), round \(round): heard \(milliseconds(heard)) ms after publishing, "
+          + "found \(milliseconds(found)) ms after that; then in \(refreshWindow) s "
+          + "\(refreshed.questions) questions, \(refreshed.bytesRead) bytes read, "
+          + "\(refreshed.unchanged) answers unchanged")
+    }
+    let sorted = heardToFound.sorted()
+    return SizeResult(
+      mode: mode, bytes: size, rounds: sorted.count, heardToFoundMilliseconds: heardToFound,
+      p50Milliseconds: sorted[(sorted.count - 1) / 2], maxMilliseconds: sorted.last ?? .nan,
+      publishToHeardMilliseconds: publishToHeard,
+      refreshQuestions: refreshes.map(\.questions),
+      refreshBytesRead: refreshes.map(\.bytesRead),
+      refreshUnchangedAnswers: refreshes.map(\.unchanged))
   }
 
   /// What the refreshes after a found cost.
@@ -154,13 +184,18 @@ struct GattPeerBench: AsyncParsableCommand {
   }
 
   /// One round: (publish → heard, heard → found, the refreshes after it).
-  private func measure(size: Int) async throws -> (Duration, Duration, Refreshes) {
+  private func measure(size: Int, notifications: Bool) async throws -> (
+    Duration, Duration, Refreshes
+  ) {
     let heardAt = Mutex<ContinuousClock.Instant?>(nil)
     let foundAt = Mutex<ContinuousClock.Instant?>(nil)
     let level = Logger.Level(rawValue: logLevel) ?? .warning
     let content = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31) })
-    let publisher = try await Node(adapter: advertiser, logLevel: level, onSighting: nil)
-    let subscriber = try await Node(adapter: scanner, logLevel: level) { _ in
+    let publisher = try await Node(
+      adapter: advertiser, notifications: notifications, logLevel: level, onSighting: nil)
+    let subscriber = try await Node(
+      adapter: scanner, notifications: notifications, logLevel: level
+    ) { _ in
       heardAt.withLock { if $0 == nil { $0 = .now } }
     }
     let published = ContinuousClock.now
@@ -181,12 +216,12 @@ struct GattPeerBench: AsyncParsableCommand {
       try await Task.sleep(for: .milliseconds(5))
     }
     var refreshes = Refreshes(questions: 0, bytesRead: 0, unchanged: 0)
-    if foundAt.withLock({ $0 }) != nil, refreshSeconds > 0 {
+    if foundAt.withLock({ $0 }) != nil, refreshWindow > 0 {
       let before = (
         await subscriber.resolver.counters(), await subscriber.transport.counters(),
         await publisher.resolver.counters()
       )
-      try await Task.sleep(for: .seconds(refreshSeconds))
+      try await Task.sleep(for: .seconds(refreshWindow))
       let after = (
         await subscriber.resolver.counters(), await subscriber.transport.counters(),
         await publisher.resolver.counters()
@@ -218,13 +253,16 @@ struct GattPeerBench: AsyncParsableCommand {
     let transport: BlueZPeerTransport
 
     init(
-      adapter: String, logLevel: Logger.Level, onSighting: (@Sendable (Sighting) -> Void)?
+      adapter: String, notifications: Bool, logLevel: Logger.Level,
+      onSighting: (@Sendable (Sighting) -> Void)?
     ) async throws {
       var logger = Logger(label: "nearby.bench.gatt-peer.\(adapter)")
       logger.logLevel = logLevel
       var configuration = BlueZConfiguration(bus: .system, adapter: adapter)
       configuration.scanWatchdog = .seconds(3600)
-      let carrier = PeerCarrier.bluez(.init(bluez: configuration)).wrapped(medium: { provider in
+      var transport = BlueZPeerTransportConfiguration(bluez: configuration)
+      transport.notifications = notifications
+      let carrier = PeerCarrier.bluez(transport).wrapped(medium: { provider in
         MediumProvider(name: "\(provider.name) (observed)") { context in
           ObservedMedium(try await provider.make(context), onSighting: onSighting)
         }
