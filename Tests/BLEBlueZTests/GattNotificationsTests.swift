@@ -21,8 +21,7 @@ import Testing
 
   /// `chunks` put back together by the hearer of `tag`: the datagrams, and whether it saw the
   /// acknowledgement.
-  func reassemble(_ chunks: [[UInt8]], tag: UInt32) -> (datagrams: [[UInt8]], acknowledged: Bool)
-  {
+  func reassemble(_ chunks: [[UInt8]], tag: UInt32) -> (datagrams: [[UInt8]], acknowledged: Bool) {
     var reassembly = GattNotifiedReassembly(tag: tag)
     var datagrams: [[UInt8]] = []
     var acknowledged = false
@@ -99,7 +98,8 @@ import Testing
       [acknowledgement] + GattNotifiedChunks.split(first, tag: 7, room: 200, sequence: 1)
       + GattNotifiedChunks.split([5, 6], tag: 7, room: 200, sequence: 7)
     #expect(chunks.count == 8)
-    let shuffled = [chunks[2], chunks[0], chunks[3], chunks[1], chunks[7], chunks[5], chunks[4]]
+    let shuffled =
+      [chunks[2], chunks[0], chunks[3], chunks[1], chunks[7], chunks[5], chunks[4]]
       + [chunks[6], chunks[3], chunks[0]]
     var reassembly = GattNotifiedReassembly(tag: 7)
     var datagrams: [[UInt8]] = []

@@ -143,7 +143,10 @@ struct AudioCrowdPeerBench: AsyncParsableCommand {
     var managers: [MessageManager] = []
     for _ in 0..<count {
       let assembly = try await PeerResolver.assemble(
-        [PeerCarrier.lan(medium: nil, transport: LANPeerConfiguration(groupPort: group, interface: "lo"))],
+        [
+          PeerCarrier.lan(
+            medium: nil, transport: LANPeerConfiguration(groupPort: group, interface: "lo"))
+        ],
         otherMediums: [.pulseAudio(audio)], logger: logger)
       guard assembly.failures.isEmpty else {
         throw CommandFailure("the LAN peer transport did not open on lo: \(assembly.failures)")
