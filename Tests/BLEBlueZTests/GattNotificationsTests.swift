@@ -77,6 +77,26 @@ import Testing
     #expect(try state.read(by: alice, offset: 0, now: at(3)) == [])
   }
 
+  @Test func aDisconnectedHearerListensNoMoreAndListenersAreEvictedLast() {
+    var state = GattServiceState()
+    _ = state.write(listen(tag: 1), by: alice, now: at(0))
+    state.disconnected(alice)
+    #expect(state.queue([1], for: alice, now: at(1)) == .waiting)
+
+    var configuration = GattServiceState.Configuration()
+    configuration.maximumClients = 2
+    var crowded = GattServiceState(configuration: configuration)
+    _ = crowded.write(listen(tag: 1), by: alice, now: at(0))
+    _ = crowded.queue([2], for: bob, now: at(1))
+    // A third hearer: Bob, who does not listen, goes, though Alice was active before him.
+    _ = crowded.queue([3], for: "/org/bluez/hci0/dev_00_AA_01_00_00_03", now: at(2))
+    guard case .notify = crowded.queue([4], for: alice, now: at(3)) else {
+      Issue.record("the listener was evicted")
+      return
+    }
+    #expect(crowded.clientCount == 2)
+  }
+
   @Test func aNewListenChunkReplacesTheTagAndTheSequenceStartsOver() {
     var state = GattServiceState()
     _ = state.write(listen(tag: 1), by: alice, now: at(0))
@@ -146,6 +166,9 @@ import Testing
   @Test func aMalformedListenChunkIsNotOne() {
     #expect(GattNotifiedChunks.parseListen([GattPeerProfile.listenFlag, 0, 0, 0, 0, 2, 0]) == nil)
     #expect(GattNotifiedChunks.parseListen([GattPeerProfile.listenFlag, 0, 0, 0, 1, 0, 3]) == nil)
+    // A room under what the smallest MTU carries (18 bytes) would only multiply notifications.
+    #expect(GattNotifiedChunks.parseListen([GattPeerProfile.listenFlag, 0, 0, 0, 1, 0, 17]) == nil)
+    #expect(GattNotifiedChunks.parseListen([GattPeerProfile.listenFlag, 0, 0, 0, 1, 0, 18]) != nil)
     #expect(GattNotifiedChunks.parseListen([GattPeerProfile.listenFlag, 0, 0, 0, 1, 2]) == nil)
     let parsed = GattNotifiedChunks.parseListen([GattPeerProfile.listenFlag, 0, 0, 0, 1, 9, 0])
     #expect(parsed?.tag == 1 && parsed?.room == GattPeerProfile.maximumChunk)
@@ -176,12 +199,13 @@ import Testing
     machine.read([], now: at(25))
     machine.acknowledged(now: at(30))
     #expect(machine.isNotified)
-    // Reads go on until one comes back empty; then a write schedules none.
+    // Reads go on until one comes back empty; then only every notifiedPoll (3 s), and a
+    // write schedules none at once.
     #expect(machine.next(now: at(1_000)) == .read)
     machine.read([GattPeerProfile.startFlag, 1], now: at(1_000))
     #expect(machine.next(now: at(1_000)) == .read)
     machine.read([], now: at(1_000))
-    #expect(machine.next(now: at(1_000)) == .wait(until: at(11_000)))
+    #expect(machine.next(now: at(1_000)) == .wait(until: at(4_000)))
     _ = machine.enqueueing([3], now: at(1_000))
     guard case .write = machine.next(now: at(1_000)) else {
       Issue.record("no second write")
@@ -189,7 +213,15 @@ import Testing
     }
     machine.wrote(now: at(1_001))
     machine.notified(now: at(2_000))
-    #expect(machine.next(now: at(2_000)) == .wait(until: at(12_000)))
+    #expect(machine.next(now: at(2_000)) == .wait(until: at(4_000)))
+    #expect(machine.next(now: at(4_000)) == .read)
+    machine.read([], now: at(4_000))
+    #expect(machine.next(now: at(4_000)) == .wait(until: at(7_000)))
+    // Quiet for the idle timeout (empty reads are not activity): the link goes.
+    for second in [7, 10] {
+      #expect(machine.next(now: at(second * 1_000)) == .read)
+      machine.read([], now: at(second * 1_000))
+    }
     #expect(machine.next(now: at(12_000)) == .disconnect)
     machine.disconnected(now: at(12_001))
     #expect(!machine.isNotified)

@@ -118,6 +118,31 @@ struct PeerConditionalRefreshTests {
       await bob.resolver.counters().handlesWanted
     )
     #expect(after.0 > wanted.0 && after.1 > wanted.1, "\(wanted) → \(after)")
+    #expect(await alice.resolver.counters().handlesLeftOut > 0)
+    #expect(await bob.resolver.counters().handlesLeftOut > 0)
+    await f.shutdown(alice, bob)
+  }
+
+  @Test("an answer trimmed to fit names no digest: its hearer is never told 'unchanged'")
+  func aTrimmedAnswerIsNeverUnchanged() async throws {
+    // 2 KiB datagrams: 8 fragments carry about 15 KiB, so two 10 KiB publications do not fit.
+    let f = PeerFixture(network: MemoryPeerNetwork(maximumDatagramSize: 2048))
+    let alice = try await f.node(name: "alice")
+    let bob = try await f.node(name: "bob")
+    for type in ["first", "second"] {
+      try await alice.report(
+        Report(publish: [
+          PublicationSpec(
+            id: .random(), message: Message(content: Data(repeating: 1, count: 10_000), type: type),
+            strategy: .default)
+        ]))
+    }
+    try await bob.subscribe()
+    try await bob.hear(alice)
+    #expect(await bob.settled { $0.allEvents.count == 1 })
+    try await run(f, seconds: 30, alice, bob, bothHear: false)
+    #expect(await alice.resolver.counters().unchangedAnswers == 0)
+    #expect(bob.lost.isEmpty)
     await f.shutdown(alice, bob)
   }
 
@@ -145,6 +170,17 @@ struct PeerConditionalRefreshTests {
     #expect(after.accepted == before.accepted + 1, "it opened: a key holder's datagram")
     #expect(after.ignored == before.ignored + 1)
     #expect(bob.found.count == 1, "\(bob.found)")
+    // The control: her next update, delivered from her own address, is taken.
+    let next = await f.network.log.count
+    try await alice.publish("Alice once more")
+    await f.settle()
+    let second = try #require(
+      await f.network.log.dropFirst(next).first {
+        $0.from == alice.address && $0.to == [bob.address]
+          && $0.bytes[3] == PeerMessageKind.answer.rawValue
+      })
+    await f.network.inject(second.bytes, from: alice.address, to: bob.address)
+    #expect(await bob.settled { $0.found.contains("Alice once more") }, "\(bob.found)")
     await mallory.shutdown()
     await f.shutdown(alice, bob)
   }

@@ -169,6 +169,9 @@ public struct PeerExchangeStateMachine: Sendable {
     var ownerHears: DiscoveryMediums = []
     /// The digest of this device's handles the owner said it holds, in its newest answer.
     var ownerHolds: HandlesDigest?
+    /// The question sent again with its handles (``handlesWanted(queryID:from:now:)``): once
+    /// per question, apart from a cookie's resend.
+    var handlesResentFor: UInt64?
   }
 
   public let configuration: Configuration
@@ -311,12 +314,13 @@ public struct PeerExchangeStateMachine: Sendable {
     guard let key = outstanding[queryID], var entry = entries[key] else { return [] }
     entry.ownerHolds = nil
     entries[key] = entry
-    guard case .asking(_, let attempt, let deadline, let asked, resent: false) = entry.phase,
-      (entry.confirmed ?? entry.address) == address
+    guard case .asking(_, let attempt, let deadline, let asked, let resent) = entry.phase,
+      entry.handlesResentFor != queryID, (entry.confirmed ?? entry.address) == address
     else { return [] }
     entry.phase = .asking(
       queryID: queryID, attempt: attempt,
-      deadline: max(deadline, now + configuration.queryTimeout), mediums: asked, resent: true)
+      deadline: max(deadline, now + configuration.queryTimeout), mediums: asked, resent: resent)
+    entry.handlesResentFor = queryID
     entry.lastAsked = now
     entries[key] = entry
     return [.sendQuery(queryID: queryID, key: key, mediums: asked, to: address)]

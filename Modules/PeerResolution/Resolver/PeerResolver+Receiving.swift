@@ -191,6 +191,8 @@ extension PeerResolver {
           subscriptions: handles.subscriptions, now: time)
       else { return }
       taken.handlesDigest = query.handlesDigest
+      // Its whole set, not an answer's: no answer's digest stands for it.
+      taken.answeredFor = nil
       shadows[query.sender] = taken
       shadow = taken
     } else {
@@ -256,8 +258,7 @@ extension PeerResolver {
       guard !answer.unchanged, let shadow = shadows[answer.sender],
         shadow.tokens.contains(answer.token),
         sentAt >= shadow.newestAnswer,
-        let key = exchangeKey(token: answer.token, owner: answer.sender),
-        exchange.confirmedAddress(of: key) == sender
+        let key = exchangeKey(token: answer.token, owner: answer.sender, from: sender)
       else {
         statistics.ignored += 1
         return false
@@ -269,11 +270,14 @@ extension PeerResolver {
         now: time)
     } else {
       // "Unchanged" stands for the publications of the answer we hold: only from its owner,
-      // about the digest we hold now (an update may have replaced it meanwhile).
+      // about the digest we hold now (an update may have replaced it meanwhile), while the
+      // shadow still holds what that answer set.
       guard let key = exchange.key(ofQuery: answer.queryID), key.token == answer.token,
         !answer.unchanged
-          || (exchange.owner(of: key) == answer.sender && shadows[answer.sender] != nil
-            && exchange.answeredDigest(of: key) == answer.digest),
+          || (exchange.owner(of: key) == answer.sender
+            && exchange.answeredDigest(of: key) == answer.digest
+            && answer.digest.map { AnsweredPublications(local: key.local, digest: $0) }
+              == shadows[answer.sender]?.answeredFor),
         let resolution = exchange.answered(
           queryID: answer.queryID, sender: answer.sender, from: sender, digest: answer.digest,
           hearsYou: answer.hearsYou, holds: answer.yours, now: time)
@@ -295,9 +299,15 @@ extension PeerResolver {
       shadow = held
     } else {
       guard
-        let taken = updateShadow(
+        var taken = updateShadow(
           answer.sender, publications: answer.publications, subscriptions: nil, now: time)
-      else { return true }
+      else {
+        // Refused: what the shadow holds is not this answer's.
+        shadows[answer.sender]?.answeredFor = nil
+        return true
+      }
+      taken.answeredFor = answer.digest.map { AnsweredPublications(local: local, digest: $0) }
+      shadows[answer.sender] = taken
       shadow = taken
     }
     shadows[answer.sender]?.newestAnswer = max(shadow.newestAnswer, sentAt)
@@ -332,11 +342,16 @@ extension PeerResolver {
     locals.values.contains { $0.ephemeral == ephemeral }
   }
 
-  /// The key of the exchange entry that follows `owner`'s `token`, if any.
-  private func exchangeKey(token: Token, owner: Identifier) -> PeerExchangeStateMachine.Key? {
+  /// The key of the exchange entry that follows `owner`'s `token` and whose owner answers
+  /// from `address`, if any.
+  private func exchangeKey(token: Token, owner: Identifier, from address: PeerAddress)
+    -> PeerExchangeStateMachine.Key?
+  {
     for local in locals.keys.sorted(by: { $0.description < $1.description }) {
       let key = PeerExchangeStateMachine.Key(local: local, token: token)
-      if exchange.owner(of: key) == owner { return key }
+      if exchange.owner(of: key) == owner, exchange.confirmedAddress(of: key) == address {
+        return key
+      }
     }
     return nil
   }

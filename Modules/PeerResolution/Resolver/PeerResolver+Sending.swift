@@ -30,8 +30,9 @@ extension PeerResolver {
         let mine = handles(of: key.local, now: time)
         let mineDigest = sealer?.keys.digest(of: mine, owner: key.token, hearer: sender, at: time)
         let leftOut = mineDigest != nil && exchange.ownerHolds(key) == mineDigest
-        let known = exchange.owner(of: key).flatMap { owner in
-          shadows[owner] == nil ? nil : exchange.answeredDigest(of: key)
+        let known = exchange.answeredDigest(of: key).flatMap { digest in
+          exchange.owner(of: key).flatMap { shadows[$0]?.answeredFor }
+            == AnsweredPublications(local: key.local, digest: digest) ? digest : nil
         }
         if leftOut { statistics.handlesLeftOut += 1 }
         let query = PeerQuery(
@@ -291,6 +292,8 @@ extension PeerMessage {
     case .whoHas, .iHave: return nil
     case .query(var query):
       guard var handles = query.handles else { return nil }
+      // The digest named the whole set: what is left no longer has it.
+      query.handlesDigest = nil
       if !handles.publications.isEmpty {
         handles.publications.removeLast()
       } else if !handles.subscriptions.isEmpty {
@@ -303,6 +306,8 @@ extension PeerMessage {
     case .answer(var answer):
       guard !answer.publications.isEmpty else { return nil }
       answer.publications.removeLast()
+      // The digest names the whole set: a hearer holding less must never hear "unchanged".
+      answer.digest = nil
       return .answer(answer)
     }
   }

@@ -17,6 +17,12 @@ struct ShadowDevice: Sendable {
   /// The digest the peer gave its handles in the question that last carried them (and the
   /// engine took): its questions may leave out handles of this digest.
   var handlesDigest: HandlesDigest?
+  /// The local device whose answer (or update) from the peer last set ``publications``, with
+  /// that answer's digest: only that device's questions may name the digest as held (answers
+  /// are filtered by the asker's subscriptions, and the peer's own questions set the whole
+  /// set), so an "unchanged" answer always stands for what the shadow holds. Nil once
+  /// anything else set them, or the engine refused them.
+  var answeredFor: AnsweredPublications?
   /// The peer's tokens bound to it in the engine's store.
   var tokens: Set<Token> = []
   /// Until when each token resolves at the peer, as its newest answer said: a local refresh
@@ -42,4 +48,10 @@ struct RecentHearer: Sendable {
   /// again every refresh interval until it asks (a datagram may be lost), and forgotten with
   /// the rest once `until` passes.
   var lapseToldAt: Date?
+}
+
+/// Which answer set a shadow's publications: for which local device, under which digest.
+struct AnsweredPublications: Sendable, Hashable {
+  var local: DeviceID
+  var digest: HandlesDigest
 }

@@ -137,7 +137,10 @@ enum GattNotifiedChunks {
     guard chunk.count == 7, chunk[0] == GattPeerProfile.listenFlag else { return nil }
     let tag = chunk[1..<5].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
     let room = Int(chunk[5]) << 8 | Int(chunk[6])
-    guard tag != 0, room > GattPeerProfile.notifiedHeader else { return nil }
+    // At least what a link of the smallest MTU carries: a smaller room would only multiply
+    // the notifications (each to every subscribed device).
+    guard tag != 0, room >= GattPeerProfile.notificationRoom(mtu: GattPeerProfile.minimumMTU)
+    else { return nil }
     return (tag, min(room, GattPeerProfile.maximumChunk))
   }
 

@@ -10,8 +10,9 @@ import Core
 /// question does not wait for it, then writes its listen chunk as its next write (bluetoothd
 /// refuses a second write to one characteristic while one is under way: `InProgress`); once
 /// the owner acknowledges it,
-/// the owner's datagrams arrive as notifications and the link reads no more (once a read comes
-/// back empty: the rest of a datagram a read began is read). Until then, and when the
+/// the owner's datagrams arrive as notifications and the link reads only every
+/// ``Configuration/notifiedPoll`` (once a read comes back empty: the rest of a datagram a read
+/// began is read), for what an owner that lost its listener keeps for reads. Until then, and when the
 /// subscription fails (a bluetoothd or an owner that does not notify), it reads as
 /// below.
 ///
@@ -38,6 +39,9 @@ struct GattLinkStateMachine: Sendable {
     var firstPoll: Duration = .milliseconds(20)
     var fastPollLimit: Duration = .milliseconds(320)
     var slowPoll: Duration = .seconds(1)
+    /// How often a notified link still reads: what the owner keeps for reads after losing
+    /// the link's listener (it forgot the hearer, or bluetoothd restarted) is read then.
+    var notifiedPoll: Duration = .seconds(3)
     var failureBackoff: Duration = .seconds(5)
     var maximumQueuedDatagrams = 64
     var maximumQueuedBytes = 256 * 1024
@@ -103,7 +107,7 @@ struct GattLinkStateMachine: Sendable {
     case toListen([UInt8])
     /// Subscribed; the owner's acknowledgement has not arrived: the link still reads.
     case awaitingAcknowledgement
-    /// The owner notifies: the link reads no more.
+    /// The owner notifies: the link reads only now and then.
     case notified
   }
 
@@ -289,7 +293,7 @@ struct GattLinkStateMachine: Sendable {
       current = nil
       // A whole datagram is out: its answer comes soon (notified, or to be read).
       lastWrite = now
-      nextRead = listening == .notified ? nil : now
+      nextRead = listening == .notified ? nextRead ?? now + configuration.notifiedPoll : now
       pollDelay = configuration.firstPoll
     }
   }
@@ -301,9 +305,10 @@ struct GattLinkStateMachine: Sendable {
     }
     state = .connected(mtu: mtu, running: nil, recovery: .none)
     if listening == .notified {
-      // What a read began is read to its end; everything else comes notified.
+      // What a read began is read to its end; everything else comes notified, but for a
+      // read now and then.
       if !chunk.isEmpty { lastActivity = now }
-      nextRead = chunk.isEmpty ? nil : now
+      nextRead = chunk.isEmpty ? now + configuration.notifiedPoll : now
       return
     }
     if !chunk.isEmpty {

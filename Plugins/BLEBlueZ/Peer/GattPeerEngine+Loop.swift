@@ -20,6 +20,8 @@ extension GattPeerEngine {
     case subscribed(PeerAddress, tag: UInt32, Bool)
     /// bluetoothd signalled a new value of the remote characteristic at this path.
     case notification(DBusObjectPath, [UInt8])
+    /// bluetoothd signalled that the device at this path disconnected.
+    case deviceDisconnected(DBusObjectPath)
     /// bluetoothd is back on the bus: it forgot the application.
     case bluezReturned
   }
@@ -89,6 +91,10 @@ extension GattPeerEngine {
     case .disconnected(let address): return disconnectFinished(address)
     case .subscribed(let address, let tag, let ok): return subscribeFinished(address, tag: tag, ok)
     case .notification(let path, let value): return notification(at: path, value)
+    case .deviceDisconnected(let path):
+      // An owner's listener goes with its hearer's connection.
+      service.disconnected(path.rawValue)
+      return []
     case .bluezReturned: return [.register]
     }
   }
@@ -119,8 +125,19 @@ extension GattPeerEngine {
       return .read(address, reply.map { $0.first?.bytes ?? [] })
     case .subscribe(let address, let outbox, let tag):
       // StartNotify answers once the owner's CCC is written.
-      let reply = await callDevice(outbox, "StartNotify", [])
-      return .subscribed(address, tag: tag, reply != nil)
+      do {
+        _ = try await connection.call(
+          destination: Self.bluez, path: outbox, interface: "org.bluez.GattCharacteristic1",
+          member: "StartNotify", timeout: configuration.bluez.callTimeout)
+        return .subscribed(address, tag: tag, true)
+      } catch  where Self.alreadyNotifying(error) {
+        // bluetoothd keeps a client's session across the device's connections: it notifies
+        // this one too.
+        return .subscribed(address, tag: tag, true)
+      } catch {
+        logger.debug("ble gatt: StartNotify on \(outbox) failed: \(error)")
+        return .subscribed(address, tag: tag, false)
+      }
     case .disconnect(let address, let path):
       _ = try? await connection.call(
         destination: Self.bluez, path: try DBusObjectPath(path), interface: "org.bluez.Device1",
@@ -141,5 +158,12 @@ extension GattPeerEngine {
       }
       return nil
     }
+  }
+
+  /// Whether StartNotify failed because this client is subscribed already (bluetoothd 5.66:
+  /// `InProgress`, "Already notifying").
+  static func alreadyNotifying(_ error: DBusError) -> Bool {
+    error.name.rawValue == "org.bluez.Error.InProgress"
+      || "\(error)".localizedCaseInsensitiveContains("already notifying")
   }
 }

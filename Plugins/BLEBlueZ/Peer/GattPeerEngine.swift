@@ -81,6 +81,17 @@ actor GattPeerEngine {
       else { return }
       inputs.yield(.notification(path, value))
     }
+    // A hearer's disconnection ends its listener here (see GattServiceState).
+    try await connection.handleSignals(
+      matching: DBusMatchRule(
+        sender: Self.bluez, interface: "org.freedesktop.DBus.Properties",
+        member: "PropertiesChanged", arguments: [0: "org.bluez.Device1"])
+    ) { signal in
+      guard let path = signal.path, signal.body.count > 1,
+        signal.body[1].stringDictionary?["Connected"]?.bool == false
+      else { return }
+      inputs.yield(.deviceDisconnected(path))
+    }
     try await GattApplication.export(
       on: connection,
       write: { [weak self] value, options in

@@ -215,6 +215,12 @@ struct GattServiceState: Sendable {
     return notify
   }
 
+  /// `client` disconnected: it listens no more (a new connection listens under a new tag, and
+  /// until then what comes for it waits for its reads).
+  mutating func disconnected(_ client: String) {
+    clients[client]?.listener = nil
+  }
+
   /// Forgets `client` (it disconnected): what waited for it is dropped.
   mutating func forget(_ client: String) {
     if let entry = clients.removeValue(forKey: client) { dropped += entry.waitingDatagrams }
@@ -245,8 +251,13 @@ struct GattServiceState: Sendable {
 
   /// A new client's entry, after making room for it.
   private mutating func admit(_ client: String, now: NearbyClock.Instant) -> Client {
+    // A hearer that listens goes last: it reads no more, so losing its listener would leave
+    // what comes for it unread until it reads again.
     if clients.count >= configuration.maximumClients,
-      let oldest = clients.min(by: { $0.value.lastActive < $1.value.lastActive })?.key
+      let oldest = clients.min(by: {
+        ($0.value.listener != nil ? 1 : 0, $0.value.lastActive)
+          < ($1.value.listener != nil ? 1 : 0, $1.value.lastActive)
+      })?.key
     {
       forget(oldest)
     }
