@@ -71,25 +71,13 @@ actor GattPeerEngine {
     // Before any subscription, so that no notification can come before it: bluetoothd
     // signals each as a change of the remote characteristic's value.
     let inputs = inputsContinuation
-    try await connection.handleSignals(
-      matching: DBusMatchRule(
-        sender: Self.bluez, interface: "org.freedesktop.DBus.Properties",
-        member: "PropertiesChanged", arguments: [0: "org.bluez.GattCharacteristic1"])
-    ) { signal in
-      guard let path = signal.path, signal.body.count > 1,
-        let value = signal.body[1].stringDictionary?["Value"]?.bytes
-      else { return }
+    try await onPropertiesChanged(of: "org.bluez.GattCharacteristic1") { path, changed in
+      guard let value = changed["Value"]?.bytes else { return }
       inputs.yield(.notification(path, value))
     }
     // A hearer's disconnection ends its listener here (see GattServiceState).
-    try await connection.handleSignals(
-      matching: DBusMatchRule(
-        sender: Self.bluez, interface: "org.freedesktop.DBus.Properties",
-        member: "PropertiesChanged", arguments: [0: "org.bluez.Device1"])
-    ) { signal in
-      guard let path = signal.path, signal.body.count > 1,
-        signal.body[1].stringDictionary?["Connected"]?.bool == false
-      else { return }
+    try await onPropertiesChanged(of: "org.bluez.Device1") { path, changed in
+      guard changed["Connected"]?.bool == false else { return }
       inputs.yield(.deviceDisconnected(path))
     }
     try await GattApplication.export(
@@ -105,6 +93,24 @@ actor GattPeerEngine {
     let owners = try await connection.nameOwnerChanges(of: Self.bluez)
     try await register()
     lifecycle = .running(startLoop(owners: owners))
+  }
+
+  /// Runs `handle` on the D-Bus connection's thread with the path and the changed properties
+  /// of each `PropertiesChanged` bluetoothd signals for `interface` (it must not block).
+  private func onPropertiesChanged(
+    of interface: String,
+    _ handle: @escaping @Sendable (DBusObjectPath, [String: DBusValue]) -> Void
+  ) async throws(DBusError) {
+    try await connection.handleSignals(
+      matching: DBusMatchRule(
+        sender: Self.bluez, interface: "org.freedesktop.DBus.Properties",
+        member: "PropertiesChanged", arguments: [0: interface])
+    ) { signal in
+      guard let path = signal.path, signal.body.count > 1,
+        let changed = signal.body[1].stringDictionary
+      else { return }
+      handle(path, changed)
+    }
   }
 
   deinit {
