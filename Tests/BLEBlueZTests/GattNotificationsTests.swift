@@ -26,7 +26,7 @@ import Testing
     var datagrams: [[UInt8]] = []
     var acknowledged = false
     for chunk in chunks {
-      let taken = reassembly.take(chunk)
+      let taken = reassembly.take(chunk, now: at(0))
       datagrams += taken.datagrams
       acknowledged = acknowledged || taken.acknowledged
     }
@@ -126,7 +126,7 @@ import Testing
     var acknowledged = 0
     var dropped = 0
     for chunk in shuffled {
-      let taken = reassembly.take(chunk)
+      let taken = reassembly.take(chunk, now: at(0))
       #expect(taken.ours)
       datagrams += taken.datagrams
       acknowledged += taken.acknowledged ? 1 : 0
@@ -135,8 +135,10 @@ import Testing
     #expect(datagrams == [first, [5, 6]])
     #expect(acknowledged == 1 && dropped == 0)
     // Too short, or another tag: not ours.
-    #expect(reassembly.take([1, 0, 0]) == .init())
-    #expect(reassembly.take(GattNotifiedChunks.acknowledgement(tag: 8, sequence: 8)) == .init())
+    #expect(reassembly.take([1, 0, 0], now: at(0)) == .init())
+    #expect(
+      reassembly.take(GattNotifiedChunks.acknowledgement(tag: 8, sequence: 8), now: at(0))
+        == .init())
   }
 
   @Test func aChunkThatNeverComesIsGivenUpOnceTheWindowIsPassed() {
@@ -145,7 +147,7 @@ import Testing
     var reassembly = GattNotifiedReassembly(tag: 7)
     // The second chunk is lost; the rest wait for it.
     for (index, chunk) in cut.enumerated() where index != 1 {
-      #expect(reassembly.take(chunk).datagrams.isEmpty)
+      #expect(reassembly.take(chunk, now: at(0)).datagrams.isEmpty)
     }
     // Small datagrams after it, each one chunk: held too, until one lies past the window.
     var sequence = UInt16(cut.count)
@@ -153,7 +155,8 @@ import Testing
     var dropped = 0
     while sequence < GattNotifiedReassembly.window + 10 {
       let taken = reassembly.take(
-        GattNotifiedChunks.split([UInt8(sequence)], tag: 7, room: 200, sequence: sequence)[0])
+        GattNotifiedChunks.split([UInt8(sequence)], tag: 7, room: 200, sequence: sequence)[0],
+        now: at(0))
       delivered += taken.datagrams
       dropped += taken.dropped
       sequence += 1
@@ -161,6 +164,28 @@ import Testing
     // The cut datagram is dropped; every one held after the gap is delivered, in order.
     #expect(dropped == 1)
     #expect(delivered == (cut.count..<Int(sequence)).map { [UInt8($0)] })
+  }
+
+  @Test func aChunkLostInASparseStreamHoldsWhatFollowsForHalfASecondAtMost() {
+    var reassembly = GattNotifiedReassembly(tag: 7)
+    let ack = GattNotifiedChunks.acknowledgement(tag: 7, sequence: 0)
+    #expect(reassembly.take(ack, now: at(0)).acknowledged)
+    // Refresh answers, one chunk each, every 3 s; the first (sequence 1) is lost.
+    let second = GattNotifiedChunks.split([2], tag: 7, room: 200, sequence: 2)[0]
+    let third = GattNotifiedChunks.split([3], tag: 7, room: 200, sequence: 3)[0]
+    #expect(reassembly.take(second, now: at(3_000)).datagrams.isEmpty)
+    // Not yet given up at 0.4 s; at 0.5 s (a link's wake-up), the gap goes.
+    #expect(reassembly.expire(now: at(3_400)).datagrams.isEmpty)
+    #expect(reassembly.expire(now: at(3_500)).datagrams == [[2]])
+    #expect(reassembly.take(third, now: at(6_000)).datagrams == [[3]])
+    // The lost one, late: behind, nothing.
+    let late = GattNotifiedChunks.split([1], tag: 7, room: 200, sequence: 1)[0]
+    #expect(reassembly.take(late, now: at(6_100)).datagrams.isEmpty)
+    // A gap also goes when the next notification comes after the timeout.
+    let fifth = GattNotifiedChunks.split([5], tag: 7, room: 200, sequence: 5)[0]
+    let sixth = GattNotifiedChunks.split([6], tag: 7, room: 200, sequence: 6)[0]
+    #expect(reassembly.take(fifth, now: at(9_000)).datagrams.isEmpty)
+    #expect(reassembly.take(sixth, now: at(12_000)).datagrams == [[5], [6]])
   }
 
   @Test func aMalformedListenChunkIsNotOne() {

@@ -40,6 +40,10 @@ actor GattPeerEngine {
   var wakeUps: [PeerAddress: Int] = [:]
   var nextWakeUp = 0
   var counters = BlueZPeerTransportCounters()
+  /// When the owner last notified a chunk (the shutdown gives it a moment to leave).
+  var lastNotified: NearbyClock.Instant?
+  /// How long the shutdown leaves the last notifications to bluetoothd.
+  static let notificationGrace: Duration = .milliseconds(500)
   /// The loop's inputs. Unbounded: what is in it is bounded by the operations under way (one
   /// end each) and the sends the links' queues accepted (one each).
   let inputs: AsyncStream<Input>
@@ -236,6 +240,7 @@ actor GattPeerEngine {
               .strings([]),
             ]))
         counters.chunksNotified += 1
+        lastNotified = clock.now
       } catch {
         counters.dropped += 1
         logger.debug("ble gatt: a notification was not sent: \(error)")
@@ -292,6 +297,11 @@ actor GattPeerEngine {
   func wokeUp(_ address: PeerAddress, generation: Int) -> [Effect] {
     guard wakeUps[address] == generation else { return [] }
     wakeUps[address] = nil
+    if let taken = links[address]?.notifications?.expire(now: clock.now),
+      !taken.datagrams.isEmpty || taken.dropped > 0
+    {
+      return took(taken, from: address, now: clock.now)
+    }
     return drive(address)
   }
 
@@ -385,9 +395,18 @@ actor GattPeerEngine {
       })?.key
     else { return [] }
     let now = clock.now
-    let taken = links[address]!.notifications!.take(value)
+    let taken = links[address]!.notifications!.take(value, now: now)
     guard taken.ours else { return [] }
     counters.chunksNotifiedIn += 1
+    return took(taken, from: address, now: now)
+  }
+
+  /// Hands on what the notifications of the link to `address` gave.
+  private func took(
+    _ taken: GattNotifiedReassembly.Taken, from address: PeerAddress, now: NearbyClock.Instant
+  )
+    -> [Effect]
+  {
     counters.dropped += taken.dropped
     if taken.acknowledged {
       links[address]!.machine.acknowledged(now: now)
@@ -521,6 +540,13 @@ actor GattPeerEngine {
     let deadline = clock.now + configuration.drainTimeout
     while service.hasWaiting(now: clock.now), clock.now < deadline {
       try? await clock.sleep(for: .milliseconds(50))
+    }
+    // What was just notified (an unpublish's update to a listening hearer) is on its way
+    // through bluetoothd, which says nothing when it is sent: a moment for it before the
+    // service goes and the links drop.
+    if let lastNotified {
+      let settled = min(lastNotified + Self.notificationGrace, deadline)
+      if clock.now < settled { try? await clock.sleep(until: settled) }
     }
     guard case .running(let loop) = lifecycle else { return }
     lifecycle = .shutDown
