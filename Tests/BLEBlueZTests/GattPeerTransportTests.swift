@@ -122,9 +122,12 @@ extension BlueZDoubleTests {
     configuration.scanWatchdog = .seconds(5)
     var exchange = PeerExchangeStateMachine.Configuration()
     exchange.refreshInterval = lostAfter / 3
+    // Notifications asked for (opt-in): the double refuses them, so the link falls back.
+    var transportConfiguration = BlueZPeerTransportConfiguration(bluez: configuration)
+    transportConfiguration.notifications = true
     // The one call that sets peer mode up: the GATT transport, and the medium connectable.
     let assembly = try await PeerResolver.assemble(
-      [.bluez(.init(bluez: configuration))],
+      [.bluez(transportConfiguration)],
       configuration: PeerResolverConfiguration(
         resolution: ResolutionConfiguration(lostAfter: lostAfter), exchange: exchange,
         tickInterval: .milliseconds(50)),

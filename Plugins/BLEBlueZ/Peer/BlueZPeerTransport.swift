@@ -70,9 +70,12 @@ public struct BlueZPeerTransportConfiguration: Sendable {
   /// An outgoing link quiet this long is disconnected. Default 10 s.
   public var idleTimeout: Duration = .seconds(10)
   /// Whether a hearer subscribes to an owner's notifications (when its outbox notifies), so
-  /// that answers stream instead of taking one read round trip per 512 bytes. Default true;
-  /// false reads every chunk (what an owner without notifications gets anyway).
-  public var notifications = true
+  /// that answers stream instead of taking one read round trip per 512 bytes (a 100 KiB
+  /// answer in about 1.7 s instead of 4 s in the VM). Default false: the real bluetoothd
+  /// (5.66, in the VM) died during a 100 KiB notified answer in two test runs out of about
+  /// ten, so reads stay the default until that is understood; an owner notifies whichever
+  /// hearer asks for it either way.
+  public var notifications = false
   /// How long what a connected hearer has waiting is kept for it. Default 30 s.
   public var keepFor: Duration = .seconds(30)
   /// How long ``BlueZPeerTransport/shutdown()`` waits for connected hearers to read what
