@@ -252,11 +252,17 @@ import Testing
     #expect(!machine.isNotified)
   }
 
-  @Test func aFailedSubscriptionOrListenChunkReadsAsBefore() {
+  /// A link with one datagram queued, just connected to an owner whose outbox notifies.
+  func connectedLink(listenTag: UInt32) -> GattLinkStateMachine {
     var machine = GattLinkStateMachine(now: at(0))
     _ = machine.enqueueing([1], now: at(0))
     _ = machine.next(now: at(0))
-    machine.connected(mtu: 517, listenTag: 9, now: at(0))
+    machine.connected(mtu: 517, listenTag: listenTag, now: at(0))
+    return machine
+  }
+
+  @Test func aFailedSubscriptionOrListenChunkReadsAsBefore() {
+    var machine = connectedLink(listenTag: 9)
     #expect(machine.next(now: at(0)) == .subscribe)
     guard case .write = machine.next(now: at(0)) else {
       Issue.record("no write")
@@ -271,10 +277,7 @@ import Testing
     #expect(!machine.isNotified)
 
     // Subscribed, but the listen chunk's write fails: the link stays, and reads.
-    var refused = GattLinkStateMachine(now: at(0))
-    _ = refused.enqueueing([1], now: at(0))
-    _ = refused.next(now: at(0))
-    refused.connected(mtu: 517, listenTag: 10, now: at(0))
+    var refused = connectedLink(listenTag: 10)
     _ = refused.next(now: at(0))
     refused.subscribed(true, now: at(1))
     #expect(refused.next(now: at(1)) == .write(listen(tag: 10)))
@@ -290,10 +293,7 @@ import Testing
   }
 
   @Test func anAcknowledgementDuringTheListenWriteCountsAndItsEndChangesNothing() {
-    var machine = GattLinkStateMachine(now: at(0))
-    _ = machine.enqueueing([1], now: at(0))
-    _ = machine.next(now: at(0))
-    machine.connected(mtu: 517, listenTag: 3, now: at(0))
+    var machine = connectedLink(listenTag: 3)
     #expect(machine.next(now: at(0)) == .subscribe)
     machine.subscribed(true, now: at(0))
     #expect(machine.next(now: at(0)) == .write(listen(tag: 3)))
