@@ -360,6 +360,87 @@ struct PeerExchangeStateMachineTests {
     #expect(m.outstandingCount == 4)
   }
 
+  /// Issue 42: 200 devices on one segment, each sending 4 who-has a second to all, flooded it
+  /// (160 000 receptions a second); questions then timed out, and fell back to more who-has.
+  @Test("the segment's who-has rate is shared with the devices heard sending them")
+  func whoHasShare() {
+    var m = machine { $0.queryTimeout = .seconds(60) }
+    #expect(m.whoHasRate(now: at(0)) == 4)
+    let others = (0..<199).map { PeerAddress(transport: "memory", bytes: [2, UInt8($0)])! }
+    for address in others.prefix(15) { m.heardWhoHas(from: address, now: at(0)) }
+    #expect(m.whoHasRate(now: at(0)) == 1)  // 16 a second shared by 16
+    for address in others { m.heardWhoHas(from: address, now: at(0)) }
+    // 16 / 200 is under the floor.
+    #expect(m.whoHasRate(now: at(0)) == 0.2)
+    // Sent at that rate, with a burst of one.
+    var sent = 0
+    for value in 1...20 {
+      let key = PeerExchangeStateMachine.Key(local: local, token: Token(value: UInt64(value)))
+      sent += m.heard(key, on: .audio, returnPath: nil, at: at(0)).filter(\.isQuestion).count
+    }
+    #expect(sent == 1)
+    for step in 1...9 {
+      sent += m.tick(now: at(Double(step))).filter(\.isQuestion).count
+    }
+    #expect(sent == 2)  // one more after 5 s
+    // The others fall quiet: the whole rate is this device's again.
+    #expect(m.whoHasRate(now: at(10)) == 4)
+    // A key holder sending from a thousand addresses leaves every device the floor.
+    for index in 0..<1_000 {
+      m.heardWhoHas(
+        from: PeerAddress(
+          transport: "memory", bytes: [3, UInt8(index / 256), UInt8(index % 256)])!,
+        now: at(20))
+    }
+    #expect(m.whoHasRate(now: at(20)) == 0.2)
+  }
+
+  @Test("a probe's iHave after its timeout answers the who-has that replaced it")
+  func lateProbeAnswer() throws {
+    var m = machine(probing: true)
+    guard
+      case .probe(let probe, key, lan) = try #require(
+        m.heard(key, on: .lan, returnPath: lan, at: at(0)).first)
+    else {
+      Issue.record("expected a probe")
+      return
+    }
+    guard case .sendWhoHas(let whoHas, key) = try #require(m.tick(now: at(1)).first) else {
+      Issue.record("expected a who-has once the probe timed out")
+      return
+    }
+    // The crowded segment delivers the probe's iHave late: the owner is there after all.
+    #expect(
+      m.ownerFound(queryID: probe, at: lan, now: at(1.2))
+        == [.sendQuery(queryID: whoHas, key: key, mediums: .lan, to: lan)])
+    #expect(m.answered(queryID: whoHas, sender: owner, from: lan, now: at(1.3)) != nil)
+    // Once answered, a late iHave changes nothing.
+    #expect(m.ownerFound(queryID: probe, at: lan, now: at(1.4)).isEmpty)
+  }
+
+  @Test("a probe's iHave after its timeout brings back the who-has waiting for its turn")
+  func lateProbeAnswerRevives() throws {
+    var m = machine(probing: true) {
+      $0.whoHasBurst = 1
+      $0.whoHasPerSecond = 0.01
+    }
+    let other = PeerExchangeStateMachine.Key(local: local, token: Token(value: 99))
+    #expect(m.heard(other, on: .audio, returnPath: nil, at: at(0)).filter(\.isQuestion).count == 1)
+    guard
+      case .probe(let probe, key, lan) = try #require(
+        m.heard(key, on: .lan, returnPath: lan, at: at(0)).first)
+    else {
+      Issue.record("expected a probe")
+      return
+    }
+    // Timed out; the who-has that would follow waits: the budget is spent.
+    #expect(m.tick(now: at(1)).filter(\.isQuestion).isEmpty)
+    #expect(
+      m.ownerFound(queryID: probe, at: lan, now: at(1.5))
+        == [.sendQuery(queryID: probe, key: key, mediums: .lan, to: lan)])
+    #expect(m.answered(queryID: probe, sender: owner, from: lan, now: at(1.6)) != nil)
+  }
+
   @Test("a token never answered rests twice as long after each failed round, up to maximumRest")
   func exponentialRest() {
     var m = machine {

@@ -51,7 +51,8 @@ public import Tokens
 /// ignored and counted when every token followed was answered); at most
 /// ``Configuration/maximumOutstanding`` questions wait for an answer at once, of which at
 /// most ``Configuration/maximumOutstandingWhoHas`` who-has; and who-has go out at most at
-/// ``Configuration/whoHasPerSecond`` (burst ``Configuration/whoHasBurst``). A question
+/// ``Configuration/whoHasPerSecond`` (burst ``Configuration/whoHasBurst``), less when other
+/// devices are heard sending who-has (``Configuration/segmentWhoHasPerSecond``). A question
 /// past a bound waits its turn, keeping its attempt count.
 public struct PeerExchangeStateMachine: Sendable {
   /// The timing and bounds of the exchange.
@@ -82,6 +83,20 @@ public struct PeerExchangeStateMachine: Sendable {
     public var whoHasPerSecond: Double = 4
     /// Who-has that may go out at once. Default 8.
     public var whoHasBurst: Double = 8
+    /// Who-has per second the whole segment may carry, every device together: a device that
+    /// heard others send who-has within ``whoHasSendersWindow`` takes its share, this over
+    /// their number and itself (its burst shrinks alike), between
+    /// ``minimumWhoHasPerSecond`` and ``whoHasPerSecond``. A who-has goes to every device,
+    /// so without a share N devices asking at once cost N × 4 multicasts a second, each
+    /// received N times: past a hundred devices on one segment, more than their CPUs and
+    /// the air take, and the questions then time out and fall back to more who-has.
+    /// Default 16.
+    public var segmentWhoHasPerSecond: Double = 16
+    /// The least a device's who-has rate falls to, however many are heard sending them (a
+    /// key holder sending from many addresses cannot silence the others). Default 0.2.
+    public var minimumWhoHasPerSecond: Double = 0.2
+    /// How long a device heard sending a who-has counts as sharing the segment. Default 10 s.
+    public var whoHasSendersWindow: Duration = .seconds(10)
     /// Whether a who-has can be sent (a transport can reach every device).
     public var canAskEveryone = true
     /// The transports (`PeerAddress.transport` (Core)) whose addresses cannot be forged (a
@@ -189,6 +204,11 @@ public struct PeerExchangeStateMachine: Sendable {
   private var seeded: SplitMix64?
   private var whoHasBudget: Double
   private var whoHasBudgetAt: Date?
+  /// The devices heard sending who-has, by address, and when last (at most
+  /// ``maximumWhoHasSenders``).
+  private var whoHasSenders: [PeerAddress: Date] = [:]
+  /// The most who-has senders remembered; past that the share stays at its smallest.
+  static let maximumWhoHasSenders = 512
   /// New tokens ignored because ``Configuration/maximumTracked`` were followed, all answered.
   public private(set) var refusedTokens = 0
   /// Tokens never answered let go to make room for a new one.
@@ -277,6 +297,26 @@ public struct PeerExchangeStateMachine: Sendable {
   /// or a probe (ask it there), or to a query whose cookie it refused (ask once more, with
   /// the cookie the `iHave` carried).
   public mutating func ownerFound(queryID: UInt64, at address: PeerAddress, now: Date) -> [Action] {
+    if outstanding[queryID] == nil, let key = superseded[queryID], var entry = entries[key] {
+      // The iHave of a probe or who-has given up: late, not absent (a crowded segment answers
+      // slowly; an iHave is sealed, so only the project's devices send one). It answers the
+      // question now out, or, when the next one waits (its turn, or a rest), brings that
+      // question back to life.
+      switch entry.phase {
+      case .findingOwner(let current, _, _, _):
+        return ownerFound(queryID: current, at: address, now: now)
+      case .idle:
+        superseded[queryID] = nil
+        entry.earlierQueries.removeAll { $0 == queryID }
+        entry.phase = .findingOwner(
+          queryID: queryID, attempt: entry.nextAttempt,
+          deadline: now + configuration.queryTimeout, probed: nil)
+        entries[key] = entry
+        outstanding[queryID] = key
+      case .asking:
+        return []
+      }
+    }
     guard let key = outstanding[queryID], var entry = entries[key] else { return [] }
     let mediums: DiscoveryMediums
     switch entry.phase {
@@ -444,9 +484,11 @@ public struct PeerExchangeStateMachine: Sendable {
     var actions: [Action] = []
     // The most recently heard first: when a bound defers questions, a token heard all along
     // (a device near) goes before tokens heard once (an emitter cycling random tokens).
-    let order = entries.sorted {
-      ($1.value.lastHeard, $0.key.token) < ($0.value.lastHeard, $1.key.token)
-    }.map(\.key)
+    // Only the entries that may act are sorted: most ticks, with hundreds of tokens heard,
+    // none does.
+    let order = entries.compactMap { key, entry in
+      Self.mayAct(entry, now: now, configuration: configuration) ? (key, entry.lastHeard) : nil
+    }.sorted { ($1.1, $0.0.token) < ($0.1, $1.0.token) }.map(\.0)
     for key in order {
       guard let entry = entries[key] else { continue }
       if now.timeIntervalSince(entry.lastHeard) >= configuration.forgetAfter.secondsValue {
@@ -458,6 +500,7 @@ public struct PeerExchangeStateMachine: Sendable {
       case .findingOwner(let queryID, let attempt, let deadline, .some(let probed)):
         guard now >= deadline else { continue }
         outstanding[queryID] = nil
+        rememberEarlier(queryID, of: key)
         // Nobody with the key answered there: never again for this token, and everyone is
         // asked at once (a forger announcing the owner's token with its own address must not
         // keep a newcomer from the owner).
@@ -471,7 +514,7 @@ public struct PeerExchangeStateMachine: Sendable {
         .asking(let queryID, let attempt, let deadline, _, _):
         guard now >= deadline else { continue }
         outstanding[queryID] = nil
-        if case .asking = entry.phase { rememberEarlier(queryID, of: key) }
+        rememberEarlier(queryID, of: key)
         if attempt >= configuration.maximumAttempts {
           entries[key]!.phase = .idle(restUntil: now + rest(after: entry))
           entries[key]!.nextAttempt = 1
@@ -493,6 +536,23 @@ public struct PeerExchangeStateMachine: Sendable {
     return actions
   }
 
+  /// Whether `entry` may do anything at a tick at `now`: be forgotten, time out, or (idle)
+  /// ask. A superset of what ``tick(now:)`` acts on; the rest it would leave as they are.
+  private static func mayAct(_ entry: Entry, now: Date, configuration: Configuration) -> Bool {
+    if now.timeIntervalSince(entry.lastHeard) >= configuration.forgetAfter.secondsValue {
+      return true
+    }
+    switch entry.phase {
+    case .findingOwner(_, _, let deadline, _), .asking(_, _, let deadline, _, _):
+      return now >= deadline
+    case .idle(let restUntil):
+      if let restUntil, now < restUntil { return false }
+      guard let lastAnswer = entry.lastAnswer else { return true }
+      if let heard = entry.heardDigest, heard != entry.answeredDigest { return true }
+      return now.timeIntervalSince(lastAnswer) >= configuration.refreshInterval.secondsValue
+    }
+  }
+
   // MARK: Asking
 
   /// How long `entry` rests after a failed round: doubling per round while never answered.
@@ -504,17 +564,45 @@ public struct PeerExchangeStateMachine: Sendable {
     return .milliseconds(Int64(seconds * 1000))
   }
 
-  /// Takes one who-has from the resolver-wide budget at `now`; false when it is spent.
+  /// Takes one who-has from the resolver-wide budget at `now`; false when it is spent. The
+  /// budget refills at this device's share of the segment's who-has rate.
   private mutating func takeWhoHas(now: Date) -> Bool {
+    let rate = whoHasRate(now: now)
+    let burst = max(1, configuration.whoHasBurst * rate / configuration.whoHasPerSecond)
     if let last = whoHasBudgetAt {
       let elapsed = max(now.timeIntervalSince(last), 0)
-      whoHasBudget = min(
-        configuration.whoHasBurst, whoHasBudget + elapsed * configuration.whoHasPerSecond)
+      whoHasBudget = min(burst, whoHasBudget + elapsed * rate)
+    } else {
+      whoHasBudget = min(whoHasBudget, burst)
     }
     whoHasBudgetAt = now
     guard whoHasBudget >= 1 else { return false }
     whoHasBudget -= 1
     return true
+  }
+
+  /// This device's who-has per second at `now`: the segment's rate shared with the devices
+  /// heard sending who-has lately (see ``Configuration/segmentWhoHasPerSecond``).
+  public func whoHasRate(now: Date) -> Double {
+    let window = configuration.whoHasSendersWindow.secondsValue
+    let others = whoHasSenders.values.reduce(0) {
+      $0 + (now.timeIntervalSince($1) < window ? 1 : 0)
+    }
+    let share = configuration.segmentWhoHasPerSecond / Double(others + 1)
+    return min(
+      configuration.whoHasPerSecond,
+      max(min(configuration.minimumWhoHasPerSecond, configuration.whoHasPerSecond), share))
+  }
+
+  /// Another device (at `sender`) sent a who-has, authenticated, at `now`: it shares the
+  /// segment's who-has rate with this one for ``Configuration/whoHasSendersWindow``.
+  public mutating func heardWhoHas(from sender: PeerAddress, now: Date) {
+    if whoHasSenders[sender] == nil, whoHasSenders.count >= Self.maximumWhoHasSenders {
+      let window = configuration.whoHasSendersWindow.secondsValue
+      whoHasSenders = whoHasSenders.filter { now.timeIntervalSince($0.value) < window }
+      guard whoHasSenders.count < Self.maximumWhoHasSenders else { return }
+    }
+    whoHasSenders[sender] = now
   }
 
   private var outstandingWhoHas: Int {

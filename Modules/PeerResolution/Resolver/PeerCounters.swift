@@ -29,6 +29,9 @@ public struct PeerCounters: Sendable, Hashable {
   /// Queries answered with a cookie (an `iHave`) instead of publications: their address had
   /// not yet proven it receives what is sent to it, or their cookie had expired.
   public var challenged = 0
+  /// Who-has sent to every device (a token heard with no way back, or whose way back did
+  /// not answer).
+  public var whoHasSent = 0
   /// Probes sent to a sighting's way back (an address nothing had vouched for yet): a query
   /// with no handles and no cookie, which only an `iHave` answers.
   public var probes = 0

@@ -115,6 +115,8 @@ extension PeerResolver {
     switch message {
     case .whoHas(let queryID, let token):
       countFreshness(fresh)
+      // Sealed, so a project device's: it shares the segment's who-has rate with ours.
+      if fresh { exchange.heardWhoHas(from: sender, now: time) }
       guard localOwner(of: token, at: time) != nil else {
         statistics.ignored += 1
         return

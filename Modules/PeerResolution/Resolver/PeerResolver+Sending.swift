@@ -10,6 +10,7 @@ extension PeerResolver {
     for action in actions {
       switch action {
       case .sendWhoHas(let queryID, let key):
+        statistics.whoHasSent += 1
         send(.whoHas(queryID: queryID, token: key.token), to: nil, now: time)
       case .probe(let queryID, let key, let address):
         // A query with no cookie, no mediums and no handles: the owner can only answer it
@@ -111,18 +112,24 @@ extension PeerResolver {
   /// every pair the engine could match between them: a pair of `local`'s subscription and
   /// `hearer`'s publication counts our hearing only when the subscription scans and the
   /// publication broadcasts, and the hearer's (its questions) only the other way round.
-  func mediums(hearing hearer: Identifier, by local: DeviceID, now time: Date) -> DiscoveryMediums {
+  func mediums(
+    hearing hearer: Identifier, by local: DeviceID, localScans: Bool? = nil, now time: Date
+  ) -> DiscoveryMediums {
     guard let shadow = shadows[hearer],
       shadow.publications.keys.allSatisfy({ $0.strategy.mode.contains(.broadcast) }),
-      engine.store.handles.subscriptions(on: local).allSatisfy({
-        $0.strategy.mode.contains(.scan)
-      })
+      localScans ?? scansOnly(local)
     else { return [] }
     let tokens = shadow.tokens
     let since = time.addingTimeInterval(-exchange.configuration.refreshInterval.secondsValue)
     return tokens.reduce(into: []) { mediums, token in
       mediums.formUnion(exchange.heardMediums(.init(local: local, token: token), since: since))
     }
+  }
+
+  /// Whether every subscription of the local device `local` scans (see
+  /// ``mediums(hearing:by:localScans:now:)``).
+  func scansOnly(_ local: DeviceID) -> Bool {
+    engine.store.handles.subscriptions(on: local).allSatisfy { $0.strategy.mode.contains(.scan) }
   }
 
   /// The digest of `local`'s handles under `token`, for its directives (nil before any
@@ -137,28 +144,36 @@ extension PeerResolver {
   /// interval until it asks (the update may be lost); one still heard on them is kept past
   /// its memory; the rest are forgotten once their memory ran out.
   func reviewHearers(now time: Date) {
-    for (local, recent) in hearers.sorted(by: { $0.key.description < $1.key.description }) {
-      var kept: [Identifier: RecentHearer] = [:]
-      for (hearer, entry) in recent.sorted(by: { $0.key < $1.key }) {
-        var entry = entry
+    let interval = exchange.configuration.refreshInterval.secondsValue
+    for local in hearers.keys.sorted(by: { $0.description < $1.description }) {
+      // Changed in place, unsorted (hundreds of hearers on a crowded segment, at every
+      // tick); only the updates go out in a fixed order.
+      guard var recent = hearers.removeValue(forKey: local) else { continue }
+      // Asked once per local device, not once per hearer.
+      let localScans = scansOnly(local)
+      var lapsed: [(hearer: Identifier, entry: RecentHearer)] = []
+      for hearer in Array(recent.keys) {
+        guard let entry = recent[hearer] else { continue }
         if !entry.toldHears.isEmpty {
-          let hears = mediums(hearing: hearer, by: local, now: time)
-          let interval = exchange.configuration.refreshInterval.secondsValue
+          let hears = mediums(hearing: hearer, by: local, localScans: localScans, now: time)
           if entry.toldHears.isSubset(of: hears) {
-            entry.until = max(entry.until, time + configuration.hearerMemory)
-            entry.lapseToldAt = nil
+            recent[hearer]!.until = max(entry.until, time + configuration.hearerMemory)
+            recent[hearer]!.lapseToldAt = nil
           } else if entry.lapseToldAt.map({ time.timeIntervalSince($0) >= interval }) ?? true {
             // Told until it asks: its query replaces this entry with what is heard then.
             statistics.hearingLapses += 1
-            entry.lapseToldAt = time
-            sendAnswer(
-              queryID: 0, owner: local, token: entry.token, to: entry.address, hearer: hearer,
-              now: time)
+            recent[hearer]!.lapseToldAt = time
+            lapsed.append((hearer, entry))
           }
         }
-        if entry.until > time { kept[hearer] = entry }
+        if recent[hearer]!.until <= time { recent[hearer] = nil }
       }
-      hearers[local] = kept
+      hearers[local] = recent
+      for (hearer, entry) in lapsed.sorted(by: { $0.hearer < $1.hearer }) {
+        sendAnswer(
+          queryID: 0, owner: local, token: entry.token, to: entry.address, hearer: hearer,
+          now: time)
+      }
     }
   }
 

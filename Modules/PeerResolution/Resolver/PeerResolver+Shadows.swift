@@ -153,8 +153,10 @@ extension PeerResolver {
   /// their messages get `lost`).
   func expireShadows(now time: Date) {
     let limit = time.addingTimeInterval(-configuration.shadowExpiry.secondsValue)
-    for (ephemeral, shadow) in shadows.sorted(by: { $0.key < $1.key })
-    where shadow.lastContact <= limit {
+    // The few gone quiet, in a fixed order; not every shadow sorted at every tick.
+    let quiet = shadows.compactMap { $0.value.lastContact <= limit ? $0.key : nil }.sorted()
+    for ephemeral in quiet {
+      guard let shadow = shadows[ephemeral] else { continue }
       shadows[ephemeral] = nil
       shadowOfDevice[shadow.credentials.id] = nil
       for token in shadow.tokens {

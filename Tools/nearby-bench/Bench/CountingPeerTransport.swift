@@ -9,6 +9,16 @@ final class CountingPeerTransport: PeerTransport {
   struct Totals: Sendable {
     var datagrams = 0
     var bytes = 0
+    /// Datagrams by the peer wire's message kind (the header's fourth byte, in the clear):
+    /// who-has, iHave, query, answer; anything else under 0.
+    var byKind: [UInt8: Int] = [:]
+
+    /// "who-has 3, iHave 3, query 5, answer 5".
+    var kinds: String {
+      [(1, "who-has"), (2, "iHave"), (3, "query"), (4, "answer"), (0, "other")].compactMap {
+        kind, name in byKind[UInt8(kind)].map { "\(name) \($0)" }
+      }.joined(separator: ", ")
+    }
   }
 
   /// What the transports counting into it sent since its last ``reset()``.
@@ -19,10 +29,12 @@ final class CountingPeerTransport: PeerTransport {
 
     func reset() { totals.withLock { $0 = Totals() } }
 
-    func add(_ bytes: Int) {
+    func add(_ datagram: [UInt8]) {
+      let kind = datagram.count > 3 && (1...4).contains(datagram[3]) ? datagram[3] : 0
       totals.withLock {
         $0.datagrams += 1
-        $0.bytes += bytes
+        $0.bytes += datagram.count
+        $0.byKind[kind, default: 0] += 1
       }
     }
   }
@@ -55,5 +67,5 @@ final class CountingPeerTransport: PeerTransport {
 
   func host(of address: PeerAddress) -> PeerAddress { inner.host(of: address) }
 
-  private func count(_ datagram: [UInt8]) { tally.add(datagram.count) }
+  private func count(_ datagram: [UInt8]) { tally.add(datagram) }
 }

@@ -36,6 +36,14 @@ struct LANPeerBench: AsyncParsableCommand {
       bytes per second on the segment and per device are reported beside the LAN \
       announcements' own (each device announces its token every 250 ms, 72 bytes sealed with the digest), \
       with the process's CPU per device.
+        change (with steady): after the quiet, one device publishes a new message; the time \
+      until every other device found it, beside the cold phase's found latency (the goal: \
+      at most twice it).
+      --announce-ms and --sighting-ms stretch the LAN medium's announce interval (default \
+      250 ms) and how often it reports a token it keeps hearing (1 s): on one machine every \
+      device receives every other's announcements and reports their sightings, N² a \
+      second that real devices share among N machines; the exchange's traffic while \
+      nothing changes does not depend on them.
       Exits 1 when a found did not arrive (not when the goal is missed).
       """)
 
@@ -45,6 +53,15 @@ struct LANPeerBench: AsyncParsableCommand {
   @Option(help: "Phases, comma-separated: warm, cold, steady.") var phases = "warm,cold,steady"
   @Option(help: "Modes, comma-separated: peer, server.") var modes = "peer,server"
   @Option(help: "Seconds the steady state is measured.") var steadySeconds = 9.0
+  @Option(help: "The LAN medium's announce interval, in milliseconds.") var announceMs = 250
+  @Option(help: "How often the LAN medium reports a token it keeps hearing, in milliseconds.")
+  var sightingMs = 1_000
+  @Option(
+    help: """
+      Seconds between the steady phase's last found and its quiet (default: two refresh \
+      intervals and a second).
+      """)
+  var settleSeconds: Double?
   @Flag(help: "A short run for the test command: 2 and 5 devices, one round of each phase.")
   var short = false
   @Flag(help: "Print one JSON object.") var json = false
@@ -54,8 +71,9 @@ struct LANPeerBench: AsyncParsableCommand {
   /// Warm: every device publishes, each already heard by the others. Cold: a device that
   /// just joined publishes; the others hear its token for the first time.
   /// Steady: nothing changes once every device found every other's message.
+  /// Change: after the steady quiet, one device publishes (measured with steady).
   enum Phase: String, Encodable, Sendable, CaseIterable {
-    case warm, cold, steady
+    case warm, cold, steady, change
   }
 
   /// The figures of one mode and phase at one size.
@@ -99,6 +117,10 @@ struct LANPeerBench: AsyncParsableCommand {
     var droppedOverHostRate: Int
     var refusedSends: Int
     var localRefreshes: Int
+    /// Probes of a way back and who-has to every device sent, from the first publish to the
+    /// end of the quiet.
+    var probes: Int
+    var whoHas: Int
   }
 
   func counts() throws -> [Int] {
@@ -114,9 +136,10 @@ struct LANPeerBench: AsyncParsableCommand {
 
   func selectedPhases() throws -> Set<Phase> {
     let names = phases.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-    let selected = names.compactMap(Phase.init(rawValue:))
+    let selected = names.compactMap(Phase.init(rawValue:)).filter { $0 != .change }
     guard !selected.isEmpty, selected.count == names.count else {
-      throw ValidationError("--phases takes warm, cold and steady, comma-separated")
+      throw ValidationError(
+        "--phases takes warm, cold and steady (which measures a change too), comma-separated")
     }
     return Set(selected)
   }
@@ -136,6 +159,17 @@ struct LANPeerBench: AsyncParsableCommand {
     _ = try selectedPhases()
     guard timeout > 0 else { throw ValidationError("--timeout must be > 0") }
     guard steadySeconds > 0 else { throw ValidationError("--steady-seconds must be > 0") }
+    guard (50...5_000).contains(announceMs) else {
+      throw ValidationError("--announce-ms takes 50 to 5000 (the medium's default is 250)")
+    }
+    guard (100...3_000).contains(sightingMs) else {
+      throw ValidationError(
+        "--sighting-ms takes 100 to 3000 (the medium's default is 1000; the refresh interval is 3 s)"
+      )
+    }
+    if let settleSeconds, settleSeconds < 0 {
+      throw ValidationError("--settle-seconds must be ≥ 0")
+    }
   }
 
   func run() async throws {
@@ -186,20 +220,30 @@ struct LANPeerBench: AsyncParsableCommand {
   ) async throws -> [Row] {
     var segment = LANPeerSegment(
       mode: mode, serverURL: URL(string: "http://127.0.0.1:\(serverPort)")!,
-      serverKey: serverKey, logger: logger)
+      serverKey: serverKey, announceInterval: .milliseconds(announceMs),
+      sightingInterval: .milliseconds(sightingMs), logger: logger)
     let phases = try selectedPhases()
     do {
-      for _ in 0..<count { _ = try await segment.addDevice(subscribing: true) }
+      for index in 0..<count {
+        _ = try await segment.addDevice(subscribing: true)
+        if (index + 1) % 50 == 0 { progress("\(index + 1) of \(count) devices started") }
+      }
       try await Task.sleep(for: .seconds(2))
       var rows: [Row] = []
+      // The steady state first: the cold phase's newcomers leave, and the devices that heard
+      // them tell them so until they forget them (the hearer memory), which is not what
+      // nothing changing costs.
+      if phases.contains(.steady), mode == .peer {
+        rows += try await steadyState(count, in: segment)
+        // Every device unpublished: its hearers are told, then ask again. At 200 devices
+        // that is 40 000 updates and their questions, which the next phase must not count.
+        try await settle(segment, count: count)
+      }
       if phases.contains(.warm) {
         rows.append(try await warmRounds(count, in: segment, mode: mode))
       }
       if phases.contains(.cold) {
         rows.append(try await coldRounds(count, in: segment, mode: mode))
-      }
-      if phases.contains(.steady), mode == .peer {
-        rows.append(try await steadyState(count, in: segment))
       }
       await segment.shutdown()
       return rows
@@ -207,6 +251,21 @@ struct LANPeerBench: AsyncParsableCommand {
       await segment.shutdown()
       throw error
     }
+  }
+
+  /// Waits until the segment's exchange sends at most one datagram per device in a second,
+  /// or ``settleSeconds`` (default 10 s) passed.
+  private func settle(_ segment: LANPeerSegment, count: Int) async throws {
+    let deadline = ContinuousClock.now + .seconds(settleSeconds ?? 10)
+    while ContinuousClock.now < deadline {
+      segment.resetCounts()
+      let start = ContinuousClock.now
+      try await Task.sleep(for: .seconds(1))
+      let perSecond = Double(segment.sent.datagrams) / WebBench.seconds(.now - start)
+      if perSecond <= Double(count) { return }
+      progress(String(format: "settling: %.0f exchange datagrams a second", perSecond))
+    }
+    try await Task.sleep(for: .milliseconds(500))
   }
 
   /// Every device publishes, each already heard by the others, as often as ``rounds``.
@@ -224,7 +283,8 @@ struct LANPeerBench: AsyncParsableCommand {
         publications.append(try await manager.publish(Self.message(text), params: Self.params))
       }
       try await warm.wait(
-        for: started, each: count - 1, in: segment, prefix: "r\(round) ", timeout: timeout)
+        for: started, each: count - 1, in: segment, prefix: "r\(round) ", timeout: timeout,
+        progress: progress)
       for publication in publications { await publication.cancel() }
       // Let the unpublish traffic pass before the next round counts.
       try await Task.sleep(for: .milliseconds(500))
@@ -243,11 +303,15 @@ struct LANPeerBench: AsyncParsableCommand {
       let manager = try await newcomer.addDevice(subscribing: false)
       segment.resetCounts()
       newcomer.resetCounts()
+      let before = await newcomer.resolverCounters()
       let text = "c\(round)"
       let started = [text: ContinuousClock.now]
       let publication = try await manager.publish(Self.message(text), params: Self.params)
       try await cold.wait(
-        for: started, each: count, in: newcomer, prefix: text, timeout: timeout)
+        for: started, each: count, in: newcomer, prefix: text, timeout: timeout, progress: progress)
+      progress(
+        Self.countersLine(await newcomer.resolverCounters(), since: before) + "; sent by kind: "
+          + newcomer.sent.kinds)
       await publication.cancel()
       await manager.shutdown()
       try await Task.sleep(for: .milliseconds(500))
@@ -256,8 +320,9 @@ struct LANPeerBench: AsyncParsableCommand {
   }
 
   /// Every device publishes one message and finds every other's; then nothing changes for
-  /// ``steadySeconds`` while the exchange's traffic and the process's CPU are counted.
-  private func steadyState(_ count: Int, in segment: LANPeerSegment) async throws -> Row {
+  /// ``steadySeconds`` while the exchange's traffic and the process's CPU are counted; then
+  /// one device publishes a new message (the change row).
+  private func steadyState(_ count: Int, in segment: LANPeerSegment) async throws -> [Row] {
     var tally = Tally()
     var publications: [Publication] = []
     var started: [String: ContinuousClock.Instant] = [:]
@@ -268,12 +333,16 @@ struct LANPeerBench: AsyncParsableCommand {
       started[text] = .now
       publications.append(try await manager.publish(Self.message(text), params: Self.params))
     }
-    try await tally.wait(for: started, each: count - 1, in: segment, prefix: "s ", timeout: timeout)
+    try await tally.wait(
+      for: started, each: count - 1, in: segment, prefix: "s ", timeout: timeout,
+      progress: progress)
     // Before the quiet is counted, the answers of the last founds pass, and so do the first
     // refreshes: an owner answering a device whose token it has not resolved yet cannot say
     // it hears it, so the next refresh asks once more (two refresh intervals, then a second).
     let refresh = PeerResolverConfiguration().exchange.refreshInterval
-    try await Task.sleep(for: short ? .seconds(1) : refresh * 2 + .seconds(1))
+    progress("steady, \(count) devices: founds done; the first refreshes pass, then the quiet")
+    let settle = settleSeconds.map { Duration.milliseconds(Int64($0 * 1000)) }
+    try await Task.sleep(for: short ? .seconds(1) : settle ?? refresh * 2 + .seconds(1))
     segment.resetCounts()
     let cpu = CPUTime.now
     let wall = ContinuousClock.now
@@ -282,8 +351,23 @@ struct LANPeerBench: AsyncParsableCommand {
     let cpuSeconds = CPUTime.now - cpu
     let traffic = segment.sent
     let after = await segment.resolverCounters()
+    progress(
+      "steady, \(count) devices, from the publishes to the quiet's end: "
+        + Self.countersLine(after, since: before) + "; the quiet's datagrams by kind: "
+        + traffic.kinds)
+    // A change in the steady state: what its hearers learn by the unasked update or, when that
+    // is lost, by the next announcement's digest.
+    var change = Tally()
+    progress("steady, \(count) devices: quiet counted; one device publishes a change")
+    segment.resetCounts()
+    let changed = ["x change": ContinuousClock.now]
+    publications.append(
+      try await segment.managers[0].publish(Self.message("x change"), params: Self.params))
+    try await change.wait(
+      for: changed, each: count - 1, in: segment, prefix: "x ", timeout: timeout,
+      progress: progress)
     for publication in publications { await publication.cancel() }
-    let interval = WebBench.seconds(LANMulticastConfiguration(port: 1).announceInterval)
+    let interval = WebBench.seconds(segment.announceInterval)
     let announcements = Double(count) / interval
     // Sealed with the digest beside the token: what peer mode puts on the wire.
     let announcementBytes = announcements * Double(LANMulticastConfiguration.digestAnnouncementSize)
@@ -301,8 +385,24 @@ struct LANPeerBench: AsyncParsableCommand {
       droppedOverHostRate: after.droppedHostRateLimited - before.droppedHostRateLimited,
       refusedSends: after.refusedSends + after.outboxOverflows - before.refusedSends
         - before.outboxOverflows,
-      localRefreshes: after.localRefreshes - before.localRefreshes)
-    return row
+      localRefreshes: after.localRefreshes - before.localRefreshes,
+      probes: after.probes - before.probes, whoHas: after.whoHasSent - before.whoHasSent)
+    return [row, change.row(mode: .peer, phase: .change, devices: count)]
+  }
+
+  /// What every resolver counted between two readings, for the progress output.
+  static func countersLine(_ after: PeerCounters, since before: PeerCounters) -> String {
+    "exchange: sent \(after.sent - before.sent), received \(after.received - before.received), "
+      + "probes \(after.probes - before.probes), who-has \(after.whoHasSent - before.whoHasSent), "
+      + "challenged \(after.challenged - before.challenged), ignored \(after.ignored - before.ignored), "
+      + "hearing lapses \(after.hearingLapses - before.hearingLapses), unchanged answers "
+      + "\(after.unchangedAnswers - before.unchangedAnswers), handles wanted "
+      + "\(after.handlesWanted - before.handlesWanted), local refreshes "
+      + "\(after.localRefreshes - before.localRefreshes), dropped over rate "
+      + "\(after.droppedRateLimited - before.droppedRateLimited), stale "
+      + "\(after.droppedStale - before.droppedStale), replayed "
+      + "\(after.droppedReplayed - before.droppedReplayed), refused sends "
+      + "\(after.refusedSends + after.outboxOverflows - before.refusedSends - before.outboxOverflows)"
   }
 
   static func message(_ text: String) -> Message { Message(text: text, type: "bench") }
@@ -326,17 +426,32 @@ struct LANPeerBench: AsyncParsableCommand {
         var goalMet: Bool
         var steadyGoal: String
         var steadyGoalMet: Bool?
+        var changeGoal: String
+        /// The change's slowest found over the cold p50, by device count.
+        var changeOverCold: [String: Double]
       }
       print(
         JSONLine.encode(
           Output(
             rows: rows, goal: "peer p50 <= server p50", goalMet: Self.goalMet(rows),
-            steadyGoal: Self.steadyGoal, steadyGoalMet: Self.steadyGoalMet(rows))))
+            steadyGoal: Self.steadyGoal, steadyGoalMet: Self.steadyGoalMet(rows),
+            changeGoal: "a change's slowest found <= 2 × the cold phase's p50",
+            changeOverCold: Dictionary(
+              uniqueKeysWithValues: Set(rows.map(\.devices)).compactMap { count in
+                Self.changeOverCold(rows, count).map { ("\(count)", $0) }
+              }))))
       return
     }
     for row in rows { print(Self.line(row)) }
     if let met = Self.steadyGoalMet(rows) {
       print("steady: \(Self.steadyGoal): \(met ? "met" : "NOT met")")
+    }
+    for count in Set(rows.map(\.devices)).sorted() {
+      guard let ratio = Self.changeOverCold(rows, count) else { continue }
+      print(
+        String(
+          format: "change, %d devices: slowest found %.2f× the cold phase's p50 (goal ≤ 2: %@)",
+          count, ratio, ratio <= 2 ? "met" : "NOT met"))
     }
     for phase in [Phase.warm, .cold] {
       for count in Set(rows.map(\.devices)).sorted() {
@@ -353,6 +468,17 @@ struct LANPeerBench: AsyncParsableCommand {
 
   static let steadyGoal = "exchange bytes <= 10 % of the announcements' at 50 devices and more"
 
+  /// The change row's slowest found over the cold row's p50 at `count` devices, peer mode.
+  static func changeOverCold(_ rows: [Row], _ count: Int) -> Double? {
+    let pick = { (phase: Phase) in
+      rows.first { $0.devices == count && $0.phase == phase && $0.mode == .peer }
+    }
+    guard let change = pick(.change), let cold = pick(.cold), change.missing == 0,
+      cold.p50Milliseconds > 0
+    else { return nil }
+    return change.maxMilliseconds / cold.p50Milliseconds
+  }
+
   static func pair(_ rows: [Row], _ count: Int, _ phase: Phase) -> (Row, Row)? {
     let pick = { (mode: Mode) in
       rows.first { $0.devices == count && $0.phase == phase && $0.mode == mode }
@@ -362,7 +488,7 @@ struct LANPeerBench: AsyncParsableCommand {
   }
 
   static func goalMet(_ rows: [Row]) -> Bool {
-    rows.filter { $0.phase != .steady }.allSatisfy { row in
+    rows.filter { $0.phase == .warm || $0.phase == .cold }.allSatisfy { row in
       guard let (peer, server) = pair(rows, row.devices, row.phase) else { return false }
       return peer.p50Milliseconds <= server.p50Milliseconds
     }
@@ -400,7 +526,8 @@ struct LANPeerBench: AsyncParsableCommand {
       text +=
         "; dropped over a sender's rate \(steady.droppedOverRate), a host's "
         + "\(steady.droppedOverHostRate); sends refused \(steady.refusedSends); "
-        + "local refreshes \(steady.localRefreshes)"
+        + "local refreshes \(steady.localRefreshes); probes \(steady.probes), who-has "
+        + "\(steady.whoHas)"
     }
     return text
   }
@@ -437,15 +564,26 @@ private struct Tally {
   var cpuSeconds = 0.0
 
   /// Waits (at most `timeout` seconds) until each message of `started` was found `each`
-  /// times, then adds the latencies, the missing and the segment's traffic.
+  /// times, then adds the latencies, the missing and the segment's traffic. Says how far it
+  /// got every 5 s.
   mutating func wait(
     for started: [String: ContinuousClock.Instant], each: Int, in segment: LANPeerSegment,
-    prefix: String, timeout: Double
+    prefix: String, timeout: Double, progress: (String) -> Void
   ) async throws {
     let expected = started.count * each
-    let deadline = ContinuousClock.now + .seconds(timeout)
+    let begun = ContinuousClock.now
+    let deadline = begun + .seconds(timeout)
+    var told = begun
     let cpu = CPUTime.now
-    while segment.founds.count(prefix: prefix) < expected, ContinuousClock.now < deadline {
+    while case let found = segment.founds.count(prefix: prefix), found < expected,
+      ContinuousClock.now < deadline
+    {
+      if ContinuousClock.now - told >= .seconds(5) {
+        told = .now
+        progress(
+          "\(found) of \(expected) founds after \(Int(WebBench.seconds(told - begun))) s "
+            + "(at most \(Int(timeout)) s)")
+      }
       try await Task.sleep(for: .milliseconds(2))
     }
     cpuSeconds += CPUTime.now - cpu

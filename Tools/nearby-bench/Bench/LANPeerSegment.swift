@@ -17,6 +17,10 @@ struct LANPeerSegment {
 
   let mode: Mode
   let serverURL: URL
+  /// The LAN medium's announce interval on every device.
+  let announceInterval: Duration
+  /// How often the LAN medium reports a token it keeps hearing, on every device.
+  let sightingInterval: Duration
   let logger: Logger
   /// Found handlers record here, by message text.
   let founds = FoundTimes()
@@ -31,9 +35,14 @@ struct LANPeerSegment {
   private let traffic = CountingPeerTransport.Tally()
   private var subscriptions: [Subscription] = []
 
-  init(mode: Mode, serverURL: URL, serverKey: String, logger: Logger) {
+  init(
+    mode: Mode, serverURL: URL, serverKey: String, announceInterval: Duration,
+    sightingInterval: Duration, logger: Logger
+  ) {
     self.mode = mode
     self.serverURL = serverURL
+    self.announceInterval = announceInterval
+    self.sightingInterval = sightingInterval
     self.logger = logger
     // Peer mode: a project of its own, so an earlier run's stragglers on lo are another one.
     apiKey = mode == .peer ? "bench-peer-\(UUID().uuidString)" : serverKey
@@ -41,7 +50,9 @@ struct LANPeerSegment {
 
   /// Starts one more device, subscribed to the bench's type when `subscribing`.
   mutating func addDevice(subscribing: Bool) async throws -> MessageManager {
-    var medium = LANMulticastConfiguration(port: lanPort, interface: "lo")
+    var medium = LANMulticastConfiguration(
+      port: lanPort, interface: "lo", announceInterval: announceInterval,
+      sightingInterval: sightingInterval)
     let resolver: ResolverChoice
     var mediums: [MediumProvider] = [.lan(medium)]
     switch mode {
@@ -49,12 +60,18 @@ struct LANPeerSegment {
       // The project's announcement key, as `nearby` gives its LAN medium in peer mode.
       medium.sharedKey = try LANMulticastKey(bytes: PeerKeys(apiKey: apiKey).announcementKey)
       let traffic = traffic
+      // Every device here sends from 127.0.0.1, which the per-host limit (there so that one
+      // machine cannot flood a device from many ports) would take for one machine: lifted,
+      // as the server bench lifts its per-address limits. The per-sender limits stay.
+      var configuration = PeerResolverConfiguration()
+      configuration.ratePerHost = 1_000_000
+      configuration.burstPerHost = 1_000_000
       let assembly = try await PeerResolver.assemble(
         [
           PeerCarrier.lan(
             medium: medium, transport: LANPeerConfiguration(groupPort: groupPort, interface: "lo")
           ).wrapped(transport: { CountingPeerTransport($0, into: traffic) })
-        ], logger: logger)
+        ], configuration: configuration, logger: logger)
       resolver = .peer(assembly.resolver)
       resolvers.append(assembly.resolver)
       mediums = assembly.mediums
@@ -94,6 +111,15 @@ struct LANPeerSegment {
       sum.outboxOverflows += counters.outboxOverflows
       sum.localRefreshes += counters.localRefreshes
       sum.hearingLapses += counters.hearingLapses
+      sum.probes += counters.probes
+      sum.whoHasSent += counters.whoHasSent
+      sum.sent += counters.sent
+      sum.challenged += counters.challenged
+      sum.ignored += counters.ignored
+      sum.unchangedAnswers += counters.unchangedAnswers
+      sum.handlesWanted += counters.handlesWanted
+      sum.droppedUnauthenticated += counters.droppedUnauthenticated
+      sum.droppedMalformed += counters.droppedMalformed
     }
     return sum
   }

@@ -132,7 +132,7 @@ struct DiscoverySession {
         + "replayed \(counters.droppedReplayed), rate limited \(counters.droppedRateLimited), "
         + "host rate limited \(counters.droppedHostRateLimited), "
         + "oversized \(counters.droppedOversized)); challenged \(counters.challenged), probes "
-        + "\(counters.probes); sent \(counters.sent), refused sends \(counters.refusedSends), "
+        + "\(counters.probes), who-has \(counters.whoHasSent); sent \(counters.sent), refused sends \(counters.refusedSends), "
         + "send failures \(counters.sendFailures)")
   }
 

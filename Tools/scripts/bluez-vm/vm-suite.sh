@@ -78,4 +78,32 @@ echo "$(stamp) ==== check-nearby-ble.sh exited $check_rc in ${check_s} s;" \
   "the BLEBlueZVM tests exited $tests_rc in ${tests_s} s;" \
   "check-nearby-pubsub.sh exited $pubsub_rc in ${pubsub_s} s;" \
   "the BLE benchmarks exited $bench_rc in ${bench_s} s"
-((check_rc == 0 && tests_rc == 0 && pubsub_rc == 0 && bench_rc == 0)) || exit 1
+((check_rc == 0 && tests_rc == 0 && pubsub_rc == 0 && bench_rc == 0)) && exit 0
+
+# A step failed. bluetoothd has died under our load before (docs/bluez-vm-findings.md), and
+# the results folder goes with the run: print what shows how it ended. The tests stop and
+# start it on purpose (control.sh), so each start that followed no "Terminating" is an
+# unexpected end; the lines before it are its last words. The kernel names a crash's
+# address.
+echo "$(stamp) ==== a step failed: bluetoothd's unexpected ends, and the kernel's words"
+dmesg 2>/dev/null | grep -E "bluetoothd|segfault|traps:|general protection" | tail -n 20
+log=${NEARBY_BLUEZ_VM_RESULTS:-}/bluetoothd.log
+if [ -f "$log" ]; then
+  awk '
+    /Bluetooth daemon [0-9]/ {
+      if (started && !terminated) {
+        print "--- bluetoothd ended without \"Terminating\" before line " NR "; its last lines:"
+        for (i = NR - 40; i < NR; i++) if (i > 0 && (i in last)) print last[i]
+      }
+      started = 1; terminated = 0
+    }
+    /Terminating|Exit/ { terminated = 1 }
+    { last[NR] = $0; delete last[NR - 41] }
+    END {
+      if (started && !terminated) {
+        print "--- bluetoothd log ends without \"Terminating\"; its last lines:"
+        for (i = NR - 39; i <= NR; i++) if (i > 0 && (i in last)) print last[i]
+      }
+    }' "$log" | cut -c1-300
+fi
+exit 1
