@@ -409,13 +409,40 @@ struct PeerExchangeStateMachineTests {
       Issue.record("expected a who-has once the probe timed out")
       return
     }
-    // The crowded segment delivers the probe's iHave late: the owner is there after all.
+    // The crowded segment delivers the probe's iHave late: the owner is there after all. The
+    // query goes under the probe's id.
     #expect(
       m.ownerFound(queryID: probe, at: lan, now: at(1.2))
-        == [.sendQuery(queryID: whoHas, key: key, mediums: .lan, to: lan)])
-    #expect(m.answered(queryID: whoHas, sender: owner, from: lan, now: at(1.3)) != nil)
+        == [.sendQuery(queryID: probe, key: key, mediums: .lan, to: lan)])
+    // The who-has's own iHave follows: the owner is found already, nothing goes again.
+    #expect(m.ownerFound(queryID: whoHas, at: lan, now: at(1.25)).isEmpty)
+    #expect(m.answered(queryID: probe, sender: owner, from: lan, now: at(1.3)) != nil)
     // Once answered, a late iHave changes nothing.
     #expect(m.ownerFound(queryID: probe, at: lan, now: at(1.4)).isEmpty)
+    #expect(m.outstandingCount == 0)
+  }
+
+  @Test(
+    "a probe's iHave long after its timeout is ignored (it may have been held back and relayed)")
+  func lateProbeAnswerWindow() throws {
+    var m = machine(probing: true) {
+      $0.whoHasBurst = 1
+      $0.whoHasPerSecond = 0.01
+    }
+    let other = PeerExchangeStateMachine.Key(local: local, token: Token(value: 99))
+    _ = m.heard(other, on: .audio, returnPath: nil, at: at(0))
+    guard
+      case .probe(let probe, key, lan) = try #require(
+        m.heard(key, on: .lan, returnPath: lan, at: at(0)).first)
+    else {
+      Issue.record("expected a probe")
+      return
+    }
+    #expect(m.tick(now: at(1)).filter(\.isQuestion).isEmpty)
+    // 4 query timeouts after the probe was given up, and a little more.
+    let relayed = PeerAddress(transport: "memory", bytes: [0x77])!
+    #expect(m.ownerFound(queryID: probe, at: relayed, now: at(5.1)).isEmpty)
+    #expect(m.outstandingCount == 0)  // nothing brought back
   }
 
   @Test("a probe's iHave after its timeout brings back the who-has waiting for its turn")

@@ -152,6 +152,13 @@ public struct PeerExchangeStateMachine: Sendable {
       queryID: UInt64, attempt: Int, deadline: Date, mediums: DiscoveryMediums, resent: Bool)
   }
 
+  /// An earlier question's id: whose it is, and, for a who-has or a probe, until when its
+  /// `iHave` still counts (see ``ownerFound(queryID:at:now:)``).
+  private struct Earlier: Sendable {
+    var key: Key
+    var lateOwnerUntil: Date?
+  }
+
   private struct Entry: Sendable {
     var phase: Phase = .idle(restUntil: nil)
     /// The latest way back a sighting or an `iHave` gave (unauthenticated).
@@ -196,7 +203,7 @@ public struct PeerExchangeStateMachine: Sendable {
   /// attempt answers the question, even after the round was given up) until the token is
   /// answered or forgotten, the last ``maximumEarlierQueries`` of each token. Not counted as
   /// outstanding.
-  private var superseded: [UInt64: Key] = [:]
+  private var superseded: [UInt64: Earlier] = [:]
   /// How many earlier question ids a token keeps valid.
   static let maximumEarlierQueries = 8
   /// Seeded query ids, for tests only; nil: the system's generator, so a query id tells a
@@ -232,7 +239,7 @@ public struct PeerExchangeStateMachine: Sendable {
   public var outstandingCount: Int { outstanding.count }
   /// The key a question is about, while it waits for its answer.
   public func key(ofQuery queryID: UInt64) -> Key? {
-    outstanding[queryID] ?? superseded[queryID]
+    outstanding[queryID] ?? superseded[queryID]?.key
   }
   /// The owner's ephemeral id learnt from the last answer for `key`.
   public func owner(of key: Key) -> Identifier? { entries[key]?.owner }
@@ -297,25 +304,38 @@ public struct PeerExchangeStateMachine: Sendable {
   /// or a probe (ask it there), or to a query whose cookie it refused (ask once more, with
   /// the cookie the `iHave` carried).
   public mutating func ownerFound(queryID: UInt64, at address: PeerAddress, now: Date) -> [Action] {
-    if outstanding[queryID] == nil, let key = superseded[queryID], var entry = entries[key] {
-      // The iHave of a probe or who-has given up: late, not absent (a crowded segment answers
-      // slowly; an iHave is sealed, so only the project's devices send one). It answers the
-      // question now out, or, when the next one waits (its turn, or a rest), brings that
-      // question back to life.
+    if outstanding[queryID] == nil, let earlier = superseded[queryID],
+      let until = earlier.lateOwnerUntil, now <= until, var entry = entries[earlier.key]
+    {
+      // The iHave of a who-has or probe given up, shortly after (see lateOwnerWindow): late,
+      // not absent (a crowded segment answers slowly; an iHave is sealed, so only the
+      // project's devices send one). Its id becomes the question's: the query goes under it,
+      // and the id of a who-has still out is kept as an earlier one, so the iHave that who-has
+      // brings later (it answers a question no longer finding its owner) sends nothing more.
+      let key = earlier.key
       switch entry.phase {
       case .findingOwner(let current, _, _, _):
-        return ownerFound(queryID: current, at: address, now: now)
+        outstanding[current] = nil
+        rememberEarlier(current, of: key)
+        entry = entries[key]!
       case .idle:
-        superseded[queryID] = nil
-        entry.earlierQueries.removeAll { $0 == queryID }
-        entry.phase = .findingOwner(
-          queryID: queryID, attempt: entry.nextAttempt,
-          deadline: now + configuration.queryTimeout, probed: nil)
-        entries[key] = entry
-        outstanding[queryID] = key
+        guard outstanding.count < configuration.maximumOutstanding else {
+          // No room: where the owner answered is kept for its turn, which then asks there.
+          entry.address = address
+          entry.failedAddresses.removeAll { $0 == address }
+          entries[key] = entry
+          return []
+        }
       case .asking:
         return []
       }
+      superseded[queryID] = nil
+      entry.earlierQueries.removeAll { $0 == queryID }
+      entry.phase = .findingOwner(
+        queryID: queryID, attempt: entry.nextAttempt,
+        deadline: now + configuration.queryTimeout, probed: nil)
+      entries[key] = entry
+      outstanding[queryID] = key
     }
     guard let key = outstanding[queryID], var entry = entries[key] else { return [] }
     let mediums: DiscoveryMediums
@@ -375,7 +395,8 @@ public struct PeerExchangeStateMachine: Sendable {
     digest: HandlesDigest? = nil, hearsYou: DiscoveryMediums = [], holds: HandlesDigest? = nil,
     now: Date
   ) -> Resolution? {
-    guard let key = outstanding[queryID] ?? superseded[queryID], var entry = entries[key] else {
+    guard let key = outstanding[queryID] ?? superseded[queryID]?.key, var entry = entries[key]
+    else {
       return nil
     }
     switch entry.phase {
@@ -500,7 +521,7 @@ public struct PeerExchangeStateMachine: Sendable {
       case .findingOwner(let queryID, let attempt, let deadline, .some(let probed)):
         guard now >= deadline else { continue }
         outstanding[queryID] = nil
-        rememberEarlier(queryID, of: key)
+        rememberEarlier(queryID, of: key, lateOwnerUntil: now + Self.lateOwnerWindow(configuration))
         // Nobody with the key answered there: never again for this token, and everyone is
         // asked at once (a forger announcing the owner's token with its own address must not
         // keep a newcomer from the owner).
@@ -514,7 +535,12 @@ public struct PeerExchangeStateMachine: Sendable {
         .asking(let queryID, let attempt, let deadline, _, _):
         guard now >= deadline else { continue }
         outstanding[queryID] = nil
-        rememberEarlier(queryID, of: key)
+        if case .findingOwner = entry.phase {
+          rememberEarlier(
+            queryID, of: key, lateOwnerUntil: now + Self.lateOwnerWindow(configuration))
+        } else {
+          rememberEarlier(queryID, of: key)
+        }
         if attempt >= configuration.maximumAttempts {
           entries[key]!.phase = .idle(restUntil: now + rest(after: entry))
           entries[key]!.nextAttempt = 1
@@ -534,6 +560,13 @@ public struct PeerExchangeStateMachine: Sendable {
       }
     }
     return actions
+  }
+
+  /// How long after a who-has or probe was given up its `iHave` still counts: 4 query
+  /// timeouts. Bounded, so that an `iHave` held back and relayed much later (it carries no
+  /// time the receiver judges) cannot move a question to wherever it is relayed from.
+  static func lateOwnerWindow(_ configuration: Configuration) -> Duration {
+    configuration.queryTimeout * 4
   }
 
   /// Whether `entry` may do anything at a tick at `now`: be forgotten, time out, or (idle)
@@ -716,10 +749,13 @@ public struct PeerExchangeStateMachine: Sendable {
     for id in entry.earlierQueries { superseded[id] = nil }
   }
 
-  /// Keeps `queryID`, a question of `key` asked again or given up, valid for a late answer.
-  private mutating func rememberEarlier(_ queryID: UInt64, of key: Key) {
+  /// Keeps `queryID`, a question of `key` asked again or given up, valid for a late answer;
+  /// a who-has or a probe (`findingOwner`) also for a late `iHave` until `lateOwnerUntil`.
+  private mutating func rememberEarlier(
+    _ queryID: UInt64, of key: Key, lateOwnerUntil: Date? = nil
+  ) {
     guard entries[key] != nil else { return }
-    superseded[queryID] = key
+    superseded[queryID] = Earlier(key: key, lateOwnerUntil: lateOwnerUntil)
     entries[key]!.earlierQueries.append(queryID)
     if entries[key]!.earlierQueries.count > Self.maximumEarlierQueries {
       superseded[entries[key]!.earlierQueries.removeFirst()] = nil
