@@ -562,11 +562,15 @@ public struct PeerExchangeStateMachine: Sendable {
     return actions
   }
 
-  /// How long after a who-has or probe was given up its `iHave` still counts: 4 query
-  /// timeouts. Bounded, so that an `iHave` held back and relayed much later (it carries no
-  /// time the receiver judges) cannot move a question to wherever it is relayed from.
+  /// How long after a who-has or probe was given up its `iHave` still counts: the wire's
+  /// freshness window (``PeerLimits/clockWindowMilliseconds``, 30 s), the time a query is
+  /// answered in. Bounded, so that an `iHave` held back and relayed much later (it carries no
+  /// time the receiver judges) cannot move a question to wherever it is relayed from; not
+  /// shorter, because on a crowded segment the `iHave`s that turn a burst around come
+  /// seconds late (at 200 devices on one machine a 4 s window left the exchange asking
+  /// again in 3 runs of 3, a 30 s one came to rest).
   static func lateOwnerWindow(_ configuration: Configuration) -> Duration {
-    configuration.queryTimeout * 4
+    .milliseconds(Int64(PeerLimits.clockWindowMilliseconds))
   }
 
   /// Whether `entry` may do anything at a tick at `now`: be forgotten, time out, or (idle)
