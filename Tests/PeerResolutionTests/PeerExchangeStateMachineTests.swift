@@ -422,23 +422,28 @@ struct PeerExchangeStateMachineTests {
     #expect(m.outstandingCount == 0)
   }
 
-  @Test(
-    "a probe's iHave long after its timeout is ignored (it may have been held back and relayed)")
-  func lateProbeAnswerWindow() throws {
+  /// A machine whose probe of `key` at `lan` timed out at 1 s while the who-has that would
+  /// follow waits (another token spent the who-has budget), and that probe's id.
+  func timedOutProbeWaitingForWhoHas() throws -> (PeerExchangeStateMachine, UInt64) {
     var m = machine(probing: true) {
       $0.whoHasBurst = 1
       $0.whoHasPerSecond = 0.01
     }
     let other = PeerExchangeStateMachine.Key(local: local, token: Token(value: 99))
-    _ = m.heard(other, on: .audio, returnPath: nil, at: at(0))
-    guard
-      case .probe(let probe, key, lan) = try #require(
-        m.heard(key, on: .lan, returnPath: lan, at: at(0)).first)
-    else {
-      Issue.record("expected a probe")
-      return
+    #expect(m.heard(other, on: .audio, returnPath: nil, at: at(0)).filter(\.isQuestion).count == 1)
+    let first = try #require(m.heard(key, on: .lan, returnPath: lan, at: at(0)).first)
+    guard case .probe(let probe, key, lan) = first else {
+      Issue.record("expected a probe, got \(first)")
+      throw CancellationError()
     }
     #expect(m.tick(now: at(1)).filter(\.isQuestion).isEmpty)
+    return (m, probe)
+  }
+
+  @Test(
+    "a probe's iHave long after its timeout is ignored (it may have been held back and relayed)")
+  func lateProbeAnswerWindow() throws {
+    var (m, probe) = try timedOutProbeWaitingForWhoHas()
     // The wire's freshness window (30 s) after the probe was given up, and a little more.
     let relayed = PeerAddress(transport: "memory", bytes: [0x77])!
     #expect(m.ownerFound(queryID: probe, at: relayed, now: at(31.1)).isEmpty)
@@ -447,21 +452,7 @@ struct PeerExchangeStateMachineTests {
 
   @Test("a probe's iHave after its timeout brings back the who-has waiting for its turn")
   func lateProbeAnswerRevives() throws {
-    var m = machine(probing: true) {
-      $0.whoHasBurst = 1
-      $0.whoHasPerSecond = 0.01
-    }
-    let other = PeerExchangeStateMachine.Key(local: local, token: Token(value: 99))
-    #expect(m.heard(other, on: .audio, returnPath: nil, at: at(0)).filter(\.isQuestion).count == 1)
-    guard
-      case .probe(let probe, key, lan) = try #require(
-        m.heard(key, on: .lan, returnPath: lan, at: at(0)).first)
-    else {
-      Issue.record("expected a probe")
-      return
-    }
-    // Timed out; the who-has that would follow waits: the budget is spent.
-    #expect(m.tick(now: at(1)).filter(\.isQuestion).isEmpty)
+    var (m, probe) = try timedOutProbeWaitingForWhoHas()
     #expect(
       m.ownerFound(queryID: probe, at: lan, now: at(1.5))
         == [.sendQuery(queryID: probe, key: key, mediums: .lan, to: lan)])
