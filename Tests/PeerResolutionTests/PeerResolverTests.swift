@@ -519,6 +519,20 @@ struct PeerResolverTests {
     try configuration.validate()
   }
 
+  @Test("a who-has share that could fall to nothing is refused")
+  func whoHasShareValidated() throws {
+    var configuration = PeerResolverConfiguration()
+    try configuration.validate()
+    configuration.exchange.minimumWhoHasPerSecond = 0
+    #expect(throws: ResolutionConfigurationError.self) { try configuration.validate() }
+    configuration.exchange.minimumWhoHasPerSecond = 0.2
+    configuration.exchange.segmentWhoHasPerSecond = 0
+    #expect(throws: ResolutionConfigurationError.self) { try configuration.validate() }
+    configuration.exchange.segmentWhoHasPerSecond = 16
+    configuration.exchange.whoHasSendersWindow = .zero
+    #expect(throws: ResolutionConfigurationError.self) { try configuration.validate() }
+  }
+
   @Test("an owner holds at most maximumShadows peers; questions from more are refused")
   func shadowLimit() async throws {
     let f = PeerFixture()

@@ -86,6 +86,7 @@ public struct PeerResolverConfiguration: Sendable, Hashable {
       ("exchange.refreshInterval", exchange.refreshInterval),
       ("exchange.forgetAfter", exchange.forgetAfter),
       ("exchange.maximumRest", exchange.maximumRest),
+      ("exchange.whoHasSendersWindow", exchange.whoHasSendersWindow),
     ]
     for (field, value) in durations where value <= .zero {
       throw .outOfRange(field: field, value: value, range: "more than 0 s")
@@ -112,6 +113,9 @@ public struct PeerResolverConfiguration: Sendable, Hashable {
       ("exchange.maximumOutstandingWhoHas", exchange.maximumOutstandingWhoHas),
       ("exchange.whoHasPerSecond", exchange.whoHasPerSecond > 0 ? 1 : 0),
       ("exchange.whoHasBurst", exchange.whoHasBurst >= 1 ? 1 : 0),
+      ("exchange.segmentWhoHasPerSecond", exchange.segmentWhoHasPerSecond > 0 ? 1 : 0),
+      // Zero would leave a device one who-has, then none.
+      ("exchange.minimumWhoHasPerSecond", exchange.minimumWhoHasPerSecond > 0 ? 1 : 0),
     ]
     for (field, value) in counts where value < 1 {
       throw .countOutOfRange(field: field, value: value, range: "at least 1")
