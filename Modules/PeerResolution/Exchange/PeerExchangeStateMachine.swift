@@ -521,7 +521,7 @@ public struct PeerExchangeStateMachine: Sendable {
       case .findingOwner(let queryID, let attempt, let deadline, .some(let probed)):
         guard now >= deadline else { continue }
         outstanding[queryID] = nil
-        rememberEarlier(queryID, of: key, lateOwnerUntil: now + Self.lateOwnerWindow(configuration))
+        rememberEarlier(queryID, of: key, lateOwnerUntil: now + Self.lateOwnerWindow)
         // Nobody with the key answered there: never again for this token, and everyone is
         // asked at once (a forger announcing the owner's token with its own address must not
         // keep a newcomer from the owner).
@@ -537,7 +537,7 @@ public struct PeerExchangeStateMachine: Sendable {
         outstanding[queryID] = nil
         if case .findingOwner = entry.phase {
           rememberEarlier(
-            queryID, of: key, lateOwnerUntil: now + Self.lateOwnerWindow(configuration))
+            queryID, of: key, lateOwnerUntil: now + Self.lateOwnerWindow)
         } else {
           rememberEarlier(queryID, of: key)
         }
@@ -569,9 +569,7 @@ public struct PeerExchangeStateMachine: Sendable {
   /// shorter, because on a crowded segment the `iHave`s that turn a burst around come
   /// seconds late (at 200 devices on one machine a 4 s window left the exchange asking
   /// again in 3 runs of 3, a 30 s one came to rest).
-  static func lateOwnerWindow(_ configuration: Configuration) -> Duration {
-    .milliseconds(Int64(PeerLimits.clockWindowMilliseconds))
-  }
+  static let lateOwnerWindow = Duration.milliseconds(Int64(PeerLimits.clockWindowMilliseconds))
 
   /// Whether `entry` may do anything at a tick at `now`: be forgotten, time out, or (idle)
   /// ask. A superset of what ``tick(now:)`` acts on; the rest it would leave as they are.
