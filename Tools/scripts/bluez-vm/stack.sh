@@ -96,6 +96,10 @@ stop_bluetoothd() {
   local signal=${1:-TERM} pid deadline
   pid=$(cat "$stack_results/bluetoothd.pid" 2>/dev/null || true)
   [ -n "$pid" ] || return 0
+  # Said in its log, so that what reads the log (vm-suite.sh) tells an end on purpose from a
+  # death: a SIGKILL leaves no "Terminating".
+  echo "bluetoothd[$pid]: stopped on purpose with SIG$signal (bluez-vm control)" \
+    >>"$stack_results/bluetoothd.log"
   kill "-$signal" "$pid" 2>/dev/null || true
   deadline=$((SECONDS + 10))
   while kill -0 "$pid" 2>/dev/null && ((SECONDS <= deadline)); do sleep 0.1; done
