@@ -3,8 +3,9 @@ import Core
 import Foundation
 import Tokens
 
-/// The playback thread: plays the current token's frame every 2–3 s (silence in between), cuts
-/// a frame short when the token changes or stops, and reconnects after failures.
+/// The playback thread: plays the current token's frame when ``FrameSchedule`` says (every
+/// 2–3 s, 4–5 s once answered; silence in between), cuts a frame short when the token
+/// changes or stops, and reconnects after failures.
 struct PlaybackLoop: Sendable {
   let medium: PulseAudioMedium
 
@@ -16,16 +17,15 @@ struct PlaybackLoop: Sendable {
     var stream: PulseStream?
     var frame: [Float] = []
     var position = 0
-    var nextStart = clock.now
-    var deferredSince: NearbyClock.Instant?
+    var schedule = FrameSchedule(configuration: settings, now: clock.now)
     var seen = 0
     var retryAt = clock.now
     var encoder: AudioModemEncoder?
     var generator = SystemRandomNumberGenerator()
 
     while true {
-      let (shutdown, token, request) = medium.withState {
-        ($0.shutdown, $0.token, $0.transmitRequest)
+      let (shutdown, token, request, pace) = medium.withState {
+        ($0.shutdown, $0.token, $0.transmitRequest, $0.pace)
       }
       if shutdown { break }
       if request != seen {
@@ -34,13 +34,16 @@ struct PlaybackLoop: Sendable {
         seen = request
         frame = token.flatMap { token in encoder?.samples(for: token) } ?? []
         position = frame.count
-        nextStart = clock.now
+        schedule.restart(at: clock.now)
         if token == nil { stream = nil }
         medium.withState { $0.transmitDone = max($0.transmitDone, request) }
       }
-      guard token != nil else {
+      guard let token else {
         Thread.sleep(forTimeInterval: 0.01)
         continue
+      }
+      if let pace, pace.token == token {
+        schedule.setPace(pace.pace, at: clock.now, using: &generator)
       }
       if stream == nil {
         guard clock.now >= retryAt else {
@@ -61,7 +64,7 @@ struct PlaybackLoop: Sendable {
             sampleRate: rate, latency: settings.playbackLatency, name: "nearby token")
           if encoder?.sampleRate != rateEncoder.sampleRate {
             encoder = rateEncoder
-            frame = token.map { rateEncoder.samples(for: $0) } ?? []
+            frame = rateEncoder.samples(for: token)
             chunk = max(1, rate / 100)
             silence = [Float](repeating: 0, count: chunk)
           }
@@ -70,7 +73,7 @@ struct PlaybackLoop: Sendable {
           // (buffering, rewinds of what the sink already rendered) on silence, not on a
           // preamble. A frame cut by the reconnection starts again.
           position = frame.count
-          nextStart = clock.now + .milliseconds(150)
+          schedule.delay(until: clock.now + .milliseconds(150))
         } catch {
           medium.setProblem(medium.status(for: error, device: "the speaker"), playback: true)
           retryAt = clock.now + .seconds(1)
@@ -78,18 +81,11 @@ struct PlaybackLoop: Sendable {
         }
       }
       guard let current = stream else { continue }
-      if position >= frame.count && clock.now >= nextStart {
-        // Listen before talking: wait while a frame is being received, up to 1 s.
-        let busy = medium.withState { $0.receiving }
-        let since = deferredSince ?? clock.now
-        if busy && clock.now - since < .seconds(1) {
-          deferredSince = since
-        } else {
-          deferredSince = nil
-          position = 0
-          let gap = Double.random(in: settings.interval, using: &generator)
-          nextStart = clock.now + .milliseconds(Int(gap * 1000))
-        }
+      if position >= frame.count,
+        schedule.shouldStart(
+          at: clock.now, busy: medium.withState { $0.receiving }, using: &generator)
+      {
+        position = 0
       }
       do {
         if position < frame.count {

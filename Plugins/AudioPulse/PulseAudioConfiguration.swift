@@ -15,6 +15,10 @@ public struct PulseAudioConfiguration: Sendable, Hashable {
   public var level: Float
   /// Seconds between the starts of two frames: a random value in this range (2–3 s).
   public var interval: ClosedRange<Double>
+  /// Seconds between the starts of two frames once hearers asked about the token (peer
+  /// resolution's `TransmitPace.answered`, Core): a random value in this range (4–5 s), kept
+  /// within half the hearers' `lostAfter` and never under ``interval``.
+  public var answeredInterval: ClosedRange<Double>
   /// Target playback buffer and record fragment, in seconds (80 ms and 20 ms): short enough
   /// for a sighting within 150 ms of a frame's end, long enough that a busy machine does not
   /// leave gaps in a frame.
@@ -23,7 +27,8 @@ public struct PulseAudioConfiguration: Sendable, Hashable {
 
   public init(
     server: String? = nil, sink: String? = nil, source: String? = nil, sampleRate: Int? = nil,
-    level: Float = 0.5, interval: ClosedRange<Double> = 2...3, playbackLatency: Double = 0.08,
+    level: Float = 0.5, interval: ClosedRange<Double> = 2...3,
+    answeredInterval: ClosedRange<Double> = 4...5, playbackLatency: Double = 0.08,
     recordFragment: Double = 0.02
   ) {
     self.server = server
@@ -32,6 +37,7 @@ public struct PulseAudioConfiguration: Sendable, Hashable {
     self.sampleRate = sampleRate
     self.level = level
     self.interval = interval
+    self.answeredInterval = answeredInterval
     self.playbackLatency = playbackLatency
     self.recordFragment = recordFragment
   }

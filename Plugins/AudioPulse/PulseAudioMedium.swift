@@ -42,6 +42,8 @@ public final class PulseAudioMedium: Medium {
     var shutdown = false
     var runningThreads = 0
     var receiving = false
+    /// The pace peer resolution asked for, and the token it is for.
+    var pace: (token: Token, pace: TransmitPace)?
     var ownTokens: [(token: Token, until: NearbyClock.Instant)] = []
     var status: MediumStatus?
     var playbackProblem: MediumStatus?
@@ -85,6 +87,15 @@ public final class PulseAudioMedium: Medium {
       return state.transmitRequest
     }
     await waitFor { $0.transmitDone >= request || $0.shutdown }
+  }
+
+  /// Takes effect at the next frame (``FrameSchedule``); a pace for a token not transmitted
+  /// is dropped.
+  public func setPace(_ pace: TransmitPace, for token: Token) async {
+    state.withLock { state in
+      guard state.token == token else { return }
+      state.pace = (token, pace)
+    }
   }
 
   public func stopTransmitting() async {

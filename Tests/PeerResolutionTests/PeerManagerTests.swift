@@ -102,6 +102,37 @@ struct PeerManagerTests {
     await bob.shutdown()
   }
 
+  @Test(
+    "the box's audio slows once the phone asked about its token, and seeks again once nobody asks")
+  func answeredTokenSlowsAudio() async throws {
+    let world = PeerWorld(lostAfter: .seconds(2))
+    let phone = try await world.device("Phone")
+    let box = try await world.device("Box", at: 1)
+    let boxSubscription = try await world.subscribe(box, as: "Box") {
+      $0.strategy = Strategy(mediums: .audio, mode: .broadcast)
+    }
+    let publication = try await phone.publish(Message(text: "Play", type: "cast")) {
+      $0.strategy = Strategy(mediums: .audio, mode: .scan)
+    }
+    #expect(await world.until(timeout: PeerWorld.patience) { world.found(by: "Box") == ["Play"] })
+    // The phone heard the box's token on audio and asked: hearers hold it.
+    #expect(
+      await eventually(timeout: PeerWorld.patience) {
+        await world.air.transmitPace(of: "Box", medium: .audio)
+          == .answered(refreshWithin: .seconds(2))
+      })
+    #expect(await world.air.transmitPace(of: "Box", medium: .ble) == nil)
+    // Out of earshot nobody asks: after twice lostAfter it seeks again.
+    await world.air.place("Phone", at: Air.Position(x: 50))
+    #expect(
+      await eventually(timeout: PeerWorld.patience) {
+        await world.air.transmitPace(of: "Box", medium: .audio) == .seeking
+      })
+    await boxSubscription.cancel()
+    await publication.cancel()
+    for manager in [phone, box] { await manager.shutdown() }
+  }
+
   @Test("a device of another project beside them finds nothing, and they find nothing of it")
   func otherProject() async throws {
     let world = PeerWorld()

@@ -134,12 +134,16 @@ public actor MessageManager {
     logger[metadataKey: "nearby.device"] = "\(credentials.id)"
     var mediums: [any Medium] = []
     let events: AsyncStream<SequencedEvent>
+    var paces: AsyncStream<TransmitPaceChange>?
     do {
       for provider in configuration.mediums {
         let context = MediumContext(deviceID: credentials.id, logger: logger)
         mediums.append(try await provider.make(context))
       }
       events = try await resolver.events(for: credentials)
+      if let source = resolver as? any TransmitPaceSource {
+        paces = try await source.transmitPaces(for: credentials)
+      }
     } catch {
       for medium in mediums { await medium.shutdown() }
       try? await resolver.unregister(credentials)
@@ -210,6 +214,18 @@ public actor MessageManager {
         await self.accept(.occurred(.resolverEvent(event)))
       }
       await self?.accept(.occurred(.resolverEventsEnded))
+    }
+    if let paces {
+      // The pace concerns only the mediums (each ignores one for a token it does not
+      // transmit), not the manager's state: handed on as it comes.
+      let pacedMediums = mediums
+      start {
+        for await change in paces {
+          for medium in pacedMediums where change.mediums.contains(medium.kind) {
+            await medium.setPace(change.pace, for: change.token)
+          }
+        }
+      }
     }
     logger.debug(
       "message manager started",

@@ -34,6 +34,11 @@ public protocol Medium: AnyObject, Sendable {
   func transmit(_ token: Token, digest: HandlesDigest?) async throws
   /// Stops transmitting. Does nothing when not transmitting.
   func stopTransmitting() async
+  /// Repeats `token` at `pace` while it is the token transmitted (a pace for another token
+  /// is ignored; a new token starts at ``TransmitPace/seeking``). For mediums that share one
+  /// air among every transmitter, such as audio. Default: nothing (the medium keeps its own
+  /// rate).
+  func setPace(_ pace: TransmitPace, for token: Token) async
   /// Starts reporting sightings. Does nothing when already scanning.
   /// - Throws: an error describing why the medium cannot scan.
   func startScanning() async throws
@@ -59,6 +64,9 @@ extension Medium {
   public func transmit(_ token: Token, digest: HandlesDigest?) async throws {
     try await transmit(token)
   }
+
+  /// One rate whoever hears: nothing to change.
+  public func setPace(_ pace: TransmitPace, for token: Token) async {}
 }
 
 extension Medium {

@@ -61,6 +61,8 @@ public actor Air {
     /// Put in every sighting of this node's token (the sighting's `returnPath`).
     let returnPath: PeerAddress?
     var token: Token?
+    /// The pace the manager last asked for the token transmitted (nil: none asked).
+    var pace: TransmitPace?
     var scanning = false
     var beaconScanning = false
     let sightings: AsyncStream<Sighting>.Continuation
@@ -157,6 +159,14 @@ public actor Air {
     }
   }
 
+  /// The pace `device`'s `medium` was last asked to repeat its token at
+  /// (``Core/Medium/setPace(_:for:)``), nil when none was asked for the token it transmits.
+  /// The air itself repeats every token at one rate: this records what a medium of a shared
+  /// air would do.
+  public func transmitPace(of device: String, medium: DiscoveryMediums) -> TransmitPace? {
+    nodes.values.first { $0.device == device && $0.kind == medium }?.pace
+  }
+
   /// Whether `hearer` can hear `speaker` on `medium` now.
   public func canHear(_ hearer: String, _ speaker: String, on medium: DiscoveryMediums) -> Bool {
     guard hearer != speaker, !blocked.contains(DevicePair(hearer, speaker)) else { return false }
@@ -191,11 +201,20 @@ public actor Air {
   }
 
   func transmit(node id: Int, token: Token) {
+    if nodes[id]?.token != token { nodes[id]?.pace = nil }
     nodes[id]?.token = token
     pulse()
   }
 
-  func stopTransmitting(node id: Int) { nodes[id]?.token = nil }
+  func stopTransmitting(node id: Int) {
+    nodes[id]?.token = nil
+    nodes[id]?.pace = nil
+  }
+
+  func setPace(node id: Int, pace: TransmitPace, token: Token) {
+    guard let node = nodes[id], node.token == token else { return }
+    nodes[id]?.pace = pace
+  }
 
   func startScanning(node id: Int) {
     guard nodes[id]?.scanning == false else { return }

@@ -37,6 +37,10 @@ public final class AirMedium: Medium {
 
   public func transmit(_ token: Token) async throws { await air.transmit(node: node, token: token) }
   public func stopTransmitting() async { await air.stopTransmitting(node: node) }
+  /// Recorded for ``Air/transmitPace(of:medium:)``; the air's rate does not change.
+  public func setPace(_ pace: TransmitPace, for token: Token) async {
+    await air.setPace(node: node, pace: pace, token: token)
+  }
   public func startScanning() async throws { await air.startScanning(node: node) }
   public func stopScanning() async { await air.stopScanning(node: node) }
   public func shutdown() async { await air.detach(node: node) }

@@ -110,6 +110,8 @@ extension PeerResolver {
   private func finishStreams() {
     for continuation in streams.values { continuation.finish() }
     streams = [:]
+    for continuation in paceStreams.values { continuation.finish() }
+    paceStreams = [:]
   }
 
   private static func send(_ outgoing: Outgoing, over transports: [any PeerTransport]) async

@@ -220,6 +220,8 @@ extension PeerResolver {
       Sighting(token: query.token, medium: $0, time: time)
     }
     reportFromShadow(shadow, sightings: sightings, now: time)
+    // Heard, and asking: the owner's mediums there may repeat the token less often.
+    pace(pacing.asked(device: owner, token: query.token, mediums: query.mediums, now: time))
     // "Unchanged" only for a question whose subscriptions (what filters the publications)
     // are those of the answer it holds: one that carries handles gets them all.
     let told = sendAnswer(

@@ -56,6 +56,9 @@ public actor PeerResolver {
   /// Devices of this process, with the ephemeral id of their current token.
   var locals: [DeviceID: LocalDevice] = [:]
   var streams: [DeviceID: AsyncStream<SequencedEvent>.Continuation] = [:]
+  /// How often each local device's mediums repeat its token, from who asked about it.
+  var pacing: TransmitPaceStateMachine
+  var paceStreams: [DeviceID: AsyncStream<TransmitPaceChange>.Continuation] = [:]
   /// Peer devices by their ephemeral id.
   var shadows: [Identifier: ShadowDevice] = [:]
   var shadowOfDevice: [DeviceID: Identifier] = [:]
@@ -133,6 +136,8 @@ public actor PeerResolver {
     self.now = now
     self.clock = clock
     self.exchange = PeerExchangeStateMachine(configuration: exchangeConfiguration, seed: seed)
+    self.pacing = TransmitPaceStateMachine(
+      configuration: .init(lostAfter: configuration.resolution.lostAfter))
     self.rateLimiter = SenderRateLimiter(
       perSecond: configuration.ratePerSender, burst: configuration.burstPerSender)
     self.hostRateLimiter = SenderRateLimiter(
@@ -250,6 +255,8 @@ public actor PeerResolver {
     hearers[device.id] = nil
     exchange.removeLocal(device.id)
     streams.removeValue(forKey: device.id)?.finish()
+    pacing.remove(device.id)
+    paceStreams.removeValue(forKey: device.id)?.finish()
     eventsStreamed[device.id] = nil
     route(deviceEvents)
     logger.debug("device unregistered", metadata: ["device": "\(device.id)"])
@@ -268,6 +275,7 @@ public actor PeerResolver {
       logger.error("sweep failed", metadata: ["error": "\(error)"])
     }
     perform(exchange.tick(now: time), now: time)
+    pace(pacing.tick(now: time))
     expireShadows(now: time)
     reassembler.expire(now: time)
     reviewHearers(now: time)

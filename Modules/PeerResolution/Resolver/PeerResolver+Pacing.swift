@@ -1,0 +1,31 @@
+@_spi(Resolver) public import Core
+@_spi(Resolver) import Resolution
+import Strategy
+
+@_spi(Resolver) extension PeerResolver: TransmitPaceSource {
+  /// How often `device`'s mediums should repeat its token, as hearers ask about it
+  /// (``TransmitPaceStateMachine``). Newest 16 changes kept: a later one supersedes an
+  /// earlier one for the same mediums.
+  /// - Throws: `ResolverError.unknownDevice` (Core) for a device not registered here, and the
+  ///   engine's authentication error for a wrong secret.
+  public func transmitPaces(for device: DeviceCredentials) async throws
+    -> AsyncStream<TransmitPaceChange>
+  {
+    guard locals[device.id] != nil else { throw ResolverError.unknownDevice(device.id) }
+    _ = try engine.authenticate(device)
+    paceStreams[device.id]?.finish()
+    let (stream, continuation) = AsyncStream.makeStream(
+      of: TransmitPaceChange.self, bufferingPolicy: .bufferingNewest(16))
+    paceStreams[device.id] = continuation
+    return stream
+  }
+}
+
+extension PeerResolver {
+  /// Hands each change to its device's stream (none: nobody reads it, nothing to keep).
+  func pace(_ changes: [TransmitPaceStateMachine.Change]) {
+    for change in changes {
+      paceStreams[change.device]?.yield(change.change)
+    }
+  }
+}
