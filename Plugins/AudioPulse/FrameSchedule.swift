@@ -4,18 +4,25 @@ import Core
 /// instants, apart from the stream it writes.
 ///
 /// - **Interval.** A frame starts a random gap after the one before: the configured
-///   ``PulseAudioConfiguration/interval`` (2–3 s) while the token is seeking, the
-///   ``PulseAudioConfiguration/answeredInterval`` (4–5 s) once peer resolution says hearers
-///   asked about it (``TransmitPace/answered(refreshWithin:)``), never longer than half the
-///   hearers' `lostAfter`, so that one lost frame does not lose the token. A room where every
-///   token is answered carries about half the frames, and the air has room for a newcomer's.
+///   ``PulseAudioConfiguration/interval`` (2–3 s) while the token is seeking; once peer
+///   resolution says hearers asked about it (``TransmitPace/answered(refreshWithin:)``), the
+///   ``PulseAudioConfiguration/answeredInterval`` (4–5 s), but only as far as the hearers'
+///   `lostAfter` leaves ``chancesPerLostAfter`` frames in it, each possibly deferred. At the
+///   default `lostAfter` (10 s) that is no slower than seeking: measured in a room of four,
+///   4–5 s gaps left three pairs in four more than 10 s without a decode at some point of
+///   30 s, against nearly half at 2–3 s (docs/benchmarks.md). A longer `lostAfter` (30 s)
+///   slows an answered token to 4–5 s, and the air has room for a newcomer's frames.
 /// - **Listen before talking.** A frame that is due while another is being received waits,
 ///   up to ``maximumDeferral``, then starts anyway (a frame that never ends would silence the
-///   device).
+///   device). A random backoff once the air clears was measured and not kept
+///   (docs/benchmarks.md): it slowed a newcomer's first find for what it gained at eight.
 /// - **A new token** starts at once, seeking; a pace for another token is ignored.
 struct FrameSchedule {
   /// The longest a due frame waits for the air.
   static let maximumDeferral = Duration.seconds(1)
+  /// The frames an answered pace still plays within the hearers' `lostAfter`: a pair in a
+  /// room of four decodes about half of them (docs/benchmarks.md).
+  static let chancesPerLostAfter = 4.0
 
   let seekingInterval: ClosedRange<Double>
   let answeredInterval: ClosedRange<Double>
@@ -32,10 +39,15 @@ struct FrameSchedule {
   /// The gaps between frame starts at the current pace, in seconds.
   var interval: ClosedRange<Double> {
     guard case .answered(let refreshWithin) = pace else { return seekingInterval }
-    // Two chances within the hearers' lostAfter, never faster than seeking.
-    let ceiling = max(refreshWithin.secondsValue / 2, seekingInterval.upperBound)
-    let lower = max(min(answeredInterval.lowerBound, ceiling), seekingInterval.lowerBound)
-    let upper = max(min(answeredInterval.upperBound, ceiling), lower)
+    let ceiling =
+      (refreshWithin.secondsValue - Self.maximumDeferral.secondsValue) / Self.chancesPerLostAfter
+    // No room to slow down: the seeking gaps, random as ever (fixed gaps could keep two
+    // devices colliding frame after frame).
+    guard ceiling > seekingInterval.upperBound else { return seekingInterval }
+    let upper = max(min(answeredInterval.upperBound, ceiling), seekingInterval.upperBound)
+    // As wide as the seeking range at least, so that the gaps stay random.
+    let width = seekingInterval.upperBound - seekingInterval.lowerBound
+    let lower = max(min(answeredInterval.lowerBound, upper - width), seekingInterval.lowerBound)
     return lower...upper
   }
 

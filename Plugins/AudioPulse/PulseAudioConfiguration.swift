@@ -16,8 +16,10 @@ public struct PulseAudioConfiguration: Sendable, Hashable {
   /// Seconds between the starts of two frames: a random value in this range (2–3 s).
   public var interval: ClosedRange<Double>
   /// Seconds between the starts of two frames once hearers asked about the token (peer
-  /// resolution's `TransmitPace.answered`, Core): a random value in this range (4–5 s), kept
-  /// within half the hearers' `lostAfter` and never under ``interval``.
+  /// resolution's `TransmitPace.answered`, Core): a random value in this range (4–5 s), as far
+  /// as the hearers' `lostAfter` leaves four frames in it (less a deferral of 1 s); never
+  /// under ``interval``. At the default `lostAfter` (10 s) that is ``interval`` itself: a
+  /// crowded room lost more than it gained at 4–5 s (docs/benchmarks.md).
   public var answeredInterval: ClosedRange<Double>
   /// Target playback buffer and record fragment, in seconds (80 ms and 20 ms): short enough
   /// for a sighting within 150 ms of a frame's end, long enough that a busy machine does not

@@ -6,8 +6,9 @@ import Synchronization
 public import Tokens
 import AudioModem
 
-/// The audio medium: plays the current token as a near-ultrasonic frame every 2–3 s and
-/// records continuously, through PulseAudio.
+/// The audio medium: plays the current token as a near-ultrasonic frame every 2–3 s (less
+/// often once peer resolution says hearers asked about it and their `lostAfter` leaves room:
+/// ``setPace(_:for:)``) and records continuously, through PulseAudio.
 ///
 /// Two dedicated threads (one playback stream, one record stream, libpulse-simple) do the
 /// blocking I/O; the async methods only change shared state behind a mutex and wait, bounded,

@@ -4,7 +4,8 @@ import Testing
 import Tokens
 
 /// When the playback thread starts a frame, on instants: the seeking gap, the slower gap once
-/// answered (within half of lostAfter), listening before talking, a new token at once.
+/// answered (as far as lostAfter leaves four frames in it), listening before talking, a new
+/// token at once.
 @Suite("Frame schedule (on instants)")
 struct FrameScheduleTests {
   let zero = NearbyClock.Instant(offset: .zero)
@@ -38,11 +39,11 @@ struct FrameScheduleTests {
     #expect(gaps(started).allSatisfy { $0 >= 1.99 && $0 <= 3.02 }, "\(gaps(started))")
   }
 
-  @Test("answered with lostAfter 10 s: every 4–5 s; back to seeking: the next frame within 3 s")
+  @Test("answered with lostAfter 30 s: every 4–5 s; back to seeking: the next frame within 3 s")
   func answered() {
     var random = SplitMix64(seed: 7)
     var schedule = FrameSchedule(configuration: .init(), now: zero)
-    schedule.setPace(.answered(refreshWithin: .seconds(10)), at: zero, using: &random)
+    schedule.setPace(.answered(refreshWithin: .seconds(30)), at: zero, using: &random)
     #expect(schedule.interval == 4...5)
     let started = starts(&schedule, from: 0, to: 40, random: &random)
     #expect(started.count >= 8)
@@ -55,14 +56,18 @@ struct FrameScheduleTests {
     #expect(schedule.interval == 2...3)
   }
 
-  @Test("a short lostAfter bounds the answered gap to half of it, never below seeking")
+  @Test("lostAfter bounds the answered gap: four frames in it, each deferred; never below seeking")
   func boundedByLostAfter() {
     var schedule = FrameSchedule(configuration: .init(), now: zero)
     var random = SplitMix64(seed: 1)
-    schedule.setPace(.answered(refreshWithin: .seconds(8)), at: zero, using: &random)
-    #expect(schedule.interval == 4...4)
+    // The default lostAfter: (10 - 1) / 4 = 2.25 s leaves no room; the seeking gaps.
+    schedule.setPace(.answered(refreshWithin: .seconds(10)), at: zero, using: &random)
+    #expect(schedule.interval == 2...3)
     schedule.setPace(.answered(refreshWithin: .seconds(4)), at: zero, using: &random)
-    #expect(schedule.interval == 3...3)
+    #expect(schedule.interval == 2...3)
+    // (17 - 1) / 4 = 4 s: up to 4 s, still a second wide.
+    schedule.setPace(.answered(refreshWithin: .seconds(17)), at: zero, using: &random)
+    #expect(schedule.interval == 3...4)
     schedule.setPace(.answered(refreshWithin: .seconds(60)), at: zero, using: &random)
     #expect(schedule.interval == 4...5)
   }

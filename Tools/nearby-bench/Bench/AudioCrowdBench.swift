@@ -27,7 +27,12 @@ struct AudioCrowdBench: AsyncParsableCommand {
       every ordered pair; a transmitter alone on the air plays one frame every 2.5 s on \
       average, so 0.4 a second is what no collision and no deferral would give. This \
       is the medium's part of a find; peer resolution adds the LAN exchange (milliseconds). \
-      Exits 1 when nothing at all was heard.
+      Gaps: for each hearer and each transmitter of the room, the longest time in the window \
+      without a decode of it (from the window's start, between decodes, to its end); a pair \
+      whose gap passed 10 s (the default lostAfter) would have lost the token. --pace \
+      answered sets the room's tokens answered (TransmitPace, as peer resolution does once \
+      hearers asked) for hearers whose lostAfter is 30 s: a frame every 4-5 s (at 10 s the \
+      medium would not slow down); the newcomer's token is new, so seeking. Exits 1 when nothing at all was heard.
       """)
 
   @Option(help: "PulseAudio server (default: $PULSE_SERVER or the session's).") var server: String?
@@ -36,6 +41,8 @@ struct AudioCrowdBench: AsyncParsableCommand {
   @Option(help: "Rounds of each.") var rounds = 5
   @Option(help: "Seconds each round is watched; a token not heard by then is missed.")
   var timeout = 12.0
+  @Option(help: "The room's pace: seeking (a frame every 2-3 s) or answered (4-5 s).")
+  var pace = "seeking"
   @Flag(help: "A short run for the test command: 2 transmitters, one round.") var short = false
   @Flag(help: "Print the results as one JSON object.") var json = false
 
@@ -47,6 +54,21 @@ struct AudioCrowdBench: AsyncParsableCommand {
     /// Frames decoded per ordered pair (hearer, transmitter) and second of the window,
     /// every round together (about 0.4 with nothing lost).
     var decodesPerPairPerSecond: Double
+    var pace: String
+    /// Pairs (hearer, transmitter of the room) watched, every round together, and those whose
+    /// longest time without a decode passed 10 s.
+    var pairs: Int
+    var pairsPast10Seconds: Int
+    /// The longest time without a decode over every pair and round, in seconds.
+    var longestGapSeconds: Double
+  }
+
+  /// What one round gave.
+  struct Outcome {
+    var allHeard: Double?
+    var decodes: Int
+    var window: Double
+    var gaps: [Double]
   }
 
   func counts() throws -> [Int] {
@@ -63,6 +85,9 @@ struct AudioCrowdBench: AsyncParsableCommand {
   func validate() throws {
     _ = try counts()
     guard rounds > 0, timeout > 0 else { throw ValidationError("--rounds and --timeout > 0") }
+    guard ["seeking", "answered"].contains(pace) else {
+      throw ValidationError("--pace is seeking or answered")
+    }
   }
 
   func run() async throws {
@@ -74,15 +99,19 @@ struct AudioCrowdBench: AsyncParsableCommand {
     for count in try counts() {
       var row = Row(
         transmitters: count, rounds: short ? 1 : rounds, allHeardSeconds: [],
-        decodesPerPairPerSecond: 0)
+        decodesPerPairPerSecond: 0, pace: pace, pairs: 0, pairsPast10Seconds: 0,
+        longestGapSeconds: 0)
       var decoded = 0
       var pairSeconds = 0.0
       for round in 1...row.rounds {
-        let (seconds, decodes, window) = try await self.round(
-          count, configuration: configuration, logger: logger)
+        let outcome = try await self.round(count, configuration: configuration, logger: logger)
+        let seconds = outcome.allHeard
         row.allHeardSeconds.append(seconds)
-        decoded += decodes
-        pairSeconds += window * Double(count * (count - 1))
+        decoded += outcome.decodes
+        pairSeconds += outcome.window * Double(count * (count - 1))
+        row.pairs += outcome.gaps.count
+        row.pairsPast10Seconds += outcome.gaps.filter { $0 > 10 }.count
+        row.longestGapSeconds = max(row.longestGapSeconds, outcome.gaps.max() ?? 0)
         progress(
           "\(count) transmitters, round \(round)/\(row.rounds): "
             + (seconds.map { String(format: "the newcomer heard by all in %.1f s", $0) }
@@ -99,11 +128,13 @@ struct AudioCrowdBench: AsyncParsableCommand {
         print(
           String(
             format:
-              "%d transmitters: the newcomer heard by all in %d of %d rounds (%@ s); "
-              + "decodes per pair %.2f/s (0.40 with none lost)",
-            row.transmitters, heard.count, row.rounds,
+              "%d transmitters, room %@: the newcomer heard by all in %d of %d rounds (%@ s); "
+              + "decodes per pair %.2f/s (0.40 with none lost); %d of %d pairs went "
+              + "over 10 s without a decode (longest %.1f s)",
+            row.transmitters, row.pace, heard.count, row.rounds,
             heard.map { String(format: "%.1f", $0) }.joined(separator: ", "),
-            row.decodesPerPairPerSecond))
+            row.decodesPerPairPerSecond, row.pairsPast10Seconds, row.pairs,
+            row.longestGapSeconds))
       }
     }
     guard rows.contains(where: { $0.decodesPerPairPerSecond > 0 }) else {
@@ -117,7 +148,7 @@ struct AudioCrowdBench: AsyncParsableCommand {
   /// in the window, and the window's length in seconds.
   private func round(
     _ count: Int, configuration: PulseAudioConfiguration, logger: Logger
-  ) async throws -> (Double?, Int, Double) {
+  ) async throws -> Outcome {
     var mediums: [PulseAudioMedium] = []
     var recorders: [StreamRecorder<Sighting>] = []
     for _ in 0..<count {
@@ -128,7 +159,12 @@ struct AudioCrowdBench: AsyncParsableCommand {
     }
     let tokens = (0..<count).map { _ in Token.random() }
     // The room: everyone but the newcomer (index 0) on the air, their frames spread out.
-    for index in 1..<count { try await mediums[index].transmit(tokens[index]) }
+    for index in 1..<count {
+      try await mediums[index].transmit(tokens[index])
+      if pace == "answered" {
+        await mediums[index].setPace(.answered(refreshWithin: .seconds(30)), for: tokens[index])
+      }
+    }
     try await Task.sleep(for: .seconds(3))
     let start = Date()
     try await mediums[0].transmit(tokens[0])
@@ -137,6 +173,7 @@ struct AudioCrowdBench: AsyncParsableCommand {
     for medium in mediums { await medium.shutdown() }
     var newcomerHeard: [Double] = []
     var decodes = 0
+    var gaps: [Double] = []
     for (index, recorder) in recorders.enumerated() {
       let heard = recorder.elements.filter {
         let offset = $0.time.timeIntervalSince(start)
@@ -147,9 +184,17 @@ struct AudioCrowdBench: AsyncParsableCommand {
       if index > 0, let first = heard.first(where: { $0.token == tokens[0] }) {
         newcomerHeard.append(first.time.timeIntervalSince(start))
       }
+      for transmitter in 1..<count where transmitter != index {
+        let times = heard.filter { $0.token == tokens[transmitter] }.map {
+          $0.time.timeIntervalSince(start)
+        }
+        gaps.append(zip(times + [window], [0] + times).map { $0 - $1 }.max() ?? window)
+      }
     }
     let everyone = newcomerHeard.count == count - 1
-    return (everyone ? newcomerHeard.max() : nil, decodes, window)
+    return Outcome(
+      allHeard: everyone ? newcomerHeard.max() : nil, decodes: decodes, window: window,
+      gaps: gaps)
   }
 
   private func progress(_ text: String) {
