@@ -82,6 +82,8 @@ public final class PulseAudioMedium: Medium {
 
   public func transmit(_ token: Token) async throws {
     let request = state.withLock { state in
+      // A new token starts seeking; the same one again (a digest changed) keeps its pace.
+      if state.token != token { state.pace = nil }
       state.token = token
       state.ownTokens.append((token, clock.now + .seconds(3600 * 24 * 365)))
       state.transmitRequest += 1
@@ -103,6 +105,9 @@ public final class PulseAudioMedium: Medium {
     let request = state.withLock { state in
       if let token = state.token { state.ownTokens.append((token, clock.now + .seconds(10))) }
       state.token = nil
+      // A pace said while nothing is transmitted is dropped: the one held must not outlive
+      // the transmission either.
+      state.pace = nil
       state.transmitRequest += 1
       return state.transmitRequest
     }

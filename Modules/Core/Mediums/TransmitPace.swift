@@ -13,7 +13,7 @@ public enum TransmitPace: Sendable, Hashable {
   /// soon.
   case seeking
   /// Hearers asked about the token on this medium lately: one frame at least every
-  /// `refreshWithin` (the hearers' `lostAfter`) keeps it near to them.
+  /// `refreshWithin` (the project's `lostAfter`) keeps it near to them.
   case answered(refreshWithin: Duration)
 }
 

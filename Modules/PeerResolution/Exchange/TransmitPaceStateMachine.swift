@@ -7,19 +7,28 @@ public import Tokens
 /// the owner's side of "transmit less often once the token has been answered".
 ///
 /// A hearer that heard a token asks its owner, naming the mediums it heard it on, and asks
-/// again at least once per `lostAfter` while it still hears it. So an owner that was asked
-/// about its token on a medium within ``Configuration/quietAfter`` knows hearers hold it
-/// there: the medium may slow to ``TransmitPace/answered(refreshWithin:)`` (a frame per
-/// `lostAfter` keeps them). When no hearer has asked for ``Configuration/quietAfter``, or the
-/// token changed, the pace is ``TransmitPace/seeking`` again: there may be no one left, and a
-/// newcomer should find the device at the medium's own rate.
+/// again while it still hears it (unless the owner hears it too and nothing changed: then it
+/// refreshes on its own and the owner hears nothing). So an owner that was asked about its
+/// token on a medium within ``Configuration/quietAfter`` knows hearers hold it there: the
+/// medium may slow down (``TransmitPace/answered(refreshWithin:)``). When no hearer has asked
+/// for ``Configuration/quietAfter``, or the token changed, the pace is
+/// ``TransmitPace/seeking`` again: there may be no one left, and a newcomer should find the
+/// device at the medium's own rate. A hearer that stopped asking because it needs nothing
+/// more thus brings the pace back to seeking, the safe side.
+///
+/// `refreshWithin` is this device's `lostAfter`: peer resolution takes it to be the same
+/// across a project (its refresh and question timing already do).
+/// A device of the project can keep another answered by asking: that slows the other's
+/// audio at most to what its hearers' `lostAfter` allows, at one state update per question
+/// (already rate-limited).
 ///
 /// Only questions the resolver accepted count (sealed, fresh, from an address that proved it
 /// receives, about the owner's token): a device outside the project cannot slow anyone.
 /// A value the ``PeerResolver`` actor owns; it reads no clock.
 @_spi(Resolver) public struct TransmitPaceStateMachine: Sendable {
   public struct Configuration: Sendable, Hashable {
-    /// The hearers' `lostAfter`: what an answered pace must repeat the token within.
+    /// The `lostAfter` of the project (this device's): what an answered pace must repeat the
+    /// token within.
     public var refreshWithin: Duration
     /// How long after the last question on a medium its pace stays answered: twice
     /// `lostAfter`, so that one hearer's late refresh does not bring the device back to
@@ -57,8 +66,10 @@ public import Tokens
     self.configuration = configuration
   }
 
-  /// A hearer asked `device` about `token`, having heard it on `mediums`, at `now`: the
-  /// mediums that were seeking become answered.
+  /// A hearer asked `device` about `token`, its current token, having heard it on
+  /// `mediums`, at `now`: the mediums that were seeking become answered. (A question about
+  /// a token before it would replace the current one's record, which would then never be
+  /// told to seek: the caller passes only the current token.)
   public mutating func asked(
     device: DeviceID, token: Token, mediums: DiscoveryMediums, now: Date
   ) -> [Change] {

@@ -4,8 +4,9 @@ import Strategy
 
 @_spi(Resolver) extension PeerResolver: TransmitPaceSource {
   /// How often `device`'s mediums should repeat its token, as hearers ask about it
-  /// (``TransmitPaceStateMachine``). Newest 16 changes kept: a later one supersedes an
-  /// earlier one for the same mediums.
+  /// (``TransmitPaceStateMachine``). A reader that falls more than 16 changes behind loses the
+  /// oldest; there is at most one change per medium and question or tick, and a manager reads
+  /// them as they come.
   /// - Throws: `ResolverError.unknownDevice` (Core) for a device not registered here, and the
   ///   engine's authentication error for a wrong secret.
   public func transmitPaces(for device: DeviceCredentials) async throws

@@ -220,8 +220,12 @@ extension PeerResolver {
       Sighting(token: query.token, medium: $0, time: time)
     }
     reportFromShadow(shadow, sightings: sightings, now: time)
-    // Heard, and asking: the owner's mediums there may repeat the token less often.
-    pace(pacing.asked(device: owner, token: query.token, mediums: query.mediums, now: time))
+    // Heard, and asking: the owner's mediums there may repeat the token less often. Only its
+    // current token: a late question about the one before would replace the record of the
+    // one transmitted, which would then never be told to seek again.
+    if engine.store.devices.device(owner)?.token == query.token {
+      pace(pacing.asked(device: owner, token: query.token, mediums: query.mediums, now: time))
+    }
     // "Unchanged" only for a question whose subscriptions (what filters the publications)
     // are those of the answer it holds: one that carries handles gets them all.
     let told = sendAnswer(

@@ -129,11 +129,12 @@ struct AudioCrowdBench: AsyncParsableCommand {
           String(
             format:
               "%d transmitters, room %@: the newcomer heard by all in %d of %d rounds (%@ s); "
-              + "decodes per pair %.2f/s (0.40 with none lost); %d of %d pairs went "
+              + "decodes per pair %.2f/s (%.2f with none lost); %d of %d pairs went "
               + "over 10 s without a decode (longest %.1f s)",
             row.transmitters, row.pace, heard.count, row.rounds,
             heard.map { String(format: "%.1f", $0) }.joined(separator: ", "),
-            row.decodesPerPairPerSecond, row.pairsPast10Seconds, row.pairs,
+            row.decodesPerPairPerSecond, row.pace == "answered" ? 1 / 4.5 : 1 / 2.5,
+            row.pairsPast10Seconds, row.pairs,
             row.longestGapSeconds))
       }
     }

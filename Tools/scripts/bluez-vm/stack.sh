@@ -97,9 +97,14 @@ stop_bluetoothd() {
   pid=$(cat "$stack_results/bluetoothd.pid" 2>/dev/null || true)
   [ -n "$pid" ] || return 0
   # Said in its log, so that what reads the log (vm-suite.sh) tells an end on purpose from a
-  # death: a SIGKILL leaves no "Terminating".
-  echo "bluetoothd[$pid]: stopped on purpose with SIG$signal (bluez-vm control)" \
-    >>"$stack_results/bluetoothd.log"
+  # death: a SIGKILL leaves no "Terminating". One already gone died on its own.
+  if kill -0 "$pid" 2>/dev/null; then
+    echo "bluetoothd[$pid]: stopped on purpose with SIG$signal (bluez-vm control)" \
+      >>"$stack_results/bluetoothd.log"
+  else
+    echo "bluez-vm control: bluetoothd (pid $pid) was found dead before SIG$signal" \
+      >>"$stack_results/bluetoothd.log"
+  fi
   kill "-$signal" "$pid" 2>/dev/null || true
   deadline=$((SECONDS + 10))
   while kill -0 "$pid" 2>/dev/null && ((SECONDS <= deadline)); do sleep 0.1; done
