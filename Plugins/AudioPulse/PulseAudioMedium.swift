@@ -92,8 +92,11 @@ public final class PulseAudioMedium: Medium {
     await waitFor { $0.transmitDone >= request || $0.shutdown }
   }
 
-  /// Takes effect at the next frame (``FrameSchedule``); a pace for a token not transmitted
-  /// is dropped.
+  /// Takes effect at the next frame: answered, the gaps grow to
+  /// ``PulseAudioConfiguration/answeredInterval`` as far as `refreshWithin` leaves four frames
+  /// in it (less a 1 s deferral), never under ``PulseAudioConfiguration/interval``. A pace for
+  /// a token not transmitted is dropped; a stop or a new token drops the one held. Returns at
+  /// once (the playback thread reads it).
   public func setPace(_ pace: TransmitPace, for token: Token) async {
     state.withLock { state in
       guard state.token == token else { return }

@@ -160,7 +160,7 @@ public actor Air {
   }
 
   /// The pace `device`'s `medium` was last asked to repeat its token at
-  /// (``Core/Medium/setPace(_:for:)``), nil when none was asked for the token it transmits.
+  /// (`Medium.setPace(_:for:)`, Core), nil when none was asked for the token it transmits.
   /// The air itself repeats every token at one rate: this records what a medium of a shared
   /// air would do.
   public func transmitPace(of device: String, medium: DiscoveryMediums) -> TransmitPace? {
