@@ -331,6 +331,12 @@ private final class ObservedMedium: Medium {
   var capabilities: MediumCapabilities { inner.capabilities }
   var statusUpdates: AsyncStream<MediumStatus> { inner.statusUpdates }
   func transmit(_ token: Token) async throws { try await inner.transmit(token) }
+  func transmit(_ token: Token, digest: HandlesDigest?) async throws {
+    try await inner.transmit(token, digest: digest)
+  }
+  func setPace(_ pace: TransmitPace, for token: Token) async {
+    await inner.setPace(pace, for: token)
+  }
   func stopTransmitting() async { await inner.stopTransmitting() }
   func startScanning() async throws { try await inner.startScanning() }
   func stopScanning() async { await inner.stopScanning() }
