@@ -45,9 +45,8 @@ struct KeysCommand: AsyncParsableCommand {
         print(try KeysCommand.json(created))
       } else {
         print(created.key)
-        FileHandle.standardError.write(
-          Data(
-            "\(role) key \(created.record.id) for project \(project); keep it secret\n".utf8))
+        StandardStreams.error(
+          "\(role) key \(created.record.id) for project \(project); keep it secret\n")
       }
     }
   }

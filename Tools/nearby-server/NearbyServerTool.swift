@@ -47,9 +47,8 @@ struct NearbyServerTool: AsyncParsableCommand {
       command = try await asyncParseAsRoot(expanded.arguments)
     } catch {
       if let file = expanded.file, exitCode(for: error) != .success {
-        FileHandle.standardError.write(
-          Data(
-            "(options read from \(file.path): \(file.arguments().joined(separator: " ")))\n".utf8))
+        StandardStreams.error(
+          "(options read from \(file.path): \(file.arguments().joined(separator: " ")))\n")
       }
       exit(withError: error)
     }

@@ -200,6 +200,6 @@ struct AudioCrowdPeerBench: AsyncParsableCommand {
 
   private func progress(_ text: String) {
     guard !json else { return }
-    FileHandle.standardError.write(Data("… \(text)\n".utf8))
+    StandardStreams.error("… \(text)\n")
   }
 }

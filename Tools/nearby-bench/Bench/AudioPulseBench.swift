@@ -73,7 +73,7 @@ struct AudioPulseBench: AsyncParsableCommand {
         let milliseconds = heard.time.timeIntervalSince(start) * 1000
         latencies.append(milliseconds - ModemParameters.airtime * 1000)
       }
-      FileHandle.standardError.write(Data("bench: round \(round)/\(rounds)\n".utf8))
+      StandardStreams.error("bench: round \(round)/\(rounds)\n")
       try await Task.sleep(for: .milliseconds(300))
     }
     await sender.stopTransmitting()

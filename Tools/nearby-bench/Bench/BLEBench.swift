@@ -185,6 +185,6 @@ struct BLEBench: AsyncParsableCommand {
   }
 
   private func progress(_ text: String) {
-    FileHandle.standardError.write(Data("bench: \(text)\n".utf8))
+    StandardStreams.error("bench: \(text)\n")
   }
 }

@@ -174,7 +174,7 @@ struct BLEVMBench: AsyncParsableCommand {
   }
 
   private func progress(_ text: String) {
-    FileHandle.standardError.write(Data("bench: \(text)\n".utf8))
+    StandardStreams.error("bench: \(text)\n")
   }
 }
 

@@ -172,6 +172,6 @@ struct BeaconFoundBench: AsyncParsableCommand {
 
   private func progress(_ text: String) {
     guard !json else { return }
-    FileHandle.standardError.write(Data("… \(text)\n".utf8))
+    StandardStreams.error("… \(text)\n")
   }
 }

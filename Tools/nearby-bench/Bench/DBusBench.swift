@@ -242,7 +242,7 @@ struct DBusBench: AsyncParsableCommand {
   }
 
   private func progress(_ text: String) {
-    FileHandle.standardError.write(Data("bench: \(text)\n".utf8))
+    StandardStreams.error("bench: \(text)\n")
   }
 }
 

@@ -247,7 +247,7 @@ struct DispatchBench: AsyncParsableCommand {
   }
 
   private func progress(_ text: String) {
-    FileHandle.standardError.write(Data("bench: \(text)\n".utf8))
+    StandardStreams.error("bench: \(text)\n")
   }
 
   /// Resident memory of this process, from /proc/self/statm.

@@ -302,7 +302,7 @@ struct GattPeerBench: AsyncParsableCommand {
   }
 
   private func progress(_ text: String) {
-    FileHandle.standardError.write(Data("bench: \(text)\n".utf8))
+    StandardStreams.error("bench: \(text)\n")
   }
 }
 

@@ -539,7 +539,7 @@ struct LANPeerBench: AsyncParsableCommand {
 
   private func progress(_ text: String) {
     guard !json else { return }
-    FileHandle.standardError.write(Data("… \(text)\n".utf8))
+    StandardStreams.error("… \(text)\n")
   }
 }
 

@@ -284,7 +284,7 @@ struct ServerBench: AsyncParsableCommand {
 
   func progress(_ text: String) {
     guard !json else { return }
-    FileHandle.standardError.write(Data("… \(text)\n".utf8))
+    StandardStreams.error("… \(text)\n")
   }
 
   static func executable(_ name: String) -> String? {

@@ -57,7 +57,7 @@ final class DemoLog: Sendable {
         let what = "\"\(line.text ?? "")\"" + (type.isEmpty ? "" : " (\(type))")
         text = String(format: "%6.2fs  %@ %@ %@", line.t, device, event, what)
       }
-      FileHandle.standardOutput.write(Data((text + "\n").utf8))
+      StandardStreams.output(text + "\n")
     }
   }
 

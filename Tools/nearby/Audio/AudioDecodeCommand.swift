@@ -60,7 +60,7 @@ struct AudioDecodeCommand: AsyncParsableCommand {
   }
 
   private func fail(_ message: String) -> Never {
-    FileHandle.standardError.write(Data("error: \(message)\n".utf8))
+    StandardStreams.error("error: \(message)\n")
     Foundation.exit(1)
   }
 }

@@ -1,3 +1,4 @@
+import CommandLineSupport
 import ArgumentParser
 import AudioModem
 import Foundation
@@ -59,8 +60,7 @@ struct AudioEncodeCommand: AsyncParsableCommand {
     do {
       try data.write(to: URL(fileURLWithPath: out), options: .atomic)
     } catch {
-      FileHandle.standardError.write(
-        Data("error: cannot write \(out): \(error.localizedDescription)\n".utf8))
+      StandardStreams.error("error: cannot write \(out): \(error.localizedDescription)\n")
       throw ExitCode(1)
     }
   }

@@ -64,7 +64,7 @@ struct AudioSelftestCommand: AsyncParsableCommand {
     do {
       recording = try await PulseAudioLoopback.run(played, configuration: configuration)
     } catch {
-      FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+      StandardStreams.error("error: \(error)\n")
       throw ExitCode(1)
     }
 

@@ -74,7 +74,7 @@ struct AudioListenCommand: AsyncParsableCommand {
           ? JSONLine.encode(Line(token: sighting.token.hex, snrDB: snr))
           : String(format: "%@  %.1f dB", sighting.token.hex, snr)
         // Unbuffered, so that a reader sees each token as it is heard.
-        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        StandardStreams.output(line + "\n")
       }
     }
     let statuses = Task { await PulseOptions.watch(medium.statusUpdates) }
@@ -107,7 +107,7 @@ struct PulseOptions: ParsableArguments {
       if status == .ready {
         wasReady = true
       } else {
-        FileHandle.standardError.write(Data("audio: \(status)\n".utf8))
+        StandardStreams.error("audio: \(status)\n")
       }
     }
     return wasReady

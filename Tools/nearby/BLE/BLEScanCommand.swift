@@ -50,7 +50,7 @@ struct BLEScanCommand: AsyncParsableCommand {
     // scan through a pipe sees every report at once.
     let reader = Task {
       for await advertisement in medium.advertisements {
-        FileHandle.standardOutput.write(Data((render(advertisement) + "\n").utf8))
+        StandardStreams.output(render(advertisement) + "\n")
       }
     }
     try? await Task.sleep(for: .seconds(duration))

@@ -1,3 +1,4 @@
+import CommandLineSupport
 import ArgumentParser
 import Foundation
 import HTTPTypes
@@ -27,7 +28,7 @@ struct BeaconServer {
     let connection = try await ResolverConnection.resolve(
       server: options.resolver.serverOrEnvironment, apiKey: options.resolver.apiKey,
       allowInsecureHTTP: options.resolver.allowInsecureHTTP,
-      note: { FileHandle.standardError.write(Data("note: \($0)\n".utf8)) })
+      note: { StandardStreams.error("note: \($0)\n") })
     return BeaconServer(
       client: Client(
         serverURL: connection.url, configuration: .nearby,
@@ -39,7 +40,7 @@ struct BeaconServer {
   /// Runs a command's work, printing an `ExitFailure` as "error: …" and exiting with its code.
   static func run(_ body: () async throws -> Void) async throws {
     do { try await body() } catch let failure as ExitFailure {
-      FileHandle.standardError.write(Data("error: \(failure.description)\n".utf8))
+      StandardStreams.error("error: \(failure.description)\n")
       throw failure.code
     }
   }

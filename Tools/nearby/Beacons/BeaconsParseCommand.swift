@@ -106,7 +106,7 @@ struct BeaconsParseCommand: ParsableCommand {
         }
       } catch {
         malformed += 1
-        FileHandle.standardError.write(Data("Error: \(input.label): \(error)\n".utf8))
+        StandardStreams.error("Error: \(input.label): \(error)\n")
         continue
       }
       for frame in frames {
@@ -116,7 +116,7 @@ struct BeaconsParseCommand: ParsableCommand {
     }
     if malformed > 0 { throw ExitCode(1) }
     if found == 0 {
-      FileHandle.standardError.write(Data("no beacon found in the input\n".utf8))
+      StandardStreams.error("no beacon found in the input\n")
       throw ExitCode(2)
     }
   }

@@ -81,7 +81,7 @@ struct BeaconsScanCommand: AsyncParsableCommand {
       },
     ]
     var table = BeaconTable()
-    func write(_ text: String) { FileHandle.standardOutput.write(Data((text + "\n").utf8)) }
+    func write(_ text: String) { StandardStreams.output(text + "\n") }
     // Home, clear the screen, then the table.
     func draw() { write("\u{1B}[H\u{1B}[2J" + table.render()) }
     if live { draw() }

@@ -37,7 +37,7 @@ struct EventOutput: Sendable {
 
   func emit(_ line: Line) {
     let text = JSONLine.encode(line) + "\n"
-    FileHandle.standardOutput.write(Data(text.utf8))
+    StandardStreams.output(text)
   }
 
   /// A note for people (stderr); with `--json`, also a `note` line.
@@ -45,7 +45,7 @@ struct EventOutput: Sendable {
     if json {
       emit(Line(event: "note", time: Self.now(), detail: text))
     } else {
-      FileHandle.standardError.write(Data("nearby: \(text)\n".utf8))
+      StandardStreams.error("nearby: \(text)\n")
     }
   }
 

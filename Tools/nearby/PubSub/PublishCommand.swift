@@ -1,3 +1,4 @@
+import CommandLineSupport
 import ArgumentParser
 import BackgroundPersistence
 import Core
@@ -93,7 +94,7 @@ struct PublishCommand: AsyncParsableCommand {
     do {
       try await publish()
     } catch let failure as ExitFailure {
-      FileHandle.standardError.write(Data("error: \(failure.description)\n".utf8))
+      StandardStreams.error("error: \(failure.description)\n")
       throw failure.code
     }
   }
@@ -140,10 +141,9 @@ struct PublishCommand: AsyncParsableCommand {
         if output.json {
           output.message("status", message, mediums: strategy.mediums, status: status.rawValue)
         } else {
-          FileHandle.standardError.write(
-            Data(
-              "nearby: \"\(preview)\" (type \"\(message.type)\", \(strategy.mediums), TTL \(strategy.ttl)): \(status.rawValue)\n"
-                .utf8))
+          StandardStreams.error(
+            "nearby: \"\(preview)\" (type \"\(message.type)\", \(strategy.mediums), TTL \(strategy.ttl)): \(status.rawValue)\n"
+          )
         }
       }
       end.yield("expired")

@@ -1,3 +1,4 @@
+import CommandLineSupport
 import ArgumentParser
 import BackgroundPersistence
 import Core
@@ -99,7 +100,7 @@ struct SubscribeCommand: AsyncParsableCommand {
       }
       try await subscribe()
     } catch let failure as ExitFailure {
-      FileHandle.standardError.write(Data("error: \(failure.description)\n".utf8))
+      StandardStreams.error("error: \(failure.description)\n")
       throw failure.code
     }
   }

@@ -1,3 +1,4 @@
+import CommandLineSupport
 import Core
 import Foundation
 import Strategy
@@ -65,7 +66,7 @@ struct SubscribeScreen {
   }
 
   private func write(_ text: String) {
-    FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    StandardStreams.output(text + "\n")
   }
 
   /// Home, clear the screen, then the banner and the table.

@@ -1,3 +1,4 @@
+import CommandLineSupport
 import AsyncHTTPClient
 import Core
 import Foundation
@@ -131,7 +132,7 @@ extension EventOutput {
       return
     }
     if isatty(STDERR_FILENO) == 1, let qr = try? QRCode(text: link, level: .low) {
-      FileHandle.standardError.write(Data((qr.terminalText() + "\n").utf8))
+      StandardStreams.error(qr.terminalText() + "\n")
     }
     note(
       "this box's code, for a phone that cannot hear it: \(code) (type it on the page, or "
