@@ -4,8 +4,8 @@ import Foundation
 import Tokens
 
 /// The playback thread: plays the current token's frame when ``FrameSchedule`` says (every
-/// 2–3 s, 4–5 s once answered; silence in between), cuts a frame short when the token
-/// changes or stops, and reconnects after failures.
+/// 2–3 s; less often once answered, where lostAfter leaves room; silence in between), cuts a
+/// frame short when the token changes or stops, and reconnects after failures.
 struct PlaybackLoop: Sendable {
   let medium: PulseAudioMedium
 
