@@ -19,7 +19,8 @@ public import Logging
 ///   inode and change time if inotify is unavailable) and published by ``events()``.
 /// - An unreadable or corrupt file is renamed to `<app id>.json.corrupt-<UTC time>`, reported
 ///   as ``StoreEvent/corruptFileMovedAside(_:)`` (and in ``corruptFiles``, and logged as an
-///   error), and the store starts clean: never a silent loss.
+///   error), and the store starts clean: never a silent loss. By the time the event arrives
+///   the snapshot is already the clean one.
 ///
 /// Reads (``value(_:forKey:)``, ``bool(forKey:)``, ...) return the store's snapshot at once,
 /// from any thread. Writes run on the store's own I/O thread (never on Swift's cooperative

@@ -61,8 +61,8 @@ final class StoreCore: Sendable {
   func refresh() throws {
     guard file.version() != state.withLock({ $0.version }) else { return }
     try file.withLock(exclusive: true) {
-      let values = try readMovingAsideIfCorrupt()
-      adopt(values, origin: .elsewhere)
+      let (values, corrupt) = try readMovingAsideIfCorrupt()
+      adopt(values, origin: .elsewhere, corrupt: corrupt)
     }
   }
 
@@ -70,8 +70,8 @@ final class StoreCore: Sendable {
     var results: [Result<StoreValue?, any Error>] = []
     do {
       try file.withLock(exclusive: true) {
-        let before = try readMovingAsideIfCorrupt()
-        adopt(before, origin: .elsewhere)
+        let (before, corrupt) = try readMovingAsideIfCorrupt()
+        adopt(before, origin: .elsewhere, corrupt: corrupt)
         var values = before
         for (mutation, _) in writes {
           var candidate = values
@@ -96,12 +96,13 @@ final class StoreCore: Sendable {
     for ((_, continuation), result) in zip(writes, results) { continuation.resume(with: result) }
   }
 
-  /// Reads the file (lock held); an unreadable one is moved aside, reported, and the store
-  /// starts clean.
-  private func readMovingAsideIfCorrupt() throws -> [String: StoreValue] {
+  /// Reads the file (lock held); an unreadable one is moved aside and logged, and the store
+  /// starts clean: the caller adopts the empty values together with the corrupt file, so that
+  /// a subscriber told of the corruption already reads the clean snapshot.
+  private func readMovingAsideIfCorrupt() throws -> ([String: StoreValue], CorruptFile?) {
     switch file.read() {
-    case .missing: return [:]
-    case .values(let values): return values
+    case .missing: return ([:], nil)
+    case .values(let values): return (values, nil)
     case .unreadable(let reason):
       let corrupt = try file.moveAside(reason: reason)
       logger.error(
@@ -110,31 +111,31 @@ final class StoreCore: Sendable {
           "file": "\(file.file.path)", "moved_to": "\(corrupt.movedTo.path)",
           "reason": "\(reason)",
         ])
-      let subscribers = state.withLock { state in
-        state.corruptFiles.append(corrupt)
-        return Array(state.subscribers.values)
-      }
-      // Yielded outside the lock: a yield can wake a reader, which takes that reader's task
-      // lock, while a reader being cancelled holds its task lock and takes ours (to forget
-      // its stream): both under one lock deadlocked.
-      for continuation in subscribers { continuation.yield(.corruptFileMovedAside(corrupt)) }
-      return [:]
+      return ([:], corrupt)
     }
   }
 
-  /// Makes `values` the snapshot (lock held, so the file version matches) and tells
-  /// subscribers which keys changed.
-  private func adopt(_ values: [String: StoreValue], origin: StoreEvent.Origin) {
+  /// Makes `values` the snapshot (lock held, so the file version matches), records `corrupt`
+  /// in the same step, and then tells subscribers of the corruption and of the keys changed.
+  private func adopt(
+    _ values: [String: StoreValue], origin: StoreEvent.Origin, corrupt: CorruptFile? = nil
+  ) {
     let version = file.version()
     let (keys, subscribers) = state.withLock { state in
       let old = state.values
       state.values = values
       state.version = version
+      if let corrupt { state.corruptFiles.append(corrupt) }
       let keys = Set(old.keys).union(values.keys).filter { old[$0] != values[$0] }
       return (keys, Array(state.subscribers.values))
     }
+    // Yielded outside the lock: a yield can wake a reader, which takes that reader's task
+    // lock, while a reader being cancelled holds its task lock and takes ours (to forget its
+    // stream): both under one lock deadlocked.
+    if let corrupt {
+      for continuation in subscribers { continuation.yield(.corruptFileMovedAside(corrupt)) }
+    }
     guard !keys.isEmpty else { return }
-    // Outside the lock, for the reason readMovingAsideIfCorrupt gives.
     for continuation in subscribers { continuation.yield(.changed(keys: keys, origin: origin)) }
   }
 
