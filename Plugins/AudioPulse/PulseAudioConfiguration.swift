@@ -1,3 +1,5 @@
+import AudioModem
+
 /// Where and how the PulseAudio medium plays and records.
 public struct PulseAudioConfiguration: Sendable, Hashable {
   /// The server (`unix:/path/native`, `tcp:host`), or nil for the default (`$PULSE_SERVER`,
@@ -42,6 +44,35 @@ public struct PulseAudioConfiguration: Sendable, Hashable {
     self.answeredInterval = answeredInterval
     self.playbackLatency = playbackLatency
     self.recordFragment = recordFragment
+  }
+
+  /// The bounds the frame gaps may take: longer than a frame's airtime (so that a device
+  /// leaves the air to others between its frames), at most an hour.
+  static let intervalBounds = (ModemParameters.airtime + 0.1)...3600
+  /// The bounds of ``playbackLatency`` and ``recordFragment``: a buffer PulseAudio can keep
+  /// filled, and short enough that a frame is still heard within its seconds.
+  static let bufferBounds = 0.005...1.0
+
+  /// Checks the timing fields: ``interval`` and ``answeredInterval`` within 0.96 s (a frame's
+  /// airtime and 0.1 s) and 1 h, ``playbackLatency`` and ``recordFragment`` within 5 ms and
+  /// 1 s. (The level and the sample rate are the modem's to check.)
+  /// - Throws: ``PulseAudioConfigurationError`` naming the field and its range.
+  public func validate() throws(PulseAudioConfigurationError) {
+    for (field, range) in [("interval", interval), ("answeredInterval", answeredInterval)] {
+      guard Self.intervalBounds.contains(range.lowerBound),
+        Self.intervalBounds.contains(range.upperBound)
+      else {
+        throw .outOfRange(
+          field: field, value: "\(range)",
+          range: "within \(Self.intervalBounds) seconds (longer than a frame's airtime)")
+      }
+    }
+    for (field, value) in [
+      ("playbackLatency", playbackLatency), ("recordFragment", recordFragment),
+    ]
+    where !Self.bufferBounds.contains(value) {
+      throw .outOfRange(field: field, value: "\(value)", range: "\(Self.bufferBounds) seconds")
+    }
   }
 
   /// The rate to open a stream on the sink (`isSink`) or the source at.

@@ -58,11 +58,14 @@ public final class PulseAudioMedium: Medium {
   ///     failed stream is tried again, how long its own tokens are not reported as heard (a
   ///     test may give a `ManualClock`).
   ///   - logger: where the threads log stream failures and recoveries.
-  /// - Throws: `AudioModemError` (AudioModem) when the configured rate or level is out of range.
+  /// - Throws: ``PulseAudioConfigurationError`` for timing out of range
+  ///   (``PulseAudioConfiguration/validate()``); `AudioModemError` (AudioModem) when the
+  ///   configured rate or level is out of range.
   public init(
     configuration: PulseAudioConfiguration = .init(),
     clock: any Clock<Duration> = ContinuousClock(), logger: Logger
   ) throws {
+    try configuration.validate()
     _ = try AudioModemEncoder(
       sampleRate: Double(configuration.sampleRate ?? 48_000), level: configuration.level)
     self.configuration = configuration
