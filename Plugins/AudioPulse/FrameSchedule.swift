@@ -40,7 +40,7 @@ struct FrameSchedule {
   var interval: ClosedRange<Double> {
     guard case .answered(let refreshWithin) = pace else { return seekingInterval }
     let ceiling =
-      (refreshWithin.secondsValue - Self.maximumDeferral.secondsValue) / Self.chancesPerLostAfter
+      (refreshWithin.seconds - Self.maximumDeferral.seconds) / Self.chancesPerLostAfter
     // No room to slow down: the seeking gaps, random as ever (fixed gaps could keep two
     // devices colliding frame after frame).
     guard ceiling > seekingInterval.upperBound else { return seekingInterval }
@@ -96,13 +96,5 @@ struct FrameSchedule {
     in range: ClosedRange<Double>, using random: inout some RandomNumberGenerator
   ) -> Duration {
     .milliseconds(Int(Double.random(in: range, using: &random) * 1000))
-  }
-}
-
-extension Duration {
-  /// This duration in seconds.
-  fileprivate var secondsValue: Double {
-    let (whole, fraction) = components
-    return Double(whole) + Double(fraction) / 1e18
   }
 }

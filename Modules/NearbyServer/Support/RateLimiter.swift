@@ -83,8 +83,7 @@ final class RateLimiter: Sendable {
     let now = elapsed()
     var bucket = stored ?? Bucket(tokens: share.burst, updatedAt: now)
     let since = now - bucket.updatedAt
-    let seconds = Double(since.components.seconds) + Double(since.components.attoseconds) / 1e18
-    bucket.tokens = min(share.burst, bucket.tokens + seconds * share.rate)
+    bucket.tokens = min(share.burst, bucket.tokens + since.seconds * share.rate)
     bucket.updatedAt = now
     return bucket
   }

@@ -109,9 +109,7 @@ struct Sweeper: Sendable {
     do {
       var events = try await storage.sweep(configuration: resolution, now: now)
       if prune {
-        let seconds =
-          Double(retention.components.seconds) + Double(retention.components.attoseconds) / 1e18
-        try await storage.pruneEvents(before: now.addingTimeInterval(-seconds))
+        try await storage.pruneEvents(before: now.addingTimeInterval(-retention.seconds))
         try await checkQuotas()
         let expired = try await storage.expireSilentDevices(configuration: resolution, now: now)
         if expired.removed > 0 {

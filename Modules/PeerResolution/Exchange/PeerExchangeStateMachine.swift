@@ -512,7 +512,7 @@ public struct PeerExchangeStateMachine: Sendable {
     }.sorted { ($1.1, $0.0.token) < ($0.1, $1.0.token) }.map(\.0)
     for key in order {
       guard let entry = entries[key] else { continue }
-      if now.timeIntervalSince(entry.lastHeard) >= configuration.forgetAfter.secondsValue {
+      if now.timeIntervalSince(entry.lastHeard) >= configuration.forgetAfter.seconds {
         drop(key)
         actions.append(.forget(key, owner: entry.owner))
         continue
@@ -574,7 +574,7 @@ public struct PeerExchangeStateMachine: Sendable {
   /// Whether `entry` may do anything at a tick at `now`: be forgotten, time out, or (idle)
   /// ask. A superset of what ``tick(now:)`` acts on; the rest it would leave as they are.
   private static func mayAct(_ entry: Entry, now: Date, configuration: Configuration) -> Bool {
-    if now.timeIntervalSince(entry.lastHeard) >= configuration.forgetAfter.secondsValue {
+    if now.timeIntervalSince(entry.lastHeard) >= configuration.forgetAfter.seconds {
       return true
     }
     switch entry.phase {
@@ -584,7 +584,7 @@ public struct PeerExchangeStateMachine: Sendable {
       if let restUntil, now < restUntil { return false }
       guard let lastAnswer = entry.lastAnswer else { return true }
       if let heard = entry.heardDigest, heard != entry.answeredDigest { return true }
-      return now.timeIntervalSince(lastAnswer) >= configuration.refreshInterval.secondsValue
+      return now.timeIntervalSince(lastAnswer) >= configuration.refreshInterval.seconds
     }
   }
 
@@ -595,7 +595,7 @@ public struct PeerExchangeStateMachine: Sendable {
     guard entry.owner == nil else { return configuration.restAfterFailure }
     let factor = Double(1 << min(entry.failedRounds, 20))
     let seconds = min(
-      configuration.restAfterFailure.secondsValue * factor, configuration.maximumRest.secondsValue)
+      configuration.restAfterFailure.seconds * factor, configuration.maximumRest.seconds)
     return .milliseconds(Int64(seconds * 1000))
   }
 
@@ -619,7 +619,7 @@ public struct PeerExchangeStateMachine: Sendable {
   /// This device's who-has per second at `now`: the segment's rate shared with the devices
   /// heard sending who-has lately (see ``Configuration/segmentWhoHasPerSecond``).
   public func whoHasRate(now: Date) -> Double {
-    let window = configuration.whoHasSendersWindow.secondsValue
+    let window = configuration.whoHasSendersWindow.seconds
     let others = whoHasSenders.values.reduce(0) {
       $0 + (now.timeIntervalSince($1) < window ? 1 : 0)
     }
@@ -633,7 +633,7 @@ public struct PeerExchangeStateMachine: Sendable {
   /// segment's who-has rate with this one for ``Configuration/whoHasSendersWindow``.
   public mutating func heardWhoHas(from sender: PeerAddress, now: Date) {
     if whoHasSenders[sender] == nil, whoHasSenders.count >= Self.maximumWhoHasSenders {
-      let window = configuration.whoHasSendersWindow.secondsValue
+      let window = configuration.whoHasSendersWindow.seconds
       whoHasSenders = whoHasSenders.filter { now.timeIntervalSince($0.value) < window }
       guard whoHasSenders.count < Self.maximumWhoHasSenders else { return }
     }
@@ -656,14 +656,14 @@ public struct PeerExchangeStateMachine: Sendable {
         // replayed by a key holder) not more than once per query timeout, and only while
         // the token is heard.
         let asked = entry.lastAsked.map { now.timeIntervalSince($0) } ?? .infinity
-        guard asked >= configuration.queryTimeout.secondsValue,
+        guard asked >= configuration.queryTimeout.seconds,
           entry.lastAsked.map({ entry.lastHeard > $0 }) ?? true
         else { return [] }
         return ask(key, now: now, attempt: entry.nextAttempt)
       }
       // A refresh: due by time, and only for a token heard since the last refresh (a
       // question or a local one).
-      guard now.timeIntervalSince(lastAnswer) >= configuration.refreshInterval.secondsValue,
+      guard now.timeIntervalSince(lastAnswer) >= configuration.refreshInterval.seconds,
         entry.lastAsked.map({ entry.lastHeard > $0 }) ?? true,
         entry.lastLocalRefresh.map({ entry.lastHeard > $0 }) ?? true
       else { return [] }
@@ -775,14 +775,6 @@ public struct PeerExchangeStateMachine: Sendable {
 
 extension Date {
   static func + (date: Date, duration: Duration) -> Date {
-    date.addingTimeInterval(duration.secondsValue)
-  }
-}
-
-extension Duration {
-  /// This duration in seconds.
-  var secondsValue: Double {
-    let (whole, fraction) = components
-    return Double(whole) + Double(fraction) / 1e18
+    date.addingTimeInterval(duration.seconds)
   }
 }

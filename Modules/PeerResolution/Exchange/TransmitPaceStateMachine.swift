@@ -95,7 +95,7 @@ public import Tokens
   /// What is due at `now`: mediums nobody named for ``Configuration/quietAfter`` go back to
   /// seeking.
   public mutating func tick(now: Date) -> [Change] {
-    let quiet = configuration.quietAfter.secondsValue
+    let quiet = configuration.quietAfter.seconds
     var changes: [Change] = []
     for (device, var paced) in devices {
       var seeking = DiscoveryMediums()

@@ -120,7 +120,7 @@ extension PeerResolver {
       localScans ?? scansOnly(local)
     else { return [] }
     let tokens = shadow.tokens
-    let since = time.addingTimeInterval(-exchange.configuration.refreshInterval.secondsValue)
+    let since = time.addingTimeInterval(-exchange.configuration.refreshInterval.seconds)
     return tokens.reduce(into: []) { mediums, token in
       mediums.formUnion(exchange.heardMediums(.init(local: local, token: token), since: since))
     }
@@ -144,7 +144,7 @@ extension PeerResolver {
   /// interval until it asks (the update may be lost); one still heard on them is kept past
   /// its memory; the rest are forgotten once their memory ran out.
   func reviewHearers(now time: Date) {
-    let interval = exchange.configuration.refreshInterval.secondsValue
+    let interval = exchange.configuration.refreshInterval.seconds
     for local in hearers.keys.sorted(by: { $0.description < $1.description }) {
       // Changed in place, unsorted (hundreds of hearers on a crowded segment, at every
       // tick); only the updates go out in a fixed order.

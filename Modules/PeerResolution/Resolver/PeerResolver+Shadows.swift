@@ -133,7 +133,7 @@ extension PeerResolver {
   func bind(_ token: Token, to ephemeral: Identifier, validFor milliseconds: UInt32, now time: Date)
   {
     guard var shadow = shadows[ephemeral] else { return }
-    let validity = min(Double(milliseconds) / 1000, configuration.shadowExpiry.secondsValue)
+    let validity = min(Double(milliseconds) / 1000, configuration.shadowExpiry.seconds)
     // A token another shadow held is taken from it.
     if let holder = engine.store.devices.device(heard: token, at: time),
       let other = shadowOfDevice[holder], other != ephemeral
@@ -142,7 +142,7 @@ extension PeerResolver {
     }
     engine.store.devices.bind(
       token, to: shadow.credentials.id,
-      until: time.addingTimeInterval(validity + configuration.resolution.tokenGrace.secondsValue))
+      until: time.addingTimeInterval(validity + configuration.resolution.tokenGrace.seconds))
     shadow.tokens.insert(token)
     shadow.validUntil[token] = time.addingTimeInterval(Double(milliseconds) / 1000)
     shadows[ephemeral] = shadow
@@ -152,7 +152,7 @@ extension PeerResolver {
   /// their tokens are unbound and the engine forgets them (subscribers here that still had
   /// their messages get `lost`).
   func expireShadows(now time: Date) {
-    let limit = time.addingTimeInterval(-configuration.shadowExpiry.secondsValue)
+    let limit = time.addingTimeInterval(-configuration.shadowExpiry.seconds)
     // The few gone quiet, in a fixed order; not every shadow sorted at every tick.
     let quiet = shadows.compactMap { $0.value.lastContact <= limit ? $0.key : nil }.sorted()
     for ephemeral in quiet {

@@ -137,11 +137,3 @@ public enum ResolutionConfigurationError: Error, Sendable, Hashable, CustomStrin
     }
   }
 }
-
-extension Duration {
-  /// This duration in seconds, as a `Double`.
-  var seconds: Double {
-    let (whole, fraction) = components
-    return Double(whole) + Double(fraction) / 1e18
-  }
-}

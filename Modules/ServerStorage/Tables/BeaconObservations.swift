@@ -206,11 +206,3 @@ public struct BeaconObservations {
       alerts: alerts)
   }
 }
-
-extension Duration {
-  /// The duration in seconds, as a `TimeInterval`.
-  fileprivate var seconds: TimeInterval {
-    let (seconds, attoseconds) = components
-    return Double(seconds) + Double(attoseconds) / 1e18
-  }
-}

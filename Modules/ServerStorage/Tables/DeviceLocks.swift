@@ -177,11 +177,7 @@ public struct DeviceLocks {
   /// How old a sighting may be to count as fresh when judged ahead of the engine: its
   /// `lostAfter` less ``timeMargin``, so a sighting on the edge is treated as new (its device
   /// locked, its report run by the engine), never the other way round.
-  static func freshFor(_ lostAfter: Duration) -> Double { seconds(lostAfter) - timeMargin }
-
-  static func seconds(_ duration: Duration) -> Double {
-    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-  }
+  static func freshFor(_ lostAfter: Duration) -> Double { lostAfter.seconds - timeMargin }
 
   /// Locks what unregistering `device` can change: the device, its neighbours and the
   /// subscribers of its publications.
@@ -210,7 +206,7 @@ public struct DeviceLocks {
       // A sighting still fresh is only scheduled again: nothing of either device changes.
       // (Its time only grows, or the row goes; the engine reads it again either way.)
       if let last = try tables.proximity.lastSighting(key),
-        last.addingTimeInterval(Self.seconds(lostAfter)) > now
+        last.addingTimeInterval(lostAfter.seconds) > now
       {
         return
       }

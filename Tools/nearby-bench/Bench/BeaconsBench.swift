@@ -79,9 +79,7 @@ struct BeaconsBench: ParsableCommand {
           payloads += set
         } while clock.now < deadline
         let elapsed = start.duration(to: clock.now)
-        let taken =
-          Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        rates.append(Double(payloads) / taken)
+        rates.append(Double(payloads) / elapsed.seconds)
       }
       let sorted = rates.sorted()
       results.append(

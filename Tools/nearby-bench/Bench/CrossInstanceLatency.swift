@@ -107,9 +107,7 @@ enum CrossInstanceLatency {
         if arrival == nil { try? await Task.sleep(for: .milliseconds(1)) }
       }
       if let arrival {
-        let elapsed = (arrival - start).components
-        result.samples.append(
-          Double(elapsed.seconds) * 1000 + Double(elapsed.attoseconds) / 1e15)
+        result.samples.append((arrival - start).seconds * 1000)
       } else {
         result.timeouts += 1
       }

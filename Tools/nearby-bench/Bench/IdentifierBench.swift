@@ -72,9 +72,7 @@ struct IdentifierBench: ParsableCommand {
         sink &+= body()
         fastest = min(fastest, start.duration(to: .now))
       }
-      let nanoseconds =
-        Double(fastest.components.seconds) * 1e9 + Double(fastest.components.attoseconds) / 1e9
-      return nanoseconds / Double(count)
+      return fastest.seconds * 1e9 / Double(count)
     }
 
     var operations: [Operation] = []

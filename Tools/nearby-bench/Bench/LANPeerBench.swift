@@ -261,7 +261,7 @@ struct LANPeerBench: AsyncParsableCommand {
       segment.resetCounts()
       let start = ContinuousClock.now
       try await Task.sleep(for: .seconds(1))
-      let perSecond = Double(segment.sent.datagrams) / WebBench.seconds(.now - start)
+      let perSecond = Double(segment.sent.datagrams) / (ContinuousClock.now - start).seconds
       if perSecond <= Double(count) { return }
       progress(String(format: "settling: %.0f exchange datagrams a second", perSecond))
     }
@@ -347,7 +347,7 @@ struct LANPeerBench: AsyncParsableCommand {
     let cpu = CPUTime.now
     let wall = ContinuousClock.now
     try await Task.sleep(for: .seconds(short ? min(steadySeconds, 3) : steadySeconds))
-    let seconds = WebBench.seconds(ContinuousClock.now - wall)
+    let seconds = (ContinuousClock.now - wall).seconds
     let cpuSeconds = CPUTime.now - cpu
     let traffic = segment.sent
     let after = await segment.resolverCounters()
@@ -367,7 +367,7 @@ struct LANPeerBench: AsyncParsableCommand {
       for: changed, each: count - 1, in: segment, prefix: "x ", timeout: timeout,
       progress: progress)
     for publication in publications { await publication.cancel() }
-    let interval = WebBench.seconds(segment.announceInterval)
+    let interval = segment.announceInterval.seconds
     let announcements = Double(count) / interval
     // Sealed with the digest beside the token: what peer mode puts on the wire.
     let announcementBytes = announcements * Double(LANMulticastConfiguration.digestAnnouncementSize)
@@ -581,7 +581,7 @@ private struct Tally {
       if ContinuousClock.now - told >= .seconds(5) {
         told = .now
         progress(
-          "\(found) of \(expected) founds after \(Int(WebBench.seconds(told - begun))) s "
+          "\(found) of \(expected) founds after \(Int((told - begun).seconds)) s "
             + "(at most \(Int(timeout)) s)")
       }
       try await Task.sleep(for: .milliseconds(2))
@@ -593,8 +593,7 @@ private struct Tally {
     var found = 0
     for (text, start) in started {
       for instant in segment.founds.instants(of: text) {
-        let elapsed = (instant - start).components
-        latencies.append(Double(elapsed.seconds) * 1000 + Double(elapsed.attoseconds) / 1e15)
+        latencies.append((instant - start).seconds * 1000)
         found += 1
       }
     }

@@ -122,8 +122,7 @@ struct RestoreBench: AsyncParsableCommand {
         throw CommandFailure("nearby-restore sent no READY=1 within 30 s")
       }
       let elapsed = start.duration(to: ready)
-      times.append(
-        Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15)
+      times.append(elapsed.seconds * 1000)
       process.terminate()
       process.waitUntilExit()
     }

@@ -170,11 +170,9 @@ struct StoreBench: AsyncParsableCommand {
     let sorted = latencies.sorted()
     func micros(_ quantile: Double) -> Double {
       let value = sorted[min(sorted.count - 1, Int(Double(sorted.count) * quantile))]
-      return Double(value.components.seconds) * 1e6
-        + Double(value.components.attoseconds) / 1e12
+      return value.seconds * 1e6
     }
-    let seconds =
-      Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    let seconds = elapsed.seconds
     return Phase(
       name: name, writes: count, seconds: seconds, writesPerSecond: Double(count) / seconds,
       p50Microseconds: micros(0.5), p99Microseconds: micros(0.99))

@@ -92,17 +92,17 @@ struct WebBench: AsyncParsableCommand {
         let pointSeed = seed &+ UInt64(rate) &+ UInt64(cn0 * 10)
         let clock = ContinuousClock()
         var native = 0
-        nativeTime += Self.seconds(
+        nativeTime +=
           clock.measure {
             native = ModemVectors.successes(
               seed: pointSeed, rate: rate, deviation: deviation, count: count)
-          })
+          }.seconds
         var wasm = 0
         let start = clock.now
         wasm = try await Self.wasmSuccesses(
           wasmkit: wasmkit, module: wasmPath, seed: pointSeed, rate: rate, deviation: deviation,
           count: count)
-        wasmTime += Self.seconds(clock.now - start)
+        wasmTime += (clock.now - start).seconds
         frames += count
         points.append(Point(rate: rate, cn0: cn0, trials: count, native: native, wasm: wasm))
         if !json {
@@ -172,10 +172,6 @@ struct WebBench: AsyncParsableCommand {
   static func text(_ value: Double?) -> String {
     guard let value, value.isFinite else { return "never" }
     return String(format: "%.2f", value)
-  }
-
-  static func seconds(_ duration: Duration) -> Double {
-    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
   }
 
   /// `wasmkit` from the toolchain: next to `swift`, else on PATH.

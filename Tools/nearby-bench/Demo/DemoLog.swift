@@ -25,8 +25,7 @@ final class DemoLog: Sendable {
   init(json: Bool) { self.json = json }
 
   private var elapsed: Double {
-    let (seconds, attoseconds) = (ContinuousClock.now - start).components
-    return Double(seconds) + Double(attoseconds) / 1e18
+    (ContinuousClock.now - start).seconds
   }
 
   /// A step of the story ("Bob walks away").

@@ -41,9 +41,7 @@ struct WebPhones {
   /// Takes one request from the phone's bucket: false when it is empty.
   mutating func take(_ id: DeviceID, at now: ContinuousClock.Instant) -> Bool {
     guard var phone = phones[id] else { return false }
-    let elapsed =
-      Double((now - phone.refilled).components.seconds)
-      + Double((now - phone.refilled).components.attoseconds) / 1e18
+    let elapsed = (now - phone.refilled).seconds
     phone.tokens = min(Self.burst, phone.tokens + elapsed * Self.rate)
     phone.refilled = now
     phone.lastSeen = now
