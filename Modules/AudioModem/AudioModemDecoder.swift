@@ -15,6 +15,10 @@ import Tokens
 /// clock) offset. The 31 data symbols are then demodulated by correlation with each possible
 /// chirp at that timing, offset and rate, and Reed–Solomon decoded with erasures at the least
 /// confident symbols; only a code word whose CRC-16 matches yields a token.
+///
+/// Frames that overlap (a second transmitter starting while a frame is on the air) are each
+/// demodulated at their own timing: misaligned with the other's windows, each frame's chirps
+/// outweigh the other's, so both decode unless they start within about 60 ms of each other.
 public struct AudioModemDecoder: Sendable {
   /// Samples per second of the input.
   public let sampleRate: Double
@@ -48,8 +52,8 @@ public struct AudioModemDecoder: Sendable {
   private var upEnergies = [Float](repeating: 0, count: historySize * chips)
   private var downEnergies = [Float](repeating: 0, count: historySize * chips)
   private var pending: [Candidate] = []
-  /// Frame starts (baseband samples) of the latest decoded frames.
-  private var decodedStarts: [Double] = []
+  /// The latest decoded frames: their starts (baseband samples) and tokens.
+  private var decoded: [(start: Double, token: Token)] = []
   /// Whether a frame seems to be on the air now (a preamble was seen and its frame has not
   /// ended): a transmitter sharing the channel waits.
   public var isReceiving: Bool { !pending.isEmpty }
@@ -72,6 +76,10 @@ public struct AudioModemDecoder: Sendable {
     var offsetBins: Double
     /// How clearly the preamble stood out (product of the two peak ratios).
     var score: Float
+    /// Whether its bin was among the two strongest in all five up-chirp windows: what a
+    /// preamble inside another frame must show, where that frame's own data can pass the
+    /// looser test (three windows of five) but rarely this one.
+    var clearInCrowd: Bool
   }
 
   /// - Throws: ``AudioModemError/unsupportedSampleRate(_:)`` outside ``ModemParameters/sampleRates``.
@@ -162,17 +170,17 @@ public struct AudioModemDecoder: Sendable {
     guard let up = Self.peak(summed), up.ratio >= Self.upThreshold,
       let dn = Self.peak(down), dn.ratio >= Self.downThreshold
     else { return }
-    // Preamble windows agree on one bin; data windows (random symbols) do not.
+    // Preamble windows agree on one bin; data windows (random symbols) do not. Another
+    // frame's data on the air at the same power can outweigh the preamble in a window: the
+    // bin need only be among each window's two strongest (away from it), in three windows
+    // of five.
     let peakBin = Int(up.position.rounded()) % Self.chips
     var agreeing = 0
     for back in 2...6 {
       let base = ((index - back) % Self.historySize) * Self.chips
-      var best = 0
-      for bin in 1..<Self.chips where upEnergies[base + bin] > upEnergies[base + best] {
-        best = bin
+      if Self.isAmongStrongest(peakBin, in: upEnergies[base..<(base + Self.chips)]) {
+        agreeing += 1
       }
-      let distance = abs(best - peakBin)
-      if min(distance, Self.chips - distance) <= 1 { agreeing += 1 }
     }
     guard agreeing >= 3 else { return }
 
@@ -195,9 +203,11 @@ public struct AudioModemDecoder: Sendable {
     let boundary = Double(start) + 2 * delta  // start of the frame's 8th chirp
     let frameStart = boundary - 7 * Double(Self.window) / (1 + epsilon)
 
-    if decodedStarts.contains(where: { abs($0 - frameStart) < 3 * Double(Self.window) }) { return }
+    if decoded.contains(where: { Self.sameFrame($0.start, frameStart) }) { return }
     // Neighbouring windows may see the same preamble, shifted by a symbol: keep the clearest.
-    let candidate = Candidate(start: frameStart, offsetBins: offsetBins, score: up.ratio * dn.ratio)
+    let candidate = Candidate(
+      start: frameStart, offsetBins: offsetBins, score: up.ratio * dn.ratio,
+      clearInCrowd: agreeing == 5)
     let span = 1.5 * Double(Self.window)
     if let same = pending.firstIndex(where: { abs($0.start - frameStart) < span }) {
       if pending[same].score < candidate.score { pending[same] = candidate }
@@ -205,6 +215,45 @@ public struct AudioModemDecoder: Sendable {
     }
     if pending.count >= Self.maxPending { pending.removeFirst() }
     pending.append(candidate)
+  }
+
+  /// Whether `candidate`, starting inside the frame decoded at `decoded`, is more likely
+  /// made of that frame's data than another transmitter's preamble: another transmitter may
+  /// start during a frame (misaligned with its windows, each frame's chirps spread over two
+  /// bins of the other's and lose to its own), but its preamble then stands among the two
+  /// strongest bins of all five windows.
+  private static func isMoot(_ candidate: Candidate, inFrameAt decoded: Double) -> Bool {
+    let frameLength = Double(P.frameSymbols * window)
+    return !candidate.clearInCrowd && candidate.start > decoded
+      && candidate.start < decoded + frameLength
+  }
+
+  /// Whether a frame detected at `start` is the one decoded at `decoded`: the detector can
+  /// place a frame up to two symbols early or late, but on its symbol grid (within a few
+  /// samples), where another transmitter's frame falls only by chance.
+  private static func sameFrame(_ decoded: Double, _ start: Double) -> Bool {
+    let symbols = (start - decoded) / Double(window)
+    return abs(symbols) < 2.5 && abs(symbols - symbols.rounded()) * Double(window) < 6
+  }
+
+  /// Whether `bin` (or a neighbour) is the strongest of `energies` or the strongest away from
+  /// it (bins more than one apart): a second transmitter's chirp is allowed one peak above it.
+  private static func isAmongStrongest(_ bin: Int, in energies: ArraySlice<Float>) -> Bool {
+    let base = energies.startIndex
+    func near(_ a: Int, _ b: Int) -> Bool {
+      let distance = abs(a - b)
+      return min(distance, chips - distance) <= 1
+    }
+    var best = 0
+    for candidate in 1..<chips where energies[base + candidate] > energies[base + best] {
+      best = candidate
+    }
+    if near(best, bin) { return true }
+    var second = -1
+    for candidate in 0..<chips where !near(candidate, best) {
+      if second < 0 || energies[base + candidate] > energies[base + second] { second = candidate }
+    }
+    return second >= 0 && near(second, bin)
   }
 
   /// The highest bin of `energies`, its position refined between bins, and its ratio to the
@@ -265,9 +314,8 @@ public struct AudioModemDecoder: Sendable {
       guard Double(produced) - candidate.start < Double(Self.ringSize - Self.window) else {
         continue
       }
-      let frameLength = Double(P.frameSymbols * Self.window)
-      if decodedStarts.contains(where: {
-        candidate.start > $0 - 3 * Double(Self.window) && candidate.start < $0 + frameLength
+      if decoded.contains(where: {
+        Self.sameFrame($0.start, candidate.start) || Self.isMoot(candidate, inFrameAt: $0.start)
       }) {
         continue
       }
@@ -276,14 +324,20 @@ public struct AudioModemDecoder: Sendable {
         failedCandidates += 1
         continue
       }
-      // Another candidate may have been refined onto a frame already decoded.
-      if decodedStarts.contains(where: { abs($0 - start) < 3 * Double(Self.window) }) { continue }
-      // Candidates seen inside this frame (its data can look like a preamble) are moot.
-      let frameEnd = start + Double(P.frameSymbols * Self.window)
-      pending.removeAll { $0.start > start && $0.start < frameEnd }
+      // Another candidate may have been refined onto a frame already decoded (at its start,
+      // or with its token a few symbols off).
+      if decoded.contains(where: {
+        abs($0.start - start) < 0.5 * Double(Self.window)
+          || ($0.token == token.token && abs($0.start - start) < 3 * Double(Self.window))
+      }) {
+        continue
+      }
+      // Candidates inside this frame that its own data may have made are moot (and would hold
+      // `isReceiving` past its end).
+      pending.removeAll { Self.isMoot($0, inFrameAt: start) }
       found.append(token)
-      decodedStarts.append(start)
-      if decodedStarts.count > 8 { decodedStarts.removeFirst() }
+      decoded.append((start, token.token))
+      if decoded.count > 8 { decoded.removeFirst() }
     }
     return found.sorted { $0.offset < $1.offset }
   }

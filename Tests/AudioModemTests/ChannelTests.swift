@@ -107,6 +107,80 @@ struct ChannelTests {
     }
   }
 
+  @Test("two transmitters of equal power, the second starting inside the first: both decoded")
+  func overlapping() async throws {
+    var generator = SplitMix64(seed: 37)
+    let scenario = Scenario(tail: 1.0)
+    let encoder = try AudioModemEncoder()
+    var both = 0
+    for _ in 0..<8 {
+      let first = Token.random(using: &generator)
+      let second = Token.random(using: &generator)
+      var (audio, power) = try scenario.audio(for: first)
+      // From 0.1 s (past the first's preamble) to 0.8 s (its last symbols) later: misaligned,
+      // each frame's chirps spread over two bins of the other's windows.
+      let lag = 0.1 + 0.7 * generator.uniform()
+      let offset = Int((scenario.lead + lag) * scenario.sampleRate)
+      Channel.mix(encoder.samples(for: second), into: &audio, at: offset)
+      Channel.addWhiteNoise(
+        to: &audio, cn0: 45, signalPower: power, sampleRate: 48_000, using: &generator)
+      let found = try await scenario.decode(audio).map(\.token)
+      #expect(found.allSatisfy { $0 == first || $0 == second })
+      if found.contains(first) && found.contains(second) { both += 1 }
+    }
+    #expect(both >= 7)
+  }
+
+  @Test("three transmitters of equal power, each starting inside the frame before: all decoded")
+  func threeOverlapping() async throws {
+    var generator = SplitMix64(seed: 38)
+    let encoder = try AudioModemEncoder()
+    var decoded = 0
+    for _ in 0..<6 {
+      let tokens = (0..<3).map { _ in Token.random(using: &generator) }
+      var audio: [Float] = []
+      var start = 4_800
+      for token in tokens {
+        Channel.mix(encoder.samples(for: token), into: &audio, at: start)
+        start += Int((0.1 + 0.6 * generator.uniform()) * 48_000)
+      }
+      audio += [Float](repeating: 0, count: 14_400)
+      Channel.addWhiteNoise(
+        to: &audio, cn0: 45, signalPower: Channel.power(of: encoder.samples(for: tokens[0])),
+        sampleRate: 48_000, using: &generator)
+      let found = Set(try await Scenario().decode(audio).map(\.token))
+      #expect(found.isSubset(of: tokens))
+      decoded += found.count
+    }
+    #expect(decoded >= 14, "\(decoded) of 18 frames")
+  }
+
+  @Test("a frame's own data is not demodulated as other frames: few candidates a frame")
+  func fewCandidatesPerFrame() async throws {
+    var generator = SplitMix64(seed: 39)
+    let encoder = try AudioModemEncoder()
+    var audio: [Float] = []
+    var tokens: [Token] = []
+    for _ in 0..<12 {
+      let token = Token.random(using: &generator)
+      tokens.append(token)
+      audio += [Float](repeating: 0, count: 24_000) + encoder.samples(for: token)
+    }
+    audio += [Float](repeating: 0, count: 14_400)
+    Channel.addWhiteNoise(
+      to: &audio, cn0: 35, signalPower: Channel.power(of: encoder.samples(for: tokens[0])),
+      sampleRate: 48_000, using: &generator)
+    let snapshot = audio
+    let (found, candidates) = try await offPool {
+      var decoder = try AudioModemDecoder(sampleRate: 48_000)
+      let found = decoder.process(snapshot) + decoder.finish()
+      return (found.map(\.token), decoder.candidatesDemodulated)
+    }
+    #expect(found == tokens)
+    // Each failed candidate costs six demodulation passes: the CPU of a busy stream.
+    #expect(candidates <= 2 * tokens.count, "\(candidates) candidates for \(tokens.count) frames")
+  }
+
   @Test("frames back to back are all found, in order, at their offsets")
   func sequence() async throws {
     var generator = SplitMix64(seed: 36)

@@ -6,7 +6,8 @@ import Foundation
 import Tokens
 
 /// The audio modem's goals, measured through the channel simulator: decode rate against C/N0,
-/// clock offset, room reverberation, capture, false tokens in long noise, and decoding CPU.
+/// clock offset, room reverberation, capture, collisions of equal power, false tokens in long
+/// noise, and decoding CPU.
 struct AudioBench: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "audio",
@@ -119,6 +120,11 @@ struct AudioBench: AsyncParsableCommand {
         Channel.mix(encoder.samples(for: weak), into: &mixed, at: offset, gainDB: -6)
         return (mixed, [weak])
       })
+    for transmitters in 2...4 {
+      progress("collisions: \(transmitters) frames of equal power overlapping")
+      impairments.append(
+        try collisions(transmitters: transmitters, cn0: 45, encoder: encoder, using: &generator))
+    }
 
     var noise: [NoiseRun] = []
     let seconds = noiseSeconds
@@ -200,6 +206,39 @@ struct AudioBench: AsyncParsableCommand {
     return Point(
       condition: condition, cn0: cn0, trials: trialCount, decoded: decoded,
       falseTokens: falseTokens, rate: Double(decoded) / Double(trialCount))
+  }
+
+  /// Frames lost to collisions: `transmitters` frames of equal power, each starting 0.1–0.7 s
+  /// after the one before (inside it: a frame lasts 0.87 s), white noise at `cn0` relative
+  /// to one frame. The point counts frames: `trials` × `transmitters` sent, those decoded.
+  private func collisions(
+    transmitters: Int, cn0: Double, encoder: AudioModemEncoder, using generator: inout SplitMix64
+  ) throws -> Point {
+    var sent = 0
+    var decoded = 0
+    var falseTokens = 0
+    for _ in 0..<trialCount {
+      let tokens = (0..<transmitters).map { _ in Token.random(using: &generator) }
+      var audio: [Float] = []
+      var start = Int(0.1 * rate)
+      for token in tokens {
+        Channel.mix(encoder.samples(for: token), into: &audio, at: start)
+        start += Int((0.1 + 0.6 * generator.uniform()) * rate)
+      }
+      audio += [Float](repeating: 0, count: Int(0.3 * rate))
+      let power = Channel.power(of: encoder.samples(for: tokens[0]))
+      Channel.addWhiteNoise(
+        to: &audio, cn0: cn0, signalPower: power, sampleRate: rate, using: &generator)
+      var decoder = try AudioModemDecoder(sampleRate: rate)
+      let found = Set((decoder.process(audio) + decoder.finish()).map(\.token))
+      sent += transmitters
+      decoded += found.intersection(tokens).count
+      falseTokens += found.subtracting(tokens).count
+    }
+    return Point(
+      condition: "collisions, \(transmitters) frames of equal power overlapping (frames)",
+      cn0: cn0, trials: sent, decoded: decoded, falseTokens: falseTokens,
+      rate: Double(decoded) / Double(sent))
   }
 
   private func noiseRun(_ kind: String, seconds: Int, next: (Int) -> [Float]) throws -> NoiseRun {
