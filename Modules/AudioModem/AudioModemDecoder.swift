@@ -10,15 +10,16 @@ import Tokens
 /// at a time.
 ///
 /// How: the band is mixed to complex baseband at 3 kHz; every symbol-long window is dechirped
-/// against the up- and the down-chirp. Five windows agreeing on an up-chirp peak followed by a
-/// down-chirp peak make a candidate, whose two peaks give the timing and the frequency (hence
-/// clock) offset. The 31 data symbols are then demodulated by correlation with each possible
+/// against the up- and the down-chirp. Up-chirp windows agreeing on a peak (three of five)
+/// followed by a down-chirp peak make a candidate, whose two peaks give the timing and the
+/// frequency (hence clock) offset. The 31 data symbols are then demodulated by correlation with each possible
 /// chirp at that timing, offset and rate, and Reed–Solomon decoded with erasures at the least
 /// confident symbols; only a code word whose CRC-16 matches yields a token.
 ///
 /// Frames that overlap (a second transmitter starting while a frame is on the air) are each
 /// demodulated at their own timing: misaligned with the other's windows, each frame's chirps
-/// outweigh the other's, so both decode unless they start within about 60 ms of each other.
+/// outweigh the other's, so both usually decode (99.5 % of frames with two on the air at
+/// 45 dB-Hz, 90 % with four) unless they start within about 60 ms of each other.
 public struct AudioModemDecoder: Sendable {
   /// Samples per second of the input.
   public let sampleRate: Double
@@ -203,17 +204,30 @@ public struct AudioModemDecoder: Sendable {
     let boundary = Double(start) + 2 * delta  // start of the frame's 8th chirp
     let frameStart = boundary - 7 * Double(Self.window) / (1 + epsilon)
 
-    if decoded.contains(where: { Self.sameFrame($0.start, frameStart) }) { return }
-    // Neighbouring windows may see the same preamble, shifted by a symbol: keep the clearest.
     let candidate = Candidate(
       start: frameStart, offsetBins: offsetBins, score: up.ratio * dn.ratio,
       clearInCrowd: agreeing == 5)
-    let span = 1.5 * Double(Self.window)
-    if let same = pending.firstIndex(where: { abs($0.start - frameStart) < span }) {
-      if pending[same].score < candidate.score { pending[same] = candidate }
+    if decoded.contains(where: {
+      Self.sameFrame($0.start, frameStart) || Self.isMoot(candidate, inFrameAt: $0.start)
+    }) {
       return
     }
-    if pending.count >= Self.maxPending { pending.removeFirst() }
+    // Neighbouring windows may see the same preamble, shifted by a symbol: keep the clearest.
+    let span = 1.5 * Double(Self.window)
+    if let same = pending.firstIndex(where: { abs($0.start - frameStart) < span }) {
+      let crowd = pending[same].clearInCrowd || candidate.clearInCrowd
+      if pending[same].score < candidate.score { pending[same] = candidate }
+      pending[same].clearInCrowd = crowd
+      return
+    }
+    // Full (a frame's own data, noise, another frame's): the least clear goes, which is
+    // rarely a frame's real preamble.
+    if pending.count >= Self.maxPending {
+      guard let weakest = pending.indices.min(by: { pending[$0].score < pending[$1].score }),
+        pending[weakest].score < candidate.score
+      else { return }
+      pending.remove(at: weakest)
+    }
     pending.append(candidate)
   }
 
@@ -324,12 +338,11 @@ public struct AudioModemDecoder: Sendable {
         failedCandidates += 1
         continue
       }
-      // Another candidate may have been refined onto a frame already decoded (at its start,
-      // or with its token a few symbols off).
-      if decoded.contains(where: {
-        abs($0.start - start) < 0.5 * Double(Self.window)
-          || ($0.token == token.token && abs($0.start - start) < 3 * Double(Self.window))
-      }) {
+      // Another candidate may have been refined onto a frame already decoded, or an echo
+      // (another speaker, a later path) repeats it: one token once a frame's time.
+      let frameLength = Double(P.frameSymbols * Self.window)
+      if decoded.contains(where: { $0.token == token.token && abs($0.start - start) < frameLength })
+      {
         continue
       }
       // Candidates inside this frame that its own data may have made are moot (and would hold

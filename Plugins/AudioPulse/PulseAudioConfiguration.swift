@@ -53,7 +53,7 @@ public struct PulseAudioConfiguration: Sendable, Hashable {
   /// filled, and short enough that a frame is still heard within its seconds.
   static let bufferBounds = 0.005...1.0
 
-  /// Checks the timing fields: ``interval`` and ``answeredInterval`` within 0.96 s (a frame's
+  /// Checks the timing fields: ``interval`` and ``answeredInterval`` within 0.95 s (a frame's
   /// airtime and 0.1 s) and 1 h, ``playbackLatency`` and ``recordFragment`` within 5 ms and
   /// 1 s. (The level and the sample rate are the modem's to check.)
   /// - Throws: ``PulseAudioConfigurationError`` naming the field and its range.

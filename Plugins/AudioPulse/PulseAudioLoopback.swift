@@ -22,11 +22,17 @@ public enum PulseAudioLoopback {
   /// recording, from before the playback starts to `tail` seconds after it has all been
   /// written (at most `lead` + the samples' duration + `tail` + 10 s). Runs on two dedicated
   /// threads; the caller's task only waits. The end of the recording is read on `clock`.
-  /// - Throws: ``Failure`` when either stream cannot be opened or fails.
+  /// - Throws: ``PulseAudioConfigurationError`` for a configuration out of range
+  ///   (``PulseAudioConfiguration/validate()``); ``Failure`` when `lead` or `tail` is not
+  ///   within 0–60 s, or when either stream cannot be opened or fails.
   public static func run(
     _ samples: [Float], configuration: PulseAudioConfiguration, lead: Double = 0.3,
     tail: Double = 1.5, clock: any Clock<Duration> = ContinuousClock()
   ) async throws -> [Float] {
+    try configuration.validate()
+    guard (0...60).contains(lead), (0...60).contains(tail) else {
+      throw Failure(description: "lead \(lead) s and tail \(tail) s must be within 0–60 s")
+    }
     let clock = NearbyClock(clock)
     let rate = configuration.sampleRate ?? 48_000
     // Recording goes on until the playback has been written and `tail` more seconds (plus the

@@ -155,6 +155,24 @@ struct ChannelTests {
     #expect(decoded >= 14, "\(decoded) of 18 frames")
   }
 
+  @Test("an echo of a frame 0.1–0.5 s later (a second speaker) reports its token once")
+  func echoReportedOnce() async throws {
+    var generator = SplitMix64(seed: 40)
+    let scenario = Scenario(tail: 1.0)
+    let encoder = try AudioModemEncoder()
+    for _ in 0..<4 {
+      let token = Token.random(using: &generator)
+      var (audio, power) = try scenario.audio(for: token)
+      let delay = 0.1 + 0.4 * generator.uniform()
+      Channel.mix(
+        encoder.samples(for: token), into: &audio,
+        at: Int((scenario.lead + delay) * scenario.sampleRate), gainDB: -3)
+      Channel.addWhiteNoise(
+        to: &audio, cn0: 45, signalPower: power, sampleRate: 48_000, using: &generator)
+      #expect(try await scenario.decode(audio).map(\.token) == [token])
+    }
+  }
+
   @Test("a frame's own data is not demodulated as other frames: few candidates a frame")
   func fewCandidatesPerFrame() async throws {
     var generator = SplitMix64(seed: 39)

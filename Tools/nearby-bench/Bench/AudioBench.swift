@@ -209,7 +209,7 @@ struct AudioBench: AsyncParsableCommand {
   }
 
   /// Frames lost to collisions: `transmitters` frames of equal power, each starting 0.1–0.7 s
-  /// after the one before (inside it: a frame lasts 0.87 s), white noise at `cn0` relative
+  /// after the one before (inside it: a frame lasts 0.85 s), white noise at `cn0` relative
   /// to one frame. The point counts frames: `trials` × `transmitters` sent, those decoded.
   private func collisions(
     transmitters: Int, cn0: Double, encoder: AudioModemEncoder, using generator: inout SplitMix64
