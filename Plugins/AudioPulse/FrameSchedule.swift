@@ -14,12 +14,17 @@ import Core
 ///   slows an answered token to 4–5 s, and the air has room for a newcomer's frames.
 /// - **Listen before talking.** A frame that is due while another is being received waits,
 ///   up to ``maximumDeferral``, then starts anyway (a frame that never ends would silence the
-///   device). A random backoff once the air clears was measured and not kept
-///   (docs/benchmarks.md): it slowed a newcomer's first find for what it gained at eight.
+///   device). When the air clears it starts after a random ``backoff`` (0–300 ms): every
+///   device that waited for that frame would otherwise start at its end, together, and the
+///   decoder separates overlapping frames only when they start more than about 60 ms apart.
+///   Measured end to end with eight devices (docs/benchmarks.md). (A backoff of up to 1.2 s
+///   slowed a newcomer's first find, before overlapping frames decoded.)
 /// - **A new token** starts at once, seeking; a pace for another token is ignored.
 struct FrameSchedule {
   /// The longest a due frame waits for the air.
   static let maximumDeferral = Duration.seconds(1)
+  /// The random wait, in milliseconds, after the air cleared for a frame that was deferred.
+  static let backoff = 0...300
   /// The frames an answered pace still plays within the hearers' `lostAfter`: a pair in a
   /// room of four decodes about half of them (docs/benchmarks.md).
   static let chancesPerLostAfter = 4.0
@@ -29,6 +34,8 @@ struct FrameSchedule {
   private(set) var pace = TransmitPace.seeking
   private(set) var nextStart: NearbyClock.Instant
   private var deferredSince: NearbyClock.Instant?
+  /// When a deferred frame starts, the air having cleared.
+  private var backoffUntil: NearbyClock.Instant?
 
   init(configuration: PulseAudioConfiguration, now: NearbyClock.Instant) {
     seekingInterval = configuration.interval
@@ -56,12 +63,14 @@ struct FrameSchedule {
     pace = .seeking
     nextStart = now
     deferredSince = nil
+    backoffUntil = nil
   }
 
   /// Starts after `delay` (a fresh stream settles on silence first).
   mutating func delay(until instant: NearbyClock.Instant) {
     nextStart = instant
     deferredSince = nil
+    backoffUntil = nil
   }
 
   /// The pace changed for the token transmitted. Back to seeking, the next frame comes no
@@ -82,12 +91,22 @@ struct FrameSchedule {
     at now: NearbyClock.Instant, busy: Bool, using random: inout some RandomNumberGenerator
   ) -> Bool {
     guard now >= nextStart else { return false }
-    let since = deferredSince ?? now
-    if busy && now - since < Self.maximumDeferral {
-      deferredSince = since
-      return false
+    if let until = backoffUntil {
+      // Whatever started meanwhile started at least some milliseconds earlier: both decode.
+      guard now >= until else { return false }
+    } else {
+      let since = deferredSince ?? now
+      if busy && now - since < Self.maximumDeferral {
+        deferredSince = since
+        return false
+      }
+      if deferredSince != nil && !busy {
+        backoffUntil = now + .milliseconds(Int.random(in: Self.backoff, using: &random))
+        return shouldStart(at: now, busy: busy, using: &random)
+      }
     }
     deferredSince = nil
+    backoffUntil = nil
     nextStart = now + Self.gap(in: interval, using: &random)
     return true
   }

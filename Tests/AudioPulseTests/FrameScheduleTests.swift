@@ -78,13 +78,36 @@ struct FrameScheduleTests {
     var schedule = FrameSchedule(configuration: .init(), now: zero)
     #expect(!schedule.shouldStart(at: at(0), busy: true, using: &random))
     #expect(!schedule.shouldStart(at: at(0.5), busy: true, using: &random))
-    // The air cleared: at once.
-    #expect(schedule.shouldStart(at: at(0.6), busy: false, using: &random))
+    // The air cleared at 0.6 s: within the backoff (0–300 ms).
+    let cleared = starts(&schedule, from: 0.6, to: 1.2, step: 0.001, random: &random)
+    #expect(cleared.count == 1 && cleared[0] <= 0.901, "\(cleared)")
     // Next due, busy for longer than the deferral: it starts after 1 s anyway.
     let due = schedule.nextStart
     #expect(!schedule.shouldStart(at: due, busy: true, using: &random))
     #expect(!schedule.shouldStart(at: due + .milliseconds(990), busy: true, using: &random))
     #expect(schedule.shouldStart(at: due + .seconds(1), busy: true, using: &random))
+  }
+
+  @Test("once the air clears, deferred frames start 0–300 ms later, spread, not together")
+  func backsOffWhenTheAirClears() {
+    var random = SplitMix64(seed: 11)
+    var delays: [Double] = []
+    for _ in 0..<40 {
+      var schedule = FrameSchedule(configuration: .init(), now: zero)
+      #expect(!schedule.shouldStart(at: at(0), busy: true, using: &random))
+      // The air clears at 0.4 s; another frame starting during the backoff does not hold
+      // this one again (both decode: they start apart).
+      var started: Double?
+      var t = 0.4
+      while started == nil && t < 0.8 {
+        if schedule.shouldStart(at: at(t), busy: t > 0.4, using: &random) { started = t }
+        t += 0.001
+      }
+      delays.append((started ?? 1) - 0.4)
+    }
+    #expect(delays.allSatisfy { $0 >= 0 && $0 <= 0.301 }, "\(delays)")
+    // Spread over the range: devices that waited for one frame start apart.
+    #expect(delays.contains { $0 < 0.1 } && delays.contains { $0 > 0.2 }, "\(delays)")
   }
 
   @Test("a new token starts at once and seeking, whatever the pace was")
