@@ -92,7 +92,10 @@ struct FrameSchedule {
   ) -> Bool {
     guard now >= nextStart else { return false }
     if let until = backoffUntil {
-      // Whatever started meanwhile started at least some milliseconds earlier: both decode.
+      // A frame that started during the backoff is not waited for: it started earlier, and
+      // the decoder separates the two unless that was within about 60 ms (two devices'
+      // draws fall that close about one time in three: the spread makes such starts rarer,
+      // it does not remove them).
       guard now >= until else { return false }
     } else {
       let since = deferredSince ?? now
