@@ -59,6 +59,32 @@ extension BlueZDoubleTests {
     }.run(check)
   }
 
+  /// A reply of many chunks: the hearer's transport reports the owner as each chunk but the
+  /// last is read, so its resolver waits for the rest instead of asking again (a 16 KiB reply
+  /// takes about a second to read over a real link, as long as a question waits).
+  @Test(.requires(.bluezDouble)) func aReplyReadInChunksIsReportedAsArrivingMeanwhile()
+    async throws
+  {
+    let control = try await DoubleControl.connect()
+    defer { control.close() }
+    let pair = try await Self.gattPair(bus: control.bus)
+    let parts = StreamRecorder(pair.first.arriving)
+    let replies = StreamRecorder(pair.first.incoming)
+    let questions = StreamRecorder(pair.second.incoming)
+    try await pair.first.send([1, 2, 3], to: pair.secondAddress)
+    let question = try #require(await questions.first(timeout: .seconds(10)) { _ in true })
+    let reply = (0..<GattPeerProfile.maximumDatagramSize).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+    try await pair.second.send(reply, to: question.sender)
+    #expect(await replies.first(timeout: .seconds(20)) { $0.bytes == reply } != nil)
+    let reported = parts.elements
+    // 16 KiB in chunks of at most 512 bytes: 32 chunks at least, all but the last partial.
+    #expect(reported.count >= 31, "\(reported.count) parts reported")
+    #expect(reported.allSatisfy { $0 == pair.secondAddress })
+    await pair.first.shutdown()
+    await pair.second.shutdown()
+    #expect(await parts.waitUntilFinished(timeout: .seconds(10)))
+  }
+
   @Test(.requires(.bluezDouble)) func aTokenHeardOverBLECarriesItsAdvertisersAddress() async throws
   {
     let control = try await DoubleControl.connect()

@@ -173,9 +173,15 @@ extension RealBlueZTests {
       let counted = await bobTransport.counters()
       #expect(counted.subscriptions == 0 && counted.chunksRead > 0, "\(counted)")
       let before = await aliceResolver.counters()
+      let readBefore = await bobTransport.counters().bytesRead
       try await Task.sleep(for: .seconds(15))
       let after = await aliceResolver.counters()
+      let readAfter = await bobTransport.counters().bytesRead
       #expect(events.value == ["found"], "still published: \(events.value)")
+      // None of the publication is read again: neither by a refresh nor as the answer to a
+      // question asked again while the first answer was still being read (each unchanged
+      // answer is one 129-byte chunk).
+      #expect(readAfter - readBefore < 4096, "\(readAfter - readBefore) bytes read after the found")
       // A refresh every 3 s; each answered without the publication (a whole answer would be 7
       // datagrams of 16 KiB).
       let unchanged = after.unchangedAnswers - before.unchangedAnswers

@@ -17,6 +17,7 @@ public final class TransportWithMedium: PeerTransport {
   public var capabilities: PeerTransportCapabilities { inner.capabilities }
   public var maximumDatagramSize: Int { inner.maximumDatagramSize }
   public var incoming: AsyncStream<PeerDatagram> { inner.incoming }
+  public var arriving: AsyncStream<PeerAddress> { inner.arriving }
 
   public func send(_ datagram: [UInt8], to address: PeerAddress) async throws {
     try await inner.send(datagram, to: address)

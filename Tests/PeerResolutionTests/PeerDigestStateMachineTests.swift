@@ -97,6 +97,34 @@ struct PeerDigestStateMachineTests {
     #expect((9...10).contains(questions), "\(questions) questions in 10 s")
   }
 
+  @Test("the owner's old digest replayed around its new one does not hide the change")
+  func replayedOldDigestDoesNotHideTheChange() throws {
+    var machine = try answered()
+    // The owner changed at 1 s: its announcements carry `changed`. A capture of one of its
+    // earlier announcements (`unchanged`, what this device holds) is played just before and
+    // just after the first new one.
+    #expect(
+      Self.questions(
+        machine.heard(key, on: .lan, returnPath: lan, digest: unchanged, at: at(0.95))
+      ).isEmpty)
+    let asked = Self.questions(
+      machine.heard(key, on: .lan, returnPath: lan, digest: changed, at: at(1)))
+    #expect(asked.count == 1)
+    let replay = machine.heard(key, on: .lan, returnPath: lan, digest: unchanged, at: at(1.05))
+    #expect(!replay.contains(.refreshedLocally(key, owner: owner)), "\(replay)")
+    #expect(machine.outstandingCount == 1)
+    let queryID = try #require(asked.first)
+    #expect(
+      machine.answered(
+        queryID: queryID, sender: owner, from: lan, digest: changed, hearsYou: .lan,
+        now: at(1.1)) != nil)
+    // The replayed old digest heard again later contradicts the answer: asked again (bounded,
+    // see above), never refreshed locally on it.
+    let later = machine.heard(key, on: .lan, returnPath: lan, digest: unchanged, at: at(2.5))
+    #expect(!later.contains(.refreshedLocally(key, owner: owner)), "\(later)")
+    #expect(Self.questions(later).count == 1)
+  }
+
   @Test("an owner that does not hear us is refreshed by questions, digest or not")
   func ownerDeafIsAsked() throws {
     var machine = try answered(hearsYou: [])

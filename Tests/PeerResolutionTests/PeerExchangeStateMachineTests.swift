@@ -231,6 +231,24 @@ struct PeerExchangeStateMachineTests {
     #expect(m.tick(now: at(2.5)).count == 1)
   }
 
+  @Test("parts of a datagram put the next ask off, but no later than the reassembler's wait")
+  func partsPutTheRetryOffWithinABound() {
+    var m = machine { $0.maximumAttempts = 3 }
+    #expect(m.heard(key, on: .ble, returnPath: lan, at: at(0)).count == 1)
+    // A chunk every 0.5 s, as a slow GATT read gives them: no second ask while they come.
+    var time = 0.5
+    while time < PeerLimits.reassemblyTimeout {
+      m.partArrived(from: lan, now: at(time))
+      #expect(m.tick(now: at(time + 0.4)).isEmpty)
+      time += 0.5
+    }
+    // Chunks that never make a datagram (anyone at the address can send them) hold the
+    // question no longer than the reassembler keeps an unfinished message.
+    m.partArrived(from: lan, now: at(PeerLimits.reassemblyTimeout - 0.1))
+    m.partArrived(from: lan, now: at(PeerLimits.reassemblyTimeout))
+    #expect(m.tick(now: at(PeerLimits.reassemblyTimeout + 0.01)).count == 1)
+  }
+
   @Test("an answer resolves the question and returns when the token was heard on each medium")
   func answered() throws {
     var m = machine()

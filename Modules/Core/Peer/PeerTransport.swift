@@ -23,6 +23,13 @@ public protocol PeerTransport: AnyObject, Sendable {
   /// Datagrams received, with the address of their sender. The stream buffers a bounded
   /// number (the transport drops the oldest beyond it) and finishes on ``shutdown()``.
   var incoming: AsyncStream<PeerDatagram> { get }
+  /// The senders of datagrams that are partly here (a chunk of a GATT read): a transport on
+  /// which one datagram takes long to cross yields its sender as each part arrives, so that
+  /// the resolver waits for the rest instead of asking again and being sent it all twice.
+  /// Nothing in it is authenticated: the resolver waits longer for it, within a bound, and
+  /// does nothing else. Read by the resolver alone; finishes on ``shutdown()``. Default: a
+  /// finished stream (every datagram arrives whole).
+  var arriving: AsyncStream<PeerAddress> { get }
 
   /// Sends `datagram` to one device.
   /// - Throws: an error saying why it could not be sent (unreachable, too large, shut down).
@@ -42,6 +49,9 @@ public protocol PeerTransport: AnyObject, Sendable {
 }
 
 extension PeerTransport {
+  /// Datagrams arrive whole: a stream that is already finished.
+  public var arriving: AsyncStream<PeerAddress> { AsyncStream { $0.finish() } }
+
   /// Every address is a host of its own.
   public func host(of address: PeerAddress) -> PeerAddress { address }
 

@@ -453,15 +453,31 @@ public struct PeerExchangeStateMachine: Sendable {
   /// more from `now`, so a large answer on a slow transport (a 100 KiB answer takes seconds
   /// over GATT) is not asked for again, and sent again, while it is still arriving.
   public mutating func progress(from address: PeerAddress, now: Date) {
+    extendQuestions(to: address, now: now, bounded: false)
+  }
+
+  /// Part of a datagram arrived from `address` (reported by a transport's `arriving` stream,
+  /// Core's `PeerTransport`: a chunk of a GATT read, before the datagram is whole and can be
+  /// authenticated): as ``progress(from:now:)``, but a question waits no longer than
+  /// ``PeerLimits/reassemblyTimeout`` after it was sent, since anyone at that address can
+  /// send chunks that never make a datagram.
+  public mutating func partArrived(from address: PeerAddress, now: Date) {
+    extendQuestions(to: address, now: now, bounded: true)
+  }
+
+  private mutating func extendQuestions(to address: PeerAddress, now: Date, bounded: Bool) {
     for (queryID, key) in outstanding {
       guard var entry = entries[key], (entry.confirmed ?? entry.address) == address else {
         continue
       }
       if case .asking(queryID, let attempt, let deadline, let mediums, let resent) = entry.phase {
+        var extended = now + configuration.queryTimeout
+        if bounded, let asked = entry.lastAsked {
+          extended = min(extended, asked + PeerLimits.reassemblyTimeout)
+        }
         entry.phase = .asking(
-          queryID: queryID, attempt: attempt,
-          deadline: max(deadline, now + configuration.queryTimeout), mediums: mediums,
-          resent: resent)
+          queryID: queryID, attempt: attempt, deadline: max(deadline, extended),
+          mediums: mediums, resent: resent)
         entries[key] = entry
       }
     }

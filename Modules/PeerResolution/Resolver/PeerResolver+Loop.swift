@@ -6,6 +6,8 @@ extension PeerResolver {
   enum Input: Sendable {
     /// A datagram from the transport at this index of ``transports``.
     case datagram(PeerDatagram, transport: Int)
+    /// Part of a datagram from this address arrived (``PeerTransport/arriving``).
+    case arriving(PeerAddress)
     /// ``PeerResolverConfiguration/tickInterval`` passed on the resolver's clock.
     case tick
     /// The sender handed a datagram to its transport (true), or the transport refused it.
@@ -52,10 +54,11 @@ extension PeerResolver {
   }
 
   /// The one task the resolver starts. It hosts the sender, which drains the outbox, closes
-  /// the transports and then ends the inputs, the feeders (one reader per transport), which
-  /// hand their datagrams to the one loop that decides, and the loop's tick timer. The task
-  /// holds the resolver weakly: a resolver released without a shutdown finishes both streams
-  /// in its `deinit`, which ends the task the same way.
+  /// the transports and then ends the inputs, the feeders (two readers per transport: its
+  /// datagrams and its parts arriving), which hand what they read to the one loop that
+  /// decides, and the loop's tick timer. The task holds the resolver weakly: a resolver
+  /// released without a shutdown finishes both streams in its `deinit`, which ends the task
+  /// the same way.
   private func startLoop() -> Task<Void, Never> {
     let (transports, outbox, inputs) = (self.transports, self.outbox, self.inputs)
     let (clock, interval) = (self.clock, configuration.tickInterval)
@@ -74,6 +77,9 @@ extension PeerResolver {
               for await datagram in transport.incoming {
                 await inputs.send(.datagram(datagram, transport: index))
               }
+            }
+            feeders.addTask {
+              for await sender in transport.arriving { await inputs.send(.arriving(sender)) }
             }
           }
           // The tick is a timer of the loop: it sleeps on the resolver's clock, and the loop
@@ -101,6 +107,7 @@ extension PeerResolver {
   private func handle(_ input: Input) {
     switch input {
     case .datagram(let datagram, let transport): receive(datagram, on: transport)
+    case .arriving(let sender): exchange.partArrived(from: sender, now: now())
     case .tick: tick()
     case .sent(true): statistics.sent += 1
     case .sent(false): statistics.sendFailures += 1

@@ -22,6 +22,10 @@ public final class BlueZPeerTransport: PeerTransport {
   /// ``GattPeerProfile/maximumDatagramSize``.
   public var maximumDatagramSize: Int { GattPeerProfile.maximumDatagramSize }
   public let incoming: AsyncStream<PeerDatagram>
+  /// The owners whose datagram a link is partway through reading (a read chunk that
+  /// completes no datagram): a 16 KiB datagram takes about a second to read, as long as a
+  /// question waits for its answer. Notified chunks are not reported (see the engine).
+  public let arriving: AsyncStream<PeerAddress>
   let engine: GattPeerEngine
 
   /// Connects to the bus, exports the GATT service and registers it with bluetoothd.
@@ -36,9 +40,15 @@ public final class BlueZPeerTransport: PeerTransport {
     let (stream, continuation) = AsyncStream.makeStream(
       of: PeerDatagram.self, bufferingPolicy: .bufferingNewest(1024))
     incoming = stream
+    // Reports are worth something only while new: the resolver needs to know that each link
+    // is moving, so the oldest are dropped beyond a few per link.
+    let (parts, partsContinuation) = AsyncStream.makeStream(
+      of: PeerAddress.self, bufferingPolicy: .bufferingNewest(64))
+    arriving = parts
     name = "ble gatt \(configuration.bluez.adapter ?? "default adapter")"
     engine = try await GattPeerEngine(
-      configuration: configuration, incoming: continuation, logger: logger)
+      configuration: configuration, incoming: continuation, arriving: partsContinuation,
+      logger: logger)
   }
 
   /// Queues `datagram` for the device at `address` (an advertiser: connect and write; a

@@ -78,6 +78,10 @@ struct GattPeerBench: AsyncParsableCommand {
     var p50Milliseconds: Double
     var maxMilliseconds: Double
     var publishToHeardMilliseconds: [Double]
+    /// Per round, until the found: datagrams the subscriber sent (its questions, a retry
+    /// among them) and bytes it read from the publisher (the answer once, or more).
+    var findQuestions: [Int]
+    var findBytesRead: [Int]
     /// Per round, after the found: questions the subscriber sent, bytes it read from the
     /// publisher, and answers the publisher sent without publications (unchanged).
     var refreshQuestions: [Int]
@@ -144,9 +148,11 @@ struct GattPeerBench: AsyncParsableCommand {
         print(
           String(
             format: "%@ → %@, %d bytes, %@: heard → found p50 %.0f ms, max %.0f ms (%d rounds); "
+              + "until found: %@ questions, %@ bytes read; "
               + "refreshes over %d s: %@ questions, %@ bytes read, %@ unchanged",
             advertiser, scanner, size.bytes, size.mode, size.p50Milliseconds,
-            size.maxMilliseconds, size.rounds, refreshWindow, "\(size.refreshQuestions)",
+            size.maxMilliseconds, size.rounds, "\(size.findQuestions)", "\(size.findBytesRead)",
+            refreshWindow, "\(size.refreshQuestions)",
             "\(size.refreshBytesRead)", "\(size.refreshUnchangedAnswers)"))
       }
     }
@@ -156,16 +162,19 @@ struct GattPeerBench: AsyncParsableCommand {
   private func measure(size: Int, mode: String) async throws -> SizeResult {
     var heardToFound: [Double] = []
     var publishToHeard: [Double] = []
+    var finds: [Refreshes] = []
     var refreshes: [Refreshes] = []
     for round in 1...(short ? 1 : rounds) {
-      let (heard, found, refreshed) = try await measure(
+      let (heard, found, find, refreshed) = try await measure(
         size: size, notifications: mode == "notify")
       heardToFound.append(milliseconds(found))
       publishToHeard.append(milliseconds(heard))
+      finds.append(find)
       refreshes.append(refreshed)
       progress(
         "\(size) bytes, \(mode), round \(round): heard \(milliseconds(heard)) ms after publishing, "
-          + "found \(milliseconds(found)) ms after that; then in \(refreshWindow) s "
+          + "found \(milliseconds(found)) ms after that (\(find.questions) questions, "
+          + "\(find.bytesRead) bytes read); then in \(refreshWindow) s "
           + "\(refreshed.questions) questions, \(refreshed.bytesRead) bytes read, "
           + "\(refreshed.unchanged) answers unchanged")
     }
@@ -173,13 +182,14 @@ struct GattPeerBench: AsyncParsableCommand {
     return SizeResult(
       mode: mode, bytes: size, rounds: sorted.count, heardToFoundMilliseconds: heardToFound,
       p50Milliseconds: sorted[(sorted.count - 1) / 2], maxMilliseconds: sorted.last ?? .nan,
-      publishToHeardMilliseconds: publishToHeard,
+      publishToHeardMilliseconds: publishToHeard, findQuestions: finds.map(\.questions),
+      findBytesRead: finds.map(\.bytesRead),
       refreshQuestions: refreshes.map(\.questions),
       refreshBytesRead: refreshes.map(\.bytesRead),
       refreshUnchangedAnswers: refreshes.map(\.unchanged))
   }
 
-  /// What the refreshes after a found cost.
+  /// What the find, or the refreshes after it, cost.
   struct Refreshes {
     /// Questions the subscriber sent (datagrams, as its resolver counted them).
     var questions: Int
@@ -189,9 +199,9 @@ struct GattPeerBench: AsyncParsableCommand {
     var unchanged: Int
   }
 
-  /// One round: (publish → heard, heard → found, the refreshes after it).
+  /// One round: (publish → heard, heard → found, the find's cost, the refreshes after it).
   private func measure(size: Int, notifications: Bool) async throws -> (
-    Duration, Duration, Refreshes
+    Duration, Duration, Refreshes, Refreshes
   ) {
     let heardAt = Mutex<ContinuousClock.Instant?>(nil)
     let foundAt = Mutex<ContinuousClock.Instant?>(nil)
@@ -222,11 +232,15 @@ struct GattPeerBench: AsyncParsableCommand {
       try await Task.sleep(for: .milliseconds(5))
     }
     var refreshes = Refreshes(questions: 0, bytesRead: 0, unchanged: 0)
+    // Both nodes are new this round: what they counted so far is the find's.
+    let before = (
+      await subscriber.resolver.counters(), await subscriber.transport.counters(),
+      await publisher.resolver.counters()
+    )
+    let find = Refreshes(
+      questions: before.0.sent, bytesRead: before.1.bytesRead,
+      unchanged: before.2.unchangedAnswers)
     if foundAt.withLock({ $0 }) != nil, refreshWindow > 0 {
-      let before = (
-        await subscriber.resolver.counters(), await subscriber.transport.counters(),
-        await publisher.resolver.counters()
-      )
       try await Task.sleep(for: .seconds(refreshWindow))
       let after = (
         await subscriber.resolver.counters(), await subscriber.transport.counters(),
@@ -248,7 +262,7 @@ struct GattPeerBench: AsyncParsableCommand {
           + "(heard: \(heardAt.withLock { $0 } != nil)); publisher \(counted.0); "
           + "subscriber \(counted.1)")
     }
-    return (heard - published, found - heard, refreshes)
+    return (heard - published, found - heard, find, refreshes)
   }
 
   /// A manager whose peer resolver's only transport is GATT on `adapter`, with a BlueZ medium
