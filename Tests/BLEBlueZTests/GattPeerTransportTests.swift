@@ -76,10 +76,11 @@ extension BlueZDoubleTests {
     let reply = (0..<GattPeerProfile.maximumDatagramSize).map { UInt8(truncatingIfNeeded: $0 &* 7) }
     try await pair.second.send(reply, to: question.sender)
     #expect(await replies.first(timeout: .seconds(20)) { $0.bytes == reply } != nil)
-    let reported = parts.elements
     // 16 KiB in chunks of at most 512 bytes: 32 chunks at least, all but the last partial.
-    #expect(reported.count >= 31, "\(reported.count) parts reported")
-    #expect(reported.allSatisfy { $0 == pair.secondAddress })
+    #expect(
+      await parts.until(timeout: .seconds(10)) { $0.count >= 31 },
+      "\(parts.elements.count) parts reported")
+    #expect(parts.elements.allSatisfy { $0 == pair.secondAddress })
     await pair.first.shutdown()
     await pair.second.shutdown()
     #expect(await parts.waitUntilFinished(timeout: .seconds(10)))

@@ -100,27 +100,27 @@ struct PeerDigestStateMachineTests {
   @Test("the owner's old digest replayed around its new one does not hide the change")
   func replayedOldDigestDoesNotHideTheChange() throws {
     var machine = try answered()
-    // The owner changed at 1 s: its announcements carry `changed`. A capture of one of its
+    // The owner changed at 1.2 s: its announcements carry `changed`. A capture of one of its
     // earlier announcements (`unchanged`, what this device holds) is played just before and
     // just after the first new one.
     #expect(
       Self.questions(
-        machine.heard(key, on: .lan, returnPath: lan, digest: unchanged, at: at(0.95))
+        machine.heard(key, on: .lan, returnPath: lan, digest: unchanged, at: at(1.15))
       ).isEmpty)
     let asked = Self.questions(
-      machine.heard(key, on: .lan, returnPath: lan, digest: changed, at: at(1)))
+      machine.heard(key, on: .lan, returnPath: lan, digest: changed, at: at(1.2)))
     #expect(asked.count == 1)
-    let replay = machine.heard(key, on: .lan, returnPath: lan, digest: unchanged, at: at(1.05))
+    let replay = machine.heard(key, on: .lan, returnPath: lan, digest: unchanged, at: at(1.25))
     #expect(!replay.contains(.refreshedLocally(key, owner: owner)), "\(replay)")
     #expect(machine.outstandingCount == 1)
     let queryID = try #require(asked.first)
     #expect(
       machine.answered(
         queryID: queryID, sender: owner, from: lan, digest: changed, hearsYou: .lan,
-        now: at(1.1)) != nil)
+        now: at(1.3)) != nil)
     // The replayed old digest heard again later contradicts the answer: asked again (bounded,
     // see above), never refreshed locally on it.
-    let later = machine.heard(key, on: .lan, returnPath: lan, digest: unchanged, at: at(2.5))
+    let later = machine.heard(key, on: .lan, returnPath: lan, digest: unchanged, at: at(2.7))
     #expect(!later.contains(.refreshedLocally(key, owner: owner)), "\(later)")
     #expect(Self.questions(later).count == 1)
   }

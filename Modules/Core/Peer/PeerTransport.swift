@@ -40,7 +40,7 @@ public protocol PeerTransport: AnyObject, Sendable {
   /// - Throws: an error saying why it could not be sent.
   func sendToAll(_ datagram: [UInt8]) async throws
   /// Stops sending and receiving and releases the transport's resources; finishes
-  /// ``incoming``.
+  /// ``incoming`` and ``arriving``.
   func shutdown() async
   /// The host part of `address`: what every address of one machine shares (a LAN address
   /// without its port). The peer resolver keys its rate limits and byte budgets by it, so

@@ -79,6 +79,7 @@ public struct PeerTransportConformance: Sendable {
     let (first, second) = (pair.first, pair.second)
     let firstIncoming = StreamRecorder(first.incoming)
     let secondIncoming = StreamRecorder(second.incoming)
+    let secondArriving = StreamRecorder(second.arriving)
     func fail(_ reason: String) -> PeerTransportConformanceFailure {
       PeerTransportConformanceFailure(check: check, transport: first.name, reason: reason)
     }
@@ -173,6 +174,9 @@ public struct PeerTransportConformance: Sendable {
         await second.shutdown()
         guard await secondIncoming.waitUntilFinished(timeout: timeout) else {
           throw fail("incoming did not finish after shutdown")
+        }
+        guard await secondArriving.waitUntilFinished(timeout: timeout) else {
+          throw fail("arriving did not finish after shutdown")
         }
       }
     }

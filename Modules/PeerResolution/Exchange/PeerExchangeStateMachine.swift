@@ -177,6 +177,10 @@ public struct PeerExchangeStateMachine: Sendable {
     var lastAnswer: Date?
     /// When the last question went out (a refresh needs a sighting after it).
     var lastAsked: Date?
+    /// When the first attempt of the current round of questions went out: parts of a
+    /// datagram (``partArrived(from:now:)``) hold the round no longer than
+    /// ``PeerLimits/reassemblyTimeout`` after it.
+    var roundAsked: Date?
     /// Mediums heard since the last answer.
     var mediumsSinceAnswer: DiscoveryMediums = []
     /// Ids of earlier attempts still valid (see ``superseded``), oldest first.
@@ -458,9 +462,9 @@ public struct PeerExchangeStateMachine: Sendable {
 
   /// Part of a datagram arrived from `address` (reported by a transport's `arriving` stream,
   /// Core's `PeerTransport`: a chunk of a GATT read, before the datagram is whole and can be
-  /// authenticated): as ``progress(from:now:)``, but a question waits no longer than
-  /// ``PeerLimits/reassemblyTimeout`` after it was sent, since anyone at that address can
-  /// send chunks that never make a datagram.
+  /// authenticated): as ``progress(from:now:)``, but the attempts of a question wait no
+  /// longer than ``PeerLimits/reassemblyTimeout`` after the first of them was sent, all
+  /// together, since anyone at that address can send chunks that never make a datagram.
   public mutating func partArrived(from address: PeerAddress, now: Date) {
     extendQuestions(to: address, now: now, bounded: true)
   }
@@ -472,7 +476,8 @@ public struct PeerExchangeStateMachine: Sendable {
       }
       if case .asking(queryID, let attempt, let deadline, let mediums, let resent) = entry.phase {
         var extended = now + configuration.queryTimeout
-        if bounded, let asked = entry.lastAsked {
+        if bounded {
+          guard let asked = entry.roundAsked else { continue }
           extended = min(extended, asked + PeerLimits.reassemblyTimeout)
         }
         entry.phase = .asking(
@@ -752,6 +757,7 @@ public struct PeerExchangeStateMachine: Sendable {
       return []
     }
     entry.lastAsked = now
+    if attempt == 1 { entry.roundAsked = now }
     entries[key] = entry
     outstanding[queryID] = key
     return [action]

@@ -32,7 +32,8 @@ import Tokens
 /// only a query with it gets the owner's publications (`AddressCookies`).
 ///
 /// From the first registration until ``shutdown()`` the resolver runs one task: one loop
-/// that takes its inputs one at a time (datagrams from each transport, the tick every
+/// that takes its inputs one at a time (datagrams from each transport and the senders of
+/// those partly arrived, the tick every
 /// ``PeerResolverConfiguration/tickInterval`` on `clock`, the sender's results), beside the
 /// sender that drains its outbox. Devices may come and go meanwhile (the last one leaving
 /// does not stop it, so a resolver shared by several managers outlives any one of them).

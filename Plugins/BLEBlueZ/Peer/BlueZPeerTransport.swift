@@ -41,7 +41,8 @@ public final class BlueZPeerTransport: PeerTransport {
       of: PeerDatagram.self, bufferingPolicy: .bufferingNewest(1024))
     incoming = stream
     // Reports are worth something only while new: the resolver needs to know that each link
-    // is moving, so the oldest are dropped beyond a few per link.
+    // is moving, so the oldest are dropped (the links share the buffer: 64 is several for
+    // each of them, and one link's reports come a read round trip apart).
     let (parts, partsContinuation) = AsyncStream.makeStream(
       of: PeerAddress.self, bufferingPolicy: .bufferingNewest(64))
     arriving = parts

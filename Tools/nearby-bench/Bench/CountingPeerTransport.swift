@@ -52,6 +52,7 @@ final class CountingPeerTransport: PeerTransport {
   var capabilities: PeerTransportCapabilities { inner.capabilities }
   var maximumDatagramSize: Int { inner.maximumDatagramSize }
   var incoming: AsyncStream<PeerDatagram> { inner.incoming }
+  var arriving: AsyncStream<PeerAddress> { inner.arriving }
 
   func send(_ datagram: [UInt8], to address: PeerAddress) async throws {
     try await inner.send(datagram, to: address)
