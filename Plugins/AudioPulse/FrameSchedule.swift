@@ -14,17 +14,25 @@ import Core
 ///   slows an answered token to 4–5 s, and the air has room for a newcomer's frames.
 /// - **Listen before talking.** A frame that is due while another is being received waits,
 ///   up to ``maximumDeferral``, then starts anyway (a frame that never ends would silence the
-///   device). When the air clears it starts after a random ``backoff`` (0–300 ms): every
+///   device). When the air clears it starts after a random ``backoff`` (100–400 ms): every
 ///   device that waited for that frame would otherwise start at its end, together, and the
 ///   decoder separates overlapping frames only when they start more than about 60 ms apart.
 ///   Measured end to end with eight devices (docs/benchmarks.md). (A backoff of up to 1.2 s
 ///   slowed a newcomer's first find, before overlapping frames decoded.)
-/// - **A new token** starts at once, seeking; a pace for another token is ignored.
+/// - **A new token** starts at once, seeking. Its first ``headStartFrames`` frames start as
+///   soon as the air clears, without the backoff, so that the frames that waited with them
+///   start at least 100 ms later: a newcomer is what someone may be waiting to find (with the
+///   backoff for every frame, a newcomer among eight devices was found after 8.3 s once in
+///   40 rounds: a frame drawn within 60 ms of its start can hide it). A pace for another
+///   token is ignored.
 struct FrameSchedule {
   /// The longest a due frame waits for the air.
   static let maximumDeferral = Duration.seconds(1)
-  /// The random wait, in milliseconds, after the air cleared for a frame that was deferred.
-  static let backoff = 0...300
+  /// The random wait, in milliseconds, after the air cleared for a frame that was deferred:
+  /// from 100 ms, a new token's head start.
+  static let backoff = 100...400
+  /// The frames of a new token that start as the air clears, without the backoff.
+  static let headStartFrames = 3
   /// The frames an answered pace still plays within the hearers' `lostAfter`: a pair in a
   /// room of four decodes about half of them (docs/benchmarks.md).
   static let chancesPerLostAfter = 4.0
@@ -36,6 +44,8 @@ struct FrameSchedule {
   private var deferredSince: NearbyClock.Instant?
   /// When a deferred frame starts, the air having cleared.
   private var backoffUntil: NearbyClock.Instant?
+  /// Frames started since the token was new (counted up to ``headStartFrames``).
+  private var framesOfToken = 0
 
   init(configuration: PulseAudioConfiguration, now: NearbyClock.Instant) {
     seekingInterval = configuration.interval
@@ -64,6 +74,7 @@ struct FrameSchedule {
     nextStart = now
     deferredSince = nil
     backoffUntil = nil
+    framesOfToken = 0
   }
 
   /// Starts after `delay` (a fresh stream settles on silence first).
@@ -103,13 +114,14 @@ struct FrameSchedule {
         deferredSince = since
         return false
       }
-      if deferredSince != nil && !busy {
+      if deferredSince != nil && !busy && framesOfToken >= Self.headStartFrames {
         backoffUntil = now + .milliseconds(Int.random(in: Self.backoff, using: &random))
         return shouldStart(at: now, busy: busy, using: &random)
       }
     }
     deferredSince = nil
     backoffUntil = nil
+    framesOfToken = min(framesOfToken + 1, Self.headStartFrames)
     nextStart = now + Self.gap(in: interval, using: &random)
     return true
   }

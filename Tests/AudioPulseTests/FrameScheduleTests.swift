@@ -78,9 +78,9 @@ struct FrameScheduleTests {
     var schedule = FrameSchedule(configuration: .init(), now: zero)
     #expect(!schedule.shouldStart(at: at(0), busy: true, using: &random))
     #expect(!schedule.shouldStart(at: at(0.5), busy: true, using: &random))
-    // The air cleared at 0.6 s: within the backoff (0–300 ms).
+    // The air cleared at 0.6 s: a new token's frame starts at once (its head start).
     let cleared = starts(&schedule, from: 0.6, to: 1.2, step: 0.001, random: &random)
-    #expect(cleared.count == 1 && cleared[0] <= 0.901, "\(cleared)")
+    #expect(cleared.count == 1 && cleared[0] == 0.6, "\(cleared)")
     // Next due, busy for longer than the deferral: it starts after 1 s anyway.
     let due = schedule.nextStart
     #expect(!schedule.shouldStart(at: due, busy: true, using: &random))
@@ -88,26 +88,70 @@ struct FrameScheduleTests {
     #expect(schedule.shouldStart(at: due + .seconds(1), busy: true, using: &random))
   }
 
-  @Test("once the air clears, deferred frames start 0–300 ms later, spread, not together")
+  /// A schedule whose token already played its head start's frames, its next frame due.
+  func pastHeadStart(random: inout SplitMix64) -> FrameSchedule {
+    var schedule = FrameSchedule(configuration: .init(), now: zero)
+    var t = 0.0
+    for _ in 0..<FrameSchedule.headStartFrames {
+      while !schedule.shouldStart(at: at(t), busy: false, using: &random) { t += 0.01 }
+    }
+    return schedule
+  }
+
+  @Test("once the air clears, deferred frames start 100–400 ms later, spread, not together")
   func backsOffWhenTheAirClears() {
     var random = SplitMix64(seed: 11)
     var delays: [Double] = []
     for _ in 0..<40 {
-      var schedule = FrameSchedule(configuration: .init(), now: zero)
-      #expect(!schedule.shouldStart(at: at(0), busy: true, using: &random))
-      // The air clears at 0.4 s; another frame starting during the backoff does not hold
+      var schedule = pastHeadStart(random: &random)
+      let due = schedule.nextStart
+      #expect(!schedule.shouldStart(at: due, busy: true, using: &random))
+      // The air clears 0.4 s later; another frame starting during the backoff does not hold
       // this one again (both decode: they start apart).
-      var started: Double?
-      var t = 0.4
-      while started == nil && t < 0.8 {
-        if schedule.shouldStart(at: at(t), busy: t > 0.4, using: &random) { started = t }
-        t += 0.001
+      let cleared = due + .milliseconds(400)
+      var started: Duration?
+      var offset = Duration.zero
+      while started == nil && offset < .milliseconds(600) {
+        let now = cleared + offset
+        if schedule.shouldStart(at: now, busy: offset > .zero, using: &random) {
+          started = offset
+        }
+        offset += .milliseconds(1)
       }
-      delays.append((started ?? 1) - 0.4)
+      delays.append((started ?? .seconds(1)).seconds)
     }
-    #expect(delays.allSatisfy { $0 >= 0 && $0 <= 0.301 }, "\(delays)")
+    #expect(delays.allSatisfy { $0 >= 0.1 && $0 <= 0.401 }, "\(delays)")
     // Spread over the range: devices that waited for one frame start apart.
-    #expect(delays.contains { $0 < 0.1 } && delays.contains { $0 > 0.2 }, "\(delays)")
+    #expect(delays.contains { $0 < 0.2 } && delays.contains { $0 > 0.3 }, "\(delays)")
+  }
+
+  @Test("a new token's first frames start as the air clears, ahead of the backed-off ones")
+  func aNewTokenHasAHeadStart() {
+    var random = SplitMix64(seed: 5)
+    var schedule = FrameSchedule(configuration: .init(), now: zero)
+    var clearedAt: [Double] = []
+    for frame in 0...FrameSchedule.headStartFrames {
+      // Each due frame finds the air busy for half a second, then clear.
+      let due = schedule.nextStart
+      #expect(!schedule.shouldStart(at: due, busy: true, using: &random))
+      let cleared = due + .milliseconds(500)
+      var offset = Duration.zero
+      while !schedule.shouldStart(at: cleared + offset, busy: false, using: &random) {
+        offset += .milliseconds(1)
+        #expect(offset < .seconds(1), "frame \(frame) never started")
+        if offset >= .seconds(1) { return }
+      }
+      clearedAt.append(offset.seconds)
+    }
+    // The head start's frames at once; the next backs off like every other device's.
+    #expect(clearedAt.prefix(FrameSchedule.headStartFrames).allSatisfy { $0 == 0 }, "\(clearedAt)")
+    #expect((0.1...0.401).contains(clearedAt.last!), "\(clearedAt)")
+    // A new token has its head start again.
+    schedule.restart(at: schedule.nextStart)
+    #expect(!schedule.shouldStart(at: schedule.nextStart, busy: true, using: &random))
+    #expect(
+      schedule.shouldStart(
+        at: schedule.nextStart + .milliseconds(200), busy: false, using: &random))
   }
 
   @Test("a new token starts at once and seeking, whatever the pace was")
