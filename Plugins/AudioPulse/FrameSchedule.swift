@@ -20,11 +20,16 @@ import Core
 ///   Measured end to end with eight devices (docs/benchmarks.md). (A backoff of up to 1.2 s
 ///   slowed a newcomer's first find, before overlapping frames decoded.)
 /// - **A new token** starts at once, seeking. Its first ``headStartFrames`` frames start as
-///   soon as the air clears, without the backoff, so that the frames that waited with them
-///   start at least 100 ms later: a newcomer is what someone may be waiting to find (with the
-///   backoff for every frame, a newcomer among eight devices was found after 8.3 s once in
-///   40 rounds: a frame drawn within 60 ms of its start can hide it). A pace for another
-///   token is ignored.
+///   soon as the air clears, without the backoff, so that the frames of older tokens that
+///   waited with them start at least 100 ms later: a newcomer is what someone may be waiting
+///   to find (with the backoff for every frame, a newcomer among eight devices was found
+///   after 8.3 s once in 40 rounds: a frame drawn within 60 ms of its start can hide it).
+///   What this does not separate: two new tokens that waited for the same frame start
+///   together (within the capture's latency), as every deferred frame did before the
+///   backoff, for up to three frames each (devices that start or rotate within seconds of
+///   each other); and a frame that falls due just after the air clears starts at once, as
+///   ever. The same token asked for again (a new digest on another medium) has no new head
+///   start. A pace for another token is ignored.
 struct FrameSchedule {
   /// The longest a due frame waits for the air.
   static let maximumDeferral = Duration.seconds(1)
@@ -68,13 +73,15 @@ struct FrameSchedule {
     return lower...upper
   }
 
-  /// A new token (or the first): start at once, seeking.
-  mutating func restart(at now: NearbyClock.Instant) {
+  /// A transmission asked for (a new token, or the same one again): start at once, seeking.
+  /// Only a `newToken` has a head start again: the same token's frames are the ones its
+  /// hearers know already.
+  mutating func restart(at now: NearbyClock.Instant, newToken: Bool) {
     pace = .seeking
     nextStart = now
     deferredSince = nil
     backoffUntil = nil
-    framesOfToken = 0
+    if newToken { framesOfToken = 0 }
   }
 
   /// Starts after `delay` (a fresh stream settles on silence first).

@@ -22,6 +22,7 @@ struct PlaybackLoop: Sendable {
     var retryAt = clock.now
     var encoder: AudioModemEncoder?
     var generator = SystemRandomNumberGenerator()
+    var lastToken: Token?
 
     while true {
       let (shutdown, token, request, pace) = medium.withState {
@@ -34,7 +35,8 @@ struct PlaybackLoop: Sendable {
         seen = request
         frame = token.flatMap { token in encoder?.samples(for: token) } ?? []
         position = frame.count
-        schedule.restart(at: clock.now)
+        schedule.restart(at: clock.now, newToken: token != lastToken)
+        lastToken = token
         if token == nil { stream = nil }
         medium.withState { $0.transmitDone = max($0.transmitDone, request) }
       }

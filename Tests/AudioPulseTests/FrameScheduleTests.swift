@@ -92,9 +92,13 @@ struct FrameScheduleTests {
   func pastHeadStart(random: inout SplitMix64) -> FrameSchedule {
     var schedule = FrameSchedule(configuration: .init(), now: zero)
     var t = 0.0
-    for _ in 0..<FrameSchedule.headStartFrames {
-      while !schedule.shouldStart(at: at(t), busy: false, using: &random) { t += 0.01 }
+    var started = 0
+    // Frames that are not deferred count too; bounded, so a schedule that never starts fails.
+    while started < FrameSchedule.headStartFrames && t < 60 {
+      if schedule.shouldStart(at: at(t), busy: false, using: &random) { started += 1 }
+      t += 0.01
     }
+    #expect(started == FrameSchedule.headStartFrames)
     return schedule
   }
 
@@ -146,8 +150,14 @@ struct FrameScheduleTests {
     // The head start's frames at once; the next backs off like every other device's.
     #expect(clearedAt.prefix(FrameSchedule.headStartFrames).allSatisfy { $0 == 0 }, "\(clearedAt)")
     #expect((0.1...0.401).contains(clearedAt.last!), "\(clearedAt)")
+    // The same token asked for again: no new head start (it backs off).
+    schedule.restart(at: schedule.nextStart, newToken: false)
+    #expect(!schedule.shouldStart(at: schedule.nextStart, busy: true, using: &random))
+    #expect(
+      !schedule.shouldStart(
+        at: schedule.nextStart + .milliseconds(200), busy: false, using: &random))
     // A new token has its head start again.
-    schedule.restart(at: schedule.nextStart)
+    schedule.restart(at: schedule.nextStart, newToken: true)
     #expect(!schedule.shouldStart(at: schedule.nextStart, busy: true, using: &random))
     #expect(
       schedule.shouldStart(
@@ -161,7 +171,7 @@ struct FrameScheduleTests {
     schedule.setPace(.answered(refreshWithin: .seconds(10)), at: zero, using: &random)
     #expect(schedule.shouldStart(at: at(0), busy: false, using: &random))
     #expect(!schedule.shouldStart(at: at(1), busy: false, using: &random))
-    schedule.restart(at: at(1))
+    schedule.restart(at: at(1), newToken: true)
     #expect(schedule.pace == .seeking)
     #expect(schedule.shouldStart(at: at(1), busy: false, using: &random))
   }
