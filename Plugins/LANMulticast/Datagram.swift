@@ -43,7 +43,8 @@ import Tokens
 ///     56    16  Poly1305 tag
 /// ```
 /// A sender without a digest sends version 3, which every keyed receiver accepts; a receiver
-/// of an older build drops version 4 as a version it does not know (counted, not misread).
+/// of an older build refuses version 4 by its size, which it does not know (counted as
+/// `wrongSize`, not misread).
 /// The unkeyed form never carries a digest: anyone could forge it.
 ///
 /// Only a holder of the key can make a datagram a keyed receiver accepts, and a listener

@@ -231,6 +231,21 @@ struct PeerExchangeStateMachineTests {
     #expect(m.tick(now: at(2.5)).count == 1)
   }
 
+  @Test("a first question over a connection waits for the link to open too, once")
+  func connectionAllowanceOnFirstContact() throws {
+    var m = machine { $0.connectionAllowance = .seconds(2) }
+    let first = try #require(firstQueryID(m.heard(key, on: .ble, returnPath: lan, at: at(0))))
+    // Not asked again at the query timeout (1 s): the link may still be opening.
+    #expect(m.tick(now: at(2.9)).isEmpty)
+    #expect(m.tick(now: at(3)).count == 1)
+    // Answered (by the first attempt, late): the address is confirmed, and a question to it
+    // waits the query timeout alone.
+    #expect(m.answered(queryID: first, sender: owner, from: lan, now: at(3.1)) != nil)
+    _ = m.handlesChanged(local: local, now: at(4))
+    #expect(m.outstandingCount == 1)
+    #expect(m.tick(now: at(5)).count == 1)
+  }
+
   @Test("parts of a datagram put the next ask off, but no later than the reassembler's wait")
   func partsPutTheRetryOffWithinABound() {
     var m = machine { $0.maximumAttempts = 3 }

@@ -102,6 +102,13 @@ public struct PeerExchangeStateMachine: Sendable {
     /// The transports (`PeerAddress.transport` (Core)) whose addresses cannot be forged (a
     /// connection): a sighting's way back on one of them is queried without a probe.
     public var verifiedTransports: Set<String> = []
+    /// Added to the first wait for an answer from an address of one of
+    /// ``verifiedTransports`` that has not answered yet: the transport opens a connection
+    /// before the question goes (a GATT link takes one to three seconds in the BlueZ VM
+    /// under load), and a question asked again meanwhile is answered twice, a 100 KiB answer
+    /// read twice. Nil: none here; ``PeerResolver`` makes it 2 s when one of its transports
+    /// makes connections.
+    public var connectionAllowance: Duration?
     /// The most addresses remembered per token as failed probes. Default 4.
     public var maximumFailedAddresses = 4
 
@@ -732,7 +739,10 @@ public struct PeerExchangeStateMachine: Sendable {
     }
     let queryID = nextQueryID()
     // The wait doubles with each attempt.
-    let timeout = configuration.queryTimeout * (1 << min(attempt - 1, 16))
+    var timeout = configuration.queryTimeout * (1 << min(attempt - 1, 16))
+    if attempt == 1, entry.confirmed == nil, destination != nil {
+      timeout += configuration.connectionAllowance ?? .zero
+    }
     let deadline = now + timeout
     let action: Action
     if let address = destination {

@@ -78,6 +78,10 @@ public actor PeerResolver {
   /// ``maximumOwnerCookies``).
   var ownerCookies: [PeerAddress: UInt64] = [:]
   static let maximumOwnerCookies = 4096
+  /// The exchange's `connectionAllowance` when a transport makes connections and the
+  /// configuration leaves it unset: a GATT link took one to three seconds to open in the
+  /// BlueZ VM under load.
+  static let connectionAllowance = Duration.seconds(2)
   /// Who-has have a budget of their own (see ``PeerResolverConfiguration/whoHasRatePerSender``).
   var whoHasRateLimiter: SenderRateLimiter
   /// Bytes sent per destination (see ``PeerResolverConfiguration/bytesPerDestination``).
@@ -129,6 +133,11 @@ public actor PeerResolver {
     }
     exchangeConfiguration.verifiedTransports = Set(
       transports.filter { $0.capabilities.contains(.connected) }.map(\.kind))
+    if exchangeConfiguration.connectionAllowance == nil,
+      !exchangeConfiguration.verifiedTransports.isEmpty
+    {
+      exchangeConfiguration.connectionAllowance = Self.connectionAllowance
+    }
     self.configuration = configuration
     self.engine = ResolutionEngine(
       store: InMemoryResolutionStore(), configuration: configuration.resolution)

@@ -91,6 +91,13 @@ public struct PeerResolverConfiguration: Sendable, Hashable {
     for (field, value) in durations where value <= .zero {
       throw .outOfRange(field: field, value: value, range: "more than 0 s")
     }
+    if let allowance = exchange.connectionAllowance,
+      allowance < .zero || allowance > resolution.lostAfter
+    {
+      throw .outOfRange(
+        field: "exchange.connectionAllowance", value: allowance,
+        range: "0 s to lostAfter (\(resolution.lostAfter))")
+    }
     guard exchange.refreshInterval < resolution.lostAfter else {
       throw .outOfRange(
         field: "exchange.refreshInterval", value: exchange.refreshInterval,
