@@ -20,7 +20,9 @@ public import Tokens
 ///   again for the token, and the owner is asked with a who-has to every device at once;
 /// - an owner's `iHave`: ask it directly (and once more, at once, when the `iHave` answers a
 ///   query: the owner refused the query's cookie and sent a new one);
-/// - no answer within ``Configuration/queryTimeout``: ask again, the wait doubling each time,
+/// - no answer within ``Configuration/queryTimeout`` (the first attempt of a round to a way
+///   back over a connection, with no owner's address confirmed, also
+///   ``Configuration/connectionAllowance``): ask again, the wait doubling each time,
 ///   up to ``Configuration/maximumAttempts``; then rest for ``Configuration/restAfterFailure``
 ///   (and forget the address, so the next attempt may ask everyone). A token never answered
 ///   rests twice as long after each failed round, up to ``Configuration/maximumRest`` (a
@@ -102,12 +104,14 @@ public struct PeerExchangeStateMachine: Sendable {
     /// The transports (`PeerAddress.transport` (Core)) whose addresses cannot be forged (a
     /// connection): a sighting's way back on one of them is queried without a probe.
     public var verifiedTransports: Set<String> = []
-    /// Added to the first wait for an answer from an address of one of
-    /// ``verifiedTransports`` that has not answered yet: the transport opens a connection
-    /// before the question goes (a GATT link takes one to three seconds in the BlueZ VM
-    /// under load), and a question asked again meanwhile is answered twice, a 100 KiB answer
-    /// read twice. Nil: none here; ``PeerResolver`` makes it 2 s when one of its transports
-    /// makes connections.
+    /// Added to the first attempt's wait for an answer in a round of questions to an address
+    /// of one of ``verifiedTransports`` while the token has no confirmed owner's address (a
+    /// way back, before any answer or after a failed round): the transport opens a connection
+    /// before the question goes (a GATT link takes one to three seconds in the BlueZ VM under
+    /// load), and a question asked again meanwhile is answered twice, a 100 KiB answer read
+    /// twice. A question to a confirmed address gets none, even when its link has closed since.
+    /// Nil: none here; ``PeerResolver`` makes it 2 s when one of its transports makes
+    /// connections.
     public var connectionAllowance: Duration?
     /// The most addresses remembered per token as failed probes. Default 4.
     public var maximumFailedAddresses = 4
